@@ -1,0 +1,283 @@
+package table
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Kind is a Flink SQL logical type, without its parameters.
+type Kind int
+
+const (
+	Char Kind = iota
+	Varchar
+	Boolean
+	Binary
+	Varbinary
+	Decimal
+	TinyInt
+	SmallInt
+	Int
+	BigInt
+	Float
+	Double
+	Date
+	Time
+	Timestamp
+	TimestampLTZ
+	Array
+	Map
+	Row
+)
+
+// MaxLength is the length of STRING (VARCHAR(MaxLength)) and BYTES
+// (VARBINARY(MaxLength)), as in Flink.
+const MaxLength = 2147483647
+
+// Defaults Flink applies when a type is written without its parameters.
+const (
+	DefaultDecimalPrecision   = 10
+	DefaultTimePrecision      = 0
+	DefaultTimestampPrecision = 6
+	MaxDecimalPrecision       = 38
+	MaxTimePrecision          = 9
+)
+
+// DataType is a Flink SQL type with its parameters and nullability. A
+// DataType is immutable once built; share it freely.
+type DataType struct {
+	Kind Kind
+	// NotNull is set by NOT NULL; types are nullable by default.
+	NotNull bool
+	// Length of CHAR, VARCHAR, BINARY, VARBINARY (MaxLength for STRING, BYTES).
+	Length int
+	// Precision of DECIMAL (digits), TIME, TIMESTAMP and TIMESTAMP_LTZ
+	// (fractional second digits).
+	Precision int
+	// Scale of DECIMAL.
+	Scale int
+	// Elem is the element type of ARRAY.
+	Elem *DataType
+	// Key and Value are the types of MAP.
+	Key, Value *DataType
+	// Fields are the fields of ROW.
+	Fields []Field
+}
+
+// Field is a named field of a ROW type.
+type Field struct {
+	Name    string
+	Type    *DataType
+	Comment string
+}
+
+// Nullable reports whether the type admits NULL.
+func (t *DataType) Nullable() bool { return !t.NotNull }
+
+// WithNotNull returns a copy of t with NotNull set to notNull.
+func (t *DataType) WithNotNull(notNull bool) *DataType {
+	c := *t
+	c.NotNull = notNull
+	return &c
+}
+
+// String is the canonical Flink spelling of the type: STRING for
+// VARCHAR(2147483647), DECIMAL(10, 2), TIMESTAMP_LTZ(3), ARRAY<INT NOT NULL>,
+// ROW<`a` INT, `b` STRING>, with " NOT NULL" where it applies.
+func (t *DataType) String() string {
+	var b strings.Builder
+	t.write(&b)
+	return b.String()
+}
+
+func (t *DataType) write(b *strings.Builder) {
+	switch t.Kind {
+	case Char:
+		fmt.Fprintf(b, "CHAR(%d)", t.Length)
+	case Varchar:
+		if t.Length == MaxLength {
+			b.WriteString("STRING")
+		} else {
+			fmt.Fprintf(b, "VARCHAR(%d)", t.Length)
+		}
+	case Boolean:
+		b.WriteString("BOOLEAN")
+	case Binary:
+		fmt.Fprintf(b, "BINARY(%d)", t.Length)
+	case Varbinary:
+		if t.Length == MaxLength {
+			b.WriteString("BYTES")
+		} else {
+			fmt.Fprintf(b, "VARBINARY(%d)", t.Length)
+		}
+	case Decimal:
+		fmt.Fprintf(b, "DECIMAL(%d, %d)", t.Precision, t.Scale)
+	case TinyInt:
+		b.WriteString("TINYINT")
+	case SmallInt:
+		b.WriteString("SMALLINT")
+	case Int:
+		b.WriteString("INT")
+	case BigInt:
+		b.WriteString("BIGINT")
+	case Float:
+		b.WriteString("FLOAT")
+	case Double:
+		b.WriteString("DOUBLE")
+	case Date:
+		b.WriteString("DATE")
+	case Time:
+		fmt.Fprintf(b, "TIME(%d)", t.Precision)
+	case Timestamp:
+		fmt.Fprintf(b, "TIMESTAMP(%d)", t.Precision)
+	case TimestampLTZ:
+		fmt.Fprintf(b, "TIMESTAMP_LTZ(%d)", t.Precision)
+	case Array:
+		b.WriteString("ARRAY<")
+		t.Elem.write(b)
+		b.WriteString(">")
+	case Map:
+		b.WriteString("MAP<")
+		t.Key.write(b)
+		b.WriteString(", ")
+		t.Value.write(b)
+		b.WriteString(">")
+	case Row:
+		b.WriteString("ROW<")
+		for i, f := range t.Fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(QuoteIdent(f.Name))
+			b.WriteString(" ")
+			f.Type.write(b)
+			if f.Comment != "" {
+				b.WriteString(" COMMENT ")
+				b.WriteString(QuoteString(f.Comment))
+			}
+		}
+		b.WriteString(">")
+	default:
+		fmt.Fprintf(b, "UNKNOWN(%d)", int(t.Kind))
+	}
+	if t.NotNull {
+		b.WriteString(" NOT NULL")
+	}
+}
+
+// Equal reports whether t and u are the same type, nullability included.
+func (t *DataType) Equal(u *DataType) bool { return t.String() == u.String() }
+
+// ArrowType maps t onto Arrow:
+//
+//	CHAR, VARCHAR, STRING        utf8
+//	BOOLEAN                      bool
+//	BINARY(n)                    fixed_size_binary(n)
+//	VARBINARY, BYTES             binary
+//	DECIMAL(p, s)                decimal128(p, s)
+//	TINYINT..BIGINT              int8, int16, int32, int64
+//	FLOAT, DOUBLE                float32, float64
+//	DATE                         date32 (days since the epoch)
+//	TIME(p)                      time32[s] p=0, time32[ms] p<=3, time64[us] p<=6, time64[ns]
+//	TIMESTAMP(p)                 timestamp[unit] without a time zone (wall-clock time)
+//	TIMESTAMP_LTZ(p)             timestamp[unit, UTC] (an instant)
+//	ARRAY<T>                     list<T>
+//	MAP<K, V>                    map<K, V>
+//	ROW<...>                     struct<...>
+//
+// where a timestamp's unit is s for p=0, ms for p<=3, us for p<=6, ns above.
+func (t *DataType) ArrowType() arrow.DataType {
+	switch t.Kind {
+	case Char, Varchar:
+		return arrow.BinaryTypes.String
+	case Boolean:
+		return arrow.FixedWidthTypes.Boolean
+	case Binary:
+		return &arrow.FixedSizeBinaryType{ByteWidth: t.Length}
+	case Varbinary:
+		return arrow.BinaryTypes.Binary
+	case Decimal:
+		return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
+	case TinyInt:
+		return arrow.PrimitiveTypes.Int8
+	case SmallInt:
+		return arrow.PrimitiveTypes.Int16
+	case Int:
+		return arrow.PrimitiveTypes.Int32
+	case BigInt:
+		return arrow.PrimitiveTypes.Int64
+	case Float:
+		return arrow.PrimitiveTypes.Float32
+	case Double:
+		return arrow.PrimitiveTypes.Float64
+	case Date:
+		return arrow.FixedWidthTypes.Date32
+	case Time:
+		switch {
+		case t.Precision == 0:
+			return arrow.FixedWidthTypes.Time32s
+		case t.Precision <= 3:
+			return arrow.FixedWidthTypes.Time32ms
+		case t.Precision <= 6:
+			return arrow.FixedWidthTypes.Time64us
+		default:
+			return arrow.FixedWidthTypes.Time64ns
+		}
+	case Timestamp:
+		return &arrow.TimestampType{Unit: TimeUnit(t.Precision)}
+	case TimestampLTZ:
+		return &arrow.TimestampType{Unit: TimeUnit(t.Precision), TimeZone: "UTC"}
+	case Array:
+		return arrow.ListOfField(arrow.Field{Name: "element", Type: t.Elem.ArrowType(), Nullable: t.Elem.Nullable()})
+	case Map:
+		m := arrow.MapOf(t.Key.ArrowType(), t.Value.ArrowType())
+		m.SetItemNullable(t.Value.Nullable())
+		return m
+	case Row:
+		fs := make([]arrow.Field, len(t.Fields))
+		for i, f := range t.Fields {
+			fs[i] = arrow.Field{Name: f.Name, Type: f.Type.ArrowType(), Nullable: f.Type.Nullable()}
+		}
+		return arrow.StructOf(fs...)
+	}
+	panic(fmt.Sprintf("table: no Arrow type for kind %d", t.Kind))
+}
+
+// TimeUnit is the Arrow unit that holds fractional seconds of precision p.
+func TimeUnit(p int) arrow.TimeUnit {
+	switch {
+	case p == 0:
+		return arrow.Second
+	case p <= 3:
+		return arrow.Millisecond
+	case p <= 6:
+		return arrow.Microsecond
+	default:
+		return arrow.Nanosecond
+	}
+}
+
+// QuoteIdent writes an identifier in backticks, doubling backticks inside.
+func QuoteIdent(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
+// QuoteString writes a SQL string literal, doubling single quotes inside.
+func QuoteString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// Convenience constructors for the types Go code names most often.
+func StringType() *DataType  { return &DataType{Kind: Varchar, Length: MaxLength} }
+func BytesType() *DataType   { return &DataType{Kind: Varbinary, Length: MaxLength} }
+func IntType() *DataType     { return &DataType{Kind: Int} }
+func BigIntType() *DataType  { return &DataType{Kind: BigInt} }
+func BooleanType() *DataType { return &DataType{Kind: Boolean} }
+func DoubleType() *DataType  { return &DataType{Kind: Double} }
+func DecimalType(p, s int) *DataType {
+	return &DataType{Kind: Decimal, Precision: p, Scale: s}
+}
+func TimestampLTZType(p int) *DataType { return &DataType{Kind: TimestampLTZ, Precision: p} }
+func MapType(k, v *DataType) *DataType { return &DataType{Kind: Map, Key: k, Value: v} }
