@@ -90,3 +90,16 @@ func (d *Definition) Option(key string) (string, bool) {
 	}
 	return "", false
 }
+
+// Table is a table in the catalog: its definition, bound to a connector and
+// a format, and the source that reads it. A Table is immutable.
+type Table struct {
+	Bound  *Bound
+	Source Source
+}
+
+// Name is the table's name as declared.
+func (t *Table) Name() string { return t.Bound.Def.Name }
+
+// Schema is the table's columns.
+func (t *Table) Schema() *Schema { return &t.Bound.Def.Schema }
