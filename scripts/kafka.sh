@@ -176,7 +176,11 @@ auto.create.topics.enable=false
 group.initial.rebalance.delay.ms=0
 
 # Short share-group timings so that tests of lock expiry and of killed
-# consumers take seconds, not the default 15 s locks and 45 s sessions.
+# consumers take seconds, not the default 30 s locks and 45 s sessions.
+# internal/kafkatest gives kfake the same values (LockDuration,
+# SessionTimeout, HeartbeatInterval): change both together. The floors let a
+# test's group config go down to 1 s locks.
+group.share.record.lock.duration.ms=10000
 group.share.min.record.lock.duration.ms=1000
 group.share.min.session.timeout.ms=1000
 group.share.session.timeout.ms=6000

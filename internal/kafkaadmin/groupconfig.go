@@ -1,0 +1,94 @@
+// Package kafkaadmin holds the few admin calls kshare needs that franz-go's
+// kadm does not offer. It is shared by the connector and the test harness so
+// that tests exercise the same code the connector runs.
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Requester issues one Kafka request. *kgo.Client implements it; an
+// interface keeps this package free of client construction and lets callers
+// pass whatever client they already hold.
+type Requester interface {
+	Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+}
+
+// ErrNoConfig is returned by SetShareGroupConfig when cfg is empty: an empty
+// IncrementalAlterConfigs would succeed and hide a caller's mistake.
+var ErrNoConfig = errors.New("no group config to set")
+
+// SetShareGroupConfig sets the given group-level configs (for example
+// share.auto.offset.reset=earliest or share.record.lock.duration.ms=5000) on
+// the group named group, leaving its other configs as they are. The group
+// need not exist yet: a share group reads its configs when it first fetches,
+// which is why share.auto.offset.reset must be set before the first consumer
+// joins.
+//
+// kadm (v1.20) has no call for GROUP config resources, so this builds the
+// IncrementalAlterConfigs request itself (resource type GROUP, operation
+// SET). The broker answers per resource; a resource's error code is the
+// only sign that it refused, so it is checked and returned wrapped as the
+// matching kerr error (use errors.Is, e.g. with kerr.InvalidConfig or
+// kerr.GroupAuthorizationFailed).
+func SetShareGroupConfig(ctx context.Context, cl Requester, group string, cfg map[string]string) error {
+	if group == "" {
+		return errors.New("setting share group config: empty group name")
+	}
+	if len(cfg) == 0 {
+		return fmt.Errorf("setting config of share group %q: %w", group, ErrNoConfig)
+	}
+
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType = kmsg.ConfigResourceTypeGroupConfig
+	res.ResourceName = group
+	// Sorted so that requests (and any error naming a key) are
+	// reproducible.
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name = k
+		c.Op = kmsg.IncrementalAlterConfigOpSet
+		v := cfg[k]
+		c.Value = &v
+		res.Configs = append(res.Configs, c)
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.Resources = append(req.Resources, res)
+
+	kresp, err := cl.Request(ctx, req)
+	if err != nil {
+		return fmt.Errorf("setting config of share group %q: %w", group, err)
+	}
+	resp, ok := kresp.(*kmsg.IncrementalAlterConfigsResponse)
+	if !ok {
+		return fmt.Errorf("setting config of share group %q: unexpected response type %T", group, kresp)
+	}
+	found := false
+	for _, r := range resp.Resources {
+		if r.ResourceType != kmsg.ConfigResourceTypeGroupConfig || r.ResourceName != group {
+			continue
+		}
+		found = true
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			if r.ErrorMessage != nil && *r.ErrorMessage != "" {
+				return fmt.Errorf("setting config of share group %q (%v): %w (broker: %s)", group, keys, err, *r.ErrorMessage)
+			}
+			return fmt.Errorf("setting config of share group %q (%v): %w", group, keys, err)
+		}
+	}
+	if !found {
+		return fmt.Errorf("setting config of share group %q: the broker's answer does not mention the group", group)
+	}
+	return nil
+}

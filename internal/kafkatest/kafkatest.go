@@ -1,0 +1,395 @@
+// Package kafkatest gives tests a Kafka cluster and the few chores every
+// Kafka test repeats: unique names, topics, producing, group configs and
+// waiting for share-group members.
+//
+// A test asks for a cluster with Bootstrap. When KSHARE_KAFKA_BOOTSTRAP is
+// set (scripts/test.sh starts a real Apache Kafka broker and sets it), every
+// test shares that broker, so names must be unique: use TopicName and
+// GroupName. Otherwise each call starts an in-process kfake cluster that the
+// test's cleanup closes. kfake is a fake; behaviour that matters is proven on
+// the real broker, which is why the same tests run on both.
+//
+// Both clusters are configured alike for fast tests: record locks last 10 s,
+// share sessions time out after 6 s, members heartbeat every 500 ms. A test
+// that wants shorter locks sets the group config share.record.lock.duration.ms
+// on the real broker (floor 1000) and kfake.BrokerConfigs with
+// group.share.record.lock.duration.ms on kfake, which ignores the group
+// config.
+//
+// Every helper waits at most Timeout (or until the test's deadline, if that
+// is sooner) and fails the test with t.Fatal when something goes wrong, so
+// call them from the test's goroutine only.
+package kafkatest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/internal/kafkaadmin"
+)
+
+// Environment variables that scripts/test.sh (via scripts/kafka.sh) exports
+// for a real broker.
+const (
+	// EnvBootstrap is the PLAINTEXT host:port of the real broker. When it is
+	// unset, tests run against kfake.
+	EnvBootstrap = "KSHARE_KAFKA_BOOTSTRAP"
+	// EnvSASLBootstrap is the broker's SASL_SSL host:port.
+	EnvSASLBootstrap = "KSHARE_KAFKA_SASL_BOOTSTRAP"
+	// EnvSASLUser and EnvSASLPassword are a SCRAM user created at format
+	// time, for both SCRAM-SHA-256 and SCRAM-SHA-512.
+	EnvSASLUser     = "KSHARE_KAFKA_SASL_USER"
+	EnvSASLPassword = "KSHARE_KAFKA_SASL_PASSWORD"
+	// EnvSASLMechanisms lists the mechanisms the SASL_SSL listener enables,
+	// comma separated.
+	EnvSASLMechanisms = "KSHARE_KAFKA_SASL_MECHANISMS"
+	// EnvCAFile is the PEM file of the CA that signed the broker's
+	// certificate (for 127.0.0.1 and localhost).
+	EnvCAFile = "KSHARE_KAFKA_CA_FILE"
+)
+
+// Timeout bounds each wait of this package. It is generous because the race
+// detector and a busy two-core machine slow everything down; a healthy wait
+// ends in well under a second.
+const Timeout = 60 * time.Second
+
+// Test timings shared by kfake and scripts/kafka.sh's broker, so that a test
+// behaves the same on both.
+const (
+	LockDuration      = 10 * time.Second
+	SessionTimeout    = 6 * time.Second
+	HeartbeatInterval = 500 * time.Millisecond
+)
+
+// Real reports whether tests run against a real broker (EnvBootstrap set).
+func Real() bool { return os.Getenv(EnvBootstrap) != "" }
+
+// RequireReal skips the test unless a real broker is configured.
+func RequireReal(t testing.TB) {
+	t.Helper()
+	if !Real() {
+		t.Skipf("needs a real Kafka broker: set %s (scripts/test.sh does)", EnvBootstrap)
+	}
+}
+
+// Bootstrap returns the address of a cluster for this test: the real broker
+// when EnvBootstrap is set, else a new kfake cluster (see Fake).
+func Bootstrap(t testing.TB) string {
+	t.Helper()
+	if addr := os.Getenv(EnvBootstrap); addr != "" {
+		return addr
+	}
+	return Fake(t).ListenAddrs()[0]
+}
+
+// FakeOpts are the options Fake starts kfake with: one broker (so a
+// bootstrap address names the whole cluster) and the test timings above.
+// The lock sweep runs every 100 ms rather than kfake's 5 s so that an
+// expired lock is noticed about when it expires, as on a real broker.
+func FakeOpts() []kfake.Opt {
+	return []kfake.Opt{
+		kfake.NumBrokers(1),
+		kfake.BrokerConfigs(map[string]string{
+			"group.share.record.lock.duration.ms": strconv.Itoa(int(LockDuration.Milliseconds())),
+			"share.record.lock.sweep.interval.ms": "100",
+			"group.share.session.timeout.ms":      strconv.Itoa(int(SessionTimeout.Milliseconds())),
+			"group.share.heartbeat.interval.ms":   strconv.Itoa(int(HeartbeatInterval.Milliseconds())),
+		}),
+	}
+}
+
+// Fake starts a kfake cluster with FakeOpts followed by opts (later options
+// win), listening on loopback, and closes it when the test ends. Use it
+// directly for what only kfake can do, such as ACLs or fault injection.
+func Fake(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(append(FakeOpts(), opts...)...)
+	if err != nil {
+		t.Fatalf("starting kfake cluster: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// SASL describes the real broker's SASL_SSL listener.
+type SASL struct {
+	Bootstrap  string
+	User       string
+	Password   string
+	Mechanisms []string
+	CAFile     string
+}
+
+// RequireSASL returns the real broker's SASL_SSL settings, or skips the test
+// when they are not all set.
+func RequireSASL(t testing.TB) SASL {
+	t.Helper()
+	s := SASL{
+		Bootstrap: os.Getenv(EnvSASLBootstrap),
+		User:      os.Getenv(EnvSASLUser),
+		Password:  os.Getenv(EnvSASLPassword),
+		CAFile:    os.Getenv(EnvCAFile),
+	}
+	if m := os.Getenv(EnvSASLMechanisms); m != "" {
+		s.Mechanisms = strings.Split(m, ",")
+	}
+	if s.Bootstrap == "" || s.User == "" || s.Password == "" || s.CAFile == "" {
+		t.Skipf("needs a real broker's SASL_SSL listener: set %s, %s, %s and %s (scripts/test.sh does)",
+			EnvSASLBootstrap, EnvSASLUser, EnvSASLPassword, EnvCAFile)
+	}
+	return s
+}
+
+// Context returns a context that ends after Timeout, at the test's deadline
+// if that comes first, or when the test ends.
+func Context(t testing.TB) context.Context {
+	t.Helper()
+	d := time.Now().Add(Timeout)
+	if tt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		// Leave a moment before the test binary's own deadline so that
+		// the failure names the wait rather than a panic dump.
+		if td, ok := tt.Deadline(); ok && td.Add(-5*time.Second).Before(d) {
+			d = td.Add(-5 * time.Second)
+		}
+	}
+	ctx, cancel := context.WithDeadline(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Client returns a client for addr with opts, closed when the test ends.
+func Client(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	if err != nil {
+		t.Fatalf("creating kafka client for %s: %v", addr, err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// Admin returns an admin client for addr, closed when the test ends.
+func Admin(t testing.TB, addr string) *kadm.Client {
+	t.Helper()
+	return kadm.NewClient(Client(t, addr))
+}
+
+// TopicName returns a topic name unique to this call, built from the test's
+// name so that a broker's topic list tells which test made what.
+func TopicName(t testing.TB) string {
+	t.Helper()
+	return uniqueName("t", t.Name())
+}
+
+// GroupName returns a group name unique to this call.
+func GroupName(t testing.TB) string {
+	t.Helper()
+	return uniqueName("g", t.Name())
+}
+
+func uniqueName(prefix, testName string) string {
+	var b strings.Builder
+	b.WriteString("kshare-")
+	b.WriteString(prefix)
+	b.WriteByte('-')
+	// Topic names allow [a-zA-Z0-9._-]; '.' and '_' collide in Kafka's
+	// metric names, so only '-' is used as a separator.
+	for _, r := range testName {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+		if b.Len() > 150 {
+			break
+		}
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	b.WriteByte('-')
+	b.WriteString(hex.EncodeToString(rnd[:]))
+	return b.String()
+}
+
+// CreateTopic creates topic name with the given number of partitions and the
+// broker's default replication factor, and waits until every partition has
+// a leader: a real broker answers CreateTopics before its metadata shows the
+// topic, and a produce or share fetch sent in that gap fails.
+func CreateTopic(t testing.TB, addr, name string, partitions int32) {
+	t.Helper()
+	ctx := Context(t)
+	adm := kadm.NewClient(newClient(t, addr))
+	defer adm.Close()
+	resp, err := adm.CreateTopic(ctx, partitions, -1, nil, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("creating topic %q with %d partitions on %s: %v", name, partitions, addr, err)
+	}
+	waitFor(t, ctx, fmt.Sprintf("topic %q to have leaders for %d partitions", name, partitions), func() error {
+		md, err := adm.Metadata(ctx, name)
+		if err != nil {
+			return err
+		}
+		td, ok := md.Topics[name]
+		switch {
+		case !ok:
+			return errors.New("not in metadata")
+		case td.Err != nil:
+			return td.Err
+		case len(td.Partitions) != int(partitions):
+			return fmt.Errorf("%d partitions in metadata", len(td.Partitions))
+		}
+		for _, p := range td.Partitions {
+			if p.Err != nil || p.Leader < 0 {
+				return fmt.Errorf("partition %d has no leader (%v)", p.Partition, p.Err)
+			}
+		}
+		return nil
+	})
+}
+
+// Topic creates a topic with a unique name and returns the name.
+func Topic(t testing.TB, addr string, partitions int32) string {
+	t.Helper()
+	name := TopicName(t)
+	CreateTopic(t, addr, name, partitions)
+	return name
+}
+
+// Values returns n values "0", "1", ..., "n-1", a convenient payload whose
+// every record is distinct.
+func Values(n int) [][]byte {
+	vs := make([][]byte, n)
+	for i := range vs {
+		vs[i] = strconv.AppendInt(nil, int64(i), 10)
+	}
+	return vs
+}
+
+// Produce writes one record per value to topic (partitioned by the client's
+// default, sticky, partitioner) and returns when every record is acked. The
+// client batches, so thousands of values take one or a few requests.
+func Produce(t testing.TB, addr, topic string, values ...[]byte) {
+	t.Helper()
+	rs := make([]*kgo.Record, len(values))
+	for i, v := range values {
+		rs[i] = &kgo.Record{Topic: topic, Value: v}
+	}
+	ProduceRecords(t, addr, rs...)
+}
+
+// ProduceRecords writes rs (each naming its topic; keys, headers and
+// partitions as set) and returns when every record is acked.
+func ProduceRecords(t testing.TB, addr string, rs ...*kgo.Record) {
+	t.Helper()
+	cl := newClient(t, addr, kgo.ProducerLinger(0))
+	defer cl.Close()
+	if err := cl.ProduceSync(Context(t), rs...).FirstErr(); err != nil {
+		t.Fatalf("producing %d records to %s: %v", len(rs), addr, err)
+	}
+}
+
+// SetGroupConfig sets group-level configs on group (see
+// kafkaadmin.SetShareGroupConfig).
+func SetGroupConfig(t testing.TB, addr, group string, cfg map[string]string) {
+	t.Helper()
+	cl := newClient(t, addr)
+	defer cl.Close()
+	if err := kafkaadmin.SetShareGroupConfig(Context(t), cl, group, cfg); err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+// ShareGroup returns a unique share group name whose consumers start at the
+// earliest offset (share.auto.offset.reset=earliest), so that records
+// produced before the group's first fetch are delivered too.
+func ShareGroup(t testing.TB, addr string) string {
+	t.Helper()
+	g := GroupName(t)
+	SetGroupConfig(t, addr, g, map[string]string{"share.auto.offset.reset": "earliest"})
+	return g
+}
+
+// WaitShareMembers waits until share group group has exactly n members, each
+// with at least one partition in its target assignment, and returns the
+// group's description. A member that heartbeats once is counted before the
+// group coordinator assigns it anything; waiting for the assignment too is
+// what makes "all n members consume" true a moment later.
+func WaitShareMembers(t testing.TB, addr, group string, n int) kadm.DescribedShareGroup {
+	t.Helper()
+	ctx := Context(t)
+	adm := kadm.NewClient(newClient(t, addr))
+	defer adm.Close()
+	var got kadm.DescribedShareGroup
+	waitFor(t, ctx, fmt.Sprintf("share group %q to have %d assigned members", group, n), func() error {
+		ds, err := adm.DescribeShareGroups(ctx, group)
+		if err != nil {
+			return err
+		}
+		d, ok := ds[group]
+		switch {
+		case !ok:
+			return errors.New("group not described")
+		case errors.Is(d.Err, kerr.GroupIDNotFound):
+			return errors.New("group does not exist yet")
+		case d.Err != nil:
+			return d.Err
+		case len(d.Members) != n:
+			return fmt.Errorf("%d members", len(d.Members))
+		}
+		for _, m := range d.Members {
+			if len(m.Assignment) == 0 {
+				return fmt.Errorf("member %s has no assignment yet", m.MemberID)
+			}
+		}
+		got = d
+		return nil
+	})
+	return got
+}
+
+// newClient is Client without the cleanup, for helpers that close their
+// client before returning.
+func newClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	if err != nil {
+		t.Fatalf("creating kafka client for %s: %v", addr, err)
+	}
+	return cl
+}
+
+// waitFor calls check until it returns nil, every 50 ms, and fails the test
+// with check's last error when ctx ends first.
+func waitFor(t testing.TB, ctx context.Context, what string, check func() error) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v (last check: %v)", what, context.Cause(ctx), err)
+		case <-tick.C:
+		}
+	}
+}
