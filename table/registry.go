@@ -188,6 +188,7 @@ type Stats struct {
 	Redelivered  int64 // records seen with a delivery count above 1
 	DecodeErrors int64
 	Skipped      int64 // values the format skipped (ignore-parse-errors)
+	Renewed      int64 // lock renewals sent for records still being delivered
 	Consumers    []ConsumerStats
 }
 
