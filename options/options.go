@@ -75,6 +75,14 @@ type Option struct {
 	// Refused, when set, means the key is known but not supported; the text
 	// says what to do instead (a JKS truststore: use PEM files).
 	Refused string
+	// OneOf names a group of options of which exactly one must be set
+	// ('topic' or 'topic-pattern'). Parse reports an absent group with the
+	// missing keys and two members set as ErrConflict.
+	OneOf string
+	// Check, when set, validates the value further once its type has been
+	// checked (a regular expression that must compile, say). Its error text
+	// follows "'key' ": it must not repeat a secret value.
+	Check func(value string) error
 }
 
 // Set is the options one component (a connector or a format) accepts.
@@ -82,6 +90,12 @@ type Set struct {
 	// Owner names the component in messages: "connector 'kafka-sharegroup'".
 	Owner   string
 	Options []Option
+	// Validate, when set, checks the rules between options of the set once
+	// every value has parsed (rules that read values need them valid, and a
+	// rule about a key the user misspelled would only add noise). An Errors
+	// or *Error it returns is reported as is; any other error becomes an
+	// ErrInvalid problem.
+	Validate func(v Values) error
 }
 
 // Lookup finds the option that key (or one of its aliases) names.
@@ -96,6 +110,26 @@ func (s *Set) Lookup(key string) (*Option, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Secret reports whether key (or an alias) names a secret option of s.
+func (s *Set) Secret(key string) bool {
+	o, ok := s.Lookup(key)
+	return ok && o.Secret
+}
+
+// LooksSecret reports whether a key's name suggests a secret (a password,
+// a JAAS configuration, a token). It guards text about keys that no set
+// declares, a misspelled 'properties.sasl.pasword' say, which could still
+// hold a secret value.
+func LooksSecret(key string) bool {
+	k := strings.ToLower(key)
+	for _, w := range []string{"password", "jaas", "secret", "token", "credential", "private"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Keys lists the canonical keys, sorted, refused ones left out.
@@ -124,6 +158,16 @@ type Values struct {
 
 // Has reports whether the user set key (a default does not count).
 func (v Values) Has(key string) bool { return v.set[key] }
+
+// Keys lists the canonical keys the user set, sorted.
+func (v Values) Keys() []string {
+	keys := make([]string, 0, len(v.set))
+	for k := range v.set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
 
 // String returns the value of key, or its default.
 func (v Values) String(key string) string { return v.m[key] }
@@ -166,6 +210,9 @@ var (
 	ErrInvalid = errors.New("invalid option value")
 	// ErrDuplicate is returned when one option is set twice (by two names or twice by one).
 	ErrDuplicate = errors.New("duplicate option")
+	// ErrConflict is returned for options that exclude each other (two
+	// members of a OneOf group, or a rule of a Set's Validate).
+	ErrConflict = errors.New("conflicting options")
 )
 
 // Error is one problem of a parse.
@@ -177,6 +224,12 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Kind }
+
+// Errorf makes a problem of kind about key; cross-field rules (a Set's
+// Validate) use it so that callers can tell the kinds apart.
+func Errorf(kind error, key, format string, args ...any) *Error {
+	return &Error{Kind: kind, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
 
 // Errors is every problem a parse found, in the order of the WITH clause and
 // then of the declarations.
@@ -202,22 +255,19 @@ func (es Errors) Unwrap() []error {
 // Parse reads kvs against sets, applies defaults and validates every value.
 // Keys in ignore (the 'connector' and 'format' keys, which the table layer
 // consumes) are accepted without a declaration. It performs no I/O. The
-// returned error, if any, is an Errors holding every problem.
+// returned error, if any, is an Errors holding every problem; no problem's
+// text holds the value of a secret option.
 func Parse(kvs []KV, ignore []string, sets ...*Set) (Values, error) {
 	v := Values{m: map[string]string{}, set: map[string]bool{}}
 	var errs Errors
 	seenBy := map[string]string{} // canonical key -> name the user used
-	owner := ""
-	if len(sets) > 0 {
-		owner = sets[0].Owner
-	}
 	for _, kv := range kvs {
 		if slices.Contains(ignore, kv.Key) {
 			continue
 		}
 		o, set := lookup(kv.Key, sets)
 		if o == nil {
-			errs = append(errs, unsupported(kv.Key, owner, sets))
+			errs = append(errs, unsupported(kv.Key, ignore, sets))
 			continue
 		}
 		if o.Refused != "" {
@@ -226,8 +276,11 @@ func Parse(kvs []KV, ignore []string, sets ...*Set) (Values, error) {
 			continue
 		}
 		if prev, dup := seenBy[o.Key]; dup {
-			errs = append(errs, &Error{Kind: ErrDuplicate, Key: o.Key,
-				Msg: fmt.Sprintf("option '%s' is set twice (as '%s' and '%s'); keep one", o.Key, prev, kv.Key)})
+			msg := fmt.Sprintf("option '%s' is set twice; keep one", kv.Key)
+			if prev != kv.Key {
+				msg = fmt.Sprintf("option '%s' is set twice (as '%s' and '%s'); keep one", o.Key, prev, kv.Key)
+			}
+			errs = append(errs, &Error{Kind: ErrDuplicate, Key: o.Key, Msg: msg})
 			continue
 		}
 		seenBy[o.Key] = kv.Key
@@ -238,38 +291,93 @@ func Parse(kvs []KV, ignore []string, sets ...*Set) (Values, error) {
 		v.m[o.Key] = normalize(o, kv.Value)
 		v.set[o.Key] = true
 	}
-	var missing []string
 	for _, s := range sets {
+		if s == nil {
+			continue
+		}
+		var missing []string // quoted keys, and "one of ..." for groups
+		first := ""
+		groups := map[string][]string{} // group -> member keys, in declaration order
+		var order []string
 		for i := range s.Options {
 			o := &s.Options[i]
-			if _, ok := seenBy[o.Key]; ok {
+			if o.OneOf != "" {
+				if _, ok := groups[o.OneOf]; !ok {
+					order = append(order, o.OneOf)
+				}
+				groups[o.OneOf] = append(groups[o.OneOf], o.Key)
+				continue
+			}
+			if _, ok := seenBy[o.Key]; ok || o.Refused != "" {
 				continue
 			}
 			if o.Required {
-				missing = append(missing, o.Key)
+				missing = append(missing, "'"+o.Key+"'")
+				if first == "" {
+					first = o.Key
+				}
 				continue
 			}
 			if o.Default != "" {
 				v.m[o.Key] = o.Default
 			}
 		}
+		for _, g := range order {
+			var given []string
+			for _, k := range groups[g] {
+				if name, ok := seenBy[k]; ok {
+					given = append(given, name)
+				}
+			}
+			switch {
+			case len(given) == 0:
+				missing = append(missing, "one of "+orList(groups[g]))
+				if first == "" {
+					first = groups[g][0]
+				}
+			case len(given) > 1:
+				errs = append(errs, &Error{Kind: ErrConflict, Key: groups[g][0],
+					Msg: fmt.Sprintf("options %s exclude each other; set only one of them", andList(given))})
+			}
+		}
+		if len(missing) > 0 {
+			word := "option"
+			if len(missing) > 1 || strings.HasPrefix(missing[0], "one of") {
+				word = "options"
+			}
+			errs = append(errs, &Error{Kind: ErrMissing, Key: first,
+				Msg: fmt.Sprintf("missing required %s %s for %s", word, joinAnd(missing), s.Owner)})
+		}
 	}
-	if len(missing) > 0 {
-		quoted := make([]string, len(missing))
-		for i, k := range missing {
-			quoted[i] = "'" + k + "'"
+	// Cross-field rules read values, so they run only once every value is
+	// known to be good.
+	if len(errs) == 0 {
+		for _, s := range sets {
+			if s == nil || s.Validate == nil {
+				continue
+			}
+			errs = append(errs, flatten(s.Validate(v))...)
 		}
-		word := "option"
-		if len(missing) > 1 {
-			word = "options"
-		}
-		errs = append(errs, &Error{Kind: ErrMissing, Key: missing[0],
-			Msg: fmt.Sprintf("missing required %s %s for %s", word, strings.Join(quoted, ", "), owner)})
 	}
 	if len(errs) > 0 {
 		return Values{}, errs
 	}
 	return v, nil
+}
+
+func flatten(err error) Errors {
+	if err == nil {
+		return nil
+	}
+	var es Errors
+	if errors.As(err, &es) {
+		return es
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return Errors{e}
+	}
+	return Errors{{Kind: ErrInvalid, Msg: err.Error()}}
 }
 
 func lookup(key string, sets []*Set) (*Option, *Set) {
@@ -281,14 +389,34 @@ func lookup(key string, sets []*Set) (*Option, *Set) {
 	return nil, nil
 }
 
-func unsupported(key, owner string, sets []*Set) *Error {
-	var all []string
+// unsupported names the set the key was most likely meant for (the owner of
+// the nearest key, so that 'json.ignore-parse-eror' blames the json format)
+// and lists every key that would have been accepted.
+func unsupported(key string, ignore []string, sets []*Set) *Error {
+	all := slices.Clone(ignore)
+	owner := ""
 	for _, s := range sets {
+		if s == nil {
+			continue
+		}
+		if owner == "" {
+			owner = s.Owner
+		}
 		all = append(all, s.Keys()...)
 	}
 	sort.Strings(all)
-	msg := fmt.Sprintf("unsupported option '%s' for %s", key, owner)
-	if near := Closest(key, all); near != "" {
+	all = slices.Compact(all)
+	near := Closest(key, all)
+	if near != "" {
+		if _, s := lookup(near, sets); s != nil {
+			owner = s.Owner
+		}
+	}
+	msg := "unsupported option '" + key + "'"
+	if owner != "" {
+		msg += " for " + owner
+	}
+	if near != "" {
 		msg += fmt.Sprintf(" (did you mean '%s'?)", near)
 	}
 	msg += "; supported: " + strings.Join(all, ", ")
@@ -318,7 +446,7 @@ func check(o *Option, name, val string) *Error {
 			return bad("'%s' must be 'true' or 'false', got '%s'", name, shown)
 		}
 	case Enum:
-		if canonicalEnum(o, val) == "" {
+		if _, ok := canonicalEnum(o, val); !ok {
 			return bad("'%s' must be one of %s, got '%s'", name, quoteAll(o.Allowed), shown)
 		}
 	case Duration:
@@ -330,23 +458,36 @@ func check(o *Option, name, val string) *Error {
 			return bad("'%s' must not be empty", name)
 		}
 	}
+	if o.Check != nil {
+		if err := o.Check(val); err != nil {
+			return bad("'%s' %s", name, err.Error())
+		}
+	}
 	return nil
 }
 
 func normalize(o *Option, val string) string {
-	if o.Type == Enum {
-		return canonicalEnum(o, val)
+	switch o.Type {
+	case Enum:
+		c, _ := canonicalEnum(o, val)
+		return c
+	case Bool:
+		return strings.ToLower(strings.TrimSpace(val))
+	case Int:
+		return strings.TrimSpace(val)
 	}
 	return val
 }
 
-func canonicalEnum(o *Option, val string) string {
+// canonicalEnum returns the declared spelling of val; the empty string can
+// be an allowed value (an SSL endpoint check turned off), hence the bool.
+func canonicalEnum(o *Option, val string) (string, bool) {
 	for _, a := range o.Allowed {
 		if strings.EqualFold(a, strings.TrimSpace(val)) {
-			return a
+			return a, true
 		}
 	}
-	return ""
+	return "", false
 }
 
 func parseDuration(s string) (time.Duration, error) {
@@ -358,19 +499,50 @@ func parseDuration(s string) (time.Duration, error) {
 }
 
 func quoteAll(vals []string) string {
+	return strings.Join(quoted(vals), ", ")
+}
+
+func quoted(vals []string) []string {
 	q := make([]string, len(vals))
 	for i, v := range vals {
 		q[i] = "'" + v + "'"
 	}
-	return strings.Join(q, ", ")
+	return q
 }
 
-// Closest returns the candidate nearest to s by edit distance, when it is
-// near enough to be a likely typo; otherwise "".
+// joinAnd writes "a", "a and b", "a, b and c".
+func joinAnd(items []string) string {
+	return joinWith(items, " and ")
+}
+
+func joinWith(items []string, last string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + last + items[len(items)-1]
+}
+
+func andList(keys []string) string { return joinWith(quoted(keys), " and ") }
+func orList(keys []string) string  { return joinWith(quoted(keys), " or ") }
+
+// Closest returns the candidate nearest to s by edit distance, ignoring
+// case, when it is near enough to be a likely typo; otherwise "". A
+// candidate equal to s is no suggestion.
 func Closest(s string, candidates []string) string {
+	// Inputs come from users and fuzzers: bound the quadratic work.
+	if len(s) > 256 {
+		return ""
+	}
+	ls := strings.ToLower(s)
 	best, bestD := "", len(s)/2+2
 	for _, c := range candidates {
-		if d := distance(s, c); d < bestD {
+		if c == s || len(c) > 256 {
+			continue
+		}
+		if d := distance(ls, strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}
 	}

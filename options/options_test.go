@@ -1,0 +1,211 @@
+package options
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// testSet exercises every type and feature of a declaration; the fuzz
+// target parses against it too.
+func testSet() *Set {
+	return &Set{
+		Owner: "connector 'test'",
+		Options: []Option{
+			{Key: "servers", Aliases: []string{"properties.servers"}, Type: String, Required: true, Description: "Where to connect."},
+			{Key: "group", Type: String, Required: true},
+			{Key: "topic", Type: String, OneOf: "topic"},
+			{Key: "topic-pattern", Type: String, OneOf: "topic", Check: func(v string) error {
+				if _, err := regexp.Compile(v); err != nil {
+					return errors.New("must be a regular expression")
+				}
+				return nil
+			}},
+			{Key: "parallelism", Aliases: []string{"scan.parallelism"}, Type: Int, Default: "1", Min: 1, HasMin: true},
+			{Key: "mode", Type: Enum, Allowed: []string{"group-offsets", "earliest-offset"}, Default: "group-offsets"},
+			{Key: "check", Type: Enum, Allowed: []string{"https", ""}, Default: "https"},
+			{Key: "flag", Type: Bool, Default: "false"},
+			{Key: "wait", Type: Duration, Default: "500ms"},
+			{Key: "password", Type: String, Secret: true},
+			{Key: "pin", Type: Int, Secret: true},
+			{Key: "group.id", Refused: "use 'group'"},
+		},
+		Validate: func(v Values) error {
+			if v.Bool("flag") && v.Has("password") {
+				return Errorf(ErrConflict, "flag", "'flag' and 'password' exclude each other")
+			}
+			return nil
+		},
+	}
+}
+
+func kvs(pairs ...string) []KV {
+	var out []KV
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, KV{pairs[i], pairs[i+1]})
+	}
+	return out
+}
+
+func TestParseDefaultsAndValues(t *testing.T) {
+	v, err := Parse(kvs("connector", "x", "properties.servers", "h:1", "group", "g", "topic", "t",
+		"scan.parallelism", " 4 ", "mode", "EARLIEST-OFFSET", "check", "", "flag", "TRUE", "wait", "2s"),
+		[]string{"connector"}, testSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ got, want any }{
+		{v.String("servers"), "h:1"},
+		{v.Int("parallelism"), int64(4)},
+		{v.String("mode"), "earliest-offset"},
+		{v.String("check"), ""},
+		{v.Has("check"), true},
+		{v.Bool("flag"), true},
+		{v.Duration("wait").String(), "2s"},
+		{v.Has("password"), false},
+		{v.Has("connector"), false},
+		{strings.Join(v.Keys(), ","), "check,flag,group,mode,parallelism,servers,topic,wait"},
+	} {
+		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
+			t.Errorf("got %v, want %v", c.got, c.want)
+		}
+	}
+	v, err = Parse(kvs("servers", "h", "group", "g", "topic-pattern", "a.*"), nil, testSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Int("parallelism") != 1 || v.String("check") != "https" || v.Has("parallelism") {
+		t.Errorf("defaults not applied: %v", v)
+	}
+}
+
+func TestParseCollectsEveryProblem(t *testing.T) {
+	_, err := Parse(kvs("topics", "t", "parallelism", "four", "mode", "x", "group.id", "g",
+		"password", "hunter2secret", "pin", "12ab", "flag", "yes", "wait", "-1s"), nil, testSet())
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("want Errors, got %T %v", err, err)
+	}
+	kinds := map[error]int{}
+	for _, e := range es {
+		kinds[e.Kind]++
+	}
+	if kinds[ErrUnsupported] != 2 || kinds[ErrInvalid] != 5 || kinds[ErrMissing] != 1 {
+		t.Errorf("kinds %v in %v", kinds, err)
+	}
+	for _, want := range []error{ErrUnsupported, ErrInvalid, ErrMissing} {
+		if !errors.Is(err, want) {
+			t.Errorf("errors.Is(%v) false", want)
+		}
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"unsupported option 'topics' for connector 'test' (did you mean 'topic'?); supported: check, ",
+		"'parallelism' must be an integer >= 1, got 'four'",
+		"'mode' must be one of 'group-offsets', 'earliest-offset', got 'x'",
+		"unsupported option 'group.id' for connector 'test': use 'group'",
+		"'pin' must be an integer, got '******'",
+		"missing required options 'servers', 'group' and one of 'topic' or 'topic-pattern' for connector 'test'",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "12ab") || strings.Contains(msg, "hunter2") {
+		t.Errorf("secret value in message: %s", msg)
+	}
+}
+
+func TestParseConflicts(t *testing.T) {
+	base := []string{"servers", "h", "group", "g"}
+	_, err := Parse(kvs(append(base, "topic", "t", "topic-pattern", "t.*")...), nil, testSet())
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "options 'topic' and 'topic-pattern' exclude each other") {
+		t.Errorf("got %v", err)
+	}
+	_, err = Parse(kvs(append(base, "topic", "t", "parallelism", "2", "scan.parallelism", "3", "group", "h")...), nil, testSet())
+	if !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("got %v", err)
+	}
+	for _, want := range []string{
+		"option 'parallelism' is set twice (as 'parallelism' and 'scan.parallelism'); keep one",
+		"option 'group' is set twice; keep one",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message lacks %q: %v", want, err)
+		}
+	}
+	// A bad value is still a value given: no "missing" noise about its group.
+	_, err = Parse(kvs(append(base, "topic-pattern", "(")...), nil, testSet())
+	if errors.Is(err, ErrMissing) || err.Error() != "'topic-pattern' must be a regular expression" {
+		t.Errorf("got %v", err)
+	}
+	// Cross-field rules run once the values are good, and only then.
+	_, err = Parse(kvs(append(base, "topic", "t", "flag", "true", "password", "p")...), nil, testSet())
+	if !errors.Is(err, ErrConflict) {
+		t.Errorf("got %v", err)
+	}
+	_, err = Parse(kvs(append(base, "flag", "true", "password", "p")...), nil, testSet())
+	if errors.Is(err, ErrConflict) {
+		t.Errorf("cross-field rule ran despite a missing key: %v", err)
+	}
+}
+
+func TestParseSeveralSets(t *testing.T) {
+	format := &Set{Owner: "format 'json'", Options: []Option{
+		{Key: "json.ignore-parse-errors", Type: Bool, Default: "false"},
+		{Key: "json.must", Type: String, Required: true},
+	}}
+	_, err := Parse(kvs("servers", "h", "group", "g", "topic", "t", "json.ignore-parse-eror", "true"),
+		[]string{"connector", "format"}, testSet(), format)
+	msg := err.Error()
+	for _, want := range []string{
+		"unsupported option 'json.ignore-parse-eror' for format 'json' (did you mean 'json.ignore-parse-errors'?); supported: check, connector, flag, format, group,",
+		"missing required option 'json.must' for format 'json'",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	keys := []string{"topic", "topic-pattern", "bootstrap.servers"}
+	for in, want := range map[string]string{
+		"topics": "topic", "TOPIC": "topic", "bootstrap.server": "bootstrap.servers",
+		"zzzzzzzz": "", "topic-patern": "topic-pattern",
+	} {
+		if got := Closest(in, keys); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	got := Markdown(testSet())
+	for _, want := range []string{
+		"| Key | Type | Default | Required | Description |\n| --- | --- | --- | --- | --- |\n",
+		"| `servers` (also `properties.servers`) | string |  | yes | Where to connect. |\n",
+		"| `topic` | string |  | one of `topic`, `topic-pattern` |  |\n",
+		"| `parallelism` (also `scan.parallelism`) | integer >= 1 | `1` | no |  |\n",
+		"| `check` | `https`, empty | `https` | no |  |\n",
+		"| `password` | string (secret) |  | no |  |\n",
+		"| `group.id` | use 'group' |\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestLooksSecret(t *testing.T) {
+	for k, want := range map[string]bool{
+		"properties.sasl.pasword": false, "properties.sasl.password": true,
+		"properties.sasl.jaas.config": true, "properties.ssl.key.password": true, "topic": false,
+	} {
+		if LooksSecret(k) != want {
+			t.Errorf("LooksSecret(%q) = %v", k, !want)
+		}
+	}
+}
