@@ -1,0 +1,289 @@
+package connector
+
+// This file declares, as data, what a kafka-sharegroup table may say: its
+// WITH clause keys and its metadata keys. The table layer parses and checks
+// a CREATE TABLE against these declarations, and the README's tables are
+// generated from them. It imports only options and table, so that table's
+// tests can read it.
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// Keys of the WITH clause.
+const (
+	OptBootstrapServers  = "bootstrap.servers"
+	OptShareGroupID      = "share-group-id"
+	OptTopic             = "topic"
+	OptTopicPattern      = "topic-pattern"
+	OptParallelism       = "source.parallelism"
+	OptStartupMode       = "scan.startup.mode"
+	OptDeliveryGuarantee = "scan.delivery-guarantee"
+	OptOnDecodeError     = "scan.on-decode-error"
+	OptBatchSize         = "scan.batch-size"
+
+	OptSecurityProtocol     = "properties.security.protocol"
+	OptSASLMechanism        = "properties.sasl.mechanism"
+	OptSASLUsername         = "properties.sasl.username"
+	OptSASLPassword         = "properties.sasl.password"
+	OptSASLJAASConfig       = "properties.sasl.jaas.config"
+	OptSSLCALocation        = "properties.ssl.ca.location"
+	OptSSLCertLocation      = "properties.ssl.certificate.location"
+	OptSSLKeyLocation       = "properties.ssl.key.location"
+	OptSSLKeyPassword       = "properties.ssl.key.password"
+	OptSSLEndpointAlgorithm = "properties.ssl.endpoint.identification.algorithm"
+	OptClientID             = "properties.client.id"
+	OptFetchMaxBytes        = "properties.fetch.max.bytes"
+	OptFetchMaxWaitMs       = "properties.fetch.max.wait.ms"
+	OptRequestTimeoutMs     = "properties.request.timeout.ms"
+	OptMaxPollRecords       = "properties.max.poll.records"
+)
+
+// Values of the enumerated options, as declared (Parse returns this spelling
+// whatever the case the user wrote).
+const (
+	StartupGroupOffsets   = "group-offsets"
+	StartupEarliestOffset = "earliest-offset"
+	StartupLatestOffset   = "latest-offset"
+	GuaranteeAtLeastOnce  = "at-least-once"
+	GuaranteeAtMostOnce   = "at-most-once"
+	OnDecodeErrorFail     = "fail"
+	OnDecodeErrorReject   = "reject"
+	OnDecodeErrorRelease  = "release"
+	ProtocolPlaintext     = "PLAINTEXT"
+	ProtocolSSL           = "SSL"
+	ProtocolSASLPlaintext = "SASL_PLAINTEXT"
+	ProtocolSASLSSL       = "SASL_SSL"
+	MechanismPlain        = "PLAIN"
+	MechanismScramSHA256  = "SCRAM-SHA-256"
+	MechanismScramSHA512  = "SCRAM-SHA-512"
+)
+
+const pemAdvice = "Java key stores are not supported; use PEM files: 'properties.ssl.ca.location' for the CA certificates, " +
+	"'properties.ssl.certificate.location' and 'properties.ssl.key.location' for a client certificate"
+
+const sourceOnly = "the kafka-sharegroup connector only reads; it has no sink"
+
+// Options are the keys of a kafka-sharegroup table's WITH clause, besides
+// 'connector' and 'format', which the table layer reads. Validate holds the
+// rules between keys.
+var Options = &options.Set{
+	Owner:    "connector 'kafka-sharegroup'",
+	Validate: Validate,
+	Options: []options.Option{
+		{Key: OptBootstrapServers, Aliases: []string{"properties.bootstrap.servers"}, Type: options.String, Required: true,
+			Check:       checkServers,
+			Description: "Brokers to bootstrap from, as host:port pairs separated by commas."},
+		{Key: OptShareGroupID, Type: options.String, Required: true,
+			Description: "Name of the share group (KIP-932) whose members read the table; every stream of the table joins it, and a group shared with other applications splits the records with them."},
+		{Key: OptTopic, Type: options.String, OneOf: "topic", Check: checkTopics,
+			Description: "Topic to read, or several separated by ';' ('orders;refunds')."},
+		{Key: OptTopicPattern, Type: options.String, OneOf: "topic", Check: checkPattern,
+			Description: "Regular expression (Go RE2 syntax, matched against the whole name) of the topics to read; topics created later are picked up."},
+		{Key: OptParallelism, Aliases: []string{"scan.parallelism"}, Type: options.Int, Default: "1", Min: 1, HasMin: true,
+			Description: "Share consumers (group members) that one stream of the table runs, each with its own Kafka client."},
+		{Key: OptStartupMode, Type: options.Enum, Default: StartupGroupOffsets,
+			Allowed: []string{StartupGroupOffsets, StartupEarliestOffset, StartupLatestOffset},
+			Description: "Where the share group starts: 'group-offsets' leaves the group as it is (a new group starts at the latest records, " +
+				"as the broker's share.auto.offset.reset says); 'earliest-offset' and 'latest-offset' set the group's share.auto.offset.reset " +
+				"before the first fetch, which only moves a group that has not started yet."},
+		{Key: OptDeliveryGuarantee, Type: options.Enum, Default: GuaranteeAtLeastOnce,
+			Allowed: []string{GuaranteeAtLeastOnce, GuaranteeAtMostOnce},
+			Description: "'at-least-once' accepts a record only after the reader settled the batch holding its rows, so a crash delivers it again; " +
+				"'at-most-once' accepts records as soon as they are decoded, so a crash loses them instead."},
+		{Key: OptOnDecodeError, Type: options.Enum, Default: OnDecodeErrorFail,
+			Allowed: []string{OnDecodeErrorFail, OnDecodeErrorReject, OnDecodeErrorRelease},
+			Description: "What a record that the format cannot decode does: 'fail' ends the stream with the error (the record is released); " +
+				"'reject' archives it and logs a warning; 'release' hands it back to the group, which delivers it again until the broker's delivery count limit."},
+		{Key: OptBatchSize, Type: options.Int, Default: "1024", Min: 1, HasMin: true,
+			Description: "Most rows of one Arrow batch, unless the reader asks for another bound when it opens a stream."},
+
+		{Key: OptSecurityProtocol, Type: options.Enum, Default: ProtocolPlaintext,
+			Allowed:     []string{ProtocolPlaintext, ProtocolSSL, ProtocolSASLPlaintext, ProtocolSASLSSL},
+			Description: "How to talk to the brokers, as Kafka's security.protocol."},
+		{Key: OptSASLMechanism, Type: options.Enum, Allowed: []string{MechanismPlain, MechanismScramSHA256, MechanismScramSHA512},
+			Description: "SASL mechanism; required with SASL_PLAINTEXT and SASL_SSL."},
+		{Key: OptSASLUsername, Type: options.String,
+			Description: "SASL user; with 'properties.sasl.password', or give both in 'properties.sasl.jaas.config'."},
+		{Key: OptSASLPassword, Type: options.String, Secret: true,
+			Description: "SASL password; never shown by SHOW CREATE TABLE, errors or logs."},
+		{Key: OptSASLJAASConfig, Type: options.String, Secret: true,
+			Description: "Kafka's JAAS line, read for its username=\"...\" and password=\"...\" (PlainLoginModule or ScramLoginModule); never shown."},
+		{Key: OptSSLCALocation, Type: options.String,
+			Description: "PEM file of the CA certificates to trust; the system's pool when absent."},
+		{Key: OptSSLCertLocation, Type: options.String,
+			Description: "PEM file of the client certificate, with 'properties.ssl.key.location'."},
+		{Key: OptSSLKeyLocation, Type: options.String,
+			Description: "PEM file of the client certificate's private key."},
+		{Key: OptSSLKeyPassword, Type: options.String, Secret: true,
+			Description: "Password of an encrypted private key; never shown."},
+		{Key: OptSSLEndpointAlgorithm, Type: options.Enum, Default: "https", Allowed: []string{"https", ""},
+			Description: "'https' checks that the broker's certificate names the host connected to; empty turns the check off."},
+		{Key: OptClientID, Type: options.String,
+			Description: "Client id the brokers see in their logs and quotas."},
+		{Key: OptFetchMaxBytes, Type: options.Int, Min: 1, HasMin: true,
+			Description: "Most bytes one fetch response may hold (Kafka's fetch.max.bytes)."},
+		{Key: OptFetchMaxWaitMs, Type: options.Int, Min: 0, HasMin: true,
+			Description: "Milliseconds a broker may wait for records before answering a fetch."},
+		{Key: OptRequestTimeoutMs, Type: options.Int, Min: 1, HasMin: true,
+			Description: "Milliseconds to wait for a broker's answer to a request."},
+		{Key: OptMaxPollRecords, Type: options.Int, Min: 1, HasMin: true,
+			Description: "Most records one member takes from the broker at a time; each is locked for the member until it is settled."},
+
+		{Key: "properties.group.id", Refused: "a share group is named by 'share-group-id'"},
+		{Key: "properties.auto.offset.reset", Refused: "use 'scan.startup.mode' (share consumers refuse a client-side auto.offset.reset; the group's share.auto.offset.reset decides)"},
+		{Key: "properties.enable.auto.commit", Refused: "a share group commits no offsets; records are acknowledged as 'scan.delivery-guarantee' says"},
+		{Key: "properties.isolation.level", Refused: "set the group config share.isolation.level on the broker"},
+		{Key: "properties.key.deserializer", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
+		{Key: "properties.value.deserializer", Refused: "values are decoded by the table's 'format'"},
+		{Key: "properties.ssl.truststore.location", Refused: pemAdvice},
+		{Key: "properties.ssl.truststore.password", Refused: pemAdvice, Secret: true},
+		{Key: "properties.ssl.truststore.type", Refused: pemAdvice},
+		{Key: "properties.ssl.keystore.location", Refused: pemAdvice},
+		{Key: "properties.ssl.keystore.password", Refused: pemAdvice, Secret: true},
+		{Key: "properties.ssl.keystore.type", Refused: pemAdvice},
+		{Key: "properties.sasl.kerberos.service.name", Refused: "GSSAPI (Kerberos) is not supported; use 'properties.sasl.mechanism' PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"},
+		{Key: "key.format", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
+		{Key: "key.fields", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
+		{Key: "value.fields-include", Refused: "every physical column is read from the record value"},
+		{Key: "scan.startup.specific-offsets", Refused: "a share group has no per-partition start; 'scan.startup.mode' takes group-offsets, earliest-offset or latest-offset"},
+		{Key: "scan.startup.timestamp-millis", Refused: "a share group has no per-partition start; 'scan.startup.mode' takes group-offsets, earliest-offset or latest-offset"},
+		{Key: "scan.topic-partition-discovery.interval", Refused: "the broker assigns a share group's partitions, new ones included"},
+		{Key: "scan.bounded.mode", Refused: "a share group is a queue without an end; stop the query instead"},
+		{Key: "sink.partitioner", Refused: sourceOnly},
+		{Key: "sink.delivery-guarantee", Refused: sourceOnly},
+		{Key: "sink.transactional-id-prefix", Refused: sourceOnly},
+		{Key: "sink.parallelism", Refused: sourceOnly},
+	},
+}
+
+// Metadata are the keys a metadata column of a kafka-sharegroup table may
+// read. A key is NOT NULL when every record has it.
+var Metadata = []table.MetadataKey{
+	{Key: "topic", Type: table.StringType().WithNotNull(true), Description: "Topic of the record."},
+	{Key: "partition", Type: table.IntType().WithNotNull(true), Description: "Partition of the record."},
+	{Key: "offset", Type: table.BigIntType().WithNotNull(true), Description: "Offset of the record in its partition."},
+	{Key: "timestamp", Type: table.TimestampLTZType(3).WithNotNull(true), Description: "Timestamp of the record."},
+	{Key: "timestamp-type", Type: table.StringType().WithNotNull(true), Description: "'CreateTime', 'LogAppendTime' or 'NoTimestampType'."},
+	{Key: "key", Type: table.BytesType(), Description: "Key of the record; NULL for a record without one."},
+	{Key: "headers", Type: table.MapType(table.StringType().WithNotNull(true), table.BytesType()).WithNotNull(true),
+		Description: "Headers of the record; of a header set twice, the last."},
+	{Key: "leader-epoch", Type: table.IntType(), Description: "Leader epoch of the record's partition, NULL when the broker did not say."},
+	{Key: "delivery-count", Type: table.IntType().WithNotNull(true), Description: "How many times the share group has delivered the record, this time included."},
+	{Key: "acquisition-deadline", Type: table.TimestampLTZType(3),
+		Description: "When the member's lock on the record runs out and the broker may deliver it elsewhere."},
+}
+
+// Validate checks the rules between keys. Parse calls it (Options.Validate)
+// once every value has parsed, and NewSource may call it again.
+func Validate(v options.Values) error {
+	var errs options.Errors
+	conflict := func(key, format string, args ...any) {
+		errs = append(errs, options.Errorf(options.ErrConflict, key, format, args...))
+	}
+	proto := v.String(OptSecurityProtocol)
+	sasl := proto == ProtocolSASLPlaintext || proto == ProtocolSASLSSL
+	ssl := proto == ProtocolSSL || proto == ProtocolSASLSSL
+	// Credentials that the protocol does not use would be dropped, and the
+	// client would connect without them: a surprise best told at CREATE.
+	if !sasl {
+		for _, k := range []string{OptSASLMechanism, OptSASLUsername, OptSASLPassword, OptSASLJAASConfig} {
+			if v.Has(k) {
+				conflict(k, "'%s' needs '%s' = 'SASL_PLAINTEXT' or 'SASL_SSL' (it is '%s')", k, OptSecurityProtocol, proto)
+			}
+		}
+	}
+	if !ssl {
+		for _, k := range []string{OptSSLCALocation, OptSSLCertLocation, OptSSLKeyLocation, OptSSLKeyPassword, OptSSLEndpointAlgorithm} {
+			if v.Has(k) {
+				conflict(k, "'%s' needs '%s' = 'SSL' or 'SASL_SSL' (it is '%s')", k, OptSecurityProtocol, proto)
+			}
+		}
+	}
+	if sasl {
+		// Kafka's default mechanism, GSSAPI, is not supported: say so rather
+		// than pick one that the broker may not enable.
+		if !v.Has(OptSASLMechanism) {
+			errs = append(errs, options.Errorf(options.ErrMissing, OptSASLMechanism,
+				"'%s' = '%s' needs '%s' (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)", OptSecurityProtocol, proto, OptSASLMechanism))
+		}
+		user, pass, jaas := v.Has(OptSASLUsername), v.Has(OptSASLPassword), v.Has(OptSASLJAASConfig)
+		switch {
+		case jaas && (user || pass):
+			conflict(OptSASLJAASConfig, "set either '%s' or '%s' and '%s', not both", OptSASLJAASConfig, OptSASLUsername, OptSASLPassword)
+		case !jaas && !(user && pass):
+			errs = append(errs, options.Errorf(options.ErrMissing, OptSASLUsername,
+				"SASL needs credentials: set '%s' and '%s' (or '%s')", OptSASLUsername, OptSASLPassword, OptSASLJAASConfig))
+		}
+	}
+	// A certificate is useless without its key and the other way round.
+	if v.Has(OptSSLCertLocation) != v.Has(OptSSLKeyLocation) {
+		errs = append(errs, options.Errorf(options.ErrMissing, OptSSLKeyLocation,
+			"a client certificate needs both '%s' and '%s'", OptSSLCertLocation, OptSSLKeyLocation))
+	}
+	if v.Has(OptSSLKeyPassword) && !v.Has(OptSSLKeyLocation) {
+		errs = append(errs, options.Errorf(options.ErrMissing, OptSSLKeyLocation,
+			"'%s' needs '%s'", OptSSLKeyPassword, OptSSLKeyLocation))
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkServers wants host:port pairs: a broker address without a port is a
+// common slip that would otherwise show only as a connection failure.
+func checkServers(s string) error {
+	n := 0
+	for _, hp := range strings.Split(s, ",") {
+		hp = strings.TrimSpace(hp)
+		if hp == "" {
+			continue
+		}
+		i := strings.LastIndexByte(hp, ':')
+		if i <= 0 {
+			return fmt.Errorf("must list host:port pairs separated by commas, got '%s'", hp)
+		}
+		if p, err := strconv.Atoi(hp[i+1:]); err != nil || p < 1 || p > 65535 {
+			return fmt.Errorf("must list host:port pairs separated by commas, got '%s' (port 1 to 65535)", hp)
+		}
+		n++
+	}
+	if n == 0 {
+		return errors.New("must name at least one broker as host:port")
+	}
+	return nil
+}
+
+// A Kafka topic name is at most 249 of these characters (and not "." or "..").
+var topicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
+
+func checkTopics(s string) error {
+	for _, t := range strings.Split(s, ";") {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			return errors.New("must name topics separated by ';', got an empty name")
+		}
+		if !topicName.MatchString(t) || t == "." || t == ".." {
+			return fmt.Errorf("must name topics separated by ';', got '%s' (a topic name is up to 249 letters, digits, '.', '_' and '-')", t)
+		}
+	}
+	return nil
+}
+
+func checkPattern(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("must not be empty")
+	}
+	if _, err := regexp.Compile(s); err != nil {
+		return fmt.Errorf("must be a regular expression (Go RE2 syntax): %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package json
+
+// This file declares, as data, the options of the json format. It imports
+// only options, so that table's tests can read it.
+
+import "github.com/kshare/kshare/options"
+
+// Keys of the WITH clause that the json format reads.
+const (
+	OptFailOnMissingField = "json.fail-on-missing-field"
+	OptIgnoreParseErrors  = "json.ignore-parse-errors"
+	OptTimestampStandard  = "json.timestamp-format.standard"
+)
+
+// Values of 'json.timestamp-format.standard'.
+const (
+	TimestampSQL     = "SQL"
+	TimestampISO8601 = "ISO-8601"
+)
+
+// Options are the json format's keys, namespaced 'json.' as in Flink.
+var Options = &options.Set{
+	Owner:    "format 'json'",
+	Validate: Validate,
+	Options: []options.Option{
+		{Key: OptFailOnMissingField, Type: options.Bool, Default: "false",
+			Description: "A value without a field of the table is an error; otherwise the column is NULL (and a NOT NULL column is an error either way)."},
+		{Key: OptIgnoreParseErrors, Type: options.Bool, Default: "false",
+			Description: "A value that is not JSON, or whose fields do not fit their columns, is skipped and counted instead of being a decode error."},
+		{Key: OptTimestampStandard, Type: options.Enum, Default: TimestampSQL, Allowed: []string{TimestampSQL, TimestampISO8601},
+			Description: "How TIMESTAMP and TIMESTAMP_LTZ values are written: 'SQL' as 'yyyy-MM-dd HH:mm:ss.s{precision}' (LTZ with a 'Z'), " +
+				"'ISO-8601' as 'yyyy-MM-ddTHH:mm:ss.s{precision}' (LTZ with a 'Z')."},
+	},
+}
+
+// Validate checks the rules between the json format's keys; Parse calls it
+// (Options.Validate) once every value has parsed.
+func Validate(v options.Values) error {
+	// Flink refuses this pair too: skipping every bad value would hide the
+	// very missing fields that the user asked to fail on.
+	if v.Bool(OptFailOnMissingField) && v.Bool(OptIgnoreParseErrors) {
+		return options.Errorf(options.ErrConflict, OptFailOnMissingField,
+			"'%s' and '%s' exclude each other: a missing field would be skipped, not fail; set one of them", OptFailOnMissingField, OptIgnoreParseErrors)
+	}
+	return nil
+}
