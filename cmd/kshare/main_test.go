@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/goleak"
+
+	"github.com/kshare/kshare/internal/kafkatest"
+)
+
+// TestMain lets testscript run this test binary as the kshare command (so
+// scripts exercise main as a real process, signals included) and checks for
+// leaked goroutines once the tests are done.
+func TestMain(m *testing.M) {
+	testscript.Main(leakChecked{m}, map[string]func(){
+		"kshare": func() { os.Exit(kshareMain()) },
+	})
+}
+
+type leakChecked struct{ m *testing.M }
+
+func (l leakChecked) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutines leaked: %v\n", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// TestScripts runs testdata/script/*.txtar. Each script gets:
+//
+//	$KAFKA     a cluster: the real broker when KSHARE_KAFKA_BOOTSTRAP is set,
+//	           else a kfake of its own
+//	$FAKE      always a kfake of its own, where producing to topic "denied"
+//	           fails with TOPIC_AUTHORIZATION_FAILED
+//	$FREEADDR  a loopback host:port nothing listens on, for `kshare broker`
+//	$UNIQUE    a random suffix for topic names on the shared real broker
+//
+// and the commands `waitkafka ADDR` (wait until a broker answers there) and
+// `records ADDR TOPIC` (print the topic's records).
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup:               setupScript,
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"waitkafka": cmdWaitKafka,
+			"records":   cmdRecords,
+		},
+	})
+}
+
+func setupScript(env *testscript.Env) error {
+	fake, err := kfake.NewCluster(append(kafkatest.FakeOpts(), kfake.SeedTopics(1, "denied"))...)
+	if err != nil {
+		return fmt.Errorf("starting kfake: %w", err)
+	}
+	env.Defer(fake.Close)
+	fake.Fault(kfake.Fault{
+		Keys:  []kmsg.Key{kmsg.Produce},
+		Topic: "denied",
+		Err:   kerr.TopicAuthorizationFailed,
+		Count: -1,
+	})
+	env.Setenv("FAKE", fake.ListenAddrs()[0])
+
+	kafka := os.Getenv(kafkatest.EnvBootstrap)
+	if kafka == "" {
+		own, err := kfake.NewCluster(kafkatest.FakeOpts()...)
+		if err != nil {
+			return fmt.Errorf("starting kfake: %w", err)
+		}
+		env.Defer(own.Close)
+		kafka = own.ListenAddrs()[0]
+	}
+	env.Setenv("KAFKA", kafka)
+
+	// Closing the listener frees the port for the script's broker. Another
+	// process could take it in between; on a loopback-only test machine
+	// that is rare enough, and the script then fails loudly, not wrongly.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("finding a free port: %w", err)
+	}
+	env.Setenv("FREEADDR", ln.Addr().String())
+	ln.Close()
+
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	env.Setenv("UNIQUE", hex.EncodeToString(rnd[:]))
+	return nil
+}
+
+// cmdWaitKafka waits until a Kafka broker answers at the address: a broker
+// started in the background with & gives no other sign that it is ready.
+func cmdWaitKafka(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitkafka ADDR")
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(args[0]))
+	ts.Check(err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := cl.Ping(ctx)
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			ts.Fatalf("no Kafka broker answered at %s within %v: %v", args[0], kafkatest.Timeout, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// cmdRecords prints "N records" and then one "key=K value=V" line per
+// record of the topic, partition by partition in offset order. Negated, it
+// must fail (say, for a missing topic) and prints the error on stderr.
+func cmdRecords(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: [!] records ADDR TOPIC")
+	}
+	rs, err := readTopic(args[0], args[1])
+	if neg {
+		if err == nil {
+			ts.Fatalf("read %d records of topic %q, want an error", len(rs), args[1])
+		}
+		fmt.Fprintln(ts.Stderr(), err)
+		return
+	}
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%d records\n", len(rs))
+	for _, r := range rs {
+		fmt.Fprintf(ts.Stdout(), "key=%s value=%s\n", r.Key, r.Value)
+	}
+}
+
+// readTopic reads every record of topic from the start to the end offsets
+// the broker reports now.
+func readTopic(addr, topic string) ([]*kgo.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
+	defer cancel()
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return nil, err
+	}
+	defer admCl.Close()
+	ends, err := kadm.NewClient(admCl).ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing end offsets of %q: %w", topic, err)
+	}
+	want := map[int32]kgo.Offset{}
+	remaining := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			want[o.Partition] = kgo.NewOffset().AtStart()
+			remaining[o.Partition] = o.Offset
+		}
+	})
+	if len(want) == 0 {
+		return nil, nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: want}))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	byPart := map[int32][]*kgo.Record{}
+	for len(remaining) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("reading topic %q: %d partitions not read to the end: %w", topic, len(remaining), err)
+		}
+		if err := fs.Err(); err != nil {
+			return nil, fmt.Errorf("reading topic %q: %w", topic, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			end, ok := remaining[r.Partition]
+			if !ok || r.Offset >= end {
+				return
+			}
+			byPart[r.Partition] = append(byPart[r.Partition], r)
+			if r.Offset == end-1 {
+				delete(remaining, r.Partition)
+			}
+		})
+	}
+	var all []*kgo.Record
+	for p := int32(0); len(byPart) > 0; p++ {
+		all = append(all, byPart[p]...)
+		delete(byPart, p)
+	}
+	return all, nil
+}
+
+// TestRunExitCodes pins the exit statuses scripts and users rely on: 2 for
+// a wrong call, 1 for a failure, 0 for help.
+func TestRunExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		err  string // in stderr
+	}{
+		{nil, 2, "usage: kshare <command>"},
+		{[]string{"help"}, 0, ""},
+		{[]string{"nosuch"}, 2, `unknown command "nosuch" (known: broker, produce)`},
+		{[]string{"produce", "-h"}, 0, "usage: kshare produce"},
+		{[]string{"produce", "--topic", "t"}, 2, "--bootstrap is required"},
+		{[]string{"produce", "--bootstrap", "127.0.0.1:9092"}, 2, "--topic is required"},
+		{[]string{"produce", "--bootstrap", "nohost", "--topic", "t"}, 2, `--bootstrap: "nohost" is not host:port`},
+		{[]string{"produce", "--bootstrap", "127.0.0.1:9092", "--topic", "t", "--partitions", "0"}, 2, "--partitions must be at least 1"},
+		{[]string{"produce", "--bootstrap", "127.0.0.1:9092", "--topic", "t", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"produce", "--nope"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"produce", "--bootstrap", "127.0.0.1:1", "--topic", "t", "--timeout", "1s"}, 1, "cannot reach a Kafka broker at 127.0.0.1:1"},
+		{[]string{"broker", "--addr", "nonsense"}, 2, `--addr: "nonsense" is not host:port`},
+		{[]string{"broker", "--partitions", "0"}, 2, "--partitions must be at least 1"},
+		{[]string{"broker", "--config", "novalue"}, 2, `want key=value, got "novalue"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(t.Context(), stdio{in: strings.NewReader(""), out: &out, err: &errb}, tc.args)
+			if code != tc.code {
+				t.Errorf("exit status %d, want %d (stderr: %s)", code, tc.code, errb.String())
+			}
+			if !strings.Contains(errb.String()+out.String(), tc.err) {
+				t.Errorf("output does not contain %q:\nstdout: %s\nstderr: %s", tc.err, out.String(), errb.String())
+			}
+		})
+	}
+}
+
+func TestRegisterRejectsDuplicates(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Errorf("registering %q twice did not panic", "produce")
+		}
+	}()
+	register(&command{name: "produce", run: runProduceCmd})
+}
