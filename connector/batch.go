@@ -1,0 +1,163 @@
+package connector
+
+import (
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/table"
+)
+
+// poll is the records of one PollRecords call of one member and the state
+// of their acknowledgements. A member does not poll again until every record
+// of its last poll is settled, because franz-go accepts whatever the
+// previous poll left pending: polling early would accept rows that were
+// never delivered.
+type poll struct {
+	m       *member
+	records []*kgo.Record
+
+	mu      sync.Mutex
+	settled []bool
+	pending int
+	done    chan struct{} // closed when pending reaches 0
+}
+
+func newPoll(m *member, records []*kgo.Record) *poll {
+	p := &poll{
+		m:       m,
+		records: records,
+		settled: make([]bool, len(records)),
+		pending: len(records),
+		done:    make(chan struct{}),
+	}
+	if p.pending == 0 {
+		close(p.done)
+	}
+	return p
+}
+
+// settle gives record i its final status; the first settlement of a record
+// wins, later ones (a batch settled after Close released it) do nothing.
+func (p *poll) settle(i int, d table.Disposition) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.settleLocked(i, d)
+}
+
+func (p *poll) settleLocked(i int, d table.Disposition) {
+	if p.settled[i] {
+		return
+	}
+	p.settled[i] = true
+	p.records[i].Ack(ackStatus(d))
+	p.m.st.stats.count(d)
+	p.pending--
+	if p.pending == 0 {
+		close(p.done)
+	}
+}
+
+// releaseRest releases every record not yet settled: the stream is closing
+// or failing, and another member should get them at once.
+func (p *poll) releaseRest() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range p.records {
+		p.settleLocked(i, table.Release)
+	}
+}
+
+// unsettled calls fn with each record not settled yet.
+func (p *poll) unsettled(fn func(*kgo.Record)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, r := range p.records {
+		if !p.settled[i] {
+			fn(r)
+		}
+	}
+}
+
+func ackStatus(d table.Disposition) kgo.AckStatus {
+	switch d {
+	case table.Release:
+		return kgo.AckRelease
+	case table.Reject:
+		return kgo.AckReject
+	}
+	return kgo.AckAccept
+}
+
+// batchAck settles the records behind one batch. Rows map to records
+// through rowRec (a record may give several rows, a JSON array).
+type batchAck struct {
+	p      *poll
+	recs   []int32 // indexes into p.records of this batch's records
+	rowRec []int32 // for each row, an index into recs
+	marks  []table.Disposition
+	once   sync.Once
+}
+
+var _ table.Acker = (*batchAck)(nil)
+
+func (a *batchAck) Mark(row int, d table.Disposition) {
+	if row < 0 || row >= len(a.rowRec) {
+		return
+	}
+	if a.marks == nil {
+		if d == table.Accept {
+			return
+		}
+		a.marks = make([]table.Disposition, len(a.rowRec))
+	}
+	a.marks[row] = d
+}
+
+// Done accepts each record all of whose rows were delivered; a record with a
+// released row is released, else one with a rejected row is rejected.
+func (a *batchAck) Done() {
+	a.once.Do(func() { a.settle(false) })
+}
+
+// Abandon releases every record except those with a rejected row.
+func (a *batchAck) Abandon() {
+	a.once.Do(func() { a.settle(true) })
+}
+
+func (a *batchAck) settle(abandon bool) {
+	released := make([]bool, len(a.recs))
+	rejected := make([]bool, len(a.recs))
+	for row, d := range a.marks {
+		switch d {
+		case table.Release:
+			released[a.rowRec[row]] = true
+		case table.Reject:
+			rejected[a.rowRec[row]] = true
+		}
+	}
+	a.p.mu.Lock()
+	defer a.p.mu.Unlock()
+	for i, rec := range a.recs {
+		d := table.Accept
+		switch {
+		case abandon && rejected[i]:
+			// An explicit reject is the caller's verdict on the record and
+			// stands even when the batch as a whole was not delivered.
+			d = table.Reject
+		case abandon || released[i]:
+			d = table.Release
+		case rejected[i]:
+			d = table.Reject
+		}
+		a.p.settleLocked(int(rec), d)
+	}
+}
+
+// noAck is the Acker of at-most-once batches: their records were accepted
+// on receipt, so there is nothing left to settle.
+type noAck struct{}
+
+func (noAck) Mark(int, table.Disposition) {}
+func (noAck) Done()                       {}
+func (noAck) Abandon()                    {}

@@ -1,0 +1,253 @@
+package connector
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/kshare/kshare/options"
+)
+
+// clientConfig is what the Kafka client settings of a table ('bootstrap.servers'
+// and 'properties.*') say, in franz-go's terms. It is built once at CREATE
+// TABLE time with no I/O, so a bad setting is an error there, not at query time.
+type clientConfig struct {
+	seeds       []string
+	clientID    string
+	tls         *tls.Config // nil: plaintext
+	mechanism   string      // "" when no SASL
+	user        string
+	password    string // never printed
+	fetchMaxB   int32
+	fetchWait   time.Duration
+	reqTimeout  time.Duration
+	maxPollRecs int32
+}
+
+// Defaults the connector applies where the user says nothing.
+const (
+	// defaultFetchWait bounds how long the broker holds an empty ShareFetch.
+	// franz-go's 5 s default makes an idle query slow to notice Close and
+	// slow to see the first record; 500 ms is Kafka's own default.
+	defaultFetchWait = 500 * time.Millisecond
+	// defaultMaxPollRecords is franz-go's and Kafka's default. With no
+	// prefetch, it is also what one member holds at once, and 4 members x
+	// 500 stays within the broker's default per-partition cap of 2000 locks.
+	defaultMaxPollRecords = 500
+	// defaultRequestTimeout bounds how long a first contact with the
+	// cluster may take before Open reports it unreachable.
+	defaultRequestTimeout = 10 * time.Second
+)
+
+func newClientConfig(v options.Values) (*clientConfig, error) {
+	c := &clientConfig{
+		fetchWait:   defaultFetchWait,
+		reqTimeout:  defaultRequestTimeout,
+		maxPollRecs: defaultMaxPollRecords,
+	}
+	// spec.go's declarations and Validate have checked each value and the
+	// rules between them; what is left is what needs more than the text.
+	var errs []error
+	for _, hp := range strings.Split(v.String(OptBootstrapServers), ",") {
+		if hp = strings.TrimSpace(hp); hp != "" {
+			c.seeds = append(c.seeds, hp)
+		}
+	}
+	c.clientID = v.String(OptClientID)
+	if v.Has(OptFetchMaxBytes) {
+		n := v.Int(OptFetchMaxBytes)
+		if n < 1 || n > 1<<31-1 {
+			errs = append(errs, fmt.Errorf("'properties.fetch.max.bytes' must be between 1 and 2147483647, got '%d'", n))
+		}
+		c.fetchMaxB = int32(n)
+	}
+	if v.Has(OptFetchMaxWaitMs) {
+		c.fetchWait = time.Duration(v.Int(OptFetchMaxWaitMs)) * time.Millisecond
+	}
+	if v.Has(OptRequestTimeoutMs) {
+		c.reqTimeout = time.Duration(v.Int(OptRequestTimeoutMs)) * time.Millisecond
+	}
+	if v.Has(OptMaxPollRecords) {
+		n := v.Int(OptMaxPollRecords)
+		if n < 1 || n > 1<<31-1 {
+			errs = append(errs, fmt.Errorf("'properties.max.poll.records' must be between 1 and 2147483647, got '%d'", n))
+		}
+		c.maxPollRecs = int32(n)
+	}
+
+	proto := v.String(OptSecurityProtocol)
+	useTLS := proto == ProtocolSSL || proto == ProtocolSASLSSL
+	useSASL := proto == ProtocolSASLPlaintext || proto == ProtocolSASLSSL
+	if useTLS {
+		cfg, err := tlsConfig(v)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		c.tls = cfg
+	}
+	if useSASL {
+		if err := c.saslSettings(v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *clientConfig) saslSettings(v options.Values) error {
+	c.mechanism = v.String(OptSASLMechanism)
+	c.user, c.password = v.String(OptSASLUsername), v.String(OptSASLPassword)
+	if jaas := v.String(OptSASLJAASConfig); jaas != "" {
+		u, p, err := parseJAAS(jaas)
+		if err != nil {
+			return err
+		}
+		c.user, c.password = u, p
+	}
+	return nil
+}
+
+// jaasPair matches key="value" (or key='value') in a JAAS configuration line.
+var jaasPair = regexp.MustCompile(`(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')`)
+
+// parseJAAS reads the username and password out of the Java form users copy
+// from their Kafka client configs:
+//
+//	org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="secret";
+//
+// The login module itself does not matter to franz-go: the mechanism does.
+func parseJAAS(s string) (user, password string, err error) {
+	s = strings.TrimSpace(s)
+	fields := strings.Fields(s)
+	if len(fields) < 2 || !strings.Contains(fields[0], "LoginModule") {
+		return "", "", errors.New("'properties.sasl.jaas.config' must read like '<LoginModule class> required username=\"...\" password=\"...\";'")
+	}
+	for _, m := range jaasPair.FindAllStringSubmatch(s, -1) {
+		val := m[2]
+		if val == "" {
+			val = m[3]
+		}
+		val = strings.NewReplacer(`\"`, `"`, `\'`, `'`, `\\`, `\`).Replace(val)
+		switch m[1] {
+		case "username":
+			user = val
+		case "password":
+			password = val
+		}
+	}
+	if user == "" || password == "" {
+		return "", "", errors.New("'properties.sasl.jaas.config' must set both username=\"...\" and password=\"...\"")
+	}
+	return user, password, nil
+}
+
+func tlsConfig(v options.Values) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca := v.String(OptSSLCALocation); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("'properties.ssl.ca.location': %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("'properties.ssl.ca.location': no PEM certificate found in %s", ca)
+		}
+		cfg.RootCAs = pool
+	}
+	certFile, keyFile := v.String(OptSSLCertLocation), v.String(OptSSLKeyLocation)
+	switch {
+	case certFile != "" && keyFile != "":
+		if v.Has(OptSSLKeyPassword) {
+			return nil, errors.New("'properties.ssl.key.password': encrypted PEM keys are not supported; decrypt the key (openssl pkey -in key.pem -out plain.pem) and drop the password")
+		}
+		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("'properties.ssl.certificate.location' / 'properties.ssl.key.location': %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	// Kafka's ssl.endpoint.identification.algorithm is 'https' by default
+	// (verify the host name); an empty value turns that check off but still
+	// verifies the chain.
+	if v.Has(OptSSLEndpointAlgorithm) && v.String(OptSSLEndpointAlgorithm) == "" {
+		cfg.InsecureSkipVerify = true
+		roots := cfg.RootCAs
+		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			return verifyChainOnly(raw, roots)
+		}
+	}
+	return cfg, nil
+}
+
+// verifyChainOnly checks the server's chain against roots without the host
+// name check, which is what Kafka clients do with an empty
+// ssl.endpoint.identification.algorithm.
+func verifyChainOnly(raw [][]byte, roots *x509.CertPool) error {
+	if len(raw) == 0 {
+		return errors.New("tls: the broker sent no certificate")
+	}
+	certs := make([]*x509.Certificate, len(raw))
+	for i, r := range raw {
+		c, err := x509.ParseCertificate(r)
+		if err != nil {
+			return fmt.Errorf("tls: bad broker certificate: %w", err)
+		}
+		certs[i] = c
+	}
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+	return err
+}
+
+// opts are the franz-go options every client of the table shares.
+func (c *clientConfig) opts() []kgo.Opt {
+	o := []kgo.Opt{
+		kgo.SeedBrokers(c.seeds...),
+		kgo.FetchMaxWait(c.fetchWait),
+		kgo.DialTimeout(c.reqTimeout),
+		kgo.RequestTimeoutOverhead(c.reqTimeout),
+		// A cluster that cannot be reached or refuses us must surface as an
+		// error, not as requests retried forever.
+		kgo.RetryTimeout(c.reqTimeout),
+	}
+	if c.clientID != "" {
+		o = append(o, kgo.ClientID(c.clientID))
+	}
+	if c.fetchMaxB > 0 {
+		o = append(o, kgo.FetchMaxBytes(c.fetchMaxB))
+	}
+	if c.tls != nil {
+		o = append(o, kgo.DialTLSConfig(c.tls.Clone()))
+	}
+	if m := c.saslMechanism(); m != nil {
+		o = append(o, kgo.SASL(m))
+	}
+	return o
+}
+
+func (c *clientConfig) saslMechanism() sasl.Mechanism {
+	switch c.mechanism {
+	case "PLAIN":
+		return plain.Auth{User: c.user, Pass: c.password}.AsMechanism()
+	case "SCRAM-SHA-256":
+		return scram.Auth{User: c.user, Pass: c.password}.AsSha256Mechanism()
+	case "SCRAM-SHA-512":
+		return scram.Auth{User: c.user, Pass: c.password}.AsSha512Mechanism()
+	}
+	return nil
+}

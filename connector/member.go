@@ -1,0 +1,323 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/table"
+)
+
+// member is one share-group member: its own franz-go client, decoder and
+// batch builder, run by one goroutine that the stream owns.
+type member struct {
+	st    *stream
+	id    int
+	name  string
+	cl    *kgo.Client
+	dec   table.Decoder
+	rb    *array.RecordBuilder
+	phys  []array.Builder
+	batch int
+	cur   *poll // the last poll, until the member stops
+
+	closeErr error
+}
+
+func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, error) {
+	var dec table.Decoder
+	if len(s.physCols) > 0 {
+		// A table of metadata columns only has nothing to decode: one row
+		// per record.
+		d, err := s.format.NewDecoder(s.physCols, s.bound.Options)
+		if err != nil {
+			return nil, fmt.Errorf("table '%s': %w", s.name, err)
+		}
+		dec = d
+	}
+	m := &member{st: st, id: i, name: fmt.Sprintf("%s-%d", s.group, i), dec: dec, batch: o.BatchSize}
+	opts := append(s.client.opts(),
+		kgo.ShareGroup(s.group),
+		kgo.ShareMaxRecords(s.client.maxPollRecs),
+		// Strict: the broker splits producer batches so that one fetch
+		// acquires at most max.poll.records records. Without it a fetch
+		// takes whole batches (thousands of records from one producer
+		// flush), whose locks all run while the reader works through
+		// them, and the other members of the group get nothing.
+		kgo.ShareMaxRecordsStrict(),
+		// No prefetch: a prefetched batch's locks run while the previous
+		// batch is still being delivered, so a slow reader would get
+		// records whose lock already expired and that went to another
+		// member too. Without it a member holds at most one poll's records,
+		// which it can renew until they are delivered.
+		kgo.MaxConcurrentFetches(0),
+		kgo.ShareAckCallback(m.onAcks),
+	)
+	if s.pattern != nil {
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(s.pattern.String()))
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(s.topics...))
+	}
+	if s.client.clientID == "" {
+		opts = append(opts, kgo.ClientID("kshare-"+m.name))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("table '%s': kafka client: %w", s.name, err)
+	}
+	m.cl = cl
+	m.rb = array.NewRecordBuilder(o.Alloc, st.schema)
+	for _, i := range s.physIdx {
+		m.phys = append(m.phys, m.rb.Field(i))
+	}
+	return m, nil
+}
+
+// onAcks logs acknowledgements the broker refused: their records come back
+// when their locks expire, so nothing is lost, but the user should see why
+// a record may be delivered twice.
+func (m *member) onAcks(_ *kgo.Client, res kgo.ShareAckResults) {
+	if err := res.Error(); err != nil {
+		m.st.log.Warn("acknowledgement not applied; the records will be delivered again", "member", m.name, "err", err)
+	}
+}
+
+// run polls until the stream closes or fails. It never polls while records
+// of its last poll are unsettled (see poll).
+func (m *member) run(ctx context.Context) {
+	defer m.shutdown()
+	for ctx.Err() == nil {
+		fetches := m.cl.PollRecords(ctx, int(m.st.src.client.maxPollRecs))
+		if err := m.fetchError(fetches); err != nil {
+			if ctx.Err() == nil {
+				m.st.send(ctx, item{err: err})
+			}
+			// Whatever this poll returned is released by Close.
+			return
+		}
+		recs := fetches.Records()
+		if len(recs) == 0 {
+			continue
+		}
+		if !m.handle(ctx, recs) {
+			return
+		}
+	}
+}
+
+// fetchError picks the error that ends the stream out of a poll's errors.
+// franz-go retries what can be retried; what it surfaces is for the user.
+func (m *member) fetchError(fs kgo.Fetches) error {
+	var first error
+	fs.EachError(func(topic string, p int32, err error) {
+		if first != nil || errors.Is(err, context.Canceled) || errors.Is(err, kgo.ErrClientClosed) {
+			return
+		}
+		if kerr.IsRetriable(err) {
+			m.st.log.Debug("retriable fetch error", "member", m.name, "topic", topic, "partition", p, "err", err)
+			return
+		}
+		if topic != "" {
+			first = fmt.Errorf("table '%s': reading %s[%d]: %w", m.st.src.name, topic, p, err)
+		} else {
+			first = fmt.Errorf("table '%s': share group '%s': %w", m.st.src.name, m.st.src.group, err)
+		}
+	})
+	return first
+}
+
+// handle decodes one poll into batches, hands them to the reader and waits
+// until every record is settled, renewing locks meanwhile. It reports
+// whether the member should go on.
+func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
+	st := m.st
+	src := st.src
+	p := newPoll(m, recs)
+	m.cur = p
+	st.stats.records.Add(int64(len(recs)))
+	st.stats.consumers[m.id].Add(int64(len(recs)))
+	pollAt := time.Now()
+
+	var (
+		ack     = &batchAck{p: p}
+		fail    error
+		batches []table.Batch
+	)
+	cut := func() {
+		if len(ack.rowRec) == 0 {
+			return
+		}
+		rec := m.rb.NewRecordBatch()
+		var a table.Acker = ack
+		if src.guarantee == GuaranteeAtMostOnce {
+			a = noAck{}
+		}
+		batches = append(batches, table.Batch{Record: rec, Ack: a})
+		ack = &batchAck{p: p}
+	}
+	for i, r := range recs {
+		if r.DeliveryCount() > 1 {
+			st.stats.redelivered.Add(1)
+		}
+		n, err := 1, error(nil)
+		if m.dec != nil {
+			n, err = m.dec.Decode(r.Value, m.phys)
+		}
+		if err != nil {
+			if errors.Is(err, table.ErrSkipped) {
+				// The format's options say to skip such values: the
+				// record is done.
+				st.stats.skipped.Add(1)
+				p.settle(i, table.Accept)
+				continue
+			}
+			st.stats.decodeErrors.Add(1)
+			rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Err: err}
+			switch src.onError {
+			case OnDecodeErrorReject:
+				st.log.Warn("rejected a record that does not decode", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+				p.settle(i, table.Reject)
+				continue
+			case OnDecodeErrorRelease:
+				st.log.Warn("released a record that does not decode; the broker archives it after its delivery limit", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "delivery_count", r.DeliveryCount(), "err", err)
+				p.settle(i, table.Release)
+				continue
+			}
+			// fail: deliver the rows before it, then end the stream. The
+			// record and all after it are released, not lost.
+			fail = rerr
+			for j := i; j < len(recs); j++ {
+				p.settle(j, table.Release)
+			}
+			break
+		}
+		if n == 0 {
+			// A value with no rows (an empty JSON array) is done.
+			p.settle(i, table.Accept)
+			continue
+		}
+		for _, mc := range src.meta {
+			b := m.rb.Field(mc.idx)
+			for k := 0; k < n; k++ {
+				mc.fill(b, r)
+			}
+		}
+		ri := int32(len(ack.recs))
+		ack.recs = append(ack.recs, int32(i))
+		for k := 0; k < n; k++ {
+			ack.rowRec = append(ack.rowRec, ri)
+		}
+		st.stats.rows.Add(int64(n))
+		if len(ack.rowRec) >= m.batch {
+			cut()
+		}
+	}
+	cut()
+
+	if src.guarantee == GuaranteeAtMostOnce {
+		// Accept on receipt: the records are done before anyone reads them.
+		for i := range recs {
+			p.settle(i, table.Accept)
+		}
+	}
+	for i, b := range batches {
+		if !st.send(ctx, item{b: b}) {
+			// Closed: send abandoned this batch; abandon the rest too.
+			for _, rest := range batches[i+1:] {
+				st.discard(item{b: rest})
+			}
+			return false
+		}
+	}
+	if fail != nil {
+		st.send(ctx, item{err: fail})
+		// Wait for the rows already sent to be settled, so that what the
+		// reader delivered is accepted while this member still holds the
+		// records.
+		m.wait(ctx, p, pollAt)
+		return false
+	}
+	return m.wait(ctx, p, pollAt)
+}
+
+// wait blocks until every record of p is settled, renewing the locks of
+// those still out before they expire. It reports false when the stream
+// closed first.
+func (m *member) wait(ctx context.Context, p *poll, pollAt time.Time) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+	}
+	// The broker's lock duration, as the first record's deadline tells it
+	// (it started a little before the poll returned, so this errs short).
+	lock := time.Duration(0)
+	if d := p.records[0].AcquisitionDeadline(); !d.IsZero() {
+		lock = d.Sub(pollAt)
+	}
+	var renewC <-chan time.Time
+	var timer *time.Timer
+	if lock > 0 {
+		// Renew at half the lock: margin for the renew's round trip and
+		// for the broker's clock having started before ours.
+		timer = time.NewTimer(lock / 2)
+		defer timer.Stop()
+		renewC = timer.C
+	}
+	for {
+		select {
+		case <-p.done:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-renewC:
+			n := 0
+			p.unsettled(func(r *kgo.Record) {
+				r.Ack(kgo.AckRenew)
+				n++
+			})
+			if n > 0 {
+				// A renew sent while another is in flight does nothing,
+				// so wait for this one to reach the broker.
+				fctx, cancel := context.WithTimeout(ctx, lock/2)
+				if err := m.cl.FlushAcks(fctx); err != nil && ctx.Err() == nil {
+					m.st.log.Warn("renewing record locks timed out", "member", m.name, "records", n, "err", err)
+				}
+				cancel()
+				m.st.stats.renewed.Add(int64(n))
+			}
+			timer.Reset(lock / 2)
+		}
+	}
+}
+
+// shutdown releases what this member still holds and leaves the group.
+// Close sends the pending acknowledgements (our releases among them) before
+// leaving, so another member gets the released records at once.
+func (m *member) shutdown() {
+	if m.cur != nil {
+		m.cur.releaseRest()
+	}
+	m.cl.Close()
+	m.rb.Release()
+}
+
+// RecordError is a decode error together with the coordinates of the
+// record at fault: "orders[0]@1234: field "quantity": expected INT, got "two"".
+type RecordError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Err       error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("%s[%d]@%d: %v", e.Topic, e.Partition, e.Offset, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }

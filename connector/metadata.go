@@ -1,0 +1,151 @@
+package connector
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// metaFill appends one record's metadata value to a metadata column. The
+// declared type may be wider than the key's own (BIGINT for 'partition',
+// TIMESTAMP_LTZ(6) for 'timestamp'), so values are written through the
+// builder's type, not assumed.
+type metaFill func(b array.Builder, r *kgo.Record)
+
+// metaFiller returns the filler of key for a column built by b's type. The
+// table layer has already checked at CREATE time that the key exists and the
+// declared type can hold it; an error here is a bug in that check.
+func metaFiller(key string) (metaFill, error) {
+	switch key {
+	case "topic":
+		return func(b array.Builder, r *kgo.Record) { appendString(b, r.Topic) }, nil
+	case "partition":
+		return func(b array.Builder, r *kgo.Record) { appendInt(b, int64(r.Partition)) }, nil
+	case "offset":
+		return func(b array.Builder, r *kgo.Record) { appendInt(b, r.Offset) }, nil
+	case "timestamp":
+		return func(b array.Builder, r *kgo.Record) { appendTime(b, r.Timestamp) }, nil
+	case "timestamp-type":
+		return func(b array.Builder, r *kgo.Record) { appendString(b, timestampType(r)) }, nil
+	case "key":
+		return func(b array.Builder, r *kgo.Record) {
+			if r.Key == nil {
+				b.AppendNull()
+				return
+			}
+			appendBytes(b, r.Key)
+		}, nil
+	case "headers":
+		return appendHeaders, nil
+	case "leader-epoch":
+		return func(b array.Builder, r *kgo.Record) {
+			if r.LeaderEpoch < 0 {
+				b.AppendNull() // the broker did not say
+				return
+			}
+			appendInt(b, int64(r.LeaderEpoch))
+		}, nil
+	case "delivery-count":
+		return func(b array.Builder, r *kgo.Record) { appendInt(b, int64(r.DeliveryCount())) }, nil
+	case "acquisition-deadline":
+		return func(b array.Builder, r *kgo.Record) {
+			d := r.AcquisitionDeadline()
+			if d.IsZero() {
+				b.AppendNull()
+				return
+			}
+			appendTime(b, d)
+		}, nil
+	}
+	return nil, fmt.Errorf("metadata key '%s' is not one of the connector's", key)
+}
+
+// timestampType spells the record's timestamp type as Kafka's Java client
+// and Flink do.
+func timestampType(r *kgo.Record) string {
+	switch {
+	case r.Attrs.TimestampType() == 1:
+		return "LogAppendTime"
+	case r.Attrs.TimestampType() == 0:
+		return "CreateTime"
+	}
+	return "NoTimestampType"
+}
+
+func appendString(b array.Builder, s string) {
+	switch b := b.(type) {
+	case *array.StringBuilder:
+		b.Append(s)
+	case *array.BinaryBuilder:
+		b.AppendString(s)
+	default:
+		b.AppendNull()
+	}
+}
+
+func appendBytes(b array.Builder, v []byte) {
+	switch b := b.(type) {
+	case *array.BinaryBuilder:
+		b.Append(v)
+	case *array.StringBuilder:
+		b.BinaryBuilder.Append(v)
+	default:
+		b.AppendNull()
+	}
+}
+
+func appendInt(b array.Builder, v int64) {
+	switch b := b.(type) {
+	case *array.Int32Builder:
+		b.Append(int32(v))
+	case *array.Int64Builder:
+		b.Append(v)
+	case *array.Int16Builder:
+		b.Append(int16(v))
+	case *array.Int8Builder:
+		b.Append(int8(v))
+	default:
+		b.AppendNull()
+	}
+}
+
+func appendTime(b array.Builder, t time.Time) {
+	tb, ok := b.(*array.TimestampBuilder)
+	if !ok {
+		b.AppendNull()
+		return
+	}
+	var v int64
+	switch tb.Type().(*arrow.TimestampType).Unit {
+	case arrow.Second:
+		v = t.Unix()
+	case arrow.Millisecond:
+		v = t.UnixMilli()
+	case arrow.Microsecond:
+		v = t.UnixMicro()
+	default:
+		v = t.UnixNano()
+	}
+	tb.Append(arrow.Timestamp(v))
+}
+
+func appendHeaders(b array.Builder, r *kgo.Record) {
+	mb, ok := b.(*array.MapBuilder)
+	if !ok {
+		b.AppendNull()
+		return
+	}
+	mb.Append(true)
+	kb, ib := mb.KeyBuilder(), mb.ItemBuilder()
+	for _, h := range r.Headers {
+		appendString(kb, h.Key)
+		if h.Value == nil {
+			ib.AppendNull()
+			continue
+		}
+		appendBytes(ib, h.Value)
+	}
+}

@@ -1,0 +1,306 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/internal/kafkaadmin"
+	"github.com/kshare/kshare/table"
+)
+
+// defaultBatchSize bounds the rows of one Arrow batch when neither the table
+// nor the reader says otherwise.
+const defaultBatchSize = 1024
+
+// source is a kafka-sharegroup table's reader factory: its options are
+// parsed and checked; each Open starts new members of the share group.
+type source struct {
+	name        string // table name, for messages
+	client      *clientConfig
+	group       string
+	topics      []string
+	pattern     *regexp.Regexp
+	parallelism int
+	startup     string
+	guarantee   string
+	onError     string
+	batchSize   int
+
+	schema   *table.Schema
+	format   table.Format
+	bound    *table.Bound
+	physIdx  []int // positions of the physical columns in the schema
+	physCols []table.Column
+	meta     []metaCol
+}
+
+type metaCol struct {
+	idx  int
+	fill metaFill
+}
+
+var _ table.Source = (*source)(nil)
+
+// Open checks that the cluster answers and the topics exist, applies the
+// startup mode to the group, and starts source.parallelism members.
+func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+	if o.Alloc == nil {
+		o.Alloc = memory.DefaultAllocator
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = s.batchSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if err := s.prepare(ctx); err != nil {
+		return nil, err
+	}
+	st := &stream{
+		src:    s,
+		schema: s.schema.Arrow(),
+		out:    make(chan item, s.parallelism),
+		log:    o.Logger.With("table", s.name, "group", s.group),
+	}
+	st.ctx, st.cancel = context.WithCancel(context.Background())
+	for i := 0; i < s.parallelism; i++ {
+		m, err := s.newMember(st, i, o)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		st.members = append(st.members, m)
+	}
+	st.stats.consumers = make([]atomic.Int64, len(st.members))
+	for _, m := range st.members {
+		st.wg.Add(1)
+		go func() {
+			defer st.wg.Done()
+			m.run(st.ctx)
+		}()
+	}
+	return st, nil
+}
+
+// prepare is the I/O done once per Open before any member joins: it turns
+// an unreachable cluster, refused credentials or a missing topic into an
+// error at query start instead of a member that waits forever.
+func (s *source) prepare(ctx context.Context) error {
+	cl, err := kgo.NewClient(s.client.opts()...)
+	if err != nil {
+		return fmt.Errorf("table '%s': kafka client: %w", s.name, err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, s.client.reqTimeout+time.Second)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	if len(s.topics) > 0 {
+		tds, err := adm.ListTopics(ctx, s.topics...)
+		if err != nil {
+			return s.connectError(err)
+		}
+		var missing []string
+		for _, t := range s.topics {
+			td, ok := tds[t]
+			switch {
+			case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+				missing = append(missing, "'"+t+"'")
+			case td.Err != nil:
+				return fmt.Errorf("table '%s': topic '%s': %w", s.name, t, td.Err)
+			}
+		}
+		if len(missing) > 0 {
+			word := "topic"
+			if len(missing) > 1 {
+				word = "topics"
+			}
+			return fmt.Errorf("table '%s': %s %s not found on %s; create it first, or check the 'topic' option", s.name, word, strings.Join(missing, ", "), strings.Join(s.client.seeds, ","))
+		}
+	} else if _, err := adm.ListTopics(ctx); err != nil {
+		return s.connectError(err)
+	}
+	var reset string
+	switch s.startup {
+	case StartupEarliestOffset:
+		reset = "earliest"
+	case StartupLatestOffset:
+		reset = "latest"
+	}
+	if reset != "" {
+		// share.auto.offset.reset is a property of the whole group, read
+		// when the group first fetches a partition; a group that has
+		// already started keeps its position.
+		if err := kafkaadmin.SetShareGroupConfig(ctx, cl, s.group, map[string]string{"share.auto.offset.reset": reset}); err != nil {
+			return fmt.Errorf("table '%s': applying 'scan.startup.mode' = '%s': %w", s.name, s.startup, err)
+		}
+	}
+	return nil
+}
+
+// connectError says what a user checks when the first contact fails.
+func (s *source) connectError(err error) error {
+	seeds := strings.Join(s.client.seeds, ",")
+	var ke *kerr.Error
+	if errors.As(err, &ke) && (ke == kerr.SaslAuthenticationFailed || ke == kerr.IllegalSaslState || ke == kerr.UnsupportedSaslMechanism) {
+		return fmt.Errorf("table '%s': authentication to Kafka at %s failed (mechanism %s, user '%s'); check 'properties.sasl.*': %w", s.name, seeds, s.client.mechanism, s.client.user, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("table '%s': no answer from Kafka at %s within %s; check 'bootstrap.servers', 'properties.security.protocol' and that the broker is running", s.name, seeds, s.client.reqTimeout)
+	}
+	return fmt.Errorf("table '%s': cannot reach Kafka at %s; check 'bootstrap.servers' and that the broker is running: %w", s.name, seeds, err)
+}
+
+// item is what members hand the stream: a batch, or the error that ends it.
+type item struct {
+	b   table.Batch
+	err error
+}
+
+// stream merges the batches of a table's members.
+type stream struct {
+	src     *source
+	schema  *arrow.Schema
+	out     chan item
+	log     *slog.Logger
+	members []*member
+
+	ctx    context.Context // the members' lifetime, ended by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+	stats     counters
+}
+
+var _ table.Stream = (*stream)(nil)
+
+func (st *stream) Schema() *arrow.Schema { return st.schema }
+
+func (st *stream) Next(ctx context.Context) (table.Batch, error) {
+	select {
+	case it := <-st.out:
+		return it.b, it.err
+	case <-ctx.Done():
+		return table.Batch{}, ctx.Err()
+	case <-st.ctx.Done():
+		return table.Batch{}, errStreamClosed
+	}
+}
+
+var errStreamClosed = errors.New("stream closed")
+
+// Close stops the members; each releases what it holds and leaves the group.
+// Batches still queued are abandoned (released) and their memory freed.
+func (st *stream) Close() error {
+	st.closeOnce.Do(func() {
+		st.cancel()
+		done := make(chan struct{})
+		go func() {
+			st.wg.Wait()
+			close(done)
+		}()
+		// Drain while the members stop: one may be blocked handing over a
+		// batch, and a drained batch must be released, not dropped.
+		for {
+			select {
+			case it := <-st.out:
+				st.discard(it)
+				continue
+			case <-done:
+			}
+			break
+		}
+		for {
+			select {
+			case it := <-st.out:
+				st.discard(it)
+				continue
+			default:
+			}
+			break
+		}
+		var errs []error
+		for _, m := range st.members {
+			if err := m.closeErr; err != nil {
+				errs = append(errs, err)
+			}
+		}
+		st.closeErr = errors.Join(errs...)
+	})
+	return st.closeErr
+}
+
+func (st *stream) discard(it item) {
+	if it.b.Ack != nil {
+		it.b.Ack.Abandon()
+	}
+	if it.b.Record != nil {
+		it.b.Record.Release()
+	}
+}
+
+// send hands an item to the reader, or gives up when the stream closes. It
+// reports whether the reader took it.
+func (st *stream) send(ctx context.Context, it item) bool {
+	select {
+	case st.out <- it:
+		return true
+	case <-ctx.Done():
+		st.discard(it)
+		return false
+	}
+}
+
+func (st *stream) Stats() table.Stats {
+	s := table.Stats{
+		Records:      st.stats.records.Load(),
+		Rows:         st.stats.rows.Load(),
+		Accepted:     st.stats.accepted.Load(),
+		Released:     st.stats.released.Load(),
+		Rejected:     st.stats.rejected.Load(),
+		Redelivered:  st.stats.redelivered.Load(),
+		DecodeErrors: st.stats.decodeErrors.Load(),
+		Skipped:      st.stats.skipped.Load(),
+		Renewed:      st.stats.renewed.Load(),
+	}
+	for i, m := range st.members {
+		if i < len(st.stats.consumers) {
+			s.Consumers = append(s.Consumers, table.ConsumerStats{Name: m.name, Records: st.stats.consumers[i].Load()})
+		}
+	}
+	return s
+}
+
+// counters are a stream's statistics, updated by members as they work.
+type counters struct {
+	records, rows                      atomic.Int64
+	accepted, released, rejected       atomic.Int64
+	redelivered, decodeErrors, skipped atomic.Int64
+	renewed                            atomic.Int64
+	consumers                          []atomic.Int64
+}
+
+func (c *counters) count(d table.Disposition) {
+	switch d {
+	case table.Accept:
+		c.accepted.Add(1)
+	case table.Release:
+		c.released.Add(1)
+	case table.Reject:
+		c.rejected.Add(1)
+	}
+}

@@ -1,0 +1,598 @@
+package connector_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// idFormat decodes a value "123" into one BIGINT row; any other value is a
+// decode error. It keeps these tests about the connector, not a format.
+type idFormat struct{}
+
+func (idFormat) Name() string          { return "test-id" }
+func (idFormat) Options() *options.Set { return &options.Set{Owner: "format 'test-id'"} }
+func (idFormat) NewDecoder(cols []table.Column, _ options.Values) (table.Decoder, error) {
+	if len(cols) != 1 || cols[0].Type.Kind != table.BigInt {
+		return nil, errors.New("test-id needs one BIGINT column")
+	}
+	return idDecoder{}, nil
+}
+
+type idDecoder struct{}
+
+func (idDecoder) Decode(v []byte, cols []array.Builder) (int, error) {
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0, &table.DecodeError{Field: "id", Msg: fmt.Sprintf("expected BIGINT, got %q", v)}
+	}
+	cols[0].(*array.Int64Builder).Append(n)
+	return 1, nil
+}
+
+// newSource binds a kafka-sharegroup table of one BIGINT column 'id' (plus
+// the given metadata columns) to topic and group.
+func newSource(t testing.TB, addr, topic, group string, extra map[string]string, meta ...table.Column) table.Source {
+	t.Helper()
+	kvs := []options.KV{
+		{Key: "connector", Value: connector.Name},
+		{Key: "format", Value: "test-id"},
+		{Key: "bootstrap.servers", Value: addr},
+		{Key: "topic", Value: topic},
+		{Key: "share-group-id", Value: group},
+	}
+	for k, v := range extra {
+		kvs = append(kvs, options.KV{Key: k, Value: v})
+	}
+	f := idFormat{}
+	vals, err := options.Parse(kvs, []string{"connector", "format"}, connector.Options, f.Options())
+	if err != nil {
+		t.Fatalf("options: %v", err)
+	}
+	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: append([]table.Column{
+		{Name: "id", Type: table.BigIntType()},
+	}, meta...)}}
+	c, err := table.LookupConnector(connector.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := c.NewSource(&table.Bound{Def: def, Connector: c, Format: f, Options: vals})
+	if err != nil {
+		t.Fatalf("NewSource: %v", err)
+	}
+	return src
+}
+
+func open(t testing.TB, src table.Source, mem memory.Allocator) table.Stream {
+	t.Helper()
+	st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: mem})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return st
+}
+
+// reader reads a stream and remembers every id delivered and how often.
+type reader struct {
+	t    testing.TB
+	st   table.Stream
+	seen map[int64]int
+	rows int
+}
+
+func newReader(t testing.TB, st table.Stream) *reader {
+	return &reader{t: t, st: st, seen: map[int64]int{}}
+}
+
+// next takes one batch and returns its ids; the batch is not settled yet.
+func (r *reader) next(ctx context.Context) (table.Batch, []int64, error) {
+	b, err := r.st.Next(ctx)
+	if err != nil {
+		return b, nil, err
+	}
+	col := b.Record.Column(0).(*array.Int64)
+	ids := make([]int64, col.Len())
+	for i := range ids {
+		ids[i] = col.Value(i)
+	}
+	return b, ids, nil
+}
+
+// until delivers batches (settling each as delivered) until done says stop.
+func (r *reader) until(ctx context.Context, what string, done func() bool) {
+	r.t.Helper()
+	for !done() {
+		b, ids, err := r.next(ctx)
+		if err != nil {
+			r.t.Fatalf("waiting for %s (have %d distinct ids, %d rows): %v", what, len(r.seen), r.rows, err)
+		}
+		for _, id := range ids {
+			r.seen[id]++
+		}
+		r.rows += len(ids)
+		b.Record.Release()
+		b.Ack.Done()
+	}
+}
+
+func checkedAlloc(t testing.TB) *memory.CheckedAllocator {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	return mem
+}
+
+// TestParallelMembersOnePartition is the share-group promise: more members
+// than partitions, each gets work, every record is delivered once.
+func TestParallelMembersOnePartition(t *testing.T) {
+	const n = 20000
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(n)...)
+
+	mem := checkedAlloc(t)
+	st := open(t, newSource(t, addr, topic, group, map[string]string{
+		"source.parallelism": "4",
+		// Small polls so that the four members take turns on the one
+		// partition rather than one member taking most of it.
+		"properties.max.poll.records": "100",
+	}), mem)
+	r := newReader(t, st)
+	r.until(kafkatest.Context(t), "all records", func() bool { return len(r.seen) == n })
+	if err := st.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for id, c := range r.seen {
+		if c != 1 {
+			t.Errorf("id %d delivered %d times in the happy path", id, c)
+		}
+	}
+	s := st.Stats()
+	if len(s.Consumers) != 4 {
+		t.Fatalf("stats name %d consumers, want 4", len(s.Consumers))
+	}
+	for _, c := range s.Consumers {
+		if c.Records == 0 {
+			t.Errorf("member %s received no records: %+v", c.Name, s.Consumers)
+		}
+	}
+	if s.Accepted != n || s.Released != 0 || s.Rejected != 0 {
+		t.Errorf("accepted/released/rejected = %d/%d/%d, want %d/0/0", s.Accepted, s.Released, s.Rejected, n)
+	}
+}
+
+// TestEarlyEndReleases: a reader that stops after 100 rows releases the rest
+// of what it holds, and a second reader in the group delivers it all.
+func TestEarlyEndReleases(t *testing.T) {
+	const n = 10000
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(n)...)
+	mem := checkedAlloc(t)
+	src := newSource(t, addr, topic, group, nil)
+	ctx := kafkatest.Context(t)
+
+	first := open(t, src, mem)
+	delivered := map[int64]bool{}
+	for len(delivered) < 100 {
+		b, ids, err := newReader(t, first).next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range ids {
+			if len(delivered) < 100 {
+				delivered[id] = true
+			} else {
+				b.Ack.Mark(i, table.Release) // LIMIT reached: not delivered
+			}
+		}
+		b.Record.Release()
+		b.Ack.Done()
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := first.Stats(); s.Accepted != 100 || s.Released != s.Records-100 {
+		t.Errorf("first reader: accepted %d released %d of %d records; want 100 accepted and the rest released", s.Accepted, s.Released, s.Records)
+	}
+
+	second := open(t, src, mem)
+	defer second.Close()
+	r := newReader(t, second)
+	r.until(ctx, "the records the first reader did not deliver", func() bool { return len(r.seen) == n-100 })
+	for id := range r.seen {
+		if delivered[id] {
+			t.Errorf("id %d was accepted by the first reader and delivered again", id)
+		}
+	}
+}
+
+func poisoned(n, at int) [][]byte {
+	vs := kafkatest.Values(n)
+	vs[at] = []byte("poison")
+	return vs
+}
+
+func TestDecodeErrorReject(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.Produce(t, addr, topic, poisoned(1000, 500)...)
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": "reject"}), checkedAlloc(t))
+	defer st.Close()
+	r := newReader(t, st)
+	r.until(kafkatest.Context(t), "the good records", func() bool { return len(r.seen) == 999 })
+	waitStats(t, st, "the poison record rejected", func(s table.Stats) bool { return s.Rejected == 1 && s.DecodeErrors == 1 })
+}
+
+func TestDecodeErrorRelease(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.Produce(t, addr, topic, poisoned(1000, 500)...)
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": "release"}), checkedAlloc(t))
+	defer st.Close()
+	r := newReader(t, st)
+	r.until(kafkatest.Context(t), "the good records", func() bool { return len(r.seen) == 999 })
+	// Released, the poison comes back (delivery count + 1) until the
+	// broker's delivery limit archives it; the stream flows meanwhile.
+	waitStats(t, st, "the poison record redelivered", func(s table.Stats) bool { return s.DecodeErrors >= 2 && s.Redelivered >= 1 })
+}
+
+func TestDecodeErrorFail(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.Produce(t, addr, topic, poisoned(1000, 500)...)
+	mem := checkedAlloc(t)
+	ctx := kafkatest.Context(t)
+	src := newSource(t, addr, topic, group, nil)
+	st := open(t, src, mem)
+	r := newReader(t, st)
+	var failure error
+	for failure == nil {
+		b, ids, err := r.next(ctx)
+		if err != nil {
+			failure = err
+			break
+		}
+		for _, id := range ids {
+			r.seen[id]++
+		}
+		b.Record.Release()
+		b.Ack.Done()
+	}
+	var re *connector.RecordError
+	if !errors.As(failure, &re) || re.Topic != topic || re.Partition != 0 || re.Offset != 500 {
+		t.Fatalf("error = %v, want a RecordError at %s[0]@500", failure, topic)
+	}
+	if want := fmt.Sprintf("%s[0]@500: field \"id\": expected BIGINT, got \"poison\"", topic); failure.Error() != want {
+		t.Errorf("error text = %q, want %q", failure.Error(), want)
+	}
+	st.Close()
+	if len(r.seen) > 500 {
+		t.Errorf("delivered %d rows; only the 500 before the poison record may pass", len(r.seen))
+	}
+	// Nothing was lost: the poison record and the rest come back.
+	st2 := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": "reject"}), mem)
+	defer st2.Close()
+	r2 := newReader(t, st2)
+	r2.until(ctx, "the rest after the failure", func() bool {
+		for i := int64(0); i < 1000; i++ {
+			if i != 500 && r.seen[i] == 0 && r2.seen[i] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	waitStats(t, st2, "the poison record seen again", func(s table.Stats) bool { return s.DecodeErrors == 1 })
+}
+
+func waitStats(t testing.TB, st table.Stream, what string, ok func(table.Stats) bool) {
+	t.Helper()
+	ctx := kafkatest.Context(t)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !ok(st.Stats()) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: stats %+v", what, st.Stats())
+		case <-tick.C:
+		}
+	}
+}
+
+// TestMetadataColumns fills every metadata key the connector declares.
+func TestMetadataColumns(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	ts := time.UnixMilli(1764670530123)
+	kafkatest.ProduceRecords(t, addr, &kgo.Record{Topic: topic, Key: []byte("k1"), Value: []byte("7"), Timestamp: ts,
+		Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("v")}}})
+	var meta []table.Column
+	for _, k := range connector.Metadata {
+		meta = append(meta, table.Column{Name: "m_" + k.Key, Type: k.Type, Metadata: true, MetadataKey: k.Key, Virtual: true})
+	}
+	st := open(t, newSource(t, addr, topic, group, nil, meta...), checkedAlloc(t))
+	defer st.Close()
+	b, err := st.Next(kafkatest.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Record.Release()
+	defer b.Ack.Done()
+	got := map[string]string{}
+	for i, f := range b.Record.Schema().Fields() {
+		got[f.Name] = b.Record.Column(i).ValueStr(0)
+	}
+	want := map[string]string{
+		"id":               "7",
+		"m_topic":          topic,
+		"m_partition":      "0",
+		"m_offset":         "0",
+		"m_key":            "azE=", // base64 of k1, as arrow prints binary
+		"m_delivery-count": "1",
+		"m_timestamp-type": "CreateTime",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	if got["m_timestamp"] != "2025-12-02T10:15:30.123Z" {
+		t.Errorf("m_timestamp = %q, want the record's timestamp", got["m_timestamp"])
+	}
+	if got["m_acquisition-deadline"] == "" || got["m_acquisition-deadline"] == "(null)" {
+		t.Errorf("m_acquisition-deadline is empty")
+	}
+	if !strings.Contains(got["m_headers"], "h") {
+		t.Errorf("m_headers = %q, want the header h", got["m_headers"])
+	}
+}
+
+// TestSlowReaderKeepsLocks holds a batch three times as long as the record
+// lock; the connector renews the locks, so no other member gets those records
+// and none is delivered twice.
+func TestSlowReaderKeepsLocks(t *testing.T) {
+	const lock = 2 * time.Second
+	var addr string
+	if kafkatest.Real() {
+		addr = kafkatest.Bootstrap(t)
+	} else {
+		addr = kafkatest.Fake(t, kfake.BrokerConfigs(map[string]string{
+			"group.share.record.lock.duration.ms": strconv.Itoa(int(lock.Milliseconds())),
+		})).ListenAddrs()[0]
+	}
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.SetGroupConfig(t, addr, group, map[string]string{"share.record.lock.duration.ms": strconv.Itoa(int(lock.Milliseconds()))})
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)...)
+	ctx := kafkatest.Context(t)
+
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "50"}), checkedAlloc(t))
+	defer st.Close()
+	r := newReader(t, st)
+	held, ids, err := r.next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another member of the group polls while the batch is held.
+	other := kafkatest.Client(t, addr, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.ShareMaxRecords(50))
+	var (
+		mu        sync.Mutex
+		otherSeen = map[int64]bool{}
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			fs := other.PollRecords(pctx, 50)
+			cancel()
+			for _, rec := range fs.Records() {
+				n, _ := strconv.ParseInt(string(rec.Value), 10, 64)
+				mu.Lock()
+				otherSeen[n] = true
+				mu.Unlock()
+				// Hand it back so the slow reader's group mates can have it.
+				rec.Ack(kgo.AckRelease)
+			}
+		}
+	}()
+	time.Sleep(3 * lock) // the slow work itself, not a wait for a condition
+	held.Record.Release()
+	held.Ack.Done()
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		if otherSeen[id] {
+			t.Errorf("id %d of the held batch went to another member while it was being delivered", id)
+		}
+	}
+	if s := st.Stats(); s.Renewed == 0 {
+		t.Errorf("no lock was renewed in %s with a %s lock: %+v", 3*lock, lock, s)
+	}
+}
+
+// TestUnreachableBroker: a broker that is not there is an error at Open,
+// promptly, naming the address.
+func TestUnreachableBroker(t *testing.T) {
+	src := newSource(t, "127.0.0.1:1", "t", "g", map[string]string{"properties.request.timeout.ms": "2000"})
+	start := time.Now()
+	_, err := src.Open(context.Background(), table.OpenOptions{})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("Open = %v, want an error naming 127.0.0.1:1", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("Open took %s to fail", d)
+	}
+}
+
+func TestMissingTopic(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	src := newSource(t, addr, "no-such-topic-"+kafkatest.GroupName(t), kafkatest.GroupName(t), nil)
+	_, err := src.Open(kafkatest.Context(t), table.OpenOptions{})
+	if err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("Open = %v, want a topic-not-found error", err)
+	}
+}
+
+// TestKilledProcessLosesNothing kills a reading process with SIGKILL in the
+// middle of the stream; a second reader then delivers everything the first
+// had not delivered.
+func TestKilledProcessLosesNothing(t *testing.T) {
+	const n = 5000
+	if os.Getenv("KSHARE_CHILD_OUT") != "" {
+		t.Skip("running as the child reader")
+	}
+	var addr string
+	lockMs := "2000"
+	if kafkatest.Real() {
+		addr = kafkatest.Bootstrap(t)
+	} else {
+		// kfake must persist nothing here, but the child is another
+		// process: it needs a fixed address both can reach.
+		addr = kafkatest.Fake(t, kfake.BrokerConfigs(map[string]string{"group.share.record.lock.duration.ms": lockMs})).ListenAddrs()[0]
+	}
+	topic := kafkatest.Topic(t, addr, 2)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.SetGroupConfig(t, addr, group, map[string]string{"share.record.lock.duration.ms": lockMs})
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(n)...)
+
+	out := filepath.Join(t.TempDir(), "delivered")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildReader$", "-test.v")
+	cmd.Env = append(os.Environ(), "KSHARE_CHILD_OUT="+out, "KSHARE_CHILD_ADDR="+addr, "KSHARE_CHILD_TOPIC="+topic, "KSHARE_CHILD_GROUP="+group)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := kafkatest.Context(t)
+	tick := time.NewTicker(20 * time.Millisecond)
+	for len(readIDs(t, out)) < 1000 {
+		select {
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("child delivered %d ids before the deadline; its stderr:\n%s", len(readIDs(t, out)), stderr.String())
+		case <-tick.C:
+		}
+	}
+	tick.Stop()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	childIDs := readIDs(t, out)
+
+	st := open(t, newSource(t, addr, topic, group, nil), checkedAlloc(t))
+	defer st.Close()
+	r := newReader(t, st)
+	r.until(ctx, "every id the killed reader had not delivered", func() bool {
+		for i := int64(0); i < n; i++ {
+			if !childIDs[i] && r.seen[i] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("killed child delivered %d ids; the second reader %d (%d of them again)", len(childIDs), len(r.seen), overlap(childIDs, r.seen))
+}
+
+func overlap(a map[int64]bool, b map[int64]int) int {
+	n := 0
+	for id := range b {
+		if a[id] {
+			n++
+		}
+	}
+	return n
+}
+
+// readIDs reads the ids the child wrote and synced; a torn last line (the
+// child died writing it) is not a delivered id.
+func readIDs(t testing.TB, path string) map[int64]bool {
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	ids := map[int64]bool{}
+	lines := strings.Split(string(data), "\n")
+	for _, l := range lines[:max(0, len(lines)-1)] {
+		if n, err := strconv.ParseInt(l, 10, 64); err == nil {
+			ids[n] = true
+		}
+	}
+	return ids
+}
+
+// TestChildReader is the process TestKilledProcessLosesNothing kills: it
+// delivers rows by writing and syncing them to a file, then settles, slowly,
+// until it is killed.
+func TestChildReader(t *testing.T) {
+	out := os.Getenv("KSHARE_CHILD_OUT")
+	if out == "" {
+		t.Skip("only run as a child of TestKilledProcessLosesNothing")
+	}
+	f, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newSource(t, os.Getenv("KSHARE_CHILD_ADDR"), os.Getenv("KSHARE_CHILD_TOPIC"), os.Getenv("KSHARE_CHILD_GROUP"),
+		map[string]string{"source.parallelism": "2", "properties.max.poll.records": "100"})
+	st, err := src.Open(context.Background(), table.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, err := st.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := b.Record.Column(0).(*array.Int64)
+		var sb strings.Builder
+		for i := 0; i < col.Len(); i++ {
+			sb.WriteString(strconv.FormatInt(col.Value(i), 10))
+			sb.WriteByte('\n')
+		}
+		if _, err := f.WriteString(sb.String()); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		b.Record.Release()
+		b.Ack.Done()
+		time.Sleep(20 * time.Millisecond) // slow work, so the kill lands mid-stream
+	}
+}
