@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# test.sh runs every kshare test: go vet, then go test -race against a real
+# Apache Kafka broker that it fetches (once, into .cache/kafka/), starts and
+# always stops again. Tests that have no real broker fall back to kfake;
+# here they all get the real one through KSHARE_KAFKA_BOOTSTRAP and the
+# KSHARE_KAFKA_SASL_* variables (see scripts/kafka.sh).
+#
+#   scripts/test.sh                  every package
+#   scripts/test.sh ./cmd/... -run X  arguments replace ./... for go test
+#
+# If KSHARE_KAFKA_BOOTSTRAP is already set, the tests use that broker and
+# none is started (handy after `eval "$(scripts/kafka.sh start)"`).
+# Needs Go, Java 17 and Maven; runs with no terminal and no standard input.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+start=$SECONDS
+
+say() { echo "test.sh: $*" >&2; }
+
+# Each run gets a broker of its own, recorded in a state dir of its own, so
+# that two runs in one tree (or a developer's broker from kafka.sh) never
+# see or stop each other's.
+state=
+cleanup() {
+	if [[ -n $state ]]; then
+		KSHARE_KAFKA_STATE_DIR=$state scripts/kafka.sh stop || true
+		rm -rf "$state"
+	fi
+}
+trap cleanup EXIT
+# Turn signals into an exit so that the EXIT trap stops the broker.
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+if [[ -z ${KSHARE_KAFKA_BOOTSTRAP-} ]]; then
+	scripts/kafka.sh fetch
+	state=$(mktemp -d "${TMPDIR:-/tmp}/kshare-test-state.XXXXXX")
+	export KSHARE_KAFKA_STATE_DIR=$state
+	env_lines=$(scripts/kafka.sh start)
+	eval "$env_lines"
+else
+	say "using the broker at KSHARE_KAFKA_BOOTSTRAP=$KSHARE_KAFKA_BOOTSTRAP"
+fi
+say "testing against Kafka at $KSHARE_KAFKA_BOOTSTRAP (SASL_SSL at ${KSHARE_KAFKA_SASL_BOOTSTRAP-none})"
+
+args=("$@")
+if ((${#args[@]} == 0)); then
+	args=(./...)
+fi
+
+# vet's verdict is kept and the tests still run, so one run shows both.
+vet=0
+go vet ./... || vet=$?
+tests=0
+# The timeout is generous for a shared two-core machine with the race
+# detector on; a healthy run takes a few minutes.
+go test -race -count=1 -timeout 20m "${args[@]}" </dev/null || tests=$?
+
+say "go vet exit $vet, go test exit $tests, $((SECONDS - start)) s in all"
+if ((tests != 0)); then
+	exit "$tests"
+fi
+exit "$vet"
