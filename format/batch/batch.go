@@ -1,0 +1,106 @@
+// Package batch gathers the rows a table.Decoder appends into Arrow record
+// batches of a chosen size. It is a convenience for callers that decode
+// values outside a connector (tests, tools); the kafka-sharegroup connector
+// drives its own array.RecordBuilder because it interleaves metadata columns.
+package batch
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/table"
+)
+
+// DefaultSize is the number of rows of a batch when NewBuilder is given a
+// size of 0 or less.
+const DefaultSize = 1024
+
+// Builder decodes values into the physical columns of a schema and cuts
+// record batches of Size rows. It owns its array.RecordBuilder: call Release
+// when done. A Builder is not safe for concurrent use.
+type Builder struct {
+	rb       *array.RecordBuilder
+	dec      table.Decoder
+	physical []array.Builder
+	size     int
+	rows     int
+}
+
+// NewBuilder returns a Builder over schema whose decoder fills the fields at
+// the positions physical (in table order); nil means every field is
+// physical. Fields that are not physical (metadata columns) are the caller's
+// to fill through Field, one value per row Append reported, before NewBatch.
+// size is the number of rows at which Full reports true; 0 or less means
+// DefaultSize. The builder allocates from alloc.
+func NewBuilder(alloc memory.Allocator, schema *arrow.Schema, physical []int, dec table.Decoder, size int) *Builder {
+	if size <= 0 {
+		size = DefaultSize
+	}
+	rb := array.NewRecordBuilder(alloc, schema)
+	if physical == nil {
+		physical = make([]int, schema.NumFields())
+		for i := range physical {
+			physical[i] = i
+		}
+	}
+	cols := make([]array.Builder, len(physical))
+	for i, p := range physical {
+		if p < 0 || p >= schema.NumFields() {
+			rb.Release()
+			panic(fmt.Sprintf("batch: physical column position %d outside a schema of %d fields", p, schema.NumFields()))
+		}
+		cols[i] = rb.Field(p)
+	}
+	// Reserving the batch size up front avoids regrowing the buffers of
+	// every column while the first batch fills.
+	rb.Reserve(size)
+	return &Builder{rb: rb, dec: dec, physical: cols, size: size}
+}
+
+// Append decodes value into the physical columns and returns the number of
+// rows it added (0 or more: a JSON array gives one row per element). On an
+// error nothing was appended and the error is the decoder's.
+func (b *Builder) Append(value []byte) (int, error) {
+	n, err := b.dec.Decode(value, b.physical)
+	b.rows += n
+	return n, err
+}
+
+// Field is the builder of schema field i, for filling the columns that are
+// not physical. It stays owned by the Builder.
+func (b *Builder) Field(i int) array.Builder { return b.rb.Field(i) }
+
+// Len is the number of rows appended since the last NewBatch.
+func (b *Builder) Len() int { return b.rows }
+
+// Size is the number of rows at which Full reports true.
+func (b *Builder) Size() int { return b.size }
+
+// Full reports whether the pending rows reached the batch size. Append does
+// not refuse rows past it (one value may give several rows), so a batch can
+// hold somewhat more than Size rows.
+func (b *Builder) Full() bool { return b.rows >= b.size }
+
+// NewBatch returns the rows appended since the last call as a record batch,
+// possibly empty, and starts the next one. The caller owns the batch and
+// must Release it; it stays valid after the Builder is released. It panics
+// if a column that is not physical was left shorter than the others, which
+// is a programming error.
+func (b *Builder) NewBatch() arrow.RecordBatch {
+	rec := b.rb.NewRecordBatch()
+	b.rows = 0
+	b.rb.Reserve(b.size)
+	return rec
+}
+
+// Release frees the pending rows and the builders. Batches returned by
+// NewBatch are not affected.
+func (b *Builder) Release() {
+	if b.rb != nil {
+		b.rb.Release()
+		b.rb = nil
+	}
+}
