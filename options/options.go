@@ -537,7 +537,7 @@ func Closest(s string, candidates []string) string {
 		return ""
 	}
 	ls := strings.ToLower(s)
-	best, bestD := "", len(s)/2+2
+	best, bestD := "", len(s)/3+1
 	for _, c := range candidates {
 		if c == s || len(c) > 256 {
 			continue

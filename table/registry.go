@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
-	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -196,94 +193,4 @@ type Stats struct {
 type ConsumerStats struct {
 	Name    string
 	Records int64
-}
-
-var (
-	regMu      sync.RWMutex
-	connectors = map[string]Connector{}
-	formats    = map[string]Format{}
-)
-
-// RegisterConnector makes c available under c.Name(). It panics on a nil
-// connector, an empty name or a name registered twice, since each is a
-// programming error found at start-up.
-func RegisterConnector(c Connector) {
-	if c == nil {
-		panic("table: RegisterConnector of nil connector")
-	}
-	register(connectors, c.Name(), c, "connector")
-}
-
-// RegisterFormat makes f available under f.Name(); it panics as
-// RegisterConnector does.
-func RegisterFormat(f Format) {
-	if f == nil {
-		panic("table: RegisterFormat of nil format")
-	}
-	register(formats, f.Name(), f, "format")
-}
-
-func register[T any](m map[string]T, name string, v T, what string) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if name == "" {
-		panic("table: Register" + what + " with an empty name")
-	}
-	if _, dup := m[name]; dup {
-		panic(fmt.Sprintf("table: %s %q registered twice", what, name))
-	}
-	m[name] = v
-}
-
-// ErrUnknownConnector and ErrUnknownFormat are returned (wrapped) for a
-// 'connector' or 'format' value that nothing registered.
-var (
-	ErrUnknownConnector = errors.New("unknown connector")
-	ErrUnknownFormat    = errors.New("unknown format")
-)
-
-// LookupConnector finds a registered connector by name.
-func LookupConnector(name string) (Connector, error) {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	if c, ok := connectors[name]; ok {
-		return c, nil
-	}
-	return nil, fmt.Errorf("%w '%s' (known: %s)", ErrUnknownConnector, name, strings.Join(sortedKeys(connectors), ", "))
-}
-
-// LookupFormat finds a registered format by name.
-func LookupFormat(name string) (Format, error) {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	if f, ok := formats[name]; ok {
-		return f, nil
-	}
-	return nil, fmt.Errorf("%w '%s' (known: %s)", ErrUnknownFormat, name, strings.Join(sortedKeys(formats), ", "))
-}
-
-// Connectors lists the registered connectors by name.
-func Connectors() []Connector { return sortedValues(connectors) }
-
-// Formats lists the registered formats by name.
-func Formats() []Format { return sortedValues(formats) }
-
-func sortedKeys[T any](m map[string]T) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func sortedValues[T any](m map[string]T) []T {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	keys := sortedKeys(m)
-	out := make([]T, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, m[k])
-	}
-	return out
 }

@@ -85,7 +85,8 @@ func (t *DataType) WithNotNull(notNull bool) *DataType {
 
 // String is the canonical Flink spelling of the type: STRING for
 // VARCHAR(2147483647), DECIMAL(10, 2), TIMESTAMP_LTZ(3), ARRAY<INT NOT NULL>,
-// ROW<`a` INT, `b` STRING>, with " NOT NULL" where it applies.
+// ROW<`a` INT, `b` STRING 'description'>, with " NOT NULL" where it
+// applies. Parse reads it back to an equal type.
 func (t *DataType) String() string {
 	var b strings.Builder
 	t.write(&b)
@@ -153,8 +154,9 @@ func (t *DataType) write(b *strings.Builder) {
 			b.WriteString(QuoteIdent(f.Name))
 			b.WriteString(" ")
 			f.Type.write(b)
+			// Flink writes a field's description as a bare string.
 			if f.Comment != "" {
-				b.WriteString(" COMMENT ")
+				b.WriteString(" ")
 				b.WriteString(QuoteString(f.Comment))
 			}
 		}
@@ -281,3 +283,151 @@ func DecimalType(p, s int) *DataType {
 }
 func TimestampLTZType(p int) *DataType { return &DataType{Kind: TimestampLTZ, Precision: p} }
 func MapType(k, v *DataType) *DataType { return &DataType{Kind: Map, Key: k, Value: v} }
+
+// String is the kind's name in messages: CHAR, DECIMAL, TIMESTAMP_LTZ, ...
+func (k Kind) String() string {
+	if int(k) >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("KIND(%d)", int(k))
+}
+
+var kindNames = [...]string{
+	Char: "CHAR", Varchar: "VARCHAR", Boolean: "BOOLEAN", Binary: "BINARY", Varbinary: "VARBINARY",
+	Decimal: "DECIMAL", TinyInt: "TINYINT", SmallInt: "SMALLINT", Int: "INT", BigInt: "BIGINT",
+	Float: "FLOAT", Double: "DOUBLE", Date: "DATE", Time: "TIME", Timestamp: "TIMESTAMP",
+	TimestampLTZ: "TIMESTAMP_LTZ", Array: "ARRAY", Map: "MAP", Row: "ROW",
+}
+
+// Validate checks that t and every type inside it is well formed: lengths
+// from 1 to MaxLength, DECIMAL precision 1 to 38 and scale 0 to the
+// precision, time precision 0 to 9, element, key and value types present,
+// ROW field names present and unique ignoring case.
+func (t *DataType) Validate() error {
+	return t.validate(0)
+}
+
+func (t *DataType) validate(depth int) error {
+	if depth > maxTypeDepth {
+		return fmt.Errorf("type nested deeper than %d levels", maxTypeDepth)
+	}
+	if err := t.checkParams(); err != nil {
+		return err
+	}
+	switch t.Kind {
+	case Array:
+		return t.Elem.validate(depth + 1)
+	case Map:
+		if err := t.Key.validate(depth + 1); err != nil {
+			return err
+		}
+		return t.Value.validate(depth + 1)
+	case Row:
+		for _, f := range t.Fields {
+			if err := f.Type.validate(depth + 1); err != nil {
+				return fmt.Errorf("field '%s': %w", f.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkParams checks t's own parameters, not those of the types inside it.
+func (t *DataType) checkParams() error {
+	switch t.Kind {
+	case Char, Varchar, Binary, Varbinary:
+		if t.Length < 1 || t.Length > MaxLength {
+			return fmt.Errorf("%s length must be between 1 and %d, got %d", t.Kind, MaxLength, t.Length)
+		}
+	case Decimal:
+		if t.Precision < 1 || t.Precision > MaxDecimalPrecision {
+			return fmt.Errorf("DECIMAL precision must be between 1 and %d, got %d", MaxDecimalPrecision, t.Precision)
+		}
+		if t.Scale < 0 || t.Scale > t.Precision {
+			return fmt.Errorf("DECIMAL scale must be between 0 and the precision %d, got %d", t.Precision, t.Scale)
+		}
+	case Time, Timestamp, TimestampLTZ:
+		if t.Precision < 0 || t.Precision > MaxTimePrecision {
+			return fmt.Errorf("%s precision must be between 0 and %d, got %d", t.Kind, MaxTimePrecision, t.Precision)
+		}
+	case Array:
+		if t.Elem == nil {
+			return fmt.Errorf("ARRAY has no element type")
+		}
+	case Map:
+		if t.Key == nil || t.Value == nil {
+			return fmt.Errorf("MAP needs a key and a value type")
+		}
+	case Row:
+		for i, f := range t.Fields {
+			if f.Name == "" {
+				return fmt.Errorf("ROW field %d has no name", i+1)
+			}
+			if f.Type == nil {
+				return fmt.Errorf("ROW field '%s' has no type", f.Name)
+			}
+			for _, g := range t.Fields[:i] {
+				if strings.EqualFold(f.Name, g.Name) {
+					return fmt.Errorf("duplicate field '%s' in ROW (field names ignore case)", f.Name)
+				}
+			}
+		}
+	case Boolean, TinyInt, SmallInt, Int, BigInt, Float, Double, Date:
+	default:
+		return fmt.Errorf("unknown type kind %d", int(t.Kind))
+	}
+	return nil
+}
+
+// CanHold reports whether a column of type t can hold every value of type v
+// without loss, which is what a metadata column needs of the key it reads.
+// The rule is kept small, so that every connector can honour it:
+//
+//   - the same kind, or a wider integer (TINYINT < SMALLINT < INT < BIGINT);
+//   - VARCHAR/VARBINARY at least as long (STRING holds any VARCHAR, BYTES any
+//     VARBINARY), CHAR and BINARY of the same length;
+//   - DECIMAL with as many integer digits and at least the scale;
+//   - TIME, TIMESTAMP and TIMESTAMP_LTZ at least as precise; an instant
+//     (TIMESTAMP_LTZ) never goes into a wall-clock TIMESTAMP, which would need
+//     a time zone to be chosen;
+//   - ARRAY, MAP and ROW whose parts can hold the value's parts (ROW fields
+//     matched by position, names equal ignoring case);
+//   - a NOT NULL column only for a NOT NULL value.
+func (t *DataType) CanHold(v *DataType) bool {
+	if t.NotNull && !v.NotNull {
+		return false
+	}
+	if isInteger(t.Kind) && isInteger(v.Kind) {
+		return t.Kind >= v.Kind
+	}
+	if t.Kind != v.Kind {
+		return false
+	}
+	switch t.Kind {
+	case Char, Binary:
+		return t.Length == v.Length
+	case Varchar, Varbinary:
+		return t.Length >= v.Length
+	case Decimal:
+		return t.Scale >= v.Scale && t.Precision-t.Scale >= v.Precision-v.Scale
+	case Time, Timestamp, TimestampLTZ:
+		return t.Precision >= v.Precision
+	case Array:
+		return t.Elem.CanHold(v.Elem)
+	case Map:
+		return t.Key.CanHold(v.Key) && t.Value.CanHold(v.Value)
+	case Row:
+		if len(t.Fields) != len(v.Fields) {
+			return false
+		}
+		for i := range t.Fields {
+			if !strings.EqualFold(t.Fields[i].Name, v.Fields[i].Name) || !t.Fields[i].Type.CanHold(v.Fields[i].Type) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TinyInt..BigInt are declared in order of width.
+func isInteger(k Kind) bool { return k >= TinyInt && k <= BigInt }

@@ -1,0 +1,231 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kshare/kshare/options"
+)
+
+// Keys of the WITH clause that the table layer reads itself: they choose
+// the connector and the format, whose own declarations cover the rest.
+const (
+	KeyConnector = "connector"
+	KeyFormat    = "format"
+	// KeyValueFormat is Flink's other name for 'format'.
+	KeyValueFormat = "value.format"
+)
+
+// TableOptions documents the keys every table has. Bind reads them before
+// it knows which declarations the other keys follow, so they are not
+// parsed with options.Parse; the set is the README's source.
+var TableOptions = &options.Set{
+	Owner: "every table",
+	Options: []options.Option{
+		{Key: KeyConnector, Type: options.String, Required: true,
+			Description: "Connector that reads the table: 'kafka-sharegroup'."},
+		{Key: KeyFormat, Aliases: []string{KeyValueFormat}, Type: options.String, Required: true,
+			Description: "Format of the record values: 'json' or 'raw'."},
+	},
+}
+
+// ErrMetadata is returned (wrapped) for a metadata column that reads a key
+// its connector does not have, or whose type cannot hold the key's values.
+var ErrMetadata = errors.New("invalid metadata column")
+
+// BindError is every problem that binding one table definition found. Each
+// problem wraps its kind: options.ErrUnsupported, ErrMissing, ErrInvalid,
+// ErrDuplicate or ErrConflict for the WITH clause, ErrUnknownConnector,
+// ErrUnknownFormat, ErrMetadata, ErrInvalidDefinition, or what the format
+// or the connector returned.
+type BindError struct {
+	Table    string
+	Problems []error
+}
+
+func (e *BindError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Error()
+	}
+	return fmt.Sprintf("table '%s': %s", e.Table, strings.Join(msgs, "; "))
+}
+
+// Unwrap lets errors.Is and errors.As see each problem.
+func (e *BindError) Unwrap() []error { return e.Problems }
+
+// Bind checks def against the default registry; see Registry.Bind.
+func Bind(def *Definition) (*Bound, error) { return Default.Bind(def) }
+
+// NewTable binds def against the default registry and makes its source;
+// see Registry.NewTable.
+func NewTable(def *Definition) (*Table, error) { return Default.NewTable(def) }
+
+// Bind checks a definition against its connector and format: it finds them
+// by the 'connector' and 'format' (or 'value.format') keys, parses the WITH
+// clause against both their declarations, checks each metadata column
+// against the connector's keys (Column.Key, DataType.CanHold) and asks the
+// format whether it can decode the physical columns. It performs no I/O and
+// reports every problem it can find in one *BindError.
+func (r *Registry) Bind(def *Definition) (*Bound, error) {
+	var problems []error
+	// A list of problems (options.Errors, errors.Join) is flattened, so
+	// that each is one problem of the BindError.
+	add := func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			problems = append(problems, j.Unwrap()...)
+			return
+		}
+		problems = append(problems, err)
+	}
+	schemaOK := true
+	if err := def.Validate(); err != nil {
+		add(err)
+		schemaOK = false
+	}
+	conn, connOK := r.component(def, add, KeyConnector)
+	fmtr, fmtOK := r.component(def, add, KeyFormat, KeyValueFormat)
+	var c Connector
+	if connOK {
+		c = conn.(Connector)
+	}
+	var f Format
+	if fmtOK {
+		f = fmtr.(Format)
+	}
+	var values options.Values
+	optionsOK := false
+	// Without the connector and the format, the other keys cannot be told
+	// apart from typos: report the unknown names alone.
+	if c != nil && f != nil {
+		v, err := options.Parse(def.Options, []string{KeyConnector, KeyFormat, KeyValueFormat}, c.Options(), f.Options())
+		if err != nil {
+			add(err)
+		} else {
+			values, optionsOK = v, true
+		}
+	}
+	if c != nil {
+		for _, col := range def.Schema.Columns {
+			if col.Metadata && col.Type != nil {
+				if err := checkMetadata(c, col); err != nil {
+					add(err)
+				}
+			}
+		}
+	}
+	b := &Bound{Def: def, Connector: c, Format: f, Options: values}
+	if f != nil && optionsOK && schemaOK {
+		phys, _ := def.Schema.Physical()
+		if _, err := f.NewDecoder(phys, values); err != nil {
+			add(err)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &BindError{Table: def.Name, Problems: problems}
+	}
+	return b, nil
+}
+
+// NewTable binds def and makes its source with the connector's NewSource,
+// which performs no I/O either. The table holds a copy of def.
+func (r *Registry) NewTable(def *Definition) (*Table, error) {
+	b, err := r.Bind(def.Clone())
+	if err != nil {
+		return nil, err
+	}
+	src, err := b.Connector.NewSource(b)
+	if err != nil {
+		return nil, &BindError{Table: def.Name, Problems: []error{err}}
+	}
+	return &Table{Bound: b, Source: src}, nil
+}
+
+// component finds the connector (keys = 'connector') or the format (keys =
+// 'format', 'value.format') that def names. It reports a missing key, a key
+// set twice and an unknown name through add.
+func (r *Registry) component(def *Definition, add func(error), keys ...string) (any, bool) {
+	what := keys[0]
+	var name, by string
+	found := false
+	for _, kv := range def.Options {
+		for _, k := range keys {
+			if kv.Key != k {
+				continue
+			}
+			if found {
+				if by == k {
+					add(options.Errorf(options.ErrDuplicate, keys[0], "option '%s' is set twice; keep one", k))
+				} else {
+					add(options.Errorf(options.ErrDuplicate, keys[0], "option '%s' is set twice (as '%s' and '%s'); keep one", keys[0], by, k))
+				}
+				continue
+			}
+			name, by, found = kv.Value, k, true
+		}
+	}
+	var names []string
+	if what == KeyConnector {
+		for _, c := range r.Connectors() {
+			names = append(names, c.Name())
+		}
+	} else {
+		for _, f := range r.Formats() {
+			names = append(names, f.Name())
+		}
+	}
+	if !found {
+		msg := fmt.Sprintf("missing required option '%s' (known %ss: %s)", what, what, strings.Join(names, ", "))
+		var given []string
+		for _, kv := range def.Options {
+			given = append(given, kv.Key)
+		}
+		// A misspelled 'connector' is reported here only: without the
+		// connector no other key can be checked.
+		if near := options.Closest(what, given); near != "" {
+			msg += fmt.Sprintf("; is '%s' meant to be '%s'?", near, what)
+		}
+		add(options.Errorf(options.ErrMissing, what, "%s", msg))
+		return nil, false
+	}
+	if what == KeyConnector {
+		c, err := r.LookupConnector(name)
+		if err != nil {
+			add(err)
+			return nil, false
+		}
+		return c, true
+	}
+	f, err := r.LookupFormat(name)
+	if err != nil {
+		add(err)
+		return nil, false
+	}
+	return f, true
+}
+
+func checkMetadata(c Connector, col Column) error {
+	keys := c.Metadata()
+	var names []string
+	for _, k := range keys {
+		names = append(names, k.Key)
+		if k.Key != col.Key() {
+			continue
+		}
+		if !col.Type.CanHold(k.Type) {
+			return options.Errorf(ErrMetadata, col.Name, "column '%s' of type %s cannot hold metadata '%s' of type %s; declare %s or a type that can hold it",
+				col.Name, col.Type, k.Key, k.Type, k.Type.WithNotNull(false))
+		}
+		return nil
+	}
+	how := fmt.Sprintf("column '%s' reads metadata key '%s'", col.Name, col.Key())
+	if col.MetadataKey == "" {
+		how = fmt.Sprintf("column '%s' reads metadata key '%s' (its name; add FROM 'key' to read another)", col.Name, col.Key())
+	}
+	valid := strings.Join(names, ", ")
+	if near := options.Closest(col.Key(), names); near != "" {
+		return options.Errorf(ErrMetadata, col.Name, "%s, which connector '%s' does not have (did you mean '%s'? valid keys: %s)", how, c.Name(), near, valid)
+	}
+	return options.Errorf(ErrMetadata, col.Name, "%s, which connector '%s' does not have (valid keys: %s)", how, c.Name(), valid)
+}

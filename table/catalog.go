@@ -1,0 +1,264 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/kshare/kshare/options"
+)
+
+// Catalog errors; each message names the table.
+var (
+	// ErrTableExists is returned by Create for a name already taken.
+	ErrTableExists = errors.New("table already exists")
+	// ErrNoTable is returned by Drop and Lookup for a name not taken.
+	ErrNoTable = errors.New("no such table")
+	// ErrNotCatalogStatement is returned by Exec for a statement that is
+	// not the catalog's to run (SELECT, SET, RESET).
+	ErrNotCatalogStatement = errors.New("not a catalog statement")
+)
+
+// Catalog is a session's tables by name; names ignore case, and each table
+// keeps the spelling it was created with. A table is immutable once
+// created: to change one, drop it and create it again. A Catalog is safe
+// for concurrent use.
+type Catalog struct {
+	reg    *Registry
+	mu     sync.RWMutex
+	tables map[string]*Table // by foldName
+}
+
+// NewCatalog returns an empty catalog whose CREATE TABLE statements use the
+// default registry.
+func NewCatalog() *Catalog { return NewCatalogWith(Default) }
+
+// NewCatalogWith returns an empty catalog whose CREATE TABLE statements use
+// reg.
+func NewCatalogWith(reg *Registry) *Catalog {
+	return &Catalog{reg: reg, tables: map[string]*Table{}}
+}
+
+// foldName is a key under which names equal ignoring case (as
+// strings.EqualFold sees them) meet: each character is replaced by the
+// smallest of the characters it folds with.
+func foldName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
+}
+
+// Create adds t. A table of the same name (ignoring case) is an error
+// wrapping ErrTableExists, unless ifNotExists, when Create leaves the
+// catalog as it is and returns nil.
+func (c *Catalog) Create(t *Table, ifNotExists bool) error {
+	_, err := c.create(t, ifNotExists)
+	return err
+}
+
+func (c *Catalog) create(t *Table, ifNotExists bool) (created bool, err error) {
+	if t == nil || t.Bound == nil || t.Bound.Def == nil {
+		return false, errors.New("create table: nil table")
+	}
+	// The catalog keeps its own copy of the definition, so that the
+	// caller's later changes cannot reach it.
+	b := *t.Bound
+	b.Def = t.Bound.Def.Clone()
+	t = &Table{Bound: &b, Source: t.Source}
+	key := foldName(t.Name())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.tables[key]; ok {
+		if ifNotExists {
+			return false, nil
+		}
+		return false, fmt.Errorf("%w: table '%s' already exists; a table cannot change: DROP TABLE %s and CREATE it again",
+			ErrTableExists, old.Name(), QuoteIdent(old.Name()))
+	}
+	c.tables[key] = t
+	return true, nil
+}
+
+// Drop removes the table of that name (ignoring case). An absent table is
+// an error wrapping ErrNoTable, unless ifExists.
+func (c *Catalog) Drop(name string, ifExists bool) error {
+	_, err := c.drop(name, ifExists)
+	return err
+}
+
+func (c *Catalog) drop(name string, ifExists bool) (*Table, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := foldName(name)
+	t, ok := c.tables[key]
+	if !ok {
+		if ifExists {
+			return nil, nil
+		}
+		return nil, c.noTable(name)
+	}
+	delete(c.tables, key)
+	return t, nil
+}
+
+// Lookup finds a table by name, ignoring case. An absent table is an error
+// wrapping ErrNoTable.
+func (c *Catalog) Lookup(name string) (*Table, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if t, ok := c.tables[foldName(name)]; ok {
+		return t, nil
+	}
+	return nil, c.noTable(name)
+}
+
+// noTable needs c.mu held.
+func (c *Catalog) noTable(name string) error {
+	var names []string
+	for _, t := range c.tables {
+		names = append(names, t.Name())
+	}
+	if near := options.Closest(name, names); near != "" {
+		return fmt.Errorf("%w: table '%s' does not exist (did you mean '%s'?)", ErrNoTable, name, near)
+	}
+	return fmt.Errorf("%w: table '%s' does not exist", ErrNoTable, name)
+}
+
+// List returns the tables sorted by name, ignoring case.
+func (c *Catalog) List() []*Table {
+	c.mu.RLock()
+	out := make([]*Table, 0, len(c.tables))
+	for _, t := range c.tables {
+		out = append(out, t)
+	}
+	c.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := strings.ToLower(out[i].Name()), strings.ToLower(out[j].Name())
+		if a != b {
+			return a < b
+		}
+		return out[i].Name() < out[j].Name()
+	})
+	return out
+}
+
+// Result is what a statement returns: rows under column headings, or a
+// message.
+type Result struct {
+	Columns []string
+	Rows    [][]string
+	Message string
+}
+
+// Columns of DESCRIBE's result.
+var DescribeColumns = []string{"name", "type", "null", "extras", "comment"}
+
+// Exec runs a CREATE TABLE, DROP TABLE, SHOW TABLES, DESCRIBE or SHOW CREATE
+// TABLE. Other statements are an error wrapping ErrNotCatalogStatement.
+//
+//   - CREATE TABLE binds the definition (NewTable, against the catalog's
+//     registry) and adds it; the message says so.
+//   - SHOW TABLES has one column, 'table name', a row per table.
+//   - DESCRIBE has a row per column: name, type (its nullability in 'null',
+//     TRUE or FALSE, as Flink prints), extras (METADATA FROM 'key' VIRTUAL)
+//     and comment.
+//   - SHOW CREATE TABLE has one column, 'create table', and one row: the
+//     canonical DDL, secrets masked.
+func (c *Catalog) Exec(st Statement) (*Result, error) {
+	switch st := st.(type) {
+	case *CreateTable:
+		name := st.Def.Name
+		if st.Def.IfNotExists {
+			// As in Flink, an existing table is left alone without checking
+			// the new definition.
+			if t, err := c.Lookup(name); err == nil {
+				return &Result{Message: fmt.Sprintf("table '%s' already exists; nothing changed", t.Name())}, nil
+			}
+		}
+		t, err := c.reg.NewTable(st.Def)
+		if err != nil {
+			return nil, err
+		}
+		created, err := c.create(t, st.Def.IfNotExists)
+		if err != nil {
+			return nil, err
+		}
+		if !created {
+			return &Result{Message: fmt.Sprintf("table '%s' already exists; nothing changed", name)}, nil
+		}
+		return &Result{Message: fmt.Sprintf("table '%s' created", name)}, nil
+	case *DropTable:
+		t, err := c.drop(st.Name, st.IfExists)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			return &Result{Message: fmt.Sprintf("table '%s' does not exist; nothing dropped", st.Name)}, nil
+		}
+		return &Result{Message: fmt.Sprintf("table '%s' dropped", t.Name())}, nil
+	case *ShowTables:
+		res := &Result{Columns: []string{"table name"}, Rows: [][]string{}}
+		for _, t := range c.List() {
+			res.Rows = append(res.Rows, []string{t.Name()})
+		}
+		return res, nil
+	case *Describe:
+		t, err := c.Lookup(st.Name)
+		if err != nil {
+			return nil, err
+		}
+		res := &Result{Columns: DescribeColumns, Rows: [][]string{}}
+		for _, col := range t.Schema().Columns {
+			null := "TRUE"
+			if !col.Type.Nullable() {
+				null = "FALSE"
+			}
+			res.Rows = append(res.Rows, []string{col.Name, col.Type.WithNotNull(false).String(), null, col.Extras(), col.Comment})
+		}
+		return res, nil
+	case *ShowCreateTable:
+		t, err := c.Lookup(st.Name)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Columns: []string{"create table"}, Rows: [][]string{{t.DDL()}}}, nil
+	case nil:
+		return nil, errors.New("exec: nil statement")
+	}
+	return nil, fmt.Errorf("%w: %s", ErrNotCatalogStatement, firstWord(st.String()))
+}
+
+func firstWord(s string) string {
+	if i := strings.IndexFunc(s, unicode.IsSpace); i > 0 {
+		return strings.ToUpper(s[:i])
+	}
+	return strings.ToUpper(s)
+}
+
+// DDL is the table's canonical CREATE TABLE text with the values of secret
+// options (as its connector and format declare them, and keys that look
+// secret) masked.
+func (t *Table) DDL() string {
+	return t.Bound.Def.DDL(t.Bound.Secret)
+}
+
+// Secret reports whether key is a secret option of the bound connector or
+// format, or looks like one (options.LooksSecret).
+func (b *Bound) Secret(key string) bool {
+	if options.LooksSecret(key) {
+		return true
+	}
+	if b.Connector != nil && b.Connector.Options().Secret(key) {
+		return true
+	}
+	return b.Format != nil && b.Format.Options().Secret(key)
+}

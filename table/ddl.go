@@ -1,0 +1,224 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/kshare/kshare/options"
+)
+
+// Masked stands for a secret value wherever a definition is shown.
+const Masked = "******"
+
+// NewDefinition builds the definition of a table from Go values, as CREATE
+// TABLE would. The options are written in a fixed order: 'connector' first,
+// then 'format', then the rest sorted, so that SHOW CREATE TABLE is stable.
+// Set Definition.Options directly to keep an order of your own.
+func NewDefinition(name string, cols []Column, opts map[string]string) *Definition {
+	d := &Definition{Name: name, Schema: Schema{Columns: slices.Clone(cols)}}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	rank := func(k string) int {
+		switch k {
+		case KeyConnector:
+			return 0
+		case KeyFormat, KeyValueFormat:
+			return 1
+		}
+		return 2
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	for _, k := range keys {
+		d.Options = append(d.Options, options.KV{Key: k, Value: opts[k]})
+	}
+	return d
+}
+
+// DDL is the canonical CREATE TABLE text of d, which parses back to an
+// equal definition (IF NOT EXISTS, a property of the statement, left out).
+// The value of every key for which mask returns true is written as
+// Masked; a nil mask shows every value.
+func (d *Definition) DDL(mask func(key string) bool) string {
+	var b strings.Builder
+	d.write(&b, false, mask)
+	return b.String()
+}
+
+// String is the DDL of d with secrets masked: the keys that the registered
+// connector and format named by d declare secret, and any key whose name
+// looks secret (options.LooksSecret), so that a definition can be logged.
+func (d *Definition) String() string { return d.DDL(d.secret) }
+
+func (d *Definition) secret(key string) bool {
+	if options.LooksSecret(key) {
+		return true
+	}
+	if name, ok := d.Option(KeyConnector); ok {
+		if c, err := LookupConnector(name); err == nil && c.Options().Secret(key) {
+			return true
+		}
+	}
+	for _, k := range []string{KeyFormat, KeyValueFormat} {
+		if name, ok := d.Option(k); ok {
+			if f, err := LookupFormat(name); err == nil && f.Options().Secret(key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (d *Definition) write(b *strings.Builder, ifNotExists bool, mask func(string) bool) {
+	b.WriteString("CREATE TABLE ")
+	if ifNotExists {
+		b.WriteString("IF NOT EXISTS ")
+	}
+	b.WriteString(QuoteIdent(d.Name))
+	b.WriteString(" (\n")
+	for i, c := range d.Schema.Columns {
+		b.WriteString("  ")
+		b.WriteString(c.String())
+		if i < len(d.Schema.Columns)-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(")")
+	if d.Comment != "" {
+		b.WriteString(" COMMENT ")
+		b.WriteString(QuoteString(d.Comment))
+	}
+	if len(d.Options) > 0 {
+		b.WriteString("\nWITH (\n")
+		for i, kv := range d.Options {
+			v := kv.Value
+			if mask != nil && mask(kv.Key) {
+				v = Masked
+			}
+			fmt.Fprintf(b, "  %s = %s", QuoteString(kv.Key), QuoteString(v))
+			if i < len(d.Options)-1 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString(")")
+	}
+}
+
+// String is the column as CREATE TABLE declares it:
+// `ts` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL COMMENT '...'.
+func (c Column) String() string {
+	s := QuoteIdent(c.Name) + " " + typeString(c.Type)
+	if x := c.Extras(); x != "" {
+		s += " " + x
+	}
+	if c.Comment != "" {
+		s += " COMMENT " + QuoteString(c.Comment)
+	}
+	return s
+}
+
+// Extras is what DESCRIBE shows of a column besides its type: METADATA,
+// FROM 'key' and VIRTUAL, as declared; empty for a physical column.
+func (c Column) Extras() string {
+	if !c.Metadata {
+		return ""
+	}
+	s := "METADATA"
+	if c.MetadataKey != "" {
+		s += " FROM " + QuoteString(c.MetadataKey)
+	}
+	if c.Virtual {
+		s += " VIRTUAL"
+	}
+	return s
+}
+
+func typeString(t *DataType) string {
+	if t == nil {
+		return "<no type>"
+	}
+	return t.String()
+}
+
+// Equal reports whether c and o declare the same column.
+func (c Column) Equal(o Column) bool {
+	return c.Name == o.Name && c.Comment == o.Comment && c.Metadata == o.Metadata &&
+		c.MetadataKey == o.MetadataKey && c.Virtual == o.Virtual &&
+		(c.Type == o.Type || (c.Type != nil && o.Type != nil && c.Type.Equal(o.Type)))
+}
+
+// Equal reports whether d and o define the same table: name, columns,
+// comment, options in order, and IF NOT EXISTS.
+func (d *Definition) Equal(o *Definition) bool {
+	if d.Name != o.Name || d.IfNotExists != o.IfNotExists || d.Comment != o.Comment ||
+		len(d.Schema.Columns) != len(o.Schema.Columns) || len(d.Options) != len(o.Options) {
+		return false
+	}
+	for i := range d.Schema.Columns {
+		if !d.Schema.Columns[i].Equal(o.Schema.Columns[i]) {
+			return false
+		}
+	}
+	for i := range d.Options {
+		if d.Options[i] != o.Options[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Clone returns a copy of d that shares nothing mutable with it (types are
+// immutable and shared).
+func (d *Definition) Clone() *Definition {
+	c := *d
+	c.Schema.Columns = slices.Clone(d.Schema.Columns)
+	c.Options = slices.Clone(d.Options)
+	return &c
+}
+
+// Validate checks what Parse checks of a definition built in Go: a name,
+// at least one column, column names unique ignoring case, and every type
+// well formed. Every problem wraps ErrInvalidDefinition.
+func (d *Definition) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, options.Errorf(ErrInvalidDefinition, "", format, args...))
+	}
+	if d.Name == "" {
+		bad("the table has no name")
+	}
+	if len(d.Schema.Columns) == 0 {
+		bad("table '%s' needs at least one column", d.Name)
+	}
+	for i, c := range d.Schema.Columns {
+		if c.Name == "" {
+			bad("column %d has no name", i+1)
+		}
+		if j := d.Schema.Index(c.Name); j < i {
+			bad("duplicate column '%s' (column names ignore case)", c.Name)
+		}
+		if c.Type == nil {
+			bad("column '%s' has no type", c.Name)
+		} else if err := c.Type.Validate(); err != nil {
+			bad("column '%s': %v", c.Name, err)
+		}
+		if c.Metadata && c.MetadataKey == "" && c.Name == "" {
+			bad("metadata column %d has no key", i+1)
+		}
+		if !c.Metadata && (c.MetadataKey != "" || c.Virtual) {
+			bad("column '%s' has a metadata key or VIRTUAL but is not a METADATA column", c.Name)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,99 @@
+package table
+
+import "strings"
+
+// A Statement is one statement of a script, as Parse returns it. String is
+// its canonical SQL text, which parses back to an equal statement (but see
+// Definition.String for secrets).
+type Statement interface {
+	String() string
+	statement()
+}
+
+// CreateTable is CREATE TABLE [IF NOT EXISTS]; Def.IfNotExists tells which.
+type CreateTable struct {
+	Def *Definition
+}
+
+// DropTable is DROP TABLE [IF EXISTS] name.
+type DropTable struct {
+	Name     string
+	IfExists bool
+}
+
+// ShowTables is SHOW TABLES.
+type ShowTables struct{}
+
+// Describe is DESCRIBE name (or DESC name).
+type Describe struct {
+	Name string
+}
+
+// ShowCreateTable is SHOW CREATE TABLE name.
+type ShowCreateTable struct {
+	Name string
+}
+
+// Select is a statement that starts with SELECT. SQL is its text as written,
+// from SELECT to its last token, for the query package to parse.
+type Select struct {
+	SQL string
+}
+
+// SetOption is SET 'key' = 'value' (or SET key = value, the key and value
+// then being the text as written). SET alone, which lists the session's
+// options, has an empty Key.
+type SetOption struct {
+	Key, Value string
+}
+
+// Reset is RESET 'key'; RESET alone, which resets every option, has an
+// empty Key.
+type Reset struct {
+	Key string
+}
+
+func (*CreateTable) statement()     {}
+func (*DropTable) statement()       {}
+func (*ShowTables) statement()      {}
+func (*Describe) statement()        {}
+func (*ShowCreateTable) statement() {}
+func (*Select) statement()          {}
+func (*SetOption) statement()       {}
+func (*Reset) statement()           {}
+
+// String masks secrets as Definition.String does.
+func (s *CreateTable) String() string {
+	var b strings.Builder
+	s.Def.write(&b, s.Def.IfNotExists, s.Def.secret)
+	return b.String()
+}
+
+func (s *DropTable) String() string {
+	if s.IfExists {
+		return "DROP TABLE IF EXISTS " + QuoteIdent(s.Name)
+	}
+	return "DROP TABLE " + QuoteIdent(s.Name)
+}
+
+func (*ShowTables) String() string { return "SHOW TABLES" }
+
+func (s *Describe) String() string { return "DESCRIBE " + QuoteIdent(s.Name) }
+
+func (s *ShowCreateTable) String() string { return "SHOW CREATE TABLE " + QuoteIdent(s.Name) }
+
+func (s *Select) String() string { return s.SQL }
+
+func (s *SetOption) String() string {
+	if s.Key == "" {
+		return "SET"
+	}
+	return "SET " + QuoteString(s.Key) + " = " + QuoteString(s.Value)
+}
+
+func (s *Reset) String() string {
+	if s.Key == "" {
+		return "RESET"
+	}
+	return "RESET " + QuoteString(s.Key)
+}
