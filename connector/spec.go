@@ -28,6 +28,7 @@ const (
 	OptDeliveryGuarantee = "scan.delivery-guarantee"
 	OptOnDecodeError     = "scan.on-decode-error"
 	OptBatchSize         = "scan.batch-size"
+	OptDiscoveryInterval = "scan.topic-partition-discovery.interval"
 
 	OptSecurityProtocol     = "properties.security.protocol"
 	OptSASLMechanism        = "properties.sasl.mechanism"
@@ -104,6 +105,8 @@ var Options = &options.Set{
 				"'reject' archives it and logs a warning; 'release' hands it back to the group, which delivers it again until the broker's delivery count limit."},
 		{Key: OptBatchSize, Type: options.Int, Default: "1024", Min: 1, HasMin: true,
 			Description: "Most rows of one Arrow batch, unless the reader asks for another bound when it opens a stream."},
+		{Key: OptDiscoveryInterval, Type: options.Duration, Default: "30s",
+			Description: "How often the members look for new topics matching 'topic-pattern' and new partitions (Flink's option of the same name; its default there is 5 minutes)."},
 
 		{Key: OptSecurityProtocol, Type: options.Enum, Default: ProtocolPlaintext,
 			Allowed:     []string{ProtocolPlaintext, ProtocolSSL, ProtocolSASLPlaintext, ProtocolSASLSSL},
@@ -155,7 +158,6 @@ var Options = &options.Set{
 		{Key: "value.fields-include", Refused: "every physical column is read from the record value"},
 		{Key: "scan.startup.specific-offsets", Refused: "a share group has no per-partition start; 'scan.startup.mode' takes group-offsets, earliest-offset or latest-offset"},
 		{Key: "scan.startup.timestamp-millis", Refused: "a share group has no per-partition start; 'scan.startup.mode' takes group-offsets, earliest-offset or latest-offset"},
-		{Key: "scan.topic-partition-discovery.interval", Refused: "the broker assigns a share group's partitions, new ones included"},
 		{Key: "scan.bounded.mode", Refused: "a share group is a queue without an end; stop the query instead"},
 		{Key: "sink.partitioner", Refused: sourceOnly},
 		{Key: "sink.delivery-guarantee", Refused: sourceOnly},
