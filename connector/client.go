@@ -32,6 +32,7 @@ type clientConfig struct {
 	fetchWait   time.Duration
 	reqTimeout  time.Duration
 	maxPollRecs int32
+	discovery   time.Duration // metadata refresh: new topics and partitions
 }
 
 // Defaults the connector applies where the user says nothing.
@@ -224,6 +225,13 @@ func (c *clientConfig) opts() []kgo.Opt {
 		// A cluster that cannot be reached or refuses us must surface as an
 		// error, not as requests retried forever.
 		kgo.RetryTimeout(c.reqTimeout),
+	}
+	if c.discovery > 0 {
+		o = append(o, kgo.MetadataMaxAge(c.discovery))
+		if c.discovery < 5*time.Second {
+			// franz-go refreshes at most every MetadataMinAge (5 s).
+			o = append(o, kgo.MetadataMinAge(c.discovery))
+		}
 	}
 	if c.clientID != "" {
 		o = append(o, kgo.ClientID(c.clientID))

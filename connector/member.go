@@ -13,6 +13,17 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
+// Policy knobs, fixed in production and varied only by the measurements in
+// this package's tests and benchmarks (see export_test.go and the README's
+// "Delivery" section for the figures that chose them).
+var (
+	// prefetchFetches is franz-go's MaxConcurrentFetches: 0 fetches only
+	// when the member polls.
+	prefetchFetches = 0
+	// renewLocks renews the locks of records still being delivered.
+	renewLocks = true
+)
+
 // member is one share-group member: its own franz-go client, decoder and
 // batch builder, run by one goroutine that the stream owns.
 type member struct {
@@ -55,7 +66,7 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 		// records whose lock already expired and that went to another
 		// member too. Without it a member holds at most one poll's records,
 		// which it can renew until they are delivered.
-		kgo.MaxConcurrentFetches(0),
+		kgo.MaxConcurrentFetches(prefetchFetches),
 		kgo.ShareAckCallback(m.onAcks),
 	)
 	if s.pattern != nil {
@@ -262,7 +273,7 @@ func (m *member) wait(ctx context.Context, p *poll, pollAt time.Time) bool {
 	}
 	var renewC <-chan time.Time
 	var timer *time.Timer
-	if lock > 0 {
+	if lock > 0 && renewLocks {
 		// Renew at half the lock: margin for the renew's round trip and
 		// for the broker's clock having started before ours.
 		timer = time.NewTimer(lock / 2)

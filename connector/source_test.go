@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,15 +54,29 @@ func (idDecoder) Decode(v []byte, cols []array.Builder) (int, error) {
 // the given metadata columns) to topic and group.
 func newSource(t testing.TB, addr, topic, group string, extra map[string]string, meta ...table.Column) table.Source {
 	t.Helper()
+	opts := map[string]string{"topic": topic}
+	for k, v := range extra {
+		opts[k] = v
+	}
+	return newSourceOpts(t, addr, group, opts, meta...)
+}
+
+// newSourceOpts is newSource with the topic (or topic-pattern) in opts.
+func newSourceOpts(t testing.TB, addr, group string, opts map[string]string, meta ...table.Column) table.Source {
+	t.Helper()
 	kvs := []options.KV{
 		{Key: "connector", Value: connector.Name},
 		{Key: "format", Value: "test-id"},
 		{Key: "bootstrap.servers", Value: addr},
-		{Key: "topic", Value: topic},
 		{Key: "share-group-id", Value: group},
 	}
-	for k, v := range extra {
-		kvs = append(kvs, options.KV{Key: k, Value: v})
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		kvs = append(kvs, options.KV{Key: k, Value: opts[k]})
 	}
 	f := idFormat{}
 	vals, err := options.Parse(kvs, []string{"connector", "format"}, connector.Options, f.Options())
@@ -80,6 +95,12 @@ func newSource(t testing.TB, addr, topic, group string, extra map[string]string,
 		t.Fatalf("NewSource: %v", err)
 	}
 	return src
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
 }
 
 func open(t testing.TB, src table.Source, mem memory.Allocator) table.Stream {
