@@ -1,0 +1,593 @@
+package json
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/kshare/kshare/table"
+)
+
+type config struct {
+	failOnMissing bool
+	ignore        bool
+	iso           bool
+}
+
+// decoder is the table.Decoder of the json format.
+//
+// A top-level object is decoded in one pass into slots, one per column,
+// and the slots are appended to the builders only once the whole object has
+// been read and checked: a bad field leaves the builders untouched. Scalar
+// columns (the hot path) are parsed once; a nested column (ARRAY, MAP, ROW)
+// is checked in the first pass and walked again to append it, since an
+// Arrow builder cannot take back what was appended to its children. A
+// top-level array is checked element by element first, then appended.
+type decoder struct {
+	cfg   config
+	cols  []*node
+	names []string
+	index map[string]int
+	slots []slot
+	gen   uint32
+	seen  int // distinct columns set in the current object
+	bound []array.Builder
+	key   []byte // scratch for field names with escapes
+}
+
+// slot is one column of the object being decoded, between its scan and its
+// commit.
+type slot struct {
+	gen   uint32 // equals decoder.gen when the current object set it
+	null  bool
+	start int // nested columns: where the value starts
+	sc    scalar
+}
+
+var _ table.Decoder = (*decoder)(nil)
+
+// Decode implements table.Decoder. A nil or empty value (a Kafka tombstone)
+// and the JSON value null give no row, as in Flink.
+func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
+	if len(value) == 0 {
+		return 0, nil
+	}
+	d.bind(cols)
+	rows, err := d.decode(value)
+	if err != nil {
+		de := err.decodeError()
+		if d.cfg.ignore {
+			return 0, fmt.Errorf("%w: %w", table.ErrSkipped, de)
+		}
+		return 0, de
+	}
+	return rows, nil
+}
+
+func (d *decoder) bind(cols []array.Builder) {
+	if len(cols) != len(d.cols) {
+		panic(fmt.Sprintf("json: Decode given %d builders for %d physical columns", len(cols), len(d.cols)))
+	}
+	for i, b := range cols {
+		if b != d.bound[i] {
+			d.cols[i].bind(b)
+			d.bound[i] = b
+		}
+	}
+}
+
+func (d *decoder) decode(value []byte) (int, *perr) {
+	i := skipWS(value, 0)
+	if i >= len(value) {
+		return 0, syntaxErr(i, "no value, only whitespace")
+	}
+	switch value[i] {
+	case '{':
+		end, err := d.scanRoot(value, i)
+		if err == nil {
+			err = trailing(value, end)
+		}
+		if err != nil {
+			return 0, err
+		}
+		d.commit(value)
+		return 1, nil
+	case '[':
+		rows, end, err := d.rootArray(value, i, false)
+		if err == nil {
+			err = trailing(value, end)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if rows > 0 {
+			if _, _, err := d.rootArray(value, i, true); err != nil {
+				panic("json: a checked array failed on append: " + err.msg)
+			}
+		}
+		return rows, nil
+	case 'n':
+		end, err := literal(value, i, "null")
+		if err == nil {
+			err = trailing(value, end)
+		}
+		return 0, err
+	}
+	end, err := skipValue(value, i, 0)
+	if err == nil {
+		err = trailing(value, end)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, typeErr("expected a JSON object or an array of objects, got %s", snippet(value[i:end]))
+}
+
+func trailing(data []byte, end int) *perr {
+	if j := skipWS(data, end); j < len(data) {
+		return syntaxErr(j, "unexpected %s after the value", describeByte(data[j]))
+	}
+	return nil
+}
+
+// rootArray decodes a top-level array, one row per object; null elements
+// give no row, as in Flink. With emit false it only checks; with emit true
+// it appends every row, which cannot fail once a check has passed.
+func (d *decoder) rootArray(data []byte, i int, emit bool) (rows, end int, err *perr) {
+	j := skipWS(data, i+1)
+	if j < len(data) && data[j] == ']' {
+		return 0, j + 1, nil
+	}
+	for k := 0; ; k++ {
+		if j >= len(data) {
+			return 0, 0, unexpected(data, j, "a value")
+		}
+		switch data[j] {
+		case '{':
+			e, err := d.scanRoot(data, j)
+			if err != nil {
+				return 0, 0, err.index(k)
+			}
+			if emit {
+				d.commit(data)
+			}
+			rows++
+			j = e
+		case 'n':
+			e, err := literal(data, j, "null")
+			if err != nil {
+				return 0, 0, err
+			}
+			j = e
+		default:
+			e, err := skipValue(data, j, 1)
+			if err != nil {
+				return 0, 0, err
+			}
+			return 0, 0, typeErr("expected a JSON object, got %s", describeValue(data[j:e])).index(k)
+		}
+		j = skipWS(data, j)
+		if j >= len(data) {
+			return 0, 0, unexpected(data, j, "',' or ']'")
+		}
+		switch data[j] {
+		case ',':
+			j = skipWS(data, j+1)
+		case ']':
+			return rows, j + 1, nil
+		default:
+			return 0, 0, unexpected(data, j, "',' or ']'")
+		}
+	}
+}
+
+func describeValue(tok []byte) string {
+	if len(tok) > 0 && tok[0] == '[' {
+		return "an array"
+	}
+	return snippet(tok)
+}
+
+// scanRoot reads the object at data[i] into the slots.
+func (d *decoder) scanRoot(data []byte, i int) (int, *perr) {
+	d.gen++
+	if d.gen == 0 {
+		// After 2^32 objects: clear the slots so that none looks current.
+		for c := range d.slots {
+			d.slots[c].gen = 0
+		}
+		d.gen = 1
+	}
+	d.seen = 0
+	j := skipWS(data, i+1)
+	if j < len(data) && data[j] == '}' {
+		j++
+	} else {
+		next := 0
+		for {
+			if j >= len(data) || data[j] != '"' {
+				return 0, unexpected(data, j, "a field name")
+			}
+			end, escaped, err := scanString(data, j)
+			if err != nil {
+				return 0, err
+			}
+			key := data[j+1 : end-1]
+			if escaped {
+				d.key = unescape(d.key[:0], key)
+				key = d.key
+			}
+			// Producers write fields in one order, usually the table's:
+			// try the column after the last one matched before hashing.
+			col := -1
+			if next < len(d.names) && string(key) == d.names[next] {
+				col = next
+			} else if c, ok := d.index[string(key)]; ok {
+				col = c
+			}
+			j = skipWS(data, end)
+			if j >= len(data) || data[j] != ':' {
+				return 0, unexpected(data, j, "':'")
+			}
+			j = skipWS(data, j+1)
+			if j >= len(data) {
+				return 0, unexpected(data, j, "a value")
+			}
+			if col < 0 {
+				j, err = skipValue(data, j, 1)
+			} else {
+				next = col + 1
+				j, err = d.rootField(col, data, j)
+			}
+			if err != nil {
+				return 0, err
+			}
+			j = skipWS(data, j)
+			if j >= len(data) {
+				return 0, unexpected(data, j, "',' or '}'")
+			}
+			if data[j] == ',' {
+				j = skipWS(data, j+1)
+				continue
+			}
+			if data[j] == '}' {
+				j++
+				break
+			}
+			return 0, unexpected(data, j, "',' or '}'")
+		}
+	}
+	if d.seen < len(d.cols) {
+		for c, n := range d.cols {
+			if d.slots[c].gen != d.gen {
+				if err := d.missing(n); err != nil {
+					return 0, err.field(n.name)
+				}
+			}
+		}
+	}
+	return j, nil
+}
+
+// rootField reads the value at data[j] of column col into its slot.
+func (d *decoder) rootField(col int, data []byte, j int) (int, *perr) {
+	n := d.cols[col]
+	sl := &d.slots[col]
+	if sl.gen != d.gen {
+		sl.gen = d.gen
+		d.seen++
+	}
+	var end int
+	var err *perr
+	if n.scalar {
+		var null bool
+		end, null, err = n.parseScalar(data, j, &sl.sc, d.cfg.iso)
+		if err == nil {
+			if !null || !n.notNull {
+				sl.null = null
+				return end, nil
+			}
+			err = nullErr(n)
+		}
+	} else {
+		end, err = d.walk(n, data, j, false)
+		if err == nil {
+			sl.null = false
+			sl.start = j
+			return end, nil
+		}
+	}
+	if !d.recoverable(n, err) {
+		return 0, err.field(n.name)
+	}
+	sl.null = true
+	return skipValue(data, j, 1)
+}
+
+// recoverable reports whether json.ignore-parse-errors turns the failure of
+// a field of type n into a null: the value must be JSON, and the field must
+// admit null (otherwise the failure moves up to the enclosing field, and at
+// the top the value is skipped).
+func (d *decoder) recoverable(n *node, err *perr) bool {
+	return d.cfg.ignore && !err.syntax && !n.notNull
+}
+
+func (d *decoder) missing(n *node) *perr {
+	if d.cfg.failOnMissing {
+		return typeErr("expected %s, got nothing (the field is missing and 'json.fail-on-missing-field' is true)", n.t)
+	}
+	if n.notNull {
+		return typeErr("expected %s, got nothing (the field is missing)", n.t)
+	}
+	return nil
+}
+
+func nullErr(n *node) *perr {
+	return typeErr("expected %s, got null", n.t)
+}
+
+// commit appends the slots of the object scanRoot just read.
+func (d *decoder) commit(data []byte) {
+	for c, n := range d.cols {
+		sl := &d.slots[c]
+		switch {
+		case sl.gen != d.gen || sl.null:
+			n.b.AppendNull()
+		case n.scalar:
+			n.appendScalar(&sl.sc)
+		default:
+			if _, err := d.walk(n, data, sl.start, true); err != nil {
+				panic("json: a checked value failed on append: " + err.msg)
+			}
+		}
+	}
+}
+
+// walk decodes the value at data[i] for n, appending it when emit is set
+// and only checking it otherwise. With emit set the value must have passed
+// a check: then walk cannot fail, except on a scalar that
+// json.ignore-parse-errors turns into null.
+func (d *decoder) walk(n *node, data []byte, i int, emit bool) (int, *perr) {
+	if i >= len(data) {
+		return 0, unexpected(data, i, "a value")
+	}
+	if data[i] == 'n' {
+		end, err := literal(data, i, "null")
+		if err != nil {
+			return 0, err
+		}
+		if n.notNull {
+			return 0, nullErr(n)
+		}
+		if emit {
+			n.b.AppendNull()
+		}
+		return end, nil
+	}
+	if n.scalar {
+		end, _, err := n.parseScalar(data, i, &n.sc, d.cfg.iso)
+		if err != nil {
+			return 0, err
+		}
+		if emit {
+			n.appendScalar(&n.sc)
+		}
+		return end, nil
+	}
+	switch n.kind {
+	case table.Array:
+		return d.walkArray(n, data, i, emit)
+	case table.Map:
+		return d.walkMap(n, data, i, emit)
+	}
+	return d.walkRow(n, data, i, emit)
+}
+
+// wrongShape is the error for a value that is not the array or object a
+// nested type needs.
+func wrongShape(n *node, data []byte, i int) *perr {
+	end, err := skipValue(data, i, 1)
+	if err != nil {
+		return err
+	}
+	return n.mismatch(data[i:end], "")
+}
+
+func (d *decoder) walkArray(n *node, data []byte, i int, emit bool) (int, *perr) {
+	if data[i] != '[' {
+		return 0, wrongShape(n, data, i)
+	}
+	if emit {
+		n.list.Append(true)
+	}
+	j := skipWS(data, i+1)
+	if j < len(data) && data[j] == ']' {
+		return j + 1, nil
+	}
+	for k := 0; ; k++ {
+		end, err := d.walk(n.elem, data, j, emit)
+		if err != nil {
+			return 0, err.index(k)
+		}
+		j = skipWS(data, end)
+		if j >= len(data) {
+			return 0, unexpected(data, j, "',' or ']'")
+		}
+		switch data[j] {
+		case ',':
+			j = skipWS(data, j+1)
+		case ']':
+			return j + 1, nil
+		default:
+			return 0, unexpected(data, j, "',' or ']'")
+		}
+	}
+}
+
+// walkMap reads a JSON object as a MAP: each key, a JSON string, is read as
+// the key type reads a string value (so MAP<INT, ...> takes {"1": ...}).
+// Entries are kept as written, duplicates included; an Arrow map allows it.
+func (d *decoder) walkMap(n *node, data []byte, i int, emit bool) (int, *perr) {
+	if data[i] != '{' {
+		return 0, wrongShape(n, data, i)
+	}
+	if emit {
+		n.mp.Append(true)
+	}
+	j := skipWS(data, i+1)
+	if j < len(data) && data[j] == '}' {
+		return j + 1, nil
+	}
+	k := n.key
+	for {
+		if j >= len(data) || data[j] != '"' {
+			return 0, unexpected(data, j, "a field name")
+		}
+		end, escaped, err := scanString(data, j)
+		if err != nil {
+			return 0, err
+		}
+		content := data[j+1 : end-1]
+		if escaped {
+			k.esc = unescape(k.esc[:0], content)
+			content = k.esc
+		}
+		if why, ok := k.fromString(content, &k.sc, d.cfg.iso); !ok {
+			return 0, k.mismatch(data[j:end], why).key(string(content))
+		}
+		if emit {
+			k.appendScalar(&k.sc)
+		}
+		j = skipWS(data, end)
+		if j >= len(data) || data[j] != ':' {
+			return 0, unexpected(data, j, "':'")
+		}
+		j = skipWS(data, j+1)
+		end, err = d.walk(n.val, data, j, emit)
+		if err != nil {
+			return 0, err.key(string(content))
+		}
+		j = skipWS(data, end)
+		if j >= len(data) {
+			return 0, unexpected(data, j, "',' or '}'")
+		}
+		switch data[j] {
+		case ',':
+			j = skipWS(data, j+1)
+		case '}':
+			return j + 1, nil
+		default:
+			return 0, unexpected(data, j, "',' or '}'")
+		}
+	}
+}
+
+// walkRow reads a JSON object as a ROW, with the rules of the top level:
+// names match exactly, unknown fields are ignored, a field given twice takes
+// its last value (every occurrence must fit), a missing one is null. To
+// append, it first finds where each field's value starts, then appends the
+// fields in the ROW's order.
+func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
+	if data[i] != '{' {
+		return 0, wrongShape(n, data, i)
+	}
+	n.gen++
+	if n.gen == 0 {
+		clear(n.seen)
+		n.gen = 1
+	}
+	j := skipWS(data, i+1)
+	if j < len(data) && data[j] == '}' {
+		j++
+	} else {
+		for {
+			if j >= len(data) || data[j] != '"' {
+				return 0, unexpected(data, j, "a field name")
+			}
+			end, escaped, err := scanString(data, j)
+			if err != nil {
+				return 0, err
+			}
+			key := data[j+1 : end-1]
+			if escaped {
+				d.key = unescape(d.key[:0], key)
+				key = d.key
+			}
+			f, known := n.fieldIndex[string(key)]
+			j = skipWS(data, end)
+			if j >= len(data) || data[j] != ':' {
+				return 0, unexpected(data, j, "':'")
+			}
+			j = skipWS(data, j+1)
+			switch {
+			case !known:
+				j, err = skipValue(data, j, 1)
+			case emit:
+				n.seen[f] = n.gen
+				n.spans[f] = j
+				j, err = skipValue(data, j, 1)
+			default:
+				fn := n.fields[f]
+				n.seen[f] = n.gen
+				var e int
+				e, err = d.walk(fn, data, j, false)
+				if err != nil {
+					if !d.recoverable(fn, err) {
+						return 0, err.field(fn.name)
+					}
+					e, err = skipValue(data, j, 1)
+				}
+				j = e
+			}
+			if err != nil {
+				return 0, err
+			}
+			j = skipWS(data, j)
+			if j >= len(data) {
+				return 0, unexpected(data, j, "',' or '}'")
+			}
+			if data[j] == ',' {
+				j = skipWS(data, j+1)
+				continue
+			}
+			if data[j] == '}' {
+				j++
+				break
+			}
+			return 0, unexpected(data, j, "',' or '}'")
+		}
+	}
+	if !emit {
+		for f, fn := range n.fields {
+			if n.seen[f] != n.gen {
+				if err := d.missing(fn); err != nil {
+					return 0, err.field(fn.name)
+				}
+			}
+		}
+		return j, nil
+	}
+	n.st.Append(true)
+	for f, fn := range n.fields {
+		if n.seen[f] != n.gen {
+			fn.b.AppendNull()
+			continue
+		}
+		s := n.spans[f]
+		if d.cfg.ignore && !fn.scalar {
+			// Only a check tells whether ignore-parse-errors nulled this
+			// field; appending cannot be undone half way.
+			if _, err := d.walk(fn, data, s, false); err != nil {
+				fn.b.AppendNull()
+				continue
+			}
+		}
+		if _, err := d.walk(fn, data, s, true); err != nil {
+			if !d.cfg.ignore || !fn.scalar {
+				panic("json: a checked value failed on append: " + err.msg)
+			}
+			fn.b.AppendNull()
+		}
+	}
+	return j, nil
+}

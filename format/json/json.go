@@ -1,0 +1,116 @@
+// Package json is the 'json' format: it decodes record values holding JSON
+// into the Arrow columns of a table, as Flink's JSON format does.
+//
+// A value is one JSON object, one row; a top-level array of objects gives
+// one row per element; the value null, an empty value (a Kafka tombstone)
+// and null elements of an array give no row. Fields match columns by exact
+// name; unknown fields are ignored; a missing field is null, or an error
+// with 'json.fail-on-missing-field'. A field that appears twice takes its
+// last value, and every occurrence must fit its column. The same rules hold
+// inside ROW values, at any depth.
+//
+// How JSON values become SQL values:
+//
+//	TINYINT..BIGINT   an integer number (1.0 and 1e3 are not), or a string
+//	                  holding one ("42"); out of range is an error, never a wrap
+//	FLOAT, DOUBLE     a number, or a string holding one ("1.5", "NaN", "Infinity")
+//	DECIMAL(p, s)     a number or a string holding one, read exactly from its
+//	                  text; digits below s round half up (as Flink does); more
+//	                  than p-s integer digits is an error
+//	BOOLEAN           true or false, or the strings "true" and "false" (any case)
+//	CHAR, VARCHAR     a string; a number or a boolean gives its text as
+//	                  written, an object or array its JSON text as written.
+//	                  Declared lengths are not enforced (Flink enforces them
+//	                  only at sinks)
+//	BINARY, VARBINARY a base64 string (standard alphabet, padding optional);
+//	                  BINARY(n) needs exactly n bytes
+//	DATE              "yyyy-MM-dd"
+//	TIME(p)           "HH:mm[:ss[.fffffffff]]"
+//	TIMESTAMP(p)      "yyyy-MM-dd HH:mm[:ss[.fffffffff]]", or with 'T' for ' '
+//	                  when 'json.timestamp-format.standard' is 'ISO-8601'
+//	TIMESTAMP_LTZ(p)  the same followed by 'Z' (Flink's form) or an offset
+//	                  +hh:mm / -hh:mm (an extension), converted to UTC
+//	ARRAY<T>          an array
+//	MAP<K, V>         an object; each key is read as K reads a string
+//	ROW<...>          an object
+//
+// Fractional seconds beyond a column's precision are truncated, as Flink's
+// CAST to a lower precision does. JSON null fits any nullable type; into a
+// NOT NULL type it is an error.
+//
+// With 'json.ignore-parse-errors', a field of a row (at any depth) whose
+// value does not fit becomes null, as in Flink; where the field is NOT NULL
+// the failure moves to the enclosing field, and a value that fails at the
+// top, or that is not JSON at all, is skipped: Decode returns an error
+// wrapping table.ErrSkipped, for the connector to count. An array element
+// or map entry that does not fit fails its whole array or map.
+//
+// Invalid UTF-8 anywhere in a string makes a value not JSON (RFC 8259). A
+// \u escape of a lone surrogate becomes U+FFFD, as in Go's encoding/json.
+package json
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// Format is the 'json' format. It registers itself in init.
+type Format struct{}
+
+var _ table.Format = Format{}
+
+func init() { table.RegisterFormat(Format{}) }
+
+// Name implements table.Format.
+func (Format) Name() string { return "json" }
+
+// Options implements table.Format: the json.* keys.
+func (Format) Options() *options.Set { return Options }
+
+// NewDecoder implements table.Format. Every type of the table model can be
+// decoded except a MAP whose key type is nested, since JSON keys are strings.
+func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decoder, error) {
+	cfg := config{
+		failOnMissing: opts.Bool(OptFailOnMissingField),
+		ignore:        opts.Bool(OptIgnoreParseErrors),
+	}
+	switch std := opts.String(OptTimestampStandard); {
+	case std == "" || strings.EqualFold(std, TimestampSQL):
+	case strings.EqualFold(std, TimestampISO8601):
+		cfg.iso = true
+	default:
+		return nil, fmt.Errorf("format 'json': '%s' must be 'SQL' or 'ISO-8601', got '%s'", OptTimestampStandard, std)
+	}
+	// Parse has run Validate already; values built some other way get the
+	// same check, since the decoder's rules assume it.
+	if err := Validate(opts); err != nil {
+		return nil, err
+	}
+	d := &decoder{
+		cfg:   cfg,
+		index: make(map[string]int, len(cols)),
+		slots: make([]slot, len(cols)),
+		bound: make([]array.Builder, len(cols)),
+	}
+	for i, c := range cols {
+		if c.Metadata {
+			return nil, fmt.Errorf("format 'json': column %s is a metadata column; the format decodes physical columns only", table.QuoteIdent(c.Name))
+		}
+		if _, dup := d.index[c.Name]; dup {
+			return nil, fmt.Errorf("format 'json': column %s appears twice", table.QuoteIdent(c.Name))
+		}
+		n, err := newNode(c.Name, c.Type, c.Name, &cfg)
+		if err != nil {
+			return nil, err
+		}
+		d.index[c.Name] = i
+		d.cols = append(d.cols, n)
+		d.names = append(d.names, c.Name)
+	}
+	return d, nil
+}

@@ -1,0 +1,255 @@
+package json
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/kshare/kshare/table"
+)
+
+// A node decodes one type of the schema: a column, a field of a ROW, the
+// element of an ARRAY, the key or value of a MAP. The tree is built once by
+// NewDecoder; the builders it appends to are bound on the first Decode and
+// again only when the caller passes different ones.
+//
+// A type occurs once in the tree, and a value of a type never contains
+// another value of the same node (types are not recursive), so each node
+// can keep its own scratch space without a stack.
+type node struct {
+	t       *table.DataType
+	kind    table.Kind
+	notNull bool
+	// scalar is every kind but ARRAY, MAP and ROW.
+	scalar bool
+	// name is the column's or field's name, for error paths.
+	name string
+	// expect is the type as an error message names it, without NOT NULL.
+	expect string
+
+	elem, key, val *node
+	fields         []*node
+	fieldIndex     map[string]int
+
+	prec, scale int   // DECIMAL
+	width       int   // BINARY(n)
+	perUnit     int64 // TIME, TIMESTAMP*: nanoseconds per unit of the Arrow type
+
+	// Scratch, reused from value to value.
+	sc    scalar
+	esc   []byte // unescaped string content
+	bin   []byte // base64-decoded bytes
+	gen   uint32 // ROW: generation of the object being scanned
+	seen  []uint32
+	spans []int
+
+	b    array.Builder
+	i8   *array.Int8Builder
+	i16  *array.Int16Builder
+	i32  *array.Int32Builder
+	i64  *array.Int64Builder
+	f32  *array.Float32Builder
+	f64  *array.Float64Builder
+	bl   *array.BooleanBuilder
+	bb   *array.BinaryBuilder
+	fsb  *array.FixedSizeBinaryBuilder
+	dec  *array.Decimal128Builder
+	d32  *array.Date32Builder
+	t32  *array.Time32Builder
+	t64  *array.Time64Builder
+	ts   *array.TimestampBuilder
+	list *array.ListBuilder
+	mp   *array.MapBuilder
+	st   *array.StructBuilder
+}
+
+// scalar holds one decoded scalar between parsing and appending.
+type scalar struct {
+	i int64 // integers, DATE days, TIME and TIMESTAMP in the column's unit
+	f float64
+	d decimal128.Num
+	b []byte // CHAR, VARCHAR, BINARY, VARBINARY: in the value or in scratch
+	t bool
+}
+
+// planError is a NewDecoder error: at CREATE TABLE time, so it names the
+// column and its type.
+func planError(col string, t *table.DataType, why string) error {
+	return fmt.Errorf("format 'json' cannot decode column %s of type %s: %s", table.QuoteIdent(col), t, why)
+}
+
+func newNode(name string, t *table.DataType, col string, cfg *config) (*node, error) {
+	if t == nil {
+		return nil, fmt.Errorf("format 'json': column %s has no type", table.QuoteIdent(col))
+	}
+	n := &node{t: t, kind: t.Kind, notNull: t.NotNull, name: name, expect: t.WithNotNull(false).String(), scalar: true}
+	switch t.Kind {
+	case table.Char, table.Varchar, table.Boolean,
+		table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Float, table.Double:
+	case table.Varbinary:
+		n.expect += " as base64"
+	case table.Date:
+		n.expect += " as yyyy-MM-dd"
+	case table.Binary:
+		if t.Length < 1 {
+			return nil, planError(col, t, "BINARY needs a length of at least 1")
+		}
+		n.width = t.Length
+		n.expect += " as base64"
+	case table.Decimal:
+		if t.Precision < 1 || t.Precision > table.MaxDecimalPrecision || t.Scale < 0 || t.Scale > t.Precision {
+			return nil, planError(col, t, fmt.Sprintf("DECIMAL needs 1 <= precision <= %d and 0 <= scale <= precision", table.MaxDecimalPrecision))
+		}
+		n.prec, n.scale = t.Precision, t.Scale
+	case table.Time, table.Timestamp, table.TimestampLTZ:
+		if t.Precision < 0 || t.Precision > table.MaxTimePrecision {
+			return nil, planError(col, t, fmt.Sprintf("the precision must be between 0 and %d", table.MaxTimePrecision))
+		}
+		n.perUnit = 1e9 / unitsPerSecond(t.Precision)
+		n.expect += " as " + layout(t, cfg.iso)
+	case table.Array:
+		n.scalar = false
+		e, err := newNode("", t.Elem, col, cfg)
+		if err != nil {
+			return nil, err
+		}
+		n.elem = e
+	case table.Map:
+		n.scalar = false
+		if t.Key == nil || t.Value == nil {
+			return nil, planError(col, t, "MAP needs a key and a value type")
+		}
+		k, err := newNode("", t.Key, col, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if !k.scalar {
+			return nil, planError(col, t, fmt.Sprintf("a JSON object's keys are strings, which cannot be read as %s", t.Key))
+		}
+		v, err := newNode("", t.Value, col, cfg)
+		if err != nil {
+			return nil, err
+		}
+		n.key, n.val = k, v
+	case table.Row:
+		n.scalar = false
+		n.fieldIndex = make(map[string]int, len(t.Fields))
+		for _, f := range t.Fields {
+			if _, dup := n.fieldIndex[f.Name]; dup {
+				return nil, planError(col, t, fmt.Sprintf("field %s appears twice", table.QuoteIdent(f.Name)))
+			}
+			fn, err := newNode(f.Name, f.Type, col, cfg)
+			if err != nil {
+				return nil, err
+			}
+			n.fieldIndex[f.Name] = len(n.fields)
+			n.fields = append(n.fields, fn)
+		}
+		n.seen = make([]uint32, len(n.fields))
+		n.spans = make([]int, len(n.fields))
+	default:
+		return nil, planError(col, t, "the type is not supported")
+	}
+	return n, nil
+}
+
+// unitsPerSecond is the resolution of the Arrow type that holds fractional
+// seconds of precision p (see table.TimeUnit).
+func unitsPerSecond(p int) int64 {
+	switch {
+	case p == 0:
+		return 1
+	case p <= 3:
+		return 1e3
+	case p <= 6:
+		return 1e6
+	}
+	return 1e9
+}
+
+// layout is the text a temporal column expects, for error messages.
+func layout(t *table.DataType, iso bool) string {
+	frac := ""
+	if t.Precision > 0 {
+		frac = "[." + "fffffffff"[:t.Precision] + "]"
+	}
+	sep, std := " ", "SQL"
+	if iso {
+		sep, std = "T", "ISO-8601"
+	}
+	switch t.Kind {
+	case table.Time:
+		return "HH:mm:ss" + frac
+	case table.Timestamp:
+		return fmt.Sprintf("yyyy-MM-dd%sHH:mm:ss%s ('json.timestamp-format.standard' is '%s')", sep, frac, std)
+	case table.TimestampLTZ:
+		return fmt.Sprintf("yyyy-MM-dd%sHH:mm:ss%sZ ('json.timestamp-format.standard' is '%s')", sep, frac, std)
+	}
+	return ""
+}
+
+// bind points the node and its children at b. A builder of the wrong type
+// is the caller's programming error (it did not build the batch from the
+// table's schema), so it panics rather than returning a DecodeError.
+func (n *node) bind(b array.Builder) {
+	n.b = b
+	ok := true
+	switch n.kind {
+	case table.TinyInt:
+		n.i8, ok = b.(*array.Int8Builder)
+	case table.SmallInt:
+		n.i16, ok = b.(*array.Int16Builder)
+	case table.Int:
+		n.i32, ok = b.(*array.Int32Builder)
+	case table.BigInt:
+		n.i64, ok = b.(*array.Int64Builder)
+	case table.Float:
+		n.f32, ok = b.(*array.Float32Builder)
+	case table.Double:
+		n.f64, ok = b.(*array.Float64Builder)
+	case table.Boolean:
+		n.bl, ok = b.(*array.BooleanBuilder)
+	case table.Char, table.Varchar:
+		var sb *array.StringBuilder
+		if sb, ok = b.(*array.StringBuilder); ok {
+			n.bb = sb.BinaryBuilder
+		}
+	case table.Varbinary:
+		n.bb, ok = b.(*array.BinaryBuilder)
+	case table.Binary:
+		n.fsb, ok = b.(*array.FixedSizeBinaryBuilder)
+	case table.Decimal:
+		n.dec, ok = b.(*array.Decimal128Builder)
+	case table.Date:
+		n.d32, ok = b.(*array.Date32Builder)
+	case table.Time:
+		if n.t.Precision <= 3 {
+			n.t32, ok = b.(*array.Time32Builder)
+		} else {
+			n.t64, ok = b.(*array.Time64Builder)
+		}
+	case table.Timestamp, table.TimestampLTZ:
+		n.ts, ok = b.(*array.TimestampBuilder)
+	case table.Array:
+		if n.list, ok = b.(*array.ListBuilder); ok {
+			n.elem.bind(n.list.ValueBuilder())
+		}
+	case table.Map:
+		if n.mp, ok = b.(*array.MapBuilder); ok {
+			n.key.bind(n.mp.KeyBuilder())
+			n.val.bind(n.mp.ItemBuilder())
+		}
+	case table.Row:
+		if n.st, ok = b.(*array.StructBuilder); ok && n.st.NumField() == len(n.fields) {
+			for i, f := range n.fields {
+				f.bind(n.st.FieldBuilder(i))
+			}
+		} else {
+			ok = false
+		}
+	}
+	if !ok {
+		panic(fmt.Sprintf("json: a %T cannot hold %s (build the batch from the table's Arrow schema)", b, n.t))
+	}
+}

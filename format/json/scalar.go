@@ -1,0 +1,411 @@
+package json
+
+import (
+	"bytes"
+	"encoding/base64"
+	"math"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/kshare/kshare/table"
+)
+
+// parseScalar reads the value at data[i] (not whitespace) for a scalar node
+// into sc, appending nothing. It returns the position after the value and
+// whether the value was JSON null; the caller decides what null means.
+func (n *node) parseScalar(data []byte, i int, sc *scalar, iso bool) (int, bool, *perr) {
+	switch c := data[i]; {
+	case c == '"':
+		end, escaped, err := scanString(data, i)
+		if err != nil {
+			return 0, false, err
+		}
+		content := data[i+1 : end-1]
+		if escaped {
+			n.esc = unescape(n.esc[:0], content)
+			content = n.esc
+		}
+		if why, ok := n.fromString(content, sc, iso); !ok {
+			return 0, false, n.mismatch(data[i:end], why)
+		}
+		return end, false, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		return n.fromNumber(data, i, sc)
+	case c == 't' || c == 'f':
+		word := "true"
+		if c == 'f' {
+			word = "false"
+		}
+		end, err := literal(data, i, word)
+		if err != nil {
+			return 0, false, err
+		}
+		switch n.kind {
+		case table.Boolean:
+			sc.t = c == 't'
+		case table.Char, table.Varchar:
+			sc.b = data[i:end]
+		default:
+			return 0, false, n.mismatch(data[i:end], "")
+		}
+		return end, false, nil
+	case c == 'n':
+		end, err := literal(data, i, "null")
+		if err != nil {
+			return 0, false, err
+		}
+		return end, true, nil
+	case c == '{' || c == '[':
+		end, err := skipValue(data, i, 0)
+		if err != nil {
+			return 0, false, err
+		}
+		if n.kind == table.Char || n.kind == table.Varchar {
+			// Flink gives a STRING column the JSON text of a nested value;
+			// here it is the text as written, not a re-serialization.
+			sc.b = data[i:end]
+			return end, false, nil
+		}
+		return 0, false, n.mismatch(data[i:end], "")
+	}
+	return 0, false, unexpected(data, i, "a value")
+}
+
+// mismatch is the error for a value tok that does not fit the node, with an
+// optional reason ("out of range").
+func (n *node) mismatch(tok []byte, why string) *perr {
+	var got string
+	switch {
+	case len(tok) > 0 && tok[0] == '{':
+		got = "an object"
+	case len(tok) > 0 && tok[0] == '[':
+		got = "an array"
+	default:
+		got = snippet(tok)
+	}
+	if why != "" {
+		return typeErr("expected %s, got %s (%s)", n.expect, got, why)
+	}
+	return typeErr("expected %s, got %s", n.expect, got)
+}
+
+const whyRange = "out of range"
+
+// fromNumber reads the JSON number at data[i].
+func (n *node) fromNumber(data []byte, i int, sc *scalar) (int, bool, *perr) {
+	switch n.kind {
+	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+		v, end, st, err := parseIntToken(data, i)
+		if err != nil {
+			return 0, false, err
+		}
+		switch {
+		case st == numSyntax:
+			return 0, false, n.mismatch(data[i:end], "")
+		case st == numRange || !n.intFits(v):
+			return 0, false, n.mismatch(data[i:end], whyRange)
+		}
+		sc.i = v
+		return end, false, nil
+	case table.Decimal:
+		end, _, err := scanNumber(data, i)
+		if err != nil {
+			return 0, false, err
+		}
+		d, st := parseDecimal(data[i:end], n.prec, n.scale)
+		if st != numOK {
+			return 0, false, n.mismatch(data[i:end], whyRange)
+		}
+		sc.d = d
+		return end, false, nil
+	case table.Float, table.Double:
+		end, _, err := scanNumber(data, i)
+		if err != nil {
+			return 0, false, err
+		}
+		f, ok := n.parseFloat(data[i:end])
+		if !ok {
+			return 0, false, n.mismatch(data[i:end], whyRange)
+		}
+		sc.f = f
+		return end, false, nil
+	case table.Char, table.Varchar:
+		end, _, err := scanNumber(data, i)
+		if err != nil {
+			return 0, false, err
+		}
+		sc.b = data[i:end]
+		return end, false, nil
+	}
+	end, _, err := scanNumber(data, i)
+	if err != nil {
+		return 0, false, err
+	}
+	return 0, false, n.mismatch(data[i:end], "")
+}
+
+// parseIntToken reads the JSON number at data[i] as an integer in one pass.
+// A number with a fraction or an exponent gives numSyntax (it is a number,
+// but not an integer), one beyond int64 numRange; a malformed one an error.
+func parseIntToken(data []byte, i int) (int64, int, numStatus, *perr) {
+	j := i
+	neg := false
+	if data[j] == '-' {
+		neg = true
+		j++
+	}
+	start := j
+	var u uint64
+	for j < len(data) {
+		c := data[j] - '0'
+		if c > 9 {
+			break
+		}
+		u = u*10 + uint64(c)
+		j++
+	}
+	digits := j - start
+	if digits == 0 || (data[start] == '0' && digits > 1) ||
+		(j < len(data) && (data[j] == '.' || data[j] == 'e' || data[j] == 'E')) {
+		// The rare shapes: let the full grammar check decide.
+		end, isInt, err := scanNumber(data, i)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if !isInt {
+			return 0, end, numSyntax, nil
+		}
+	}
+	// 19 digits always fit in a uint64; beyond that u may have wrapped.
+	if digits > 19 || (neg && u > 1<<63) || (!neg && u > math.MaxInt64) {
+		return 0, j, numRange, nil
+	}
+	if neg {
+		return -int64(u), j, numOK, nil
+	}
+	return int64(u), j, numOK, nil
+}
+
+func (n *node) intFits(v int64) bool {
+	switch n.kind {
+	case table.TinyInt:
+		return v >= math.MinInt8 && v <= math.MaxInt8
+	case table.SmallInt:
+		return v >= math.MinInt16 && v <= math.MaxInt16
+	case table.Int:
+		return v >= math.MinInt32 && v <= math.MaxInt32
+	}
+	return true
+}
+
+// parseFloat reads a number's text without copying it into a string.
+func (n *node) parseFloat(s []byte) (float64, bool) {
+	bitSize := 64
+	if n.kind == table.Float {
+		bitSize = 32
+	}
+	f, err := strconv.ParseFloat(unsafeString(s), bitSize)
+	if err != nil {
+		return 0, false
+	}
+	return f, true
+}
+
+// unsafeString views b as a string for a call that does not keep it.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// fromString reads the content of a JSON string (escapes resolved) into the
+// node's type. Like Flink, numbers and booleans may come as strings ("42",
+// "true"), surrounding spaces ignored. It returns a reason to add to the
+// error when one helps.
+func (n *node) fromString(s []byte, sc *scalar, iso bool) (string, bool) {
+	switch n.kind {
+	case table.Char, table.Varchar:
+		sc.b = s
+		return "", true
+	case table.Varbinary, table.Binary:
+		b, ok := decodeBase64(n.bin[:0], s)
+		if !ok {
+			return "", false
+		}
+		n.bin = b
+		if n.kind == table.Binary && len(b) != n.width {
+			return strconv.Itoa(len(b)) + " bytes", false
+		}
+		sc.b = b
+		return "", true
+	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+		v, err := strconv.ParseInt(unsafeString(bytes.TrimSpace(s)), 10, 64)
+		if err != nil {
+			if e, ok := err.(*strconv.NumError); ok && e.Err == strconv.ErrRange {
+				return whyRange, false
+			}
+			return "", false
+		}
+		if !n.intFits(v) {
+			return whyRange, false
+		}
+		sc.i = v
+		return "", true
+	case table.Decimal:
+		d, st := parseDecimal(bytes.TrimSpace(s), n.prec, n.scale)
+		switch st {
+		case numSyntax:
+			return "", false
+		case numRange:
+			return whyRange, false
+		}
+		sc.d = d
+		return "", true
+	case table.Float, table.Double:
+		t := bytes.TrimSpace(s)
+		if bytes.IndexByte(t, '_') >= 0 {
+			// Go's ParseFloat takes digit separators; Java's does not.
+			return "", false
+		}
+		bitSize := 64
+		if n.kind == table.Float {
+			bitSize = 32
+		}
+		f, err := strconv.ParseFloat(unsafeString(t), bitSize)
+		if err != nil {
+			if e, ok := err.(*strconv.NumError); ok && e.Err == strconv.ErrRange {
+				return whyRange, false
+			}
+			return "", false
+		}
+		sc.f = f
+		return "", true
+	case table.Boolean:
+		t := unsafeString(bytes.TrimSpace(s))
+		switch {
+		case strings.EqualFold(t, "true"):
+			sc.t = true
+		case strings.EqualFold(t, "false"):
+			sc.t = false
+		default:
+			return "", false
+		}
+		return "", true
+	case table.Date:
+		days, rest, ok := parseDate(s)
+		if !ok || len(rest) != 0 {
+			return "", false
+		}
+		sc.i = days
+		return "", true
+	case table.Time:
+		nanos, rest, ok := parseTime(s)
+		if !ok || len(rest) != 0 {
+			return "", false
+		}
+		sc.i = truncate(nanos, n.t.Precision) / n.perUnit
+		return "", true
+	case table.Timestamp, table.TimestampLTZ:
+		v, ok := n.parseTimestamp(s, iso)
+		if !ok {
+			return "", false
+		}
+		sc.i = v
+		return "", true
+	}
+	return "", false
+}
+
+func (n *node) parseTimestamp(s []byte, iso bool) (int64, bool) {
+	days, rest, ok := parseDate(s)
+	if !ok || len(rest) == 0 {
+		return 0, false
+	}
+	sep := byte(' ')
+	if iso {
+		sep = 'T'
+	}
+	if rest[0] != sep {
+		return 0, false
+	}
+	nanos, rest, ok := parseTime(rest[1:])
+	if !ok {
+		return 0, false
+	}
+	var off int64
+	if n.kind == table.TimestampLTZ {
+		if off, ok = parseOffset(rest); !ok {
+			return 0, false
+		}
+	} else if len(rest) != 0 {
+		return 0, false
+	}
+	nanos = truncate(nanos, n.t.Precision)
+	secs := days*86400 + nanos/1e9 - off
+	return toUnit(secs, nanos%1e9, n.perUnit)
+}
+
+// Strict decoding refuses non-zero padding bits, so that one text means one
+// byte string.
+var (
+	padded   = base64.StdEncoding.Strict()
+	unpadded = base64.RawStdEncoding.Strict()
+)
+
+// decodeBase64 decodes standard base64, with or without padding, appending
+// to dst.
+func decodeBase64(dst, s []byte) ([]byte, bool) {
+	need := base64.StdEncoding.DecodedLen(len(s)) + 3
+	if cap(dst) < need {
+		dst = make([]byte, 0, need)
+	}
+	enc := padded
+	if len(s)%4 != 0 {
+		enc = unpadded
+	}
+	m, err := enc.Decode(dst[:need], s)
+	if err != nil {
+		return dst, false
+	}
+	return dst[:m], true
+}
+
+// appendScalar appends what parseScalar read into sc.
+func (n *node) appendScalar(sc *scalar) {
+	switch n.kind {
+	case table.TinyInt:
+		n.i8.Append(int8(sc.i))
+	case table.SmallInt:
+		n.i16.Append(int16(sc.i))
+	case table.Int:
+		n.i32.Append(int32(sc.i))
+	case table.BigInt:
+		n.i64.Append(sc.i)
+	case table.Float:
+		n.f32.Append(float32(sc.f))
+	case table.Double:
+		n.f64.Append(sc.f)
+	case table.Boolean:
+		n.bl.Append(sc.t)
+	case table.Char, table.Varchar, table.Varbinary:
+		n.bb.Append(sc.b)
+	case table.Binary:
+		n.fsb.Append(sc.b)
+	case table.Decimal:
+		n.dec.Append(sc.d)
+	case table.Date:
+		n.d32.Append(arrow.Date32(sc.i))
+	case table.Time:
+		if n.t32 != nil {
+			n.t32.Append(arrow.Time32(sc.i))
+		} else {
+			n.t64.Append(arrow.Time64(sc.i))
+		}
+	case table.Timestamp, table.TimestampLTZ:
+		n.ts.Append(arrow.Timestamp(sc.i))
+	}
+}

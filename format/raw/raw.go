@@ -1,0 +1,275 @@
+// Package raw is the 'raw' format: the whole record value is the one
+// physical column of the table, as in Flink's raw format.
+//
+// How a value's bytes become the column:
+//
+//	CHAR, VARCHAR, STRING   text in 'raw.charset' (UTF-8 by default; also
+//	                        US-ASCII, ISO-8859-1, UTF-16BE, UTF-16LE), stored
+//	                        as UTF-8; bytes that are not text in the charset
+//	                        are an error naming their offset
+//	BINARY(n)               exactly n bytes
+//	VARBINARY, BYTES        the bytes as they are
+//	BOOLEAN                 one byte: 0 is false, anything else true (as Flink)
+//	TINYINT                 one byte, two's complement
+//	SMALLINT, INT, BIGINT   2, 4, 8 bytes, two's complement, in 'raw.endianness'
+//	FLOAT, DOUBLE           4, 8 bytes, IEEE 754, in 'raw.endianness'
+//
+// A value of another length than the type's is an error. A nil value (a
+// Kafka tombstone) is a NULL, and an error for a NOT NULL column; an empty
+// value is an empty string or byte string.
+package raw
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// Format is the 'raw' format. It registers itself in init.
+type Format struct{}
+
+var _ table.Format = Format{}
+
+func init() { table.RegisterFormat(Format{}) }
+
+// Name implements table.Format.
+func (Format) Name() string { return "raw" }
+
+// Options implements table.Format: the raw.* keys.
+func (Format) Options() *options.Set { return Options }
+
+type charset uint8
+
+const (
+	utf8Charset charset = iota
+	asciiCharset
+	latin1Charset
+	utf16BECharset
+	utf16LECharset
+)
+
+// NewDecoder implements table.Format: cols must be exactly one physical
+// column of a type raw reads (see CheckColumns).
+func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decoder, error) {
+	if err := CheckColumns(cols); err != nil {
+		return nil, err
+	}
+	c := cols[0]
+	if c.Metadata {
+		return nil, fmt.Errorf("format 'raw': column '%s' is a metadata column; the format decodes the physical column only", c.Name)
+	}
+	d := &decoder{col: c, t: c.Type, expect: c.Type.WithNotNull(false).String()}
+	switch cs := opts.String(OptCharset); {
+	case cs == "" || strings.EqualFold(cs, CharsetUTF8):
+		d.charset = utf8Charset
+	case strings.EqualFold(cs, CharsetASCII):
+		d.charset = asciiCharset
+	case strings.EqualFold(cs, CharsetISO88591):
+		d.charset = latin1Charset
+	case strings.EqualFold(cs, CharsetUTF16BE):
+		d.charset = utf16BECharset
+	case strings.EqualFold(cs, CharsetUTF16LE):
+		d.charset = utf16LECharset
+	default:
+		return nil, fmt.Errorf("format 'raw': unsupported '%s' value '%s' (supported: %s, %s, %s, %s, %s)",
+			OptCharset, cs, CharsetUTF8, CharsetASCII, CharsetISO88591, CharsetUTF16BE, CharsetUTF16LE)
+	}
+	d.csName = [...]string{CharsetUTF8, CharsetASCII, CharsetISO88591, CharsetUTF16BE, CharsetUTF16LE}[d.charset]
+	switch e := opts.String(OptEndianness); {
+	case e == "" || strings.EqualFold(e, BigEndian):
+		d.order = binary.BigEndian
+	case strings.EqualFold(e, LittleEndian):
+		d.order = binary.LittleEndian
+	default:
+		return nil, fmt.Errorf("format 'raw': '%s' must be '%s' or '%s', got '%s'", OptEndianness, BigEndian, LittleEndian, e)
+	}
+	switch c.Type.Kind {
+	case table.TinyInt:
+		d.width = 1
+	case table.Boolean:
+		d.width = 1
+	case table.SmallInt:
+		d.width = 2
+	case table.Int, table.Float:
+		d.width = 4
+	case table.BigInt, table.Double:
+		d.width = 8
+	case table.Binary:
+		d.width = c.Type.Length
+	}
+	return d, nil
+}
+
+type decoder struct {
+	col     table.Column
+	t       *table.DataType
+	expect  string
+	charset charset
+	csName  string
+	order   binary.ByteOrder
+	width   int    // the length a value must have; 0 for any
+	buf     []byte // transcoded text
+}
+
+var _ table.Decoder = (*decoder)(nil)
+
+func (d *decoder) fail(format string, args ...any) error {
+	return &table.DecodeError{Field: d.col.Name, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Decode implements table.Decoder: one row per value. Nothing is appended
+// before the value has been checked, so an error leaves the builder as it
+// was.
+func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
+	if len(cols) != 1 {
+		panic(fmt.Sprintf("raw: Decode given %d builders for 1 physical column", len(cols)))
+	}
+	b := cols[0]
+	if value == nil {
+		if d.t.NotNull {
+			return 0, d.fail("expected %s, got a null value", d.t)
+		}
+		b.AppendNull()
+		return 1, nil
+	}
+	if d.width > 0 && len(value) != d.width {
+		return 0, d.fail("expected %s (%d %s), got %d %s", d.expect, d.width, plural(d.width, "byte"), len(value), plural(len(value), "byte"))
+	}
+	ok := true
+	switch d.t.Kind {
+	case table.Char, table.Varchar:
+		text, err := d.text(value)
+		if err != nil {
+			return 0, err
+		}
+		var sb *array.StringBuilder
+		if sb, ok = b.(*array.StringBuilder); ok {
+			sb.BinaryBuilder.Append(text)
+		}
+	case table.Varbinary:
+		var bb *array.BinaryBuilder
+		if bb, ok = b.(*array.BinaryBuilder); ok {
+			bb.Append(value)
+		}
+	case table.Binary:
+		var fb *array.FixedSizeBinaryBuilder
+		if fb, ok = b.(*array.FixedSizeBinaryBuilder); ok {
+			fb.Append(value)
+		}
+	case table.Boolean:
+		var bb *array.BooleanBuilder
+		if bb, ok = b.(*array.BooleanBuilder); ok {
+			bb.Append(value[0] != 0)
+		}
+	case table.TinyInt:
+		var ib *array.Int8Builder
+		if ib, ok = b.(*array.Int8Builder); ok {
+			ib.Append(int8(value[0]))
+		}
+	case table.SmallInt:
+		var ib *array.Int16Builder
+		if ib, ok = b.(*array.Int16Builder); ok {
+			ib.Append(int16(d.order.Uint16(value)))
+		}
+	case table.Int:
+		var ib *array.Int32Builder
+		if ib, ok = b.(*array.Int32Builder); ok {
+			ib.Append(int32(d.order.Uint32(value)))
+		}
+	case table.BigInt:
+		var ib *array.Int64Builder
+		if ib, ok = b.(*array.Int64Builder); ok {
+			ib.Append(int64(d.order.Uint64(value)))
+		}
+	case table.Float:
+		var fb *array.Float32Builder
+		if fb, ok = b.(*array.Float32Builder); ok {
+			fb.Append(math.Float32frombits(d.order.Uint32(value)))
+		}
+	case table.Double:
+		var fb *array.Float64Builder
+		if fb, ok = b.(*array.Float64Builder); ok {
+			fb.Append(math.Float64frombits(d.order.Uint64(value)))
+		}
+	}
+	if !ok {
+		// The caller did not build the batch from the table's schema: a
+		// programming error, not a bad record.
+		panic(fmt.Sprintf("raw: a %T cannot hold %s", b, d.t))
+	}
+	return 1, nil
+}
+
+// text returns value as UTF-8: value itself when the charset is UTF-8 or
+// US-ASCII (checked, not copied), else transcoded into scratch.
+func (d *decoder) text(value []byte) ([]byte, error) {
+	switch d.charset {
+	case utf8Charset:
+		if utf8.Valid(value) {
+			return value, nil
+		}
+		for i := 0; i < len(value); {
+			r, size := utf8.DecodeRune(value[i:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, d.fail("expected %s as UTF-8, got invalid UTF-8 at byte offset %d (0x%02x)", d.expect, i, value[i])
+			}
+			i += size
+		}
+	case asciiCharset:
+		for i, c := range value {
+			if c >= 0x80 {
+				return nil, d.fail("expected %s as US-ASCII, got byte 0x%02x at byte offset %d", d.expect, c, i)
+			}
+		}
+		return value, nil
+	case latin1Charset:
+		buf := d.buf[:0]
+		for _, c := range value {
+			buf = utf8.AppendRune(buf, rune(c))
+		}
+		d.buf = buf
+		return buf, nil
+	case utf16BECharset, utf16LECharset:
+		if len(value)%2 != 0 {
+			return nil, d.fail("expected %s as %s, got %d bytes (UTF-16 needs an even number)", d.expect, d.csName, len(value))
+		}
+		order := binary.ByteOrder(binary.BigEndian)
+		if d.charset == utf16LECharset {
+			order = binary.LittleEndian
+		}
+		buf := d.buf[:0]
+		for i := 0; i < len(value); i += 2 {
+			r := rune(order.Uint16(value[i:]))
+			switch {
+			case utf16.IsSurrogate(r) && r < 0xdc00 && i+4 <= len(value):
+				lo := rune(order.Uint16(value[i+2:]))
+				if lo < 0xdc00 || lo > 0xdfff {
+					return nil, d.fail("expected %s as %s, got an unpaired surrogate 0x%04x at byte offset %d", d.expect, d.csName, r, i)
+				}
+				r = utf16.DecodeRune(r, lo)
+				i += 2
+			case utf16.IsSurrogate(r):
+				return nil, d.fail("expected %s as %s, got an unpaired surrogate 0x%04x at byte offset %d", d.expect, d.csName, r, i)
+			}
+			buf = utf8.AppendRune(buf, r)
+		}
+		d.buf = buf
+		return buf, nil
+	}
+	return nil, d.fail("expected %s as UTF-8, got invalid UTF-8", d.expect)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
