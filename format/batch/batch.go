@@ -90,7 +90,14 @@ func (b *Builder) Full() bool { return b.rows >= b.size }
 // if a column that is not physical was left shorter than the others, which
 // is a programming error.
 func (b *Builder) NewBatch() arrow.RecordBatch {
-	rec := b.rb.NewRecordBatch()
+	var rec arrow.RecordBatch
+	if b.rb.Schema().NumFields() == 0 {
+		// A RecordBuilder without fields cannot count rows; a table whose
+		// columns are all filled elsewhere still has them.
+		rec = array.NewRecordBatch(b.rb.Schema(), nil, int64(b.rows))
+	} else {
+		rec = b.rb.NewRecordBatch()
+	}
 	b.rows = 0
 	b.rb.Reserve(b.size)
 	return rec
