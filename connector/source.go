@@ -85,6 +85,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 		st.members = append(st.members, m)
 	}
 	st.stats.consumers = make([]atomic.Int64, len(st.members))
+	track(st)
 	for _, m := range st.members {
 		st.wg.Add(1)
 		go func() {
@@ -240,6 +241,7 @@ func (st *stream) Close() error {
 			}
 		}
 		st.closeErr = errors.Join(errs...)
+		untrack(st)
 	})
 	return st.closeErr
 }

@@ -1,0 +1,147 @@
+package connector
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kshare/kshare/table"
+)
+
+// Every stream this process opens is counted here, so that a Prometheus
+// scrape sees the work of the streams that are open and of those that have
+// closed. The package registers nothing by itself: a program that serves
+// metrics registers Collector() (cmd/kshare does with --metrics-addr).
+var registry = struct {
+	sync.Mutex
+	open   map[*stream]struct{}
+	closed map[streamKey]*closedTotals
+}{open: map[*stream]struct{}{}, closed: map[streamKey]*closedTotals{}}
+
+type streamKey struct{ table, group string }
+
+type closedTotals struct {
+	stats   table.Stats
+	members map[string]int64
+}
+
+func track(st *stream) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.open[st] = struct{}{}
+}
+
+// untrack moves a closed stream's counts into the totals of its table.
+func untrack(st *stream) {
+	s := st.Stats()
+	registry.Lock()
+	defer registry.Unlock()
+	if _, ok := registry.open[st]; !ok {
+		return // Open failed before the stream was counted
+	}
+	delete(registry.open, st)
+	k := streamKey{st.src.name, st.src.group}
+	c := registry.closed[k]
+	if c == nil {
+		c = &closedTotals{members: map[string]int64{}}
+		registry.closed[k] = c
+	}
+	addStats(&c.stats, s)
+	for _, m := range s.Consumers {
+		c.members[m.Name] += m.Records
+	}
+}
+
+func addStats(to *table.Stats, s table.Stats) {
+	to.Records += s.Records
+	to.Rows += s.Rows
+	to.Accepted += s.Accepted
+	to.Released += s.Released
+	to.Rejected += s.Rejected
+	to.Redelivered += s.Redelivered
+	to.DecodeErrors += s.DecodeErrors
+	to.Skipped += s.Skipped
+	to.Renewed += s.Renewed
+}
+
+var (
+	labels      = []string{"table", "group"}
+	descRecords = prometheus.NewDesc("kshare_source_records_total",
+		"Records received from the broker, by member.", append(labels, "member"), nil)
+	descRows = prometheus.NewDesc("kshare_source_rows_total",
+		"Rows the records decoded into.", labels, nil)
+	descAcks = prometheus.NewDesc("kshare_source_acks_total",
+		"Records settled, by disposition (accept, release, reject).", append(labels, "disposition"), nil)
+	descRedelivered = prometheus.NewDesc("kshare_source_redelivered_total",
+		"Records received with a delivery count above 1.", labels, nil)
+	descDecodeErrors = prometheus.NewDesc("kshare_source_decode_errors_total",
+		"Records the format could not decode.", labels, nil)
+	descSkipped = prometheus.NewDesc("kshare_source_skipped_total",
+		"Records the format skipped (json.ignore-parse-errors).", labels, nil)
+	descRenewed = prometheus.NewDesc("kshare_source_lock_renewals_total",
+		"Lock renewals sent for records still being delivered.", labels, nil)
+	descOpen = prometheus.NewDesc("kshare_source_streams_open",
+		"Streams (queries) reading the table now.", labels, nil)
+)
+
+// Collector exposes the counts of every kafka-sharegroup stream of this
+// process as Prometheus metrics.
+func Collector() prometheus.Collector { return collector{} }
+
+type collector struct{}
+
+func (collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRecords, descRows, descAcks, descRedelivered, descDecodeErrors, descSkipped, descRenewed, descOpen} {
+		ch <- d
+	}
+}
+
+func (collector) Collect(ch chan<- prometheus.Metric) {
+	registry.Lock()
+	totals := map[streamKey]*closedTotals{}
+	open := map[streamKey]float64{}
+	for k, c := range registry.closed {
+		cp := &closedTotals{stats: c.stats, members: map[string]int64{}}
+		for m, n := range c.members {
+			cp.members[m] = n
+		}
+		totals[k] = cp
+	}
+	streams := make([]*stream, 0, len(registry.open))
+	for st := range registry.open {
+		streams = append(streams, st)
+	}
+	registry.Unlock()
+
+	for _, st := range streams {
+		k := streamKey{st.src.name, st.src.group}
+		open[k]++
+		c := totals[k]
+		if c == nil {
+			c = &closedTotals{members: map[string]int64{}}
+			totals[k] = c
+		}
+		s := st.Stats()
+		addStats(&c.stats, s)
+		for _, m := range s.Consumers {
+			c.members[m.Name] += m.Records
+		}
+	}
+	counter := func(d *prometheus.Desc, v int64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), lv...)
+	}
+	for k, c := range totals {
+		for m, n := range c.members {
+			counter(descRecords, n, k.table, k.group, m)
+		}
+		counter(descRows, c.stats.Rows, k.table, k.group)
+		counter(descAcks, c.stats.Accepted, k.table, k.group, "accept")
+		counter(descAcks, c.stats.Released, k.table, k.group, "release")
+		counter(descAcks, c.stats.Rejected, k.table, k.group, "reject")
+		counter(descRedelivered, c.stats.Redelivered, k.table, k.group)
+		counter(descDecodeErrors, c.stats.DecodeErrors, k.table, k.group)
+		counter(descSkipped, c.stats.Skipped, k.table, k.group)
+		counter(descRenewed, c.stats.Renewed, k.table, k.group)
+		ch <- prometheus.MustNewConstMetric(descOpen, prometheus.GaugeValue, open[k], k.table, k.group)
+	}
+}
