@@ -261,13 +261,16 @@ func Parse(kvs []KV, ignore []string, sets ...*Set) (Values, error) {
 	v := Values{m: map[string]string{}, set: map[string]bool{}}
 	var errs Errors
 	seenBy := map[string]string{} // canonical key -> name the user used
+	listed := false
 	for _, kv := range kvs {
 		if slices.Contains(ignore, kv.Key) {
 			continue
 		}
 		o, set := lookup(kv.Key, sets)
 		if o == nil {
-			errs = append(errs, unsupported(kv.Key, ignore, sets))
+			// The list of supported keys is long: say it once.
+			errs = append(errs, unsupported(kv.Key, ignore, sets, !listed))
+			listed = true
 			continue
 		}
 		if o.Refused != "" {
@@ -341,12 +344,14 @@ func Parse(kvs []KV, ignore []string, sets ...*Set) (Values, error) {
 			}
 		}
 		if len(missing) > 0 {
-			word := "option"
-			if len(missing) > 1 || strings.HasPrefix(missing[0], "one of") {
-				word = "options"
+			msg := fmt.Sprintf("missing required options %s for %s", joinAnd(missing), s.Owner)
+			switch {
+			case len(missing) == 1 && strings.HasPrefix(missing[0], "one of"):
+				msg = fmt.Sprintf("missing required option: %s for %s", missing[0], s.Owner)
+			case len(missing) == 1:
+				msg = fmt.Sprintf("missing required option %s for %s", missing[0], s.Owner)
 			}
-			errs = append(errs, &Error{Kind: ErrMissing, Key: first,
-				Msg: fmt.Sprintf("missing required %s %s for %s", word, joinAnd(missing), s.Owner)})
+			errs = append(errs, &Error{Kind: ErrMissing, Key: first, Msg: msg})
 		}
 	}
 	// Cross-field rules read values, so they run only once every value is
@@ -392,7 +397,7 @@ func lookup(key string, sets []*Set) (*Option, *Set) {
 // unsupported names the set the key was most likely meant for (the owner of
 // the nearest key, so that 'json.ignore-parse-eror' blames the json format)
 // and lists every key that would have been accepted.
-func unsupported(key string, ignore []string, sets []*Set) *Error {
+func unsupported(key string, ignore []string, sets []*Set, list bool) *Error {
 	all := slices.Clone(ignore)
 	owner := ""
 	for _, s := range sets {
@@ -419,7 +424,9 @@ func unsupported(key string, ignore []string, sets []*Set) *Error {
 	if near != "" {
 		msg += fmt.Sprintf(" (did you mean '%s'?)", near)
 	}
-	msg += "; supported: " + strings.Join(all, ", ")
+	if list {
+		msg += "; supported: " + strings.Join(all, ", ")
+	}
 	return &Error{Kind: ErrUnsupported, Key: key, Msg: msg}
 }
 

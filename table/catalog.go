@@ -81,8 +81,8 @@ func (c *Catalog) create(t *Table, ifNotExists bool) (created bool, err error) {
 		if ifNotExists {
 			return false, nil
 		}
-		return false, fmt.Errorf("%w: table '%s' already exists; a table cannot change: DROP TABLE %s and CREATE it again",
-			ErrTableExists, old.Name(), QuoteIdent(old.Name()))
+		return false, options.Errorf(ErrTableExists, old.Name(), "table '%s' already exists; a table cannot change: DROP TABLE %s and CREATE it again",
+			old.Name(), QuoteIdent(old.Name()))
 	}
 	c.tables[key] = t
 	return true, nil
@@ -128,9 +128,9 @@ func (c *Catalog) noTable(name string) error {
 		names = append(names, t.Name())
 	}
 	if near := options.Closest(name, names); near != "" {
-		return fmt.Errorf("%w: table '%s' does not exist (did you mean '%s'?)", ErrNoTable, name, near)
+		return options.Errorf(ErrNoTable, name, "table '%s' does not exist (did you mean '%s'?)", name, near)
 	}
-	return fmt.Errorf("%w: table '%s' does not exist", ErrNoTable, name)
+	return options.Errorf(ErrNoTable, name, "table '%s' does not exist", name)
 }
 
 // List returns the tables sorted by name, ignoring case.

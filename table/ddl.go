@@ -222,3 +222,15 @@ func (d *Definition) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// MetadataMarkdown documents a connector's metadata keys as a Markdown
+// table (key, type, description), for the README.
+func MetadataMarkdown(keys []MetadataKey) string {
+	var b strings.Builder
+	b.WriteString("| Key | Type | Description |\n| --- | --- | --- |\n")
+	for _, k := range keys {
+		desc := strings.Join(strings.Fields(strings.ReplaceAll(k.Description, "|", `\|`)), " ")
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", k.Key, k.Type, desc)
+	}
+	return b.String()
+}

@@ -469,11 +469,11 @@ func (p *parser) tableClauses(def *Definition) *SyntaxError {
 				return err
 			}
 		case p.isKeyword(t, "PARTITIONED"):
-			p.refuse(t, "PARTITIONED BY is not supported; remove it (a record's Kafka partition is the 'partition' metadata column)")
 			p.advance()
 			if err := p.expectKeyword("BY", " after PARTITIONED"); err != nil {
 				return err
 			}
+			p.refuse(t, "PARTITIONED BY is not supported; remove it (a record's Kafka partition is the 'partition' metadata column)")
 			if err := p.skipGroup(" after PARTITIONED BY"); err != nil {
 				return err
 			}
@@ -800,8 +800,11 @@ func (p *parser) dataType(depth int) (*DataType, *SyntaxError) {
 	if err != nil {
 		return nil, err
 	}
-	if e := dt.checkParams(); e != nil {
-		p.invalid(t, "%s", e.Error())
+	// A ROW's fields were checked as they were read, with their places.
+	if dt.Kind != Row {
+		if e := dt.checkParams(); e != nil {
+			p.invalid(t, "%s", e.Error())
+		}
 	}
 	switch n := p.peek(); {
 	case p.isKeyword(n, "NOT"):
@@ -842,6 +845,9 @@ func (p *parser) rowFields(dt *DataType, depth int) *SyntaxError {
 			return p.errorf(n, ErrSyntax, "expected a field name in ROW, got %s", describe(n))
 		}
 		p.advance()
+		if a := p.peek(); p.isSymbol(a, ",") || p.isSymbol(a, closer) {
+			return p.errorf(n, ErrSyntax, "expected a field name and its type in ROW (ROW<`name` %s>), got only %s", cut(n.val, 40), describe(n))
+		}
 		for _, f := range dt.Fields {
 			if strings.EqualFold(f.Name, n.val) {
 				p.invalid(n, "duplicate field '%s' in ROW (field names ignore case)", n.val)

@@ -53,7 +53,7 @@ func CheckColumns(cols []table.Column) error {
 			names += "'" + c.Name + "'"
 		}
 		if len(cols) == 0 {
-			names = "none"
+			return fmt.Errorf("format 'raw' reads the whole value into one column: the table needs exactly one physical column, it has none; declare the column to read the value into")
 		}
 		return fmt.Errorf("format 'raw' reads the whole value into one column: the table needs exactly one physical column, it has %d (%s); make the others METADATA columns or use another format", len(cols), names)
 	}
