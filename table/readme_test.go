@@ -1,0 +1,123 @@
+package table_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/format/json"
+	"github.com/kshare/kshare/format/raw"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+const readmePath = "../README.md"
+
+// readmeSection is one generated part of README.md: the text between
+// "<!-- name -->" and "<!-- /options -->". heading introduces it when
+// -rewrite has to add it.
+type readmeSection struct {
+	name, heading, text string
+}
+
+func readmeSections() []readmeSection {
+	return []readmeSection{
+		{"options:table", "### Every table", options.Markdown(table.TableOptions)},
+		{"options:connector:kafka-sharegroup", "### Connector `kafka-sharegroup`", options.Markdown(connector.Options)},
+		{"metadata:connector:kafka-sharegroup", "#### Metadata columns of `kafka-sharegroup`\n\n" +
+			"A column `name TYPE METADATA [FROM 'key'] [VIRTUAL]` reads the record's metadata (the key is the column's name " +
+			"without FROM). Its type must be able to hold the key's: the same type, a wider integer, a longer VARCHAR or " +
+			"VARBINARY, a finer time precision, or a nullable column for a NOT NULL key.",
+			table.MetadataMarkdown(connector.Metadata)},
+		{"options:format:json", "### Format `json`", options.Markdown(json.Options)},
+		{"options:format:raw", "### Format `raw`\n\nThe table has exactly one physical column, which receives the whole value.",
+			options.Markdown(raw.Options)},
+	}
+}
+
+const readmeEnd = "<!-- /options -->"
+
+// TestReadmeOptions fails when README.md's option tables are not what the
+// declarations generate; `go test ./table -run TestReadmeOptions -rewrite`
+// rewrites them (and adds the ones missing, under "## Options" at the end).
+func TestReadmeOptions(t *testing.T) {
+	data, err := os.ReadFile(readmePath)
+	if err != nil && !(*rewrite && os.IsNotExist(err)) {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	out, stale := updateReadme(doc, readmeSections())
+	if len(stale) == 0 {
+		return
+	}
+	if !*rewrite {
+		t.Fatalf("README.md's generated sections %s are stale; run: go test ./table -run TestReadmeOptions -rewrite", strings.Join(stale, ", "))
+	}
+	if err := os.WriteFile(readmePath, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// updateReadme replaces each section's text between its markers, adds
+// the sections missing at the end, and says which ones changed.
+func updateReadme(doc string, sections []readmeSection) (string, []string) {
+	var stale []string
+	var missing []readmeSection
+	for _, s := range sections {
+		begin := "<!-- " + s.name + " -->"
+		i := strings.Index(doc, begin)
+		if i < 0 {
+			missing = append(missing, s)
+			stale = append(stale, s.name)
+			continue
+		}
+		start := i + len(begin)
+		j := strings.Index(doc[start:], readmeEnd)
+		if j < 0 {
+			missing = append(missing, s)
+			stale = append(stale, s.name)
+			doc = doc[:i] + doc[start:]
+			continue
+		}
+		want := "\n" + s.text
+		if doc[start:start+j] != want {
+			stale = append(stale, s.name)
+			doc = doc[:start] + want + doc[start+j:]
+		}
+	}
+	if len(missing) == 0 {
+		return doc, stale
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(doc, "\n"))
+	if !strings.Contains(doc, "\n## Options\n") {
+		b.WriteString("\n\n## Options\n\n" +
+			"A table's WITH clause is checked when it is created: every unknown key (with the nearest known one), " +
+			"missing key and bad value is reported at once. These tables are generated from the declarations in " +
+			"`table/bind.go`, `connector/spec.go` and `format/*/spec.go`; " +
+			"`go test ./table -run TestReadmeOptions -rewrite` regenerates them.\n")
+	}
+	for _, s := range missing {
+		b.WriteString("\n" + s.heading + "\n\n<!-- " + s.name + " -->\n" + s.text + readmeEnd + "\n")
+	}
+	return b.String(), stale
+}
+
+func TestUpdateReadme(t *testing.T) {
+	secs := []readmeSection{{"options:a", "### A", "| a |\n"}, {"options:b", "### B", "| b |\n"}}
+	doc, stale := updateReadme("# Title\n\ntext\n", secs)
+	if len(stale) != 2 || !strings.HasSuffix(doc, "### A\n\n<!-- options:a -->\n| a |\n<!-- /options -->\n\n### B\n\n<!-- options:b -->\n| b |\n<!-- /options -->\n") ||
+		!strings.HasPrefix(doc, "# Title\n\ntext\n\n## Options\n\n") {
+		t.Fatalf("added sections:\n%s", doc)
+	}
+	again, stale := updateReadme(doc, secs)
+	if len(stale) != 0 || again != doc {
+		t.Fatalf("a fresh README is stale: %v", stale)
+	}
+	secs[0].text = "| a2 |\n"
+	changed, stale := updateReadme(doc+"\nafter\n", secs)
+	if len(stale) != 1 || !strings.Contains(changed, "<!-- options:a -->\n| a2 |\n<!-- /options -->") || !strings.HasSuffix(changed, "\nafter\n") {
+		t.Fatalf("replaced section:\n%s", changed)
+	}
+}
