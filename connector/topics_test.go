@@ -1,6 +1,8 @@
 package connector_test
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,5 +173,73 @@ func TestPerRowDispositions(t *testing.T) {
 	}
 	if s := st.Stats(); s.Rejected != 1 || s.Released != 1 {
 		t.Errorf("rejected %d released %d, want 1 and 1", s.Rejected, s.Released)
+	}
+}
+
+// TestTwoReadersSplitTheGroup: two streams of one table (as two kshare
+// processes would open) share the group's records between them, and
+// together deliver each record once.
+func TestTwoReadersSplitTheGroup(t *testing.T) {
+	const n = 4000
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(n)...)
+	mem := checkedAlloc(t)
+	src := newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "50"})
+	streams := []table.Stream{open(t, src, mem), open(t, src, mem)}
+	ctx, cancel := context.WithCancel(kafkatest.Context(t))
+	type got struct {
+		reader int
+		ids    []int64
+	}
+	ch := make(chan got)
+	var wg sync.WaitGroup
+	for i, st := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := newReader(t, st)
+			for {
+				b, ids, err := r.next(ctx)
+				if err != nil {
+					return
+				}
+				b.Record.Release()
+				select {
+				case ch <- got{i, ids}:
+					b.Ack.Done()
+				case <-ctx.Done():
+					b.Ack.Abandon()
+					return
+				}
+			}
+		}()
+	}
+	seen := map[int64]int{}
+	per := [2]int{}
+	for len(seen) < n {
+		select {
+		case g := <-ch:
+			per[g.reader] += len(g.ids)
+			for _, id := range g.ids {
+				seen[id]++
+			}
+		case <-ctx.Done():
+			t.Fatalf("have %d of %d ids", len(seen), n)
+		}
+	}
+	cancel()
+	wg.Wait()
+	for _, st := range streams {
+		st.Close()
+	}
+	if per[0] == 0 || per[1] == 0 {
+		t.Errorf("one reader got nothing: %v rows", per)
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("id %d delivered %d times", id, c)
+		}
 	}
 }
