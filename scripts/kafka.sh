@@ -70,7 +70,7 @@ cmd_fetch() {
 	local tmp
 	tmp=$(mktemp -d "$cache/kafka/.fetch-$version.XXXXXX")
 	log "fetching Kafka $version jars from Maven Central into $jars (about a minute, once)"
-	if ! mvn -q -B -f "$root/scripts/kafka/pom.xml" dependency:copy-dependencies \
+	if ! mvn -q -B -Dstyle.color=never -f "$root/scripts/kafka/pom.xml" dependency:copy-dependencies \
 		-DoutputDirectory="$tmp" -Dkafka.version="$version" >&2; then
 		rm -rf "$tmp"
 		die "maven could not resolve Kafka $version (is the version published?)"

@@ -61,7 +61,9 @@ func TestBrokerDataDirKeepsShareGroupState(t *testing.T) {
 	if err != nil {
 		t.Fatalf("restarting on %s: %v", dir, err)
 	}
-	defer c.Close()
+	// A cleanup, not a defer: cleanups run last-registered first, so the
+	// consumer below leaves the group while the broker still answers.
+	t.Cleanup(c.Close)
 
 	cl := kafkatest.Client(t, addr, kgo.ShareGroup(group), kgo.ConsumeTopics(topic))
 	ctx := kafkatest.Context(t)
