@@ -1,0 +1,360 @@
+package table_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+const withOK = `WITH ('connector' = 'kafka-sharegroup', 'format' = 'json', 'bootstrap.servers' = 'h:9092', 'share-group-id' = 'g', 'topic' = 't')`
+
+func parseOne(t *testing.T, src string) table.Statement {
+	t.Helper()
+	sts, err := table.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sts) != 1 {
+		t.Fatalf("%d statements", len(sts))
+	}
+	return sts[0]
+}
+
+func TestParseErrorKinds(t *testing.T) {
+	for src, kind := range map[string]error{
+		"CREATE TABLE t (a FOO)":                       table.ErrSyntax,
+		"CREATE TABLE t (a INT, b AS a + 1)":           table.ErrUnsupported,
+		"CREATE TABLE t (a INT, WATERMARK FOR a AS a)": table.ErrUnsupported,
+		"CREATE TABLE t (a INT) PARTITIONED BY (a)":    table.ErrUnsupported,
+		"CREATE TABLE t (a DECIMAL(40))":               table.ErrInvalidDefinition,
+		"CREATE TABLE t (a INT, A INT)":                table.ErrInvalidDefinition,
+		"SELECT 'x":                                    table.ErrSyntax,
+	} {
+		_, err := table.Parse(src)
+		if !errors.Is(err, kind) {
+			t.Errorf("%s: got %v, want %v", src, err, kind)
+		}
+		var se *table.SyntaxError
+		if !errors.As(err, &se) || se.Line != 1 || se.Column < 1 {
+			t.Errorf("%s: no position in %#v", src, err)
+		}
+	}
+	// Several refused clauses come back together.
+	_, err := table.Parse("CREATE TABLE t (a AS 1, PRIMARY KEY (a) NOT ENFORCED)")
+	var ses table.SyntaxErrors
+	if !errors.As(err, &ses) || len(ses) != 2 {
+		t.Errorf("got %#v", err)
+	}
+}
+
+func TestPositionCountsCharacters(t *testing.T) {
+	_, err := table.Parse("CREATE TABLE t (\n  `caf\u00e9 \u00fc` INT, b FOO)")
+	var se *table.SyntaxError
+	if !errors.As(err, &se) || se.Line != 2 || se.Column != 19 {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestBindErrorKinds(t *testing.T) {
+	reg := testRegistry()
+	for src, kinds := range map[string][]error{
+		"CREATE TABLE t (a INT) WITH ('connector' = 'x', 'format' = 'y')":                                        {table.ErrUnknownConnector, table.ErrUnknownFormat},
+		"CREATE TABLE t (a INT) WITH ('format' = 'json')":                                                        {options.ErrMissing},
+		"CREATE TABLE t (a INT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json', 'topics' = 'x')":      {options.ErrUnsupported, options.ErrMissing},
+		"CREATE TABLE t (a INT, p SMALLINT METADATA FROM 'partition', q INT METADATA FROM 'nope') " + withOK:     {table.ErrMetadata},
+		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'source.parallelism' = '0'", 1):    {options.ErrInvalid, options.ErrMissing},
+		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'topic' = 't', 'topic' = 'u'", 1): {options.ErrDuplicate},
+		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'topic' = 't', 'topic-pattern' = 'u'", 1): {options.ErrConflict},
+	} {
+		ct := parseOne(t, src).(*table.CreateTable)
+		_, err := reg.Bind(ct.Def)
+		var be *table.BindError
+		if !errors.As(err, &be) || be.Table != "t" {
+			t.Errorf("%s: not a BindError: %v", src, err)
+			continue
+		}
+		for _, k := range kinds {
+			if !errors.Is(err, k) {
+				t.Errorf("%s: %v is not %v", src, err, k)
+			}
+		}
+	}
+}
+
+func TestBindGoDefinition(t *testing.T) {
+	reg := testRegistry()
+	cols := []table.Column{
+		{Name: "id", Type: table.BigIntType().WithNotNull(true)},
+		{Name: "off", Type: table.BigIntType(), Metadata: true, MetadataKey: "offset", Virtual: true},
+	}
+	def := table.NewDefinition("orders", cols, map[string]string{
+		"topic": "orders", "format": "json", "connector": "kafka-sharegroup",
+		"bootstrap.servers": "h:9092", "share-group-id": "g", "properties.sasl.password": "x",
+	})
+	var keys []string
+	for _, kv := range def.Options {
+		keys = append(keys, kv.Key)
+	}
+	if got := strings.Join(keys, ","); got != "connector,format,bootstrap.servers,properties.sasl.password,share-group-id,topic" {
+		t.Errorf("option order %s", got)
+	}
+	if !strings.Contains(def.String(), "'properties.sasl.password' = '******'") {
+		t.Errorf("String shows a secret:\n%s", def)
+	}
+	// A password needs SASL: the rules between keys run at bind time.
+	if _, err := reg.Bind(def); !errors.Is(err, options.ErrConflict) {
+		t.Errorf("got %v", err)
+	}
+	def.Options = def.Options[:len(def.Options)-3]
+	def.Options = append(def.Options, options.KV{Key: "share-group-id", Value: "g"}, options.KV{Key: "topic", Value: "t"})
+	tbl, err := reg.NewTable(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.Name() != "orders" || tbl.Bound.Options.String("topic") != "t" || tbl.Bound.Options.Int("source.parallelism") != 1 {
+		t.Errorf("bound %+v", tbl.Bound.Options)
+	}
+	// The table holds its own copy.
+	def.Schema.Columns[0].Name = "changed"
+	if tbl.Schema().Columns[0].Name != "id" {
+		t.Error("table shares its definition with the caller")
+	}
+
+	bad := table.NewDefinition("", []table.Column{
+		{Name: "a", Type: table.DecimalType(50, 2)},
+		{Name: "A", Type: table.IntType()},
+		{Name: "b"},
+		{Name: "c", Type: &table.DataType{Kind: table.Row, Fields: []table.Field{{Name: "x", Type: table.IntType()}, {Name: "X", Type: table.IntType()}}}},
+		{Name: "d", Type: &table.DataType{Kind: table.Array}},
+	}, nil)
+	_, err = reg.Bind(bad)
+	for _, want := range []string{
+		"the table has no name",
+		"column 'a': DECIMAL precision must be between 1 and 38, got 50",
+		"duplicate column 'A'",
+		"column 'b' has no type",
+		"column 'c': duplicate field 'X' in ROW",
+		"column 'd': ARRAY has no element type",
+	} {
+		if !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("lacks %q: %v", want, err)
+		}
+	}
+	if !errors.Is(err, table.ErrInvalidDefinition) {
+		t.Errorf("kind: %v", err)
+	}
+}
+
+func TestCatalogErrors(t *testing.T) {
+	cat := table.NewCatalogWith(testRegistry())
+	if _, err := cat.Exec(parseOne(t, "CREATE TABLE Orders (a INT) "+withOK)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cat.Exec(parseOne(t, "CREATE TABLE ORDERS (a INT) "+withOK))
+	if !errors.Is(err, table.ErrTableExists) || !strings.Contains(err.Error(), "'Orders'") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := cat.Lookup("nope"); !errors.Is(err, table.ErrNoTable) {
+		t.Errorf("got %v", err)
+	}
+	if err := cat.Drop("nope", false); !errors.Is(err, table.ErrNoTable) {
+		t.Errorf("got %v", err)
+	}
+	if err := cat.Drop("nope", true); err != nil {
+		t.Errorf("got %v", err)
+	}
+	if _, err := cat.Exec(parseOne(t, "SELECT 1")); !errors.Is(err, table.ErrNotCatalogStatement) {
+		t.Errorf("got %v", err)
+	}
+	if err := cat.Create(nil, false); err == nil {
+		t.Error("nil table created")
+	}
+	// Names that fold together meet (the Kelvin sign folds with k).
+	if _, err := cat.Lookup("\u212aelvin"); !errors.Is(err, table.ErrNoTable) {
+		t.Errorf("got %v", err)
+	}
+	if _, err := cat.Exec(parseOne(t, "CREATE TABLE kelvin (a INT) "+withOK)); err != nil {
+		t.Fatal(err)
+	}
+	if tb, err := cat.Lookup("\u212aELVIN"); err != nil || tb.Name() != "kelvin" {
+		t.Errorf("got %v %v", tb, err)
+	}
+}
+
+// TestCatalogConcurrent is meant for -race: creates, drops, lookups and
+// listings of the same names from many goroutines.
+func TestCatalogConcurrent(t *testing.T) {
+	reg := testRegistry()
+	cat := table.NewCatalogWith(reg)
+	var tables []*table.Table
+	for i := range 4 {
+		ct := parseOne(t, fmt.Sprintf("CREATE TABLE t%d (a INT) %s", i, withOK)).(*table.CreateTable)
+		tb, err := reg.NewTable(ct.Def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, tb)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				tb := tables[(g+i)%len(tables)]
+				switch i % 5 {
+				case 0:
+					if err := cat.Create(tb, false); err != nil && !errors.Is(err, table.ErrTableExists) {
+						t.Error(err)
+					}
+				case 1:
+					if err := cat.Drop(tb.Name(), false); err != nil && !errors.Is(err, table.ErrNoTable) {
+						t.Error(err)
+					}
+				case 2:
+					if _, err := cat.Lookup(tb.Name()); err != nil && !errors.Is(err, table.ErrNoTable) {
+						t.Error(err)
+					}
+				case 3:
+					for _, l := range cat.List() {
+						_ = l.Name()
+					}
+				case 4:
+					if _, err := cat.Exec(&table.ShowTables{}); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestFromArrowInvertsArrowType(t *testing.T) {
+	ct := parseOne(t, `CREATE TABLE t (
+	  a CHAR(3), b STRING, c BOOLEAN, d BINARY(4), e BYTES, f DECIMAL(38, 10), g TINYINT, h SMALLINT,
+	  i INT NOT NULL, j BIGINT, k FLOAT, l DOUBLE, m DATE, n0 TIME(0), n3 TIME(3), n6 TIME(6), n9 TIME(9),
+	  o0 TIMESTAMP(0), o3 TIMESTAMP(3), o6 TIMESTAMP(6), o9 TIMESTAMP(9), p TIMESTAMP_LTZ(3),
+	  q ARRAY<INT NOT NULL>, r MAP<STRING, ARRAY<BYTES>>, s ROW<x INT NOT NULL, y ROW<z DATE>>)`).(*table.CreateTable)
+	for _, c := range ct.Def.Schema.Columns {
+		at := c.Type.ArrowType()
+		back, err := table.FromArrow(at, c.Type.Nullable())
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			continue
+		}
+		if !arrow.TypeEqual(back.ArrowType(), at) || back.Nullable() != c.Type.Nullable() {
+			t.Errorf("%s: %s -> %s -> %s", c.Name, c.Type, at, back)
+		}
+		// Where the SQL type is the widest of its Arrow type, the way back
+		// is exact.
+		if c.Name != "a" && !back.Equal(c.Type) {
+			t.Errorf("%s: %s came back as %s", c.Name, c.Type, back)
+		}
+	}
+	for _, at := range []arrow.DataType{
+		arrow.PrimitiveTypes.Uint8, arrow.BinaryTypes.LargeString, arrow.FixedWidthTypes.Float16,
+		arrow.ListOf(arrow.PrimitiveTypes.Uint32), &arrow.Decimal128Type{Precision: 0},
+	} {
+		if _, err := table.FromArrow(at, true); !errors.Is(err, table.ErrNoSQLType) {
+			t.Errorf("%s: got %v", at, err)
+		}
+	}
+	cols, err := table.ColumnsFromArrow(arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "Europe/Berlin"}, Nullable: true},
+	}, nil))
+	if err != nil || len(cols) != 2 || cols[0].Type.String() != "BIGINT NOT NULL" || cols[1].Type.String() != "TIMESTAMP_LTZ(3)" {
+		t.Errorf("got %v %v", cols, err)
+	}
+}
+
+func TestCanHold(t *testing.T) {
+	typ := func(s string) *table.DataType {
+		t.Helper()
+		ct := parseOne(t, "CREATE TABLE t (c "+s+")").(*table.CreateTable)
+		return ct.Def.Schema.Columns[0].Type
+	}
+	for _, c := range []struct {
+		col, val string
+		want     bool
+	}{
+		{"INT", "INT NOT NULL", true},
+		{"INT NOT NULL", "INT", false},
+		{"BIGINT", "INT", true},
+		{"SMALLINT", "INT", false},
+		{"STRING", "VARCHAR(10)", true},
+		{"VARCHAR(10)", "STRING", false},
+		{"CHAR(3)", "CHAR(3)", true},
+		{"CHAR(4)", "CHAR(3)", false},
+		{"BYTES", "VARBINARY(3)", true},
+		{"STRING", "BYTES", false},
+		{"DECIMAL(12, 4)", "DECIMAL(10, 2)", true},
+		{"DECIMAL(10, 4)", "DECIMAL(10, 2)", false},
+		{"TIMESTAMP_LTZ(6)", "TIMESTAMP_LTZ(3)", true},
+		{"TIMESTAMP_LTZ(0)", "TIMESTAMP_LTZ(3)", false},
+		{"TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", false},
+		{"MAP<STRING, BYTES>", "MAP<STRING NOT NULL, BYTES> NOT NULL", true},
+		{"MAP<STRING NOT NULL, BYTES>", "MAP<STRING, BYTES>", false},
+		{"ARRAY<BIGINT>", "ARRAY<INT>", true},
+		{"ROW<A BIGINT, b STRING>", "ROW<a INT, b STRING>", true},
+		{"ROW<x BIGINT, b STRING>", "ROW<a INT, b STRING>", false},
+		{"ROW<a BIGINT>", "ROW<a INT, b STRING>", false},
+	} {
+		if got := typ(c.col).CanHold(typ(c.val)); got != c.want {
+			t.Errorf("%s.CanHold(%s) = %v", c.col, c.val, got)
+		}
+	}
+}
+
+func TestRegistryPanics(t *testing.T) {
+	for name, f := range map[string]func(r *table.Registry){
+		"nil connector": func(r *table.Registry) { r.RegisterConnector(nil) },
+		"nil format":    func(r *table.Registry) { r.RegisterFormat(nil) },
+		"empty name":    func(r *table.Registry) { r.RegisterFormat(fakeFormat{}) },
+		"twice":         func(r *table.Registry) { r.RegisterConnector(fakeConnector{}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f(testRegistry())
+		}()
+	}
+	if _, err := table.NewRegistry().LookupConnector("x"); !errors.Is(err, table.ErrUnknownConnector) || !strings.Contains(err.Error(), "none registered") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestDeclarations guards the data the table layer and the README rely
+// on: no key declared twice, defaults that parse, descriptions present.
+func TestDeclarations(t *testing.T) {
+	for _, set := range []*options.Set{table.TableOptions, fakeConnector{}.Options(), testRegistry().Formats()[0].Options(), testRegistry().Formats()[1].Options()} {
+		seen := map[string]bool{}
+		var kvs []options.KV
+		for _, o := range set.Options {
+			for _, k := range append([]string{o.Key}, o.Aliases...) {
+				if seen[k] {
+					t.Errorf("%s: key %q declared twice", set.Owner, k)
+				}
+				seen[k] = true
+			}
+			if o.Refused == "" && o.Description == "" {
+				t.Errorf("%s: %q has no description", set.Owner, o.Key)
+			}
+			if o.Default != "" {
+				kvs = append(kvs, options.KV{Key: o.Key, Value: o.Default})
+			}
+		}
+		if _, err := options.Parse(kvs, nil, set); err != nil && !errors.Is(err, options.ErrMissing) {
+			t.Errorf("%s: defaults do not parse: %v", set.Owner, err)
+		}
+	}
+}
