@@ -30,9 +30,34 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-# Turn signals into an exit so that the EXIT trap stops the broker.
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+
+# Steps run in a process group of their own, in the background, and we wait
+# for them: bash runs a trap only once a foreground command has finished,
+# so a SIGTERM would otherwise leave the broker up until go test ended, and
+# killing the group (by its id) also ends the test binaries go test started.
+child=
+on_signal() {
+	if [[ -n $child ]]; then
+		kill -TERM -- "-$child" 2>/dev/null || true
+		wait "$child" 2>/dev/null || true
+	fi
+	exit "$1"
+}
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+trap 'on_signal 129' HUP
+step() {
+	local rc=0
+	if command -v setsid >/dev/null 2>&1; then
+		setsid "$@" </dev/null &
+	else
+		"$@" </dev/null &
+	fi
+	child=$!
+	wait "$child" || rc=$?
+	child=
+	return "$rc"
+}
 
 if [[ -z ${KSHARE_KAFKA_BOOTSTRAP-} ]]; then
 	scripts/kafka.sh fetch
@@ -52,14 +77,19 @@ fi
 
 # vet's verdict is kept and the tests still run, so one run shows both.
 vet=0
-go vet ./... || vet=$?
+step go vet ./... || vet=$?
 tests=0
 # The timeout is generous for a shared two-core machine with the race
 # detector on; a healthy run takes a few minutes.
-go test -race -count=1 -timeout 20m "${args[@]}" </dev/null || tests=$?
+step go test -race -count=1 -timeout 20m "${args[@]}" || tests=$?
 
 say "go vet exit $vet, go test exit $tests, $((SECONDS - start)) s in all"
 if ((tests != 0)); then
+	if [[ -n $state ]]; then
+		# The broker logs at WARN; its complaints often explain a failure.
+		say "last lines of the broker's log:"
+		KSHARE_KAFKA_STATE_DIR=$state scripts/kafka.sh log 2>/dev/null | tail -n 40 >&2 || true
+	fi
 	exit "$tests"
 fi
 exit "$vet"
