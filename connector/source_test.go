@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
 
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
@@ -493,9 +494,6 @@ func TestMissingTopic(t *testing.T) {
 // had not delivered.
 func TestKilledProcessLosesNothing(t *testing.T) {
 	const n = 5000
-	if os.Getenv("KSHARE_CHILD_OUT") != "" {
-		t.Skip("running as the child reader")
-	}
 	var addr string
 	lockMs := "2000"
 	if kafkatest.Real() {
@@ -511,7 +509,7 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(n)...)
 
 	out := filepath.Join(t.TempDir(), "delivered")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildReader$", "-test.v")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "KSHARE_CHILD_OUT="+out, "KSHARE_CHILD_ADDR="+addr, "KSHARE_CHILD_TOPIC="+topic, "KSHARE_CHILD_GROUP="+group)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -577,28 +575,54 @@ func readIDs(t testing.TB, path string) map[int64]bool {
 	return ids
 }
 
-// TestChildReader is the process TestKilledProcessLosesNothing kills: it
-// delivers rows by writing and syncing them to a file, then settles, slowly,
-// until it is killed.
-func TestChildReader(t *testing.T) {
-	out := os.Getenv("KSHARE_CHILD_OUT")
-	if out == "" {
-		t.Skip("only run as a child of TestKilledProcessLosesNothing")
+// TestMain runs childReader instead of the tests when this test binary is
+// started as the process TestKilledProcessLosesNothing kills.
+func TestMain(m *testing.M) {
+	if out := os.Getenv("KSHARE_CHILD_OUT"); out != "" {
+		if err := childReader(out); err != nil {
+			fmt.Fprintln(os.Stderr, "child reader:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
+	goleak.VerifyTestMain(m)
+}
+
+// childReader delivers rows by writing and syncing them to a file, then
+// settles, slowly, until it is killed.
+func childReader(out string) error {
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	src := newSource(t, os.Getenv("KSHARE_CHILD_ADDR"), os.Getenv("KSHARE_CHILD_TOPIC"), os.Getenv("KSHARE_CHILD_GROUP"),
-		map[string]string{"source.parallelism": "2", "properties.max.poll.records": "100"})
+	c, err := table.LookupConnector(connector.Name)
+	if err != nil {
+		return err
+	}
+	kvs := []options.KV{
+		{Key: "bootstrap.servers", Value: os.Getenv("KSHARE_CHILD_ADDR")},
+		{Key: "topic", Value: os.Getenv("KSHARE_CHILD_TOPIC")},
+		{Key: "share-group-id", Value: os.Getenv("KSHARE_CHILD_GROUP")},
+		{Key: "source.parallelism", Value: "2"},
+		{Key: "properties.max.poll.records", Value: "100"},
+	}
+	vals, err := options.Parse(kvs, nil, connector.Options, idFormat{}.Options())
+	if err != nil {
+		return err
+	}
+	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: table.BigIntType()}}}}
+	src, err := c.NewSource(&table.Bound{Def: def, Connector: c, Format: idFormat{}, Options: vals})
+	if err != nil {
+		return err
+	}
 	st, err := src.Open(context.Background(), table.OpenOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	for {
 		b, err := st.Next(context.Background())
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		col := b.Record.Column(0).(*array.Int64)
 		var sb strings.Builder
@@ -607,10 +631,10 @@ func TestChildReader(t *testing.T) {
 			sb.WriteByte('\n')
 		}
 		if _, err := f.WriteString(sb.String()); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if err := f.Sync(); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		b.Record.Release()
 		b.Ack.Done()
