@@ -24,6 +24,8 @@ package kafkatest
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -37,6 +39,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kshare/kshare/internal/kafkaadmin"
 )
@@ -151,6 +155,39 @@ func RequireSASL(t testing.TB) SASL {
 			EnvSASLBootstrap, EnvSASLUser, EnvSASLPassword, EnvCAFile)
 	}
 	return s
+}
+
+// TLSConfig returns a TLS client config that trusts only the test CA
+// (CAFile), which signed the broker's certificate for 127.0.0.1 and
+// localhost.
+func (s SASL) TLSConfig(t testing.TB) *tls.Config {
+	t.Helper()
+	pem, err := os.ReadFile(s.CAFile)
+	if err != nil {
+		t.Fatalf("reading the test CA (%s): %v", EnvCAFile, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s (%s) holds no PEM certificate", EnvCAFile, s.CAFile)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+// Opts returns the client options for the SASL_SSL listener with
+// mechanism "SCRAM-SHA-256" or "SCRAM-SHA-512": seed, TLS and SCRAM login.
+func (s SASL) Opts(t testing.TB, mechanism string) []kgo.Opt {
+	t.Helper()
+	auth := scram.Auth{User: s.User, Pass: s.Password}
+	var m sasl.Mechanism
+	switch mechanism {
+	case "SCRAM-SHA-256":
+		m = auth.AsSha256Mechanism()
+	case "SCRAM-SHA-512":
+		m = auth.AsSha512Mechanism()
+	default:
+		t.Fatalf("unknown SASL mechanism %q (known: SCRAM-SHA-256, SCRAM-SHA-512)", mechanism)
+	}
+	return []kgo.Opt{kgo.SeedBrokers(s.Bootstrap), kgo.DialTLSConfig(s.TLSConfig(t)), kgo.SASL(m)}
 }
 
 // Context returns a context that ends after Timeout, at the test's deadline
