@@ -2,6 +2,7 @@ package json
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -31,6 +32,7 @@ type decoder struct {
 	slots []slot
 	gen   uint32
 	seen  int // distinct columns set in the current object
+	plain []bool // names[i] is printable ASCII without quote or backslash
 	bound []array.Builder
 	key   []byte // scratch for field names with escapes
 }
@@ -69,11 +71,20 @@ func (d *decoder) bind(cols []array.Builder) {
 		panic(fmt.Sprintf("json: Decode given %d builders for %d physical columns", len(cols), len(d.cols)))
 	}
 	for i, b := range cols {
-		if b != d.bound[i] {
+		if !sameBuilder(b, d.bound[i]) {
 			d.cols[i].bind(b)
 			d.bound[i] = b
 		}
 	}
+}
+
+// sameBuilder is b == c for builders, which are pointers. Comparing the two
+// words of the interfaces directly saves the runtime's generic interface
+// comparison on every column of every Decode call.
+func sameBuilder(b, c array.Builder) bool {
+	x := (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	y := (*[2]unsafe.Pointer)(unsafe.Pointer(&c))
+	return x[0] == y[0] && x[1] == y[1]
 }
 
 func (d *decoder) decode(value []byte) (int, *perr) {
@@ -208,22 +219,9 @@ func (d *decoder) scanRoot(data []byte, i int) (int, *perr) {
 			if j >= len(data) || data[j] != '"' {
 				return 0, unexpected(data, j, "a field name")
 			}
-			end, escaped, err := scanString(data, j)
+			col, end, err := d.rootKey(data, j, next)
 			if err != nil {
 				return 0, err
-			}
-			key := data[j+1 : end-1]
-			if escaped {
-				d.key = unescape(d.key[:0], key)
-				key = d.key
-			}
-			// Producers write fields in one order, usually the table's:
-			// try the column after the last one matched before hashing.
-			col := -1
-			if next < len(d.names) && string(key) == d.names[next] {
-				col = next
-			} else if c, ok := d.index[string(key)]; ok {
-				col = c
 			}
 			j = skipWS(data, end)
 			if j >= len(data) || data[j] != ':' {
@@ -267,6 +265,33 @@ func (d *decoder) scanRoot(data []byte, i int) (int, *perr) {
 		}
 	}
 	return j, nil
+}
+
+// rootKey reads the field name at data[j] and returns its column (-1 for
+// none) and the position after the name. Producers write fields in one
+// order, usually the table's, so the column after the last one matched is
+// tried first, by comparing bytes in place: a plain name followed by a quote
+// is that name, with no scan and no hashing.
+func (d *decoder) rootKey(data []byte, j, next int) (int, int, *perr) {
+	if next < len(d.names) && d.plain[next] {
+		name := d.names[next]
+		if e := j + 1 + len(name); e < len(data) && data[e] == '"' && string(data[j+1:e]) == name {
+			return next, e + 1, nil
+		}
+	}
+	end, escaped, err := scanString(data, j)
+	if err != nil {
+		return 0, 0, err
+	}
+	key := data[j+1 : end-1]
+	if escaped {
+		d.key = unescape(d.key[:0], key)
+		key = d.key
+	}
+	if c, ok := d.index[string(key)]; ok {
+		return c, end, nil
+	}
+	return -1, end, nil
 }
 
 // rootField reads the value at data[j] of column col into its slot.

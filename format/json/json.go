@@ -111,6 +111,18 @@ func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decode
 		d.index[c.Name] = i
 		d.cols = append(d.cols, n)
 		d.names = append(d.names, c.Name)
+		d.plain = append(d.plain, isPlain(c.Name))
 	}
 	return d, nil
+}
+
+// isPlain reports whether name can be matched against a JSON field name by
+// comparing bytes: no character of it would need an escape.
+func isPlain(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if !plain[name[i]] {
+			return false
+		}
+	}
+	return true
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/kshare/kshare/table"
 )
@@ -111,6 +112,10 @@ func (n *node) fromNumber(data []byte, i int, sc *scalar) (int, bool, *perr) {
 		sc.i = v
 		return end, false, nil
 	case table.Decimal:
+		if v, end, ok := n.quickDecimal(data, i); ok {
+			sc.d = decimal128.FromI64(v)
+			return end, false, nil
+		}
 		end, _, err := scanNumber(data, i)
 		if err != nil {
 			return 0, false, err
@@ -145,6 +150,53 @@ func (n *node) fromNumber(data []byte, i int, sc *scalar) (int, bool, *perr) {
 		return 0, false, err
 	}
 	return 0, false, n.mismatch(data[i:end], "")
+}
+
+// quickDecimal reads the common shape of a decimal, up to 18 digits with
+// no more fractional digits than the scale and no exponent, in one pass.
+// Anything else (and every error) is left to parseDecimal.
+func (n *node) quickDecimal(data []byte, i int) (int64, int, bool) {
+	j := i
+	neg := data[j] == '-'
+	if neg {
+		j++
+	}
+	start := j
+	var u int64
+	for j < len(data) && data[j]-'0' <= 9 {
+		u = u*10 + int64(data[j]-'0')
+		j++
+	}
+	nInt := j - start
+	if nInt == 0 || (data[start] == '0' && nInt > 1) {
+		return 0, 0, false
+	}
+	nFrac := 0
+	if j < len(data) && data[j] == '.' {
+		j++
+		fs := j
+		for j < len(data) && data[j]-'0' <= 9 {
+			u = u*10 + int64(data[j]-'0')
+			j++
+		}
+		nFrac = j - fs
+		if nFrac == 0 {
+			return 0, 0, false
+		}
+	}
+	// nFrac <= scale and nInt+scale <= 18 keep the scaled value in an int64.
+	if nFrac > n.scale || nInt+n.scale > 18 || (j < len(data) && (data[j] == 'e' || data[j] == 'E')) {
+		return 0, 0, false
+	}
+	// Integer digits, leading zero aside, must fit in precision - scale.
+	if sig := nInt; !(sig == 1 && data[start] == '0') && sig > n.prec-n.scale {
+		return 0, 0, false
+	}
+	u *= pow10[n.scale-nFrac]
+	if neg {
+		u = -u
+	}
+	return u, j, true
 }
 
 // parseIntToken reads the JSON number at data[i] as an integer in one pass.
@@ -374,7 +426,9 @@ func decodeBase64(dst, s []byte) ([]byte, bool) {
 	return dst[:m], true
 }
 
-// appendScalar appends what parseScalar read into sc.
+// appendScalar appends what parseScalar read into sc. Where the builder has
+// room it uses UnsafeAppend, which skips Append's capacity check and
+// resize closure: this is the hot path of every row.
 func (n *node) appendScalar(sc *scalar) {
 	switch n.kind {
 	case table.TinyInt:
@@ -382,21 +436,41 @@ func (n *node) appendScalar(sc *scalar) {
 	case table.SmallInt:
 		n.i16.Append(int16(sc.i))
 	case table.Int:
-		n.i32.Append(int32(sc.i))
+		if b := n.i32; b.Len() < b.Cap() {
+			b.UnsafeAppend(int32(sc.i))
+		} else {
+			b.Append(int32(sc.i))
+		}
 	case table.BigInt:
-		n.i64.Append(sc.i)
+		if b := n.i64; b.Len() < b.Cap() {
+			b.UnsafeAppend(sc.i)
+		} else {
+			b.Append(sc.i)
+		}
 	case table.Float:
 		n.f32.Append(float32(sc.f))
 	case table.Double:
-		n.f64.Append(sc.f)
+		if b := n.f64; b.Len() < b.Cap() {
+			b.UnsafeAppend(sc.f)
+		} else {
+			b.Append(sc.f)
+		}
 	case table.Boolean:
 		n.bl.Append(sc.t)
 	case table.Char, table.Varchar, table.Varbinary:
-		n.bb.Append(sc.b)
+		if b := n.bb; b.Len() < b.Cap() && b.DataCap()-b.DataLen() >= len(sc.b) {
+			b.UnsafeAppend(sc.b)
+		} else {
+			b.Append(sc.b)
+		}
 	case table.Binary:
 		n.fsb.Append(sc.b)
 	case table.Decimal:
-		n.dec.Append(sc.d)
+		if b := n.dec; b.Len() < b.Cap() {
+			b.UnsafeAppend(sc.d)
+		} else {
+			b.Append(sc.d)
+		}
 	case table.Date:
 		n.d32.Append(arrow.Date32(sc.i))
 	case table.Time:
@@ -406,6 +480,10 @@ func (n *node) appendScalar(sc *scalar) {
 			n.t64.Append(arrow.Time64(sc.i))
 		}
 	case table.Timestamp, table.TimestampLTZ:
-		n.ts.Append(arrow.Timestamp(sc.i))
+		if b := n.ts; b.Len() < b.Cap() {
+			b.UnsafeAppend(arrow.Timestamp(sc.i))
+		} else {
+			b.Append(arrow.Timestamp(sc.i))
+		}
 	}
 }

@@ -141,7 +141,8 @@ func truncate(nanos int64, p int) int64 {
 	return nanos - nanos%pow10[9-p]
 }
 
-var pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
+var pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
 
 // toUnit expresses secs seconds and nanos nanoseconds (0 <= nanos < 1e9) in
 // units of perUnit nanoseconds, reporting overflow of int64 (which only the

@@ -1,0 +1,142 @@
+package json
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/format/batch"
+	"github.com/kshare/kshare/format/internal/formattest"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// The benchmarks come in pairs over the same rows: ours (Decode, one value
+// per record as the connector calls it, through batch.Builder) and arrow-go's array.NewJSONReader
+// over the rows joined by newlines. One op is one row, so ns/op and
+// allocs/op are per row; rows/s and allocs/row (exact, not rounded) are
+// reported as metrics. Run them together to compare within one run:
+//
+//	go test -run '^$' -bench . -benchmem ./format/...
+
+const benchBatch = 1024
+
+const ordersSchema = "order_id BIGINT, customer_id STRING, quantity INT, price DECIMAL(10, 2)"
+
+func orderRows(n int) [][]byte {
+	rows := make([][]byte, n)
+	for i := range rows {
+		rows[i] = fmt.Appendf(nil, `{"order_id":%d,"customer_id":"C%03d","quantity":%d,"price":%d.%02d}`,
+			1001+i, i%1000, 1+i%9, 5+i*7%200, i*13%100)
+	}
+	return rows
+}
+
+const nestedSchema = "id BIGINT, items ARRAY<ROW<sku STRING, qty INT, price DECIMAL(10, 2)>>, attrs MAP<STRING, STRING>"
+
+// nestedRows returns the rows in Flink's JSON (maps as objects) and, for
+// arrow-go's reader, the same data with maps as arrays of key/value
+// objects, the only shape that reader takes for a map.
+func nestedRows(n int) (ours, arrows [][]byte) {
+	for i := range n {
+		items := fmt.Sprintf(`[{"sku":"A%d","qty":%d,"price":%d.%02d},{"sku":"B%d","qty":%d,"price":%d.5}]`,
+			i%100, 1+i%5, 1+i%50, i%100, i%37, 1+i%3, 10+i%20)
+		ours = append(ours, fmt.Appendf(nil, `{"id":%d,"items":%s,"attrs":{"channel":"web","region":"eu-%d"}}`, i, items, i%4))
+		arrows = append(arrows, fmt.Appendf(nil, `{"id":%d,"items":%s,"attrs":[{"key":"channel","value":"web"},{"key":"region","value":"eu-%d"}]}`, i, items, i%4))
+	}
+	return ours, arrows
+}
+
+func BenchmarkDecodeOrders(b *testing.B) {
+	benchDecode(b, ordersSchema, orderRows(4096))
+}
+
+func BenchmarkArrowJSONReaderOrders(b *testing.B) {
+	benchArrowReader(b, ordersSchema, orderRows(4096))
+}
+
+func BenchmarkDecodeNested(b *testing.B) {
+	ours, _ := nestedRows(4096)
+	benchDecode(b, nestedSchema, ours)
+}
+
+func BenchmarkArrowJSONReaderNested(b *testing.B) {
+	_, arrows := nestedRows(4096)
+	benchArrowReader(b, nestedSchema, arrows)
+}
+
+func benchSchema(b *testing.B, schema string) ([]table.Column, *arrow.Schema) {
+	cols, err := formattest.ParseColumns(schema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cols, (&table.Schema{Columns: cols}).Arrow()
+}
+
+func benchDecode(b *testing.B, schema string, rows [][]byte) {
+	cols, as := benchSchema(b, schema)
+	vals, err := options.Parse(nil, nil, Options)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dec, err := Format{}.NewDecoder(cols, vals)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// batch.Builder is how values meet a decoder outside the connector; like
+	// the connector it reserves a batch's worth of rows up front.
+	bb := batch.NewBuilder(memory.NewGoAllocator(), as, nil, dec, benchBatch)
+	defer bb.Release()
+	var bytesIn int64
+	for _, r := range rows {
+		bytesIn += int64(len(r))
+	}
+	b.SetBytes(bytesIn / int64(len(rows)))
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := bb.Append(rows[i%len(rows)]); err != nil {
+			b.Fatal(err)
+		}
+		if bb.Full() {
+			bb.NewBatch().Release()
+		}
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N), "allocs/row")
+}
+
+func benchArrowReader(b *testing.B, schema string, rows [][]byte) {
+	_, as := benchSchema(b, schema)
+	data := bytes.Join(rows, []byte("\n"))
+	mem := memory.NewGoAllocator()
+	b.SetBytes(int64(len(data)) / int64(len(rows)))
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	n := 0
+	for n < b.N {
+		r := array.NewJSONReader(bytes.NewReader(data), as, array.WithChunk(benchBatch), array.WithAllocator(mem))
+		for n < b.N && r.Next() {
+			n += int(r.RecordBatch().NumRows())
+		}
+		if err := r.Err(); err != nil {
+			b.Fatal(err)
+		}
+		r.Release()
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(n), "allocs/row")
+}
