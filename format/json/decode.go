@@ -31,7 +31,7 @@ type decoder struct {
 	index map[string]int
 	slots []slot
 	gen   uint32
-	seen  int // distinct columns set in the current object
+	seen  int    // distinct columns set in the current object
 	plain []bool // names[i] is printable ASCII without quote or backslash
 	bound []array.Builder
 	key   []byte // scratch for field names with escapes
