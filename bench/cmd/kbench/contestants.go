@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kshare/kshare/bench/internal/measure"
+)
+
+// target is one loaded topic that contestants read in full.
+type target struct {
+	topic      string
+	partitions int
+	n          int64 // records in the topic
+	matching   int64 // records with quantity > 1
+}
+
+// contestant is one way of reading a whole topic through a fresh share
+// group, run as a child process.
+type contestant struct {
+	name string // as the table shows it
+	id   string // short, for group names and --only
+	kind string // "java", "franz" or "kshare"
+	par  int    // threads, clients or source.parallelism
+	// argv is the command for reading t with group.
+	argv func(t target, group string) []string
+	// check reads the child's result: how many records it saw, and the
+	// rate it reports for itself (0 if it has no view of its own).
+	check func(t target, res measure.Result) (records int64, selfRate float64, err error)
+	// unavailable, when not nil, says why this contestant cannot run.
+	unavailable error
+	// rssFlat marks the contestants also run with N/10 records, to show
+	// that their memory does not grow with N.
+	rssFlat bool
+	// headline marks kshare's SELECT * with JSON decoding, the one the
+	// targets are about.
+	headline bool
+}
+
+// javaContestant runs Apache Kafka's own share-consumer perf tool from the
+// kafka-tools jar, with the JVM options its wrapper script
+// (kafka-share-consumer-perf-test.sh via kafka-run-class.sh) would give it:
+// a 512 MiB heap and G1 with Kafka's usual tuning.
+func javaContestant(cfg *suiteConfig, threads int) contestant {
+	return contestant{
+		name: fmt.Sprintf("Java ShareConsumerPerformance, %d thread%s", threads, plural(threads)),
+		id:   fmt.Sprintf("java-t%d", threads),
+		kind: "java",
+		par:  threads,
+		argv: func(t target, group string) []string {
+			return []string{"java",
+				"-Xmx512M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+				"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+				"-XX:MaxInlineLevel=15", "-Djava.awt.headless=true",
+				"-cp", cfg.javaCP, "org.apache.kafka.tools.ShareConsumerPerformance",
+				"--bootstrap-server", cfg.bootstrap, "--topic", t.topic, "--group", group,
+				"--num-records", strconv.FormatInt(t.n, 10), "--threads", strconv.Itoa(threads),
+			}
+		},
+		check: checkJava,
+	}
+}
+
+// checkJava parses the tool's CSV line: start.time, end.time,
+// data.consumed.in.MB, MB.sec, nMsg.sec, data.consumed.in.nMsg,
+// fetch.time.ms. Its rate runs from its own start, after the JVM is up.
+func checkJava(t target, res measure.Result) (int64, float64, error) {
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) < 6 || strings.HasPrefix(line, "start.time") {
+			continue
+		}
+		rate, err1 := strconv.ParseFloat(strings.TrimSpace(f[4]), 64)
+		n, err2 := strconv.ParseInt(strings.TrimSpace(f[5]), 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if n < t.n {
+			return n, rate, fmt.Errorf("the Java tool consumed %d of %d records", n, t.n)
+		}
+		return n, rate, nil
+	}
+	return 0, 0, fmt.Errorf("no result line in the Java tool's output: %q", tailString(res.Stdout, 500))
+}
+
+// franzContestant is the plain franz-go loop of `kbench franz`.
+func franzContestant(cfg *suiteConfig, clients int) contestant {
+	return contestant{
+		name: fmt.Sprintf("plain franz-go loop, %d client%s", clients, plural(clients)),
+		id:   fmt.Sprintf("franz-c%d", clients),
+		kind: "franz",
+		par:  clients,
+		argv: func(t target, group string) []string {
+			return []string{cfg.self, "franz", "--bootstrap", cfg.bootstrap, "--topic", t.topic,
+				"--group", group, "--n", strconv.FormatInt(t.n, 10), "--consumers", strconv.Itoa(clients)}
+		},
+		check: func(t target, res measure.Result) (int64, float64, error) {
+			var rep franzReport
+			if err := json.Unmarshal(bytes.TrimSpace(res.Stdout), &rep); err != nil {
+				return 0, 0, fmt.Errorf("reading the franz loop's report %q: %w", tailString(res.Stdout, 200), err)
+			}
+			rate := 0.0
+			if rep.Seconds > 0 {
+				rate = float64(rep.Records) / rep.Seconds
+			}
+			return rep.Records, rate, nil
+		},
+	}
+}
+
+// ksharePlan is one kshare query to benchmark.
+type ksharePlan struct {
+	id, label string
+	format    string // "json" or "raw"
+	where     bool   // WHERE quantity > 1
+}
+
+var ksharePlans = []ksharePlan{
+	{id: "json", label: "SELECT *, json", format: "json"},
+	{id: "where", label: "SELECT * WHERE quantity > 1, json", format: "json", where: true},
+	{id: "raw", label: "SELECT *, raw", format: "raw"},
+}
+
+// kshareSQL is the script kshare -e runs for plan p against t with group.
+func kshareSQL(cfg *suiteConfig, p ksharePlan, par int, t target, group string) string {
+	cols := "order_id BIGINT, customer_id STRING, quantity INT, price DECIMAL(10, 2)"
+	if p.format == "raw" {
+		cols = "line STRING"
+	}
+	ddl := fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'kafka-sharegroup', "+
+		"'bootstrap.servers' = '%s', 'topic' = '%s', 'share-group-id' = '%s', "+
+		"'format' = '%s', 'source.parallelism' = '%d')", cols, cfg.bootstrap, t.topic, group, p.format, par)
+	q := "SELECT * FROM orders"
+	if p.where {
+		q += " WHERE quantity > 1"
+	}
+	return ddl + "; " + q
+}
+
+// kshareContestant runs the kshare binary's one-shot mode, its CSV going to
+// a pipe that counts the lines; --max-rows makes it stop once every record's
+// row is out, acknowledging as it goes (at least once).
+func kshareContestant(cfg *suiteConfig, p ksharePlan, par int) contestant {
+	c := contestant{
+		name:     fmt.Sprintf("kshare %s, parallelism %d", p.label, par),
+		id:       fmt.Sprintf("kshare-%s-p%d", p.id, par),
+		kind:     "kshare",
+		par:      par,
+		headline: p.id == "json",
+		rssFlat:  p.id == "json",
+	}
+	c.unavailable = cfg.kshareUnavailable
+	rows := func(t target) int64 {
+		if p.where {
+			return t.matching
+		}
+		return t.n
+	}
+	c.argv = func(t target, group string) []string {
+		return []string{cfg.kshare, "-e", kshareSQL(cfg, p, par, t, group),
+			"--output", "csv", "--max-rows", strconv.FormatInt(rows(t), 10)}
+	}
+	c.check = func(t target, res measure.Result) (int64, float64, error) {
+		want := rows(t)
+		// The CSV has a header line unless the shell leaves it out; either
+		// way there must be a line per row.
+		if res.Lines < want {
+			return res.Lines, 0, fmt.Errorf("kshare wrote %d lines for %d rows", res.Lines, want)
+		}
+		return t.n, 0, nil
+	}
+	return c
+}
+
+// probeKshare says whether the kshare binary has the one-shot mode the
+// benchmark drives (kshare -e SQL --output csv --max-rows N), by asking it
+// for SHOW TABLES, which needs no broker.
+func probeKshare(ctx context.Context, bin string) error {
+	if bin == "" {
+		return errors.New("no kshare binary given (--kshare)")
+	}
+	res, err := measure.Run(ctx, []string{bin, "-e", "SHOW TABLES", "--output", "csv", "--max-rows", "1"},
+		measure.Options{Capture: true, Timeout: 30 * time.Second})
+	if err != nil {
+		msg := strings.TrimSpace(string(res.Stderr))
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return fmt.Errorf("kshare -e does not work yet (%s)", msg)
+	}
+	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func tailString(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

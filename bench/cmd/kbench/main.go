@@ -1,0 +1,74 @@
+// Command kbench is kshare's benchmark driver: it loads topics with orders,
+// runs every contestant (Apache Kafka's ShareConsumerPerformance, a plain
+// franz-go share-consumer loop, the kshare binary) as a measured child
+// process, measures latency and slow-worker scaling through kshare's Go
+// side, and writes the results as a markdown table. scripts/bench.sh starts
+// the broker, builds the binaries and calls `kbench suite`.
+//
+// Subcommands:
+//
+//	kbench suite    the whole benchmark (what scripts/bench.sh runs)
+//	kbench load     produce N orders into a topic
+//	kbench franz    the plain franz-go share-consumer loop (a contestant)
+//	kbench latency  broker-timestamp-to-delivery latency at a steady rate
+//	kbench workers  slow workers: K members in one share group, 5 ms per row
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+var commands = map[string]func(ctx context.Context, args []string) error{
+	"suite":   runSuite,
+	"load":    runLoad,
+	"franz":   runFranz,
+	"latency": runLatency,
+	"workers": runWorkers,
+	"group":   runGroup,
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "kbench: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err := cmd(ctx, os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "kbench %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	fmt.Fprintf(os.Stderr, "usage: kbench <%s> [flags]\n", strings.Join(names, "|"))
+}
+
+// bootstrapDefault is the broker scripts/kafka.sh started, if any.
+func bootstrapDefault() string { return os.Getenv("KSHARE_KAFKA_BOOTSTRAP") }
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "kbench: "+format+"\n", args...)
+}

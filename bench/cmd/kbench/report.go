@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kshare/kshare/bench/internal/orders"
+)
+
+// report is everything one suite run measured.
+type report struct {
+	cfg                   *suiteConfig
+	started               time.Time
+	took                  time.Duration
+	loadBefore, loadAfter string
+	blocks                []*block
+	latency               []latencyResult
+	workers               []workersResult
+}
+
+// fileName is the results file's name: date, cores and Kafka version, as
+// bench/results/ keeps one file per run.
+func (r *report) fileName() string {
+	return fmt.Sprintf("%s-%dc-kafka%s.md", r.started.Format("2006-01-02-1504"), runtime.NumCPU(), r.cfg.kafkaVersion)
+}
+
+// summary is the medians of an entry's successful runs.
+type summary struct {
+	ok                   int
+	rate, minRate, maxRt float64 // records/s from wall-clock time
+	selfRate             float64
+	cpu, brokerCPU       float64 // seconds
+	rssMiB               float64
+	errs                 []string
+}
+
+func summarize(samples []sample, n int64) summary {
+	var s summary
+	var rates, selfs, cpus, bcpus, rss []float64
+	for _, x := range samples {
+		if x.err != nil {
+			s.errs = append(s.errs, x.err.Error())
+			continue
+		}
+		s.ok++
+		r := float64(n) / x.wall.Seconds()
+		rates = append(rates, r)
+		if s.minRate == 0 || r < s.minRate {
+			s.minRate = r
+		}
+		s.maxRt = max(s.maxRt, r)
+		if x.selfRate > 0 {
+			selfs = append(selfs, x.selfRate)
+		}
+		cpus = append(cpus, x.cpu.Seconds())
+		bcpus = append(bcpus, x.brokerCPU.Seconds())
+		rss = append(rss, float64(x.rss)/(1<<20))
+	}
+	s.rate, s.selfRate = median(rates), median(selfs)
+	s.cpu, s.brokerCPU, s.rssMiB = median(cpus), median(bcpus), median(rss)
+	return s
+}
+
+func (b *block) find(id string) *entry {
+	for _, e := range b.entries {
+		if e.c.id == id {
+			return e
+		}
+	}
+	return nil
+}
+
+// rateOf is the median records/s of contestant id on b, 0 if it has none.
+func (b *block) rateOf(id string) float64 {
+	e := b.find(id)
+	if e == nil {
+		return 0
+	}
+	return summarize(e.samples, b.t.n).rate
+}
+
+func (r *report) markdown() string {
+	var w strings.Builder
+	cfg := r.cfg
+	p := func(format string, args ...any) { fmt.Fprintf(&w, format, args...) }
+	p("# kshare benchmark, %s\n\n", r.started.Format("2006-01-02"))
+	p("Written by `scripts/bench.sh` (`kbench suite`). Records/s count wall-clock time from the start of the contestant's process to its exit: ")
+	p("JVM or Go start-up, joining a fresh share group, reading all N records, acknowledging them and leaving. ")
+	p("\"Self-timed\" is the contestant's own view where it has one (the Java tool's nMsg.sec; the franz-go loop from its first to its last poll).\n\n")
+	p("| | |\n|---|---|\n")
+	p("| date | %s |\n", r.started.Format("2006-01-02 15:04 MST"))
+	p("| machine | %d cores, %s, %s RAM |\n", runtime.NumCPU(), cpuModel(), memTotal())
+	p("| load average (1, 5, 15 min) | %s at the start, %s at the end: the machine was shared with other engineers' work |\n", r.loadBefore, r.loadAfter)
+	p("| Kafka | %s, one node (broker + controller) from scripts/kafka.sh, on the same machine |\n", cfg.kafkaVersion)
+	p("| Go, Java | %s, %s |\n", goVersion(), javaVersion())
+	p("| records | %s orders per topic, uncompressed, about %d bytes of JSON each |\n", thousands(cfg.n), len(orders.At(cfg.n/2).Append(nil)))
+	p("| runs | %d per contestant, alternating (A B C A B C ...); medians |\n", cfg.runs)
+	if r.took > 0 {
+		p("| took | %v |\n", r.took.Round(time.Second))
+	}
+	p("\n")
+	if cfg.kshareUnavailable != nil {
+		p("**kshare contestants not available:** %v.\n\n", cfg.kshareUnavailable)
+	}
+
+	for _, b := range r.blocks {
+		p("## Throughput: %d partition%s, %s records\n\n", b.t.partitions, plural(b.t.partitions), thousands(b.t.n))
+		p("Loaded in %v; records per partition %v.\n\n", b.loaded.took.Round(time.Millisecond), b.loaded.perPartition)
+		p("| contestant | records/s | runs min-max | self-timed records/s | CPU s | broker CPU s | peak RSS MiB | vs Java | vs franz-go |\n")
+		p("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, e := range b.entries {
+			if e.c.unavailable != nil {
+				p("| %s | not available | | | | | | | |\n", e.c.name)
+				continue
+			}
+			s := summarize(e.samples, b.t.n)
+			if s.ok == 0 {
+				p("| %s | failed: %s | | | | | | | |\n", e.c.name, oneLine(firstOr(s.errs, "no runs")))
+				continue
+			}
+			vsJava, vsFranz := "", ""
+			if e.c.kind == "kshare" {
+				vsJava = ratio(s.rate, b.rateOf(fmt.Sprintf("java-t%d", e.c.par)))
+				vsFranz = ratio(s.rate, b.rateOf(fmt.Sprintf("franz-c%d", e.c.par)))
+			}
+			self := ""
+			if s.selfRate > 0 {
+				self = thousands(int64(s.selfRate))
+			}
+			failed := ""
+			if len(s.errs) > 0 {
+				failed = fmt.Sprintf(" (%d of %d runs failed)", len(s.errs), len(e.samples))
+			}
+			p("| %s%s | %s | %s-%s | %s | %.2f | %.2f | %.0f | %s | %s |\n", e.c.name, failed,
+				thousands(int64(s.rate)), thousands(int64(s.minRate)), thousands(int64(s.maxRt)), self,
+				s.cpu, s.brokerCPU, s.rssMiB, vsJava, vsFranz)
+		}
+		p("\n")
+	}
+	r.memoryTable(&w)
+	r.latencyTable(&w)
+	r.workersTable(&w)
+	r.targetsTable(&w)
+	return w.String()
+}
+
+// memoryTable shows kshare's peak RSS at N/10 and at N records: flat means
+// memory does not grow with the data streamed.
+func (r *report) memoryTable(w *strings.Builder) {
+	var rows []string
+	for _, b := range r.blocks {
+		for _, e := range b.entries {
+			if !e.c.rssFlat || len(e.small) == 0 {
+				continue
+			}
+			s, big := summarize(e.small, max(1, b.t.n/10)), summarize(e.samples, b.t.n)
+			if s.ok == 0 || big.ok == 0 {
+				continue
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %d | %.0f | %.0f |\n", e.c.name, b.t.partitions, s.rssMiB, big.rssMiB))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Memory: peak RSS against N\n\n")
+	fmt.Fprintf(w, "| contestant | partitions | N/10 = %s: MiB | N = %s: MiB |\n|---|--:|--:|--:|\n", thousands(r.cfg.n/10), thousands(r.cfg.n))
+	for _, row := range rows {
+		w.WriteString(row)
+	}
+	w.WriteString("\n")
+}
+
+func (r *report) latencyTable(w *strings.Builder) {
+	if len(r.latency) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Latency at %d records/s\n\n", r.cfg.latencyRate)
+	fmt.Fprintf(w, "From the broker's timestamp of a record (LogAppendTime) to its row being handed to the reader, over %d s after a warm-up.\n\n", r.cfg.latencySeconds)
+	fmt.Fprintf(w, "| consumer | parallelism | records | p50 ms | p99 ms | max ms |\n|---|--:|--:|--:|--:|--:|\n")
+	for _, l := range r.latency {
+		if l.err != nil {
+			fmt.Fprintf(w, "| %s | %d | %s | | | |\n", l.name, l.par, oneLine(l.err.Error()))
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.1f | %.1f |\n", l.name, l.par, thousands(l.count), ms(l.p50), ms(l.p99), ms(l.max))
+	}
+	w.WriteString("\n")
+}
+
+func (r *report) workersTable(w *strings.Builder) {
+	if len(r.workers) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Slow workers: %v per row, one partition\n\n", r.cfg.workersDelay)
+	fmt.Fprintf(w, "Members of one share group, each taking a few records at a time and spending %v on each row; rows/s over %d s after every member joined.\n\n", r.cfg.workersDelay, r.cfg.workersSeconds)
+	fmt.Fprintf(w, "| members | processes x members each | max.poll.records | rows/s | vs 1 member | redelivered |\n|--:|---|--:|--:|--:|--:|\n")
+	var base float64
+	for _, x := range r.workers {
+		if x.err == nil && x.members == 1 && base == 0 {
+			base = x.rate
+		}
+	}
+	for _, x := range r.workers {
+		shape := fmt.Sprintf("%d x %d", x.procs, x.members/max(1, x.procs))
+		if x.err != nil {
+			fmt.Fprintf(w, "| %d | %s | %s | %s | | |\n", x.members, shape, pollLabel(x.pollRecords), oneLine(x.err.Error()))
+			continue
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %.0f | %s | %d |\n", x.members, shape, pollLabel(x.pollRecords), x.rate, ratio(x.rate, base), x.redelivered)
+	}
+	w.WriteString("\n")
+}
+
+// targetsTable checks the issue's targets against what was measured.
+func (r *report) targetsTable(w *strings.Builder) {
+	type check struct{ what, got, verdict string }
+	var cs []check
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "missed"
+	}
+	for _, b := range r.blocks {
+		for _, k := range []int{1, 4} {
+			e := b.find(fmt.Sprintf("kshare-json-p%d", k))
+			if e == nil || e.c.unavailable != nil {
+				continue
+			}
+			s := summarize(e.samples, b.t.n)
+			if s.ok == 0 {
+				continue
+			}
+			where := fmt.Sprintf("%d partition%s, parallelism %d", b.t.partitions, plural(b.t.partitions), k)
+			if f := b.rateOf(fmt.Sprintf("franz-c%d", k)); f > 0 {
+				cs = append(cs, check{"SELECT * json >= 0.9x plain franz-go (" + where + ")", ratio(s.rate, f), verdict(s.rate >= 0.9*f)})
+			}
+			if j := b.rateOf(fmt.Sprintf("java-t%d", k)); j > 0 {
+				cs = append(cs, check{"SELECT * json >= 1.0x Java tool (" + where + ")", ratio(s.rate, j), verdict(s.rate >= j)})
+			}
+			cs = append(cs, check{"peak RSS < 150 MiB (" + where + ")", fmt.Sprintf("%.0f MiB", s.rssMiB), verdict(s.rssMiB < 150)})
+		}
+	}
+	for _, l := range r.latency {
+		if l.err == nil && l.kshare {
+			cs = append(cs, check{fmt.Sprintf("p99 latency < 50 ms at %d records/s (parallelism %d)", r.cfg.latencyRate, l.par),
+				fmt.Sprintf("%.1f ms", ms(l.p99)), verdict(l.p99 < 50*time.Millisecond)})
+		}
+	}
+	var one, sixteen float64
+	for _, x := range r.workers {
+		if x.err != nil {
+			continue
+		}
+		if x.members == 1 && one == 0 {
+			one = x.rate
+		}
+		if x.members == 16 && x.procs == 1 && x.pollRecords > 0 {
+			sixteen = x.rate
+		}
+	}
+	if one > 0 && sixteen > 0 {
+		cs = append(cs, check{"slow workers: 16 members >= 10x 1 member", ratio(sixteen, one), verdict(sixteen >= 10*one)})
+	}
+	if len(cs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Targets\n\n| target | measured | |\n|---|--:|---|\n")
+	for _, c := range cs {
+		fmt.Fprintf(w, "| %s | %s | %s |\n", c.what, c.got, c.verdict)
+	}
+	w.WriteString("\n")
+}
+
+func ratio(a, b float64) string {
+	if a <= 0 || b <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// thousands writes n with commas: 2,000,000.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.ReplaceAll(s, "|", "/")
+	if len(s) > 160 {
+		s = s[:160] + "..."
+	}
+	return s
+}
+
+func firstOr(xs []string, def string) string {
+	if len(xs) == 0 {
+		return def
+	}
+	return xs[0]
+}
+
+func javaVersion() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "java", "-version").CombinedOutput()
+	if err != nil {
+		return "java not found"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(line)
+}

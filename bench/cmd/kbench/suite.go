@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kshare/kshare/bench/internal/measure"
+	"github.com/kshare/kshare/bench/internal/orders"
+)
+
+// suiteConfig is what `kbench suite` was asked to do.
+type suiteConfig struct {
+	bootstrap    string
+	n            int64
+	runs         int
+	partitions   []int
+	javaCP       string
+	kafkaVersion string
+	kshare       string
+	self         string
+	out          string
+	brokerPID    int
+	sections     map[string]bool
+	only         *regexp.Regexp
+	pause        time.Duration
+	runTimeout   time.Duration
+
+	latencyRate    int
+	latencySeconds int
+	workersDelay   time.Duration
+	workersSeconds int
+	workersRecords int64
+
+	kshareUnavailable error
+	runID             string
+}
+
+func runSuite(ctx context.Context, args []string) error {
+	cfg := &suiteConfig{}
+	var parts, sections, only string
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	fs.StringVar(&cfg.bootstrap, "bootstrap", bootstrapDefault(), "Kafka `host:port`")
+	fs.Int64Var(&cfg.n, "n", 2_000_000, "orders per topic")
+	fs.IntVar(&cfg.runs, "runs", 3, "rounds of every contestant; the table shows medians")
+	fs.StringVar(&parts, "partitions", "1,8", "partition counts of the topics, comma separated")
+	fs.StringVar(&cfg.javaCP, "java-cp", "", "classpath with Kafka's kafka-tools jar (required for the Java contestants)")
+	fs.StringVar(&cfg.kafkaVersion, "kafka-version", os.Getenv("KSHARE_KAFKA_VERSION"), "Kafka version, for the report")
+	fs.StringVar(&cfg.kshare, "kshare", "", "the kshare binary")
+	fs.StringVar(&cfg.out, "out", "", "results `file` (markdown); the directory if it ends in /")
+	fs.IntVar(&cfg.brokerPID, "broker-pid", 0, "the broker's pid, to report its CPU time per run")
+	fs.StringVar(&sections, "sections", "throughput,latency,workers", "which parts to run")
+	fs.StringVar(&only, "only", "", "regular expression: run only the contestants whose id matches (java-t1, franz-c4, kshare-json-p4, ...)")
+	fs.DurationVar(&cfg.pause, "pause", time.Second, "pause between runs, so the broker settles the last group's leave")
+	fs.DurationVar(&cfg.runTimeout, "run-timeout", 15*time.Minute, "kill a contestant that runs longer")
+	fs.IntVar(&cfg.latencyRate, "latency-rate", 2000, "records per second the latency producer writes")
+	fs.IntVar(&cfg.latencySeconds, "latency-seconds", 20, "seconds of measured latency per configuration")
+	fs.DurationVar(&cfg.workersDelay, "workers-delay", 5*time.Millisecond, "work per row of the slow workers")
+	fs.IntVar(&cfg.workersSeconds, "workers-seconds", 10, "measured seconds per slow-worker configuration")
+	fs.Int64Var(&cfg.workersRecords, "workers-records", 100_000, "orders in the slow workers' topic")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if cfg.bootstrap == "" {
+		return errors.New("--bootstrap is required (or KSHARE_KAFKA_BOOTSTRAP)")
+	}
+	if cfg.n <= 0 || cfg.runs < 1 {
+		return fmt.Errorf("--n and --runs must be positive (got %d and %d)", cfg.n, cfg.runs)
+	}
+	for _, p := range strings.Split(parts, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 1 {
+			return fmt.Errorf("--partitions: %q is not a partition count", p)
+		}
+		cfg.partitions = append(cfg.partitions, v)
+	}
+	cfg.sections = map[string]bool{}
+	for _, s := range strings.Split(sections, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case "throughput", "latency", "workers":
+			cfg.sections[s] = true
+		case "":
+		default:
+			return fmt.Errorf("--sections: unknown section %q (known: throughput, latency, workers)", s)
+		}
+	}
+	if only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			return fmt.Errorf("--only: %w", err)
+		}
+		cfg.only = re
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding kbench's own binary: %w", err)
+	}
+	cfg.self = self
+	cfg.runID = time.Now().Format("150405")
+	cfg.kshareUnavailable = probeKshare(ctx, cfg.kshare)
+	if cfg.kshareUnavailable != nil {
+		logf("kshare contestants not available: %v", cfg.kshareUnavailable)
+	}
+
+	rep := &report{cfg: cfg, started: time.Now(), loadBefore: loadAvg()}
+	if cfg.sections["throughput"] {
+		for _, p := range cfg.partitions {
+			b, err := throughput(ctx, cfg, p)
+			if err != nil {
+				return err
+			}
+			rep.blocks = append(rep.blocks, b)
+		}
+	}
+	if cfg.sections["latency"] {
+		rep.latency = latencySection(ctx, cfg)
+	}
+	if cfg.sections["workers"] {
+		rep.workers = workersSection(ctx, cfg)
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	rep.took = time.Since(rep.started)
+	rep.loadAfter = loadAvg()
+
+	md := rep.markdown()
+	fmt.Print(md)
+	if cfg.out != "" {
+		path := cfg.out
+		if strings.HasSuffix(path, "/") {
+			path = filepath.Join(path, rep.fileName())
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("results directory: %w", err)
+		}
+		if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
+			return fmt.Errorf("writing results: %w", err)
+		}
+		logf("results written to %s", path)
+	}
+	return nil
+}
+
+// sample is one run of one contestant.
+type sample struct {
+	wall, cpu, brokerCPU time.Duration
+	rss                  int64
+	records              int64
+	selfRate             float64
+	err                  error
+}
+
+// entry is one contestant's runs on one topic.
+type entry struct {
+	c       contestant
+	samples []sample
+	// small are the runs with N/10 records (rssFlat contestants only).
+	small []sample
+}
+
+// block is every contestant on one topic.
+type block struct {
+	t       target
+	loaded  loadStats
+	entries []*entry
+}
+
+func (cfg *suiteConfig) contestants() []contestant {
+	var cs []contestant
+	for _, k := range []int{1, 4} {
+		cs = append(cs, javaContestant(cfg, k), franzContestant(cfg, k))
+		for _, p := range ksharePlans {
+			cs = append(cs, kshareContestant(cfg, p, k))
+		}
+	}
+	var out []contestant
+	for _, c := range cs {
+		if cfg.only == nil || cfg.only.MatchString(c.id) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// throughput loads a topic with cfg.n orders in p partitions and reads it
+// with every contestant, alternating them round by round so that a slow
+// phase of the shared machine hurts all of them alike.
+func throughput(ctx context.Context, cfg *suiteConfig, p int) (*block, error) {
+	t := target{
+		topic:      fmt.Sprintf("kbench-orders-%s-p%d", cfg.runID, p),
+		partitions: p,
+		n:          cfg.n,
+		matching:   orders.CountQuantityAbove(cfg.n, 1),
+	}
+	logf("loading %d orders into %s (%d partition%s)", t.n, t.topic, p, plural(p))
+	st, err := load(ctx, loadConfig{bootstrap: cfg.bootstrap, topic: t.topic, partitions: p, n: t.n})
+	if err != nil {
+		return nil, err
+	}
+	logf("loaded in %v (%.0f records/s); records per partition %v", st.took.Round(time.Millisecond), float64(t.n)/st.took.Seconds(), st.perPartition)
+	b := &block{t: t, loaded: st}
+	for _, c := range cfg.contestants() {
+		b.entries = append(b.entries, &entry{c: c})
+	}
+	small := t
+	small.n = max(1, t.n/10)
+	small.matching = orders.CountQuantityAbove(small.n, 1)
+	for round := 1; round <= cfg.runs; round++ {
+		for _, e := range b.entries {
+			if e.c.unavailable != nil {
+				continue
+			}
+			s := runOne(ctx, cfg, e.c, t, fmt.Sprintf("r%d", round))
+			e.samples = append(e.samples, s)
+			if e.c.rssFlat {
+				e.small = append(e.small, runOne(ctx, cfg, e.c, small, fmt.Sprintf("r%d-small", round)))
+			}
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+		}
+	}
+	// The topic is not needed again; deleting it keeps a long run's disk use
+	// to one topic at a time.
+	if err := deleteTopics(ctx, cfg.bootstrap, t.topic); err != nil {
+		logf("%v", err)
+	}
+	return b, nil
+}
+
+// runOne runs contestant c once on t with a fresh share group.
+func runOne(ctx context.Context, cfg *suiteConfig, c contestant, t target, tag string) sample {
+	var s sample
+	group := fmt.Sprintf("kbench-%s-%s-p%d-%s", cfg.runID, c.id, t.partitions, tag)
+	if err := freshGroup(ctx, cfg.bootstrap, group); err != nil {
+		s.err = err
+		return s
+	}
+	b0, okB0 := procCPU(cfg.brokerPID)
+	res, err := measure.Run(ctx, c.argv(t, group), measure.Options{Capture: c.kind != "kshare", Timeout: cfg.runTimeout})
+	b1, okB1 := procCPU(cfg.brokerPID)
+	s.wall, s.cpu, s.rss = res.Wall, res.CPU(), res.MaxRSS
+	if okB0 && okB1 {
+		s.brokerCPU = b1 - b0
+	}
+	if err == nil {
+		s.records, s.selfRate, err = c.check(t, res)
+	}
+	s.err = err
+	if err != nil {
+		logf("%s on %s (%s) failed after %v: %v", c.id, t.topic, tag, res.Wall.Round(time.Millisecond), err)
+	} else {
+		logf("%-18s p%d %-9s %9.0f records/s  wall %6.2fs  cpu %6.2fs  broker cpu %6.2fs  rss %4.0f MiB",
+			c.id, t.partitions, tag, float64(t.n)/s.wall.Seconds(), s.wall.Seconds(), s.cpu.Seconds(), s.brokerCPU.Seconds(), float64(s.rss)/(1<<20))
+	}
+	// Let the broker finish the group's leave before the next contestant
+	// starts, so that one's clean-up is not the other's cost.
+	select {
+	case <-ctx.Done():
+	case <-time.After(cfg.pause):
+	}
+	return s
+}
+
+func goVersion() string { return runtime.Version() }
