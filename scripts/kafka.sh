@@ -70,11 +70,15 @@ cmd_fetch() {
 	local tmp
 	tmp=$(mktemp -d "$cache/kafka/.fetch-$version.XXXXXX")
 	log "fetching Kafka $version jars from Maven Central into $jars (about a minute, once)"
+	# Maven's output goes to a file: even -q prints terminal colour codes,
+	# and only a failure needs its words.
 	if ! mvn -q -B -Dstyle.color=never -f "$root/scripts/kafka/pom.xml" dependency:copy-dependencies \
-		-DoutputDirectory="$tmp" -Dkafka.version="$version" >&2; then
-		rm -rf "$tmp"
+		-DoutputDirectory="$tmp" -Dkafka.version="$version" >"$tmp.log" 2>&1 </dev/null; then
+		sed 's/\x1b\[[0-9;]*m//g' "$tmp.log" >&2
+		rm -rf "$tmp" "$tmp.log"
 		die "maven could not resolve Kafka $version (is the version published?)"
 	fi
+	rm -f "$tmp.log"
 	if [[ ! -f $tmp/kafka_2.13-$version.jar ]]; then
 		rm -rf "$tmp"
 		die "maven finished but kafka_2.13-$version.jar is missing"
