@@ -18,7 +18,9 @@
 //
 // Every helper waits at most Timeout (or until the test's deadline, if that
 // is sooner) and fails the test with t.Fatal when something goes wrong, so
-// call them from the test's goroutine only.
+// call them from the test's goroutine only. Their contexts derive from
+// t.Context, which ends before cleanups run: do not call them from a
+// t.Cleanup function.
 package kafkatest
 
 import (
