@@ -859,7 +859,10 @@ func (p *parser) rowFields(dt *DataType, depth int) *SyntaxError {
 			return err
 		}
 		f := Field{Name: n.val, Type: ft}
-		p.acceptKeywords("COMMENT")
+		if p.acceptKeywords("COMMENT") && p.peek().kind != tokString {
+			c := p.peek()
+			return p.errorf(c, ErrSyntax, "expected a description in quotes after COMMENT, got %s", describe(c))
+		}
 		if c := p.peek(); c.kind == tokString {
 			p.advance()
 			f.Comment = c.val

@@ -1,0 +1,116 @@
+package table_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kshare/kshare/table"
+)
+
+// FuzzParse checks that Parse never panics, that every error it returns
+// has a place and a kind, and that what it accepts is valid and prints
+// (SHOW CREATE TABLE's DDL, each statement's String) as text that parses
+// back to an equal statement. The scenario files seed it.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/ddl/*.txt")
+	for _, path := range files {
+		for _, c := range readCases(&testing.T{}, path) {
+			f.Add(c.input)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		sts, err := table.Parse(src)
+		if err != nil {
+			if sts != nil {
+				t.Fatal("statements returned with an error")
+			}
+			var se *table.SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("not a SyntaxError: %T %v", err, err)
+			}
+			var all []*table.SyntaxError
+			var ses table.SyntaxErrors
+			if errors.As(err, &ses) {
+				all = ses
+			} else {
+				all = []*table.SyntaxError{se}
+			}
+			for _, e := range all {
+				if e.Line < 1 || e.Column < 1 || e.Kind == nil || e.Msg == "" {
+					t.Fatalf("bad error %#v", e)
+				}
+				if !errors.Is(err, table.ErrSyntax) && !errors.Is(err, table.ErrUnsupported) && !errors.Is(err, table.ErrInvalidDefinition) {
+					t.Fatalf("error of no kind: %v", err)
+				}
+			}
+			return
+		}
+		for _, st := range sts {
+			if st == nil {
+				t.Fatal("nil statement")
+			}
+			if ct, ok := st.(*table.CreateTable); ok {
+				def := ct.Def
+				if err := def.Validate(); err != nil {
+					t.Fatalf("accepted an invalid definition: %v\n%q", err, src)
+				}
+				_ = def.Schema.Arrow()
+				text := def.DDL(nil)
+				back, err := table.Parse(text)
+				if err != nil || len(back) != 1 {
+					t.Fatalf("DDL does not parse back: %v\n%s", err, text)
+				}
+				bd, ok := back[0].(*table.CreateTable)
+				if !ok {
+					t.Fatalf("DDL parses to %T", back[0])
+				}
+				want := def.Clone()
+				want.IfNotExists = false
+				if !bd.Def.Equal(want) {
+					t.Fatalf("DDL parses to another definition:\n%s\n%s", text, bd.Def.DDL(nil))
+				}
+				continue
+			}
+			text := st.String()
+			back, err := table.Parse(text)
+			if err != nil || len(back) != 1 {
+				t.Fatalf("%T %q does not parse back: %v", st, text, err)
+			}
+			if back[0].String() != text || !sameType(back[0], st) {
+				t.Fatalf("%q parses back to %T %q", text, back[0], back[0].String())
+			}
+			if sel, ok := st.(*table.Select); ok && !strings.Contains(src, sel.SQL) {
+				t.Fatalf("SELECT text %q is not from the script", sel.SQL)
+			}
+		}
+	})
+}
+
+func sameType(a, b table.Statement) bool {
+	switch a.(type) {
+	case *table.DropTable:
+		_, ok := b.(*table.DropTable)
+		return ok
+	case *table.ShowTables:
+		_, ok := b.(*table.ShowTables)
+		return ok
+	case *table.Describe:
+		_, ok := b.(*table.Describe)
+		return ok
+	case *table.ShowCreateTable:
+		_, ok := b.(*table.ShowCreateTable)
+		return ok
+	case *table.Select:
+		_, ok := b.(*table.Select)
+		return ok
+	case *table.SetOption:
+		_, ok := b.(*table.SetOption)
+		return ok
+	case *table.Reset:
+		_, ok := b.(*table.Reset)
+		return ok
+	}
+	return false
+}
