@@ -23,6 +23,7 @@ const DefaultSize = 1024
 // when done. A Builder is not safe for concurrent use.
 type Builder struct {
 	rb       *array.RecordBuilder
+	dataLen  []int // per field: bytes of the last batch's string or binary data
 	dec      table.Decoder
 	physical []array.Builder
 	size     int
@@ -54,10 +55,21 @@ func NewBuilder(alloc memory.Allocator, schema *arrow.Schema, physical []int, de
 		}
 		cols[i] = rb.Field(p)
 	}
-	// Reserving the batch size up front avoids regrowing the buffers of
-	// every column while the first batch fills.
-	rb.Reserve(size)
-	return &Builder{rb: rb, dec: dec, physical: cols, size: size}
+	b := &Builder{rb: rb, dec: dec, physical: cols, size: size, dataLen: make([]int, schema.NumFields())}
+	b.reserve()
+	return b
+}
+
+// reserve makes room for a batch up front, so that buffers are not regrown
+// and copied while it fills: Size rows, and for string and binary columns
+// as many bytes as the previous batch held.
+func (b *Builder) reserve() {
+	b.rb.Reserve(b.size)
+	for i, f := range b.rb.Fields() {
+		if d, ok := f.(interface{ ReserveData(int) }); ok && b.dataLen[i] > 0 {
+			d.ReserveData(b.dataLen[i])
+		}
+	}
 }
 
 // Append decodes value into the physical columns and returns the number of
@@ -90,6 +102,11 @@ func (b *Builder) Full() bool { return b.rows >= b.size }
 // if a column that is not physical was left shorter than the others, which
 // is a programming error.
 func (b *Builder) NewBatch() arrow.RecordBatch {
+	for i, f := range b.rb.Fields() {
+		if d, ok := f.(interface{ DataLen() int }); ok {
+			b.dataLen[i] = d.DataLen()
+		}
+	}
 	var rec arrow.RecordBatch
 	if b.rb.Schema().NumFields() == 0 {
 		// A RecordBuilder without fields cannot count rows; a table whose
@@ -99,7 +116,7 @@ func (b *Builder) NewBatch() arrow.RecordBatch {
 		rec = b.rb.NewRecordBatch()
 	}
 	b.rows = 0
-	b.rb.Reserve(b.size)
+	b.reserve()
 	return rec
 }
 

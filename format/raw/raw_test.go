@@ -1,0 +1,161 @@
+package raw
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
+
+	"github.com/kshare/kshare/format/batch"
+	"github.com/kshare/kshare/format/internal/formattest"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestRegistered(t *testing.T) {
+	f, err := table.LookupFormat("raw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.(Format); !ok || f.Options() != Options {
+		t.Errorf("registered %T", f)
+	}
+}
+
+func TestErrorKinds(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	vals, err := options.Parse(nil, nil, Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []table.Column{{Name: "v", Type: table.IntType()}}
+	dec, err := Format{}.NewDecoder(cols, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewInt32Builder(mem)
+	defer b.Release()
+	n, err := dec.Decode([]byte{1, 2, 3}, []array.Builder{b})
+	var de *table.DecodeError
+	if n != 0 || !errors.As(err, &de) || de.Field != "v" || de.Msg != "expected INT (4 bytes), got 3 bytes" || b.Len() != 0 {
+		t.Errorf("got %d, %#v, %d values", n, err, b.Len())
+	}
+	_, err = Format{}.NewDecoder([]table.Column{{Name: "offset", Type: table.BigIntType(), Metadata: true}}, vals)
+	if err == nil || !strings.Contains(err.Error(), "metadata column") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// FuzzRawDecode decodes arbitrary bytes into every type raw reads, with
+// every charset and byte order: no panic, nothing appended on an error,
+// valid UTF-8 out of every string column, no leak.
+func FuzzRawDecode(f *testing.F) {
+	for _, s := range []string{"\x00hello", "\x05\xc3\xa9\xff", "\x09\x00\x00\x01\x02", "\x11\x3f\xf8\x00\x00\x00\x00\x00\x00", "\x03\xd8\x3d\xde\x00", "\x0a"} {
+		f.Add([]byte(s))
+	}
+	types := []string{"STRING", "VARCHAR(3) NOT NULL", "CHAR(2)", "BYTES", "VARBINARY(4)", "BINARY(3)", "BOOLEAN",
+		"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE NOT NULL"}
+	charsets := []string{CharsetUTF8, CharsetASCII, CharsetISO88591, CharsetUTF16BE, CharsetUTF16LE}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		sel := int(data[0])
+		typ := types[sel%len(types)]
+		cs := charsets[sel/len(types)%len(charsets)]
+		order := []string{BigEndian, LittleEndian}[sel/len(types)/len(charsets)%2]
+		cols, err := formattest.ParseColumns("v " + typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals, err := options.Parse([]options.KV{{Key: OptCharset, Value: cs}, {Key: OptEndianness, Value: order}}, nil, Options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := Format{}.NewDecoder(cols, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		bb := batch.NewBuilder(mem, (&table.Schema{Columns: cols}).Arrow(), nil, dec, 0)
+		defer bb.Release()
+		rest := data[1:]
+		// The whole value, its halves, and a tombstone when the input is a
+		// single byte.
+		values := [][]byte{rest, rest[:len(rest)/2], rest[len(rest)/2:]}
+		if len(rest) == 0 {
+			values = append(values, nil)
+		}
+		rows := 0
+		for k, v := range values {
+			before := formattest.Lengths([]array.Builder{bb.Field(0)})
+			n, err := bb.Append(v)
+			if err != nil {
+				var de *table.DecodeError
+				if !errors.As(err, &de) || n != 0 {
+					t.Fatalf("value %d: %d rows, error %T: %v", k, n, err, err)
+				}
+				if after := formattest.Lengths([]array.Builder{bb.Field(0)}); !slices.Equal(before, after) {
+					t.Fatalf("value %d: a failed Decode changed the builder: %v -> %v", k, before, after)
+				}
+			} else if n != 1 {
+				t.Fatalf("value %d: %d rows", k, n)
+			}
+			rows += n
+			if bb.Len() != rows || bb.Field(0).Len() != rows {
+				t.Fatalf("value %d: %d rows counted, %d in the builder, want %d", k, bb.Len(), bb.Field(0).Len(), rows)
+			}
+		}
+		rec := bb.NewBatch()
+		defer rec.Release()
+		if err := formattest.CheckBatch(rec, cols); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func BenchmarkDecodeRawString(b *testing.B) {
+	benchRaw(b, "STRING", nil, []byte(`{"order_id":1001,"customer_id":"C001","quantity":2,"price":25.50}`))
+}
+
+func BenchmarkDecodeRawBigInt(b *testing.B) {
+	benchRaw(b, "BIGINT", []options.KV{{Key: OptEndianness, Value: LittleEndian}}, []byte{1, 2, 3, 4, 5, 6, 7, 8})
+}
+
+func benchRaw(b *testing.B, typ string, kvs []options.KV, value []byte) {
+	cols, err := formattest.ParseColumns("v " + typ)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vals, err := options.Parse(kvs, nil, Options)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dec, err := Format{}.NewDecoder(cols, vals)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bb := batch.NewBuilder(memory.NewGoAllocator(), (&table.Schema{Columns: cols}).Arrow(), nil, dec, 1024)
+	defer bb.Release()
+	b.SetBytes(int64(len(value)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := bb.Append(value); err != nil {
+			b.Fatal(err)
+		}
+		if bb.Full() {
+			bb.NewBatch().Release()
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
