@@ -49,7 +49,9 @@ type slot struct {
 var _ table.Decoder = (*decoder)(nil)
 
 // Decode implements table.Decoder. A nil or empty value (a Kafka tombstone)
-// and the JSON value null give no row, as in Flink.
+// and the JSON value null give no row, as in Flink. Decode keeps no
+// reference to value or to cols once it returns; the builders stay the
+// caller's, who releases them.
 func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
 	if len(value) == 0 {
 		return 0, nil

@@ -127,6 +127,9 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 		if !k.scalar {
 			return nil, planError(col, t, fmt.Sprintf("a JSON object's keys are strings, which cannot be read as %s", t.Key))
 		}
+		// A key that does not fit says so: the path alone, attrs['x'],
+		// does not tell a bad key from a bad value.
+		k.expect = "map key " + k.expect
 		v, err := newNode("", t.Value, col, cfg)
 		if err != nil {
 			return nil, err
