@@ -1,0 +1,806 @@
+package query
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/table"
+)
+
+// castable reports whether CAST(from AS to) is defined; kshare's matrix is
+// Flink's for scalar types:
+//
+//	to CHAR/VARCHAR/STRING   from anything (rendered as Formatter does, bytes as UTF-8)
+//	to numeric types         from numeric types, BOOLEAN (1 or 0) and strings
+//	to BOOLEAN               from BOOLEAN, numeric types (non-zero is TRUE) and strings
+//	to BINARY/VARBINARY      from binary types and strings (their UTF-8 bytes)
+//	to DATE                  from DATE, TIMESTAMP, TIMESTAMP_LTZ and strings
+//	to TIME                  from TIME, TIMESTAMP, TIMESTAMP_LTZ and strings
+//	to TIMESTAMP[_LTZ]       from DATE, TIMESTAMP, TIMESTAMP_LTZ and strings
+func castable(from, to *table.DataType) bool {
+	if !comparableKind(to) {
+		return from.WithNotNull(false).Equal(to.WithNotNull(false))
+	}
+	switch {
+	case isChar(to):
+		return true
+	case !comparableKind(from):
+		return false
+	case isNumeric(to):
+		return isNumeric(from) || from.Kind == table.Boolean || isChar(from)
+	case to.Kind == table.Boolean:
+		return isNumeric(from) || from.Kind == table.Boolean || isChar(from)
+	case isBin(to):
+		return isBin(from) || isChar(from)
+	case to.Kind == table.Date:
+		return from.Kind == table.Date || isTimestamp(from) || isChar(from)
+	case to.Kind == table.Time:
+		return from.Kind == table.Time || isTimestamp(from) || isChar(from)
+	case isTimestamp(to):
+		return from.Kind == table.Date || isTimestamp(from) || isChar(from)
+	}
+	return false
+}
+
+// sameStorage reports whether a value of from is already a value of to, so
+// that a cast only relabels the array.
+func sameStorage(from, to *table.DataType) bool {
+	if !arrow.TypeEqual(from.ArrowType(), to.ArrowType()) {
+		return false
+	}
+	switch {
+	case isChar(to):
+		// Only a cast to a length no shorter than every value's is a no-op.
+		return to.Kind == table.Varchar && (to.Length == table.MaxLength || isChar(from) && from.Kind == table.Varchar && from.Length <= to.Length)
+	case isTimestamp(to), to.Kind == table.Time:
+		return from.Precision <= to.Precision
+	case to.Kind == table.Varbinary:
+		return to.Length == table.MaxLength || from.Length <= to.Length
+	}
+	return true
+}
+
+// castError is one value that does not fit the target of a CAST.
+func castError(val string, to *table.DataType, why string) error {
+	msg := fmt.Sprintf("cannot cast %s to %s", val, tn(to))
+	if why != "" {
+		msg += ": " + why
+	}
+	return &Error{Kind: ErrEval, Msg: msg}
+}
+
+// castArray converts every value of a (of type from) to type to. A value that
+// does not fit is an error, or NULL when try is set (TRY_CAST).
+func castArray(mem memory.Allocator, a arrow.Array, from, to *table.DataType, try bool) (arrow.Array, error) {
+	if sameStorage(from, to) {
+		a.Retain()
+		return a, nil
+	}
+	n := a.Len()
+	b := array.NewBuilder(mem, to.ArrowType())
+	defer b.Release()
+	b.Reserve(n)
+	show := formatter(a, from, true)
+	quoted := func(i int) string {
+		if isChar(from) {
+			return table.QuoteString(show(i))
+		}
+		return show(i)
+	}
+	// fail handles value i that does not fit: an error, or a NULL for TRY_CAST.
+	fail := func(i int, why string) error {
+		if try {
+			b.AppendNull()
+			return nil
+		}
+		return castError(quoted(i), to, why)
+	}
+	var err error
+	switch {
+	case isInt(to):
+		err = castToInt(b, a, from, to, fail)
+	case isApprox(to):
+		err = castToFloat(b, a, from, fail)
+	case to.Kind == table.Decimal:
+		err = castToDecimal(b.(*array.Decimal128Builder), a, from, to, fail)
+	case to.Kind == table.Boolean:
+		err = castToBool(b.(*array.BooleanBuilder), a, from, fail)
+	case isChar(to):
+		err = castToString(b.(*array.StringBuilder), a, from, to)
+	case isBin(to):
+		err = castToBinary(b, a, to)
+	case to.Kind == table.Date:
+		err = castToDate(b.(*array.Date32Builder), a, from, fail)
+	case to.Kind == table.Time:
+		err = castToTime(b, a, from, to, fail)
+	case isTimestamp(to):
+		err = castToTimestamp(b.(*array.TimestampBuilder), a, from, to, fail)
+	default:
+		return nil, errorf(ErrUnsupported, "cannot cast %s to %s", from, to)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.NewArray(), nil
+}
+
+func intRange(k table.Kind) (lo, hi int64) {
+	switch k {
+	case table.TinyInt:
+		return math.MinInt8, math.MaxInt8
+	case table.SmallInt:
+		return math.MinInt16, math.MaxInt16
+	case table.Int:
+		return math.MinInt32, math.MaxInt32
+	}
+	return math.MinInt64, math.MaxInt64
+}
+
+func intAppender(b array.Builder) func(int64) {
+	switch b := b.(type) {
+	case *array.Int8Builder:
+		return func(v int64) { b.Append(int8(v)) }
+	case *array.Int16Builder:
+		return func(v int64) { b.Append(int16(v)) }
+	case *array.Int32Builder:
+		return func(v int64) { b.Append(int32(v)) }
+	case *array.Int64Builder:
+		return b.Append
+	}
+	panic("query: intAppender of " + b.Type().String())
+}
+
+var (
+	bigTen     = big.NewInt(10)
+	minInt64   = big.NewInt(math.MinInt64)
+	maxInt64   = big.NewInt(math.MaxInt64)
+	pow10Cache [2*table.MaxDecimalPrecision + 2]*big.Int
+)
+
+func init() {
+	p := big.NewInt(1)
+	for i := range pow10Cache {
+		pow10Cache[i] = new(big.Int).Set(p)
+		p.Mul(p, bigTen)
+	}
+}
+
+func pow10(n int) *big.Int {
+	if n < len(pow10Cache) {
+		return pow10Cache[n]
+	}
+	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
+}
+
+// Casts to integers truncate toward zero (3.9 -> 3, -3.9 -> -3), as Flink
+// and Java do; a value out of the target's range is an error where Flink
+// would wrap around.
+func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
+	lo, hi := intRange(to.Kind)
+	app := intAppender(b)
+	var get func(int) (int64, string)
+	switch {
+	case isInt(from):
+		r := intReader(a)
+		get = func(i int) (int64, string) { return r(i), "" }
+	case isApprox(from):
+		r := floatReader(a)
+		get = func(i int) (int64, string) {
+			v := r(i)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, "not a finite number"
+			}
+			v = math.Trunc(v)
+			if v < -9.223372036854775808e18 || v >= 9.223372036854775808e18 {
+				return 0, "out of range"
+			}
+			return int64(v), ""
+		}
+	case from.Kind == table.Decimal:
+		d := a.(*array.Decimal128)
+		div := pow10(from.Scale)
+		get = func(i int) (int64, string) {
+			q := new(big.Int).Quo(d.Value(i).BigInt(), div)
+			if !q.IsInt64() {
+				return 0, "out of range"
+			}
+			return q.Int64(), ""
+		}
+	case from.Kind == table.Boolean:
+		r := a.(*array.Boolean)
+		get = func(i int) (int64, string) {
+			if r.Value(i) {
+				return 1, ""
+			}
+			return 0, ""
+		}
+	case isChar(from):
+		s := a.(*array.String)
+		get = func(i int) (int64, string) {
+			v, err := strconv.ParseInt(strings.TrimSpace(s.Value(i)), 10, 64)
+			if err != nil {
+				if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+					return 0, "out of range"
+				}
+				return 0, "not an integer"
+			}
+			return v, ""
+		}
+	default:
+		return errorf(ErrUnsupported, "cannot cast %s to %s", from, to)
+	}
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v, why := get(i)
+		if why == "" && (v < lo || v > hi) {
+			why = "out of range"
+		}
+		if why != "" {
+			if err := fail(i, why); err != nil {
+				return err
+			}
+			continue
+		}
+		app(v)
+	}
+	return nil
+}
+
+func castToFloat(b array.Builder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
+	var get func(int) (float64, string)
+	switch {
+	case isInt(from):
+		r := intReader(a)
+		get = func(i int) (float64, string) { return float64(r(i)), "" }
+	case isApprox(from):
+		r := floatReader(a)
+		get = func(i int) (float64, string) { return r(i), "" }
+	case from.Kind == table.Decimal:
+		d := a.(*array.Decimal128)
+		scale := int32(from.Scale)
+		get = func(i int) (float64, string) {
+			// Through the decimal text, so that the float is the nearest
+			// to the exact value.
+			v, _ := strconv.ParseFloat(d.Value(i).ToString(scale), 64)
+			return v, ""
+		}
+	case from.Kind == table.Boolean:
+		r := a.(*array.Boolean)
+		get = func(i int) (float64, string) {
+			if r.Value(i) {
+				return 1, ""
+			}
+			return 0, ""
+		}
+	case isChar(from):
+		s := a.(*array.String)
+		get = func(i int) (float64, string) {
+			v, err := strconv.ParseFloat(strings.TrimSpace(s.Value(i)), 64)
+			if err != nil {
+				if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+					return v, "" // +-Inf or 0, as Java's parseDouble
+				}
+				return 0, "not a number"
+			}
+			return v, ""
+		}
+	}
+	var app func(float64)
+	switch b := b.(type) {
+	case *array.Float32Builder:
+		app = func(v float64) { b.Append(float32(v)) }
+	case *array.Float64Builder:
+		app = b.Append
+	}
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v, why := get(i)
+		if why != "" {
+			if err := fail(i, why); err != nil {
+				return err
+			}
+			continue
+		}
+		app(v)
+	}
+	return nil
+}
+
+// parseDecimal reads a decimal number (an optional sign, digits with an
+// optional point, an optional exponent) into its unscaled value and scale.
+func parseDecimal(s string) (*big.Int, int, bool) {
+	s = strings.TrimSpace(s)
+	exp := 0
+	if k := strings.IndexAny(s, "eE"); k >= 0 {
+		e, err := strconv.Atoi(s[k+1:])
+		if err != nil || e > 1000 || e < -1000 {
+			return nil, 0, false
+		}
+		exp = e
+		s = s[:k]
+	}
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	digits := intPart + frac
+	if digits == "" {
+		return nil, 0, false
+	}
+	for k := 0; k < len(digits); k++ {
+		if !isDigit(digits[k]) {
+			return nil, 0, false
+		}
+	}
+	v, _ := new(big.Int).SetString(digits, 10)
+	scale := len(frac) - exp
+	if scale < 0 {
+		v.Mul(v, pow10(-scale))
+		scale = 0
+	}
+	if neg {
+		v.Neg(v)
+	}
+	return v, scale, true
+}
+
+// rescale moves v from scale from to scale to, rounding half away from zero
+// (Java's HALF_UP, which Flink uses) when digits are dropped.
+func rescale(v *big.Int, from, to int) *big.Int {
+	switch {
+	case to == from:
+		return v
+	case to > from:
+		return new(big.Int).Mul(v, pow10(to-from))
+	}
+	div := pow10(from - to)
+	q, r := new(big.Int).QuoRem(v, div, new(big.Int))
+	r.Abs(r).Lsh(r, 1)
+	if r.Cmp(div) >= 0 {
+		if v.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return q
+}
+
+// fitsDecimal reports whether the unscaled v has at most p digits.
+func fitsDecimal(v *big.Int, p int) bool {
+	return new(big.Int).Abs(v).Cmp(pow10(p)) < 0
+}
+
+func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
+	var get func(int) (*big.Int, string)
+	s := to.Scale
+	switch {
+	case isInt(from):
+		r := intReader(a)
+		get = func(i int) (*big.Int, string) { return rescale(big.NewInt(r(i)), 0, s), "" }
+	case from.Kind == table.Decimal:
+		d := a.(*array.Decimal128)
+		get = func(i int) (*big.Int, string) { return rescale(d.Value(i).BigInt(), from.Scale, s), "" }
+	case isApprox(from):
+		r := floatReader(a)
+		bits := 64
+		if from.Kind == table.Float {
+			bits = 32
+		}
+		get = func(i int) (*big.Int, string) {
+			f := r(i)
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, "not a finite number"
+			}
+			// The shortest text that reads back as f, as Java's
+			// BigDecimal.valueOf: 1.005 is 1.005, not 1.00499999...
+			v, sc, _ := parseDecimal(strconv.FormatFloat(f, 'e', -1, bits))
+			return rescale(v, sc, s), ""
+		}
+	case from.Kind == table.Boolean:
+		r := a.(*array.Boolean)
+		get = func(i int) (*big.Int, string) {
+			if r.Value(i) {
+				return rescale(big.NewInt(1), 0, s), ""
+			}
+			return big.NewInt(0), ""
+		}
+	case isChar(from):
+		str := a.(*array.String)
+		get = func(i int) (*big.Int, string) {
+			v, sc, ok := parseDecimal(str.Value(i))
+			if !ok {
+				return nil, "not a number"
+			}
+			return rescale(v, sc, s), ""
+		}
+	}
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v, why := get(i)
+		if why == "" && !fitsDecimal(v, to.Precision) {
+			why = "out of range"
+		}
+		if why != "" {
+			if err := fail(i, why); err != nil {
+				return err
+			}
+			continue
+		}
+		b.Append(decimal128.FromBigInt(v))
+	}
+	return nil
+}
+
+func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
+	var get func(int) (bool, string)
+	switch {
+	case from.Kind == table.Boolean:
+		r := a.(*array.Boolean)
+		get = func(i int) (bool, string) { return r.Value(i), "" }
+	case isInt(from):
+		r := intReader(a)
+		get = func(i int) (bool, string) { return r(i) != 0, "" }
+	case isApprox(from):
+		r := floatReader(a)
+		get = func(i int) (bool, string) { return r(i) != 0, "" }
+	case from.Kind == table.Decimal:
+		d := a.(*array.Decimal128)
+		get = func(i int) (bool, string) { return d.Value(i).Sign() != 0, "" }
+	case isChar(from):
+		s := a.(*array.String)
+		get = func(i int) (bool, string) {
+			switch strings.ToLower(strings.TrimSpace(s.Value(i))) {
+			case "true", "t", "yes", "y", "1":
+				return true, ""
+			case "false", "f", "no", "n", "0":
+				return false, ""
+			}
+			return false, "not a boolean"
+		}
+	}
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v, why := get(i)
+		if why != "" {
+			if err := fail(i, why); err != nil {
+				return err
+			}
+			continue
+		}
+		b.Append(v)
+	}
+	return nil
+}
+
+// castToString renders values as Formatter does (bytes as their UTF-8
+// text); VARCHAR(n) keeps the first n characters and CHAR(n) pads with
+// spaces to n, as Flink does.
+func castToString(b *array.StringBuilder, a arrow.Array, from, to *table.DataType) error {
+	f := formatter(a, from, false)
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		s := f(i)
+		if to.Length != table.MaxLength && utf8.RuneCountInString(s) > to.Length {
+			s = string([]rune(s)[:to.Length])
+		}
+		if to.Kind == table.Char {
+			if k := utf8.RuneCountInString(s); k < to.Length {
+				s += strings.Repeat(" ", to.Length-k)
+			}
+		}
+		b.Append(s)
+	}
+	return nil
+}
+
+// castToBinary keeps the first n bytes for VARBINARY(n) and pads BINARY(n)
+// with zero bytes, as Flink does.
+func castToBinary(b array.Builder, a arrow.Array, to *table.DataType) error {
+	get := bytesReader(a)
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v := get(i)
+		if to.Length != table.MaxLength && len(v) > to.Length {
+			v = v[:to.Length]
+		}
+		switch b := b.(type) {
+		case *array.FixedSizeBinaryBuilder:
+			if len(v) < to.Length {
+				v = append(append([]byte(nil), v...), make([]byte, to.Length-len(v))...)
+			}
+			b.Append(v)
+		case *array.BinaryBuilder:
+			b.Append(v)
+		}
+	}
+	return nil
+}
+
+func castToDate(b *array.Date32Builder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
+	var get func(int) (int64, string)
+	switch {
+	case from.Kind == table.Date:
+		d := a.(*array.Date32)
+		get = func(i int) (int64, string) { return int64(d.Value(i)), "" }
+	case isTimestamp(from):
+		r := instantReader(a)
+		get = func(i int) (int64, string) {
+			days, _ := floorDiv(r(i).sec, secsPerDay)
+			return days, ""
+		}
+	case isChar(from):
+		s := a.(*array.String)
+		get = func(i int) (int64, string) {
+			days, ok := parseDate(strings.TrimSpace(s.Value(i)))
+			if !ok {
+				return 0, "not a date (yyyy-mm-dd)"
+			}
+			return days, ""
+		}
+	}
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v, why := get(i)
+		if why == "" && (v < math.MinInt32 || v > math.MaxInt32) {
+			why = "out of range"
+		}
+		if why != "" {
+			if err := fail(i, why); err != nil {
+				return err
+			}
+			continue
+		}
+		b.Append(arrow.Date32(v))
+	}
+	return nil
+}
+
+// truncNanos cuts nsec to p fractional digits: Flink truncates, not rounds,
+// when it lowers a time's precision.
+func truncNanos(nsec int64, p int) int64 {
+	unit := pow10Int(9 - p)
+	return nsec - nsec%unit
+}
+
+func pow10Int(n int) int64 {
+	v := int64(1)
+	for ; n > 0; n-- {
+		v *= 10
+	}
+	return v
+}
+
+func castToTime(b array.Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
+	var get func(int) (int64, string)
+	switch {
+	case from.Kind == table.Time:
+		r := timeReader(a)
+		get = func(i int) (int64, string) { return r(i), "" }
+	case isTimestamp(from):
+		r := instantReader(a)
+		get = func(i int) (int64, string) {
+			t := r(i)
+			_, s := floorDiv(t.sec, secsPerDay)
+			return s*nanosPerSec + t.nsec, ""
+		}
+	case isChar(from):
+		s := a.(*array.String)
+		get = func(i int) (int64, string) {
+			v, ok := parseTime(strings.TrimSpace(s.Value(i)))
+			if !ok {
+				return 0, "not a time (hh:mm:ss)"
+			}
+			return v, ""
+		}
+	}
+	var app func(int64)
+	switch b := b.(type) {
+	case *array.Time32Builder:
+		div := unitNanos(b.Type().(*arrow.Time32Type).Unit)
+		app = func(v int64) { b.Append(arrow.Time32(v / div)) }
+	case *array.Time64Builder:
+		div := unitNanos(b.Type().(*arrow.Time64Type).Unit)
+		app = func(v int64) { b.Append(arrow.Time64(v / div)) }
+	}
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v, why := get(i)
+		if why != "" {
+			if err := fail(i, why); err != nil {
+				return err
+			}
+			continue
+		}
+		app(truncNanos(v, to.Precision))
+	}
+	return nil
+}
+
+func castToTimestamp(b *array.TimestampBuilder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
+	var get func(int) (instant, string)
+	switch {
+	case from.Kind == table.Date || isTimestamp(from):
+		r := instantReader(a)
+		get = func(i int) (instant, string) { return r(i), "" }
+	case isChar(from):
+		s := a.(*array.String)
+		get = func(i int) (instant, string) {
+			t, ok := parseTimestamp(strings.TrimSpace(s.Value(i)))
+			if !ok {
+				return instant{}, "not a timestamp (yyyy-mm-dd hh:mm:ss[.fffffffff])"
+			}
+			return t, ""
+		}
+	}
+	unit := unitNanos(b.Type().(*arrow.TimestampType).Unit)
+	per := nanosPerSec / unit
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		t, why := get(i)
+		var v int64
+		if why == "" {
+			var ok bool
+			v, ok = toUnits(t, per, unit, to.Precision)
+			if !ok {
+				why = "out of range"
+			}
+		}
+		if why != "" {
+			if err := fail(i, why); err != nil {
+				return err
+			}
+			continue
+		}
+		b.Append(arrow.Timestamp(v))
+	}
+	return nil
+}
+
+// toUnits expresses t in units (per to the second, unit nanoseconds each),
+// truncated to p fractional digits; ok is false on int64 overflow.
+func toUnits(t instant, per, unit int64, p int) (int64, bool) {
+	hi, lo := math.MaxInt64/per, math.MinInt64/per
+	if t.sec > hi || t.sec < lo {
+		return 0, false
+	}
+	v := t.sec * per
+	frac := truncNanos(t.nsec, p) / unit
+	if v > math.MaxInt64-frac {
+		return 0, false
+	}
+	return v + frac, true
+}
+
+// parseDate reads yyyy-mm-dd (months and days may have one digit) into days
+// since the epoch.
+func parseDate(s string) (int64, bool) {
+	parts := strings.Split(s, "-")
+	if len(parts) != 3 || len(parts[0]) < 1 || len(parts[0]) > 4 {
+		return 0, false
+	}
+	var f [3]int
+	for k, p := range parts {
+		if p == "" || len(p) > 4 || (k > 0 && len(p) > 2) {
+			return 0, false
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		f[k] = n
+	}
+	t := time.Date(f[0], time.Month(f[1]), f[2], 0, 0, 0, 0, time.UTC)
+	if t.Year() != f[0] || int(t.Month()) != f[1] || t.Day() != f[2] {
+		return 0, false // 2024-02-30 normalizes to March: not a date
+	}
+	days, _ := floorDiv(t.Unix(), secsPerDay)
+	return days, true
+}
+
+// parseTime reads hh:mm[:ss[.fffffffff]] into nanoseconds since midnight.
+func parseTime(s string) (int64, bool) {
+	hms, frac, hasFrac := strings.Cut(s, ".")
+	parts := strings.Split(hms, ":")
+	if len(parts) < 2 || len(parts) > 3 || hasFrac && len(parts) != 3 {
+		return 0, false
+	}
+	lim := [3]int{23, 59, 59}
+	var v int64
+	for k, p := range parts {
+		if p == "" || len(p) > 2 {
+			return 0, false
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > lim[k] {
+			return 0, false
+		}
+		v = v*60 + int64(n)
+	}
+	if len(parts) == 2 {
+		v *= 60
+	}
+	v *= nanosPerSec
+	if hasFrac {
+		if frac == "" || len(frac) > 9 {
+			return 0, false
+		}
+		for k := 0; k < len(frac); k++ {
+			if !isDigit(frac[k]) {
+				return 0, false
+			}
+		}
+		n, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+		v += n
+	}
+	return v, true
+}
+
+// parseTimestamp reads yyyy-mm-dd[( |T)hh:mm[:ss[.fffffffff]]], the forms
+// Flink's CAST accepts, as a wall-clock time in UTC.
+func parseTimestamp(s string) (instant, bool) {
+	date, clock := s, ""
+	if k := strings.IndexAny(s, " T"); k >= 0 {
+		date, clock = s[:k], strings.TrimLeft(s[k+1:], " ")
+	}
+	days, ok := parseDate(date)
+	if !ok {
+		return instant{}, false
+	}
+	var nanos int64
+	if clock != "" {
+		if nanos, ok = parseTime(clock); !ok {
+			return instant{}, false
+		}
+	}
+	return instant{sec: days*secsPerDay + nanos/nanosPerSec, nsec: nanos % nanosPerSec}, true
+}
+
+// fractionDigits counts the digits after the point of a time literal, which
+// is the precision Flink gives TIME '...' and TIMESTAMP '...'.
+func fractionDigits(s string) int {
+	k := strings.LastIndex(s, ".")
+	if k < 0 || !strings.Contains(s, ":") {
+		return 0
+	}
+	return min(len(strings.TrimSpace(s[k+1:])), table.MaxTimePrecision)
+}

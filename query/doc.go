@@ -1,0 +1,72 @@
+// Package query runs SELECT statements over a table's stream: it plans a
+// statement against a catalog (Prepare), runs it (Run) and hands out the
+// result as Arrow record batches (Rows, an array.RecordReader). Expressions
+// are evaluated on whole batches, with arrow-go's compute functions where
+// their semantics are SQL's, and with kernels of this package where they are
+// not (decimals, casts, LIKE, short-circuit AND/OR).
+//
+// # The statement
+//
+//	SELECT * | <expr> [AS <alias>], ... FROM <table> [[AS] <alias>] [WHERE <predicate>] [LIMIT <n>]
+//
+// Expressions: columns (metadata columns too, by their declared names),
+// literals (1, 1.5, 1e3, 'text', TRUE, NULL, x'0a', DATE '2024-01-02',
+// TIME '12:00:00', TIMESTAMP '2024-01-02 03:04:05.678'), + - * / %, MOD(a, b),
+// unary -, = <> != < <= > >=, AND OR NOT, IS [NOT] NULL, IS [NOT] TRUE,
+// IS [NOT] FALSE, [NOT] IN (...), [NOT] BETWEEN, [NOT] LIKE [ESCAPE],
+// CAST(x AS <type>) and TRY_CAST(x AS <type>) with Flink's type names.
+//
+// Refused, with an error that says what is supported: GROUP BY and aggregate
+// functions, HAVING, ORDER BY, DISTINCT, JOIN, subqueries, UNION, window
+// functions (OVER, TUMBLE), WITH, OFFSET, CASE, other functions, || (which
+// is string concatenation in Flink and OR in MySQL, so kshare takes
+// neither). Errors wrap ErrSyntax, ErrNotSelect, ErrUnsupported,
+// ErrUnknownColumn, ErrType or ErrEval.
+//
+// Names ignore case. Quote a name with backticks (`key`, `timestamp`) when it
+// is a reserved word; the error for an unquoted reserved word says so. Some
+// of Flink's reserved words (partition, offset) also parse unquoted where the
+// grammar can tell; quote them anyway if the statement is to run in Flink
+// too. String literals have no backslash escapes, as in Flink: 'a\b' is
+// three characters.
+//
+// # Types
+//
+// A column keeps its declared type; an expression's type is derived as Flink
+// derives it: INT + INT is INT, INT + BIGINT is BIGINT, INT / INT is INT
+// (truncating), anything with DOUBLE is DOUBLE, integer % integer has the
+// divisor's type; DECIMAL arithmetic follows Flink's precision and scale
+// rules (for + - * / %; see arithType) and rounds half away from zero.
+// Comparisons and IS tests are BOOLEAN. A result is NOT NULL only if its
+// operands are. A string literal compared with a number, a time or a
+// BOOLEAN is read as that type (ts > '2024-01-01 00:00:00').
+//
+// Where kshare and Flink differ, kshare refuses to give a wrong number:
+//
+//   - Integer overflow (INT + INT beyond 2^31) is an error; Flink wraps
+//     around. DECIMAL overflow is an error; Flink gives NULL.
+//   - Division (and %) by zero of exact numbers is an error, as in Flink;
+//     FLOAT and DOUBLE divide to Infinity or NaN, as in Flink.
+//   - CAST of a value that does not fit its target is an error, as in Flink
+//     since 1.15; TRY_CAST gives NULL instead. Casts to integers truncate
+//     toward zero; casts to a shorter DECIMAL scale round half away from
+//     zero; casts to a lower time precision truncate.
+//   - TIMESTAMP_LTZ values are read and shown in UTC, kshare's session time
+//     zone.
+//   - LIKE has no default escape character (standard SQL, and Flink since
+//     FLINK-39424); write ESCAPE '\' to get one.
+//
+// NULL is three-valued logic throughout: NULL AND FALSE is FALSE, NULL OR
+// TRUE is TRUE, x IN (1, NULL) is NULL when x is not 1, a WHERE that is NULL
+// drops the row. The right side of AND is evaluated only on rows the left
+// side does not make FALSE (of OR: not TRUE), so WHERE qty <> 0 AND
+// price / qty > 2 does not divide by zero.
+//
+// # Delivery
+//
+// A query delivers at least once: see Rows for what becomes of each record.
+// A query ends on LIMIT, on Options.MaxRows, on Options.IdleTimeout, when its
+// context ends, on an error, or when the caller closes it; in every case the
+// records behind rows the caller has not moved past are released, never
+// accepted.
+package query

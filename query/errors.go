@@ -1,0 +1,76 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kshare/kshare/table"
+)
+
+// The kinds of error Prepare and a running query return. Each error wraps one
+// of them, so callers tell them apart with errors.Is; the message itself says
+// what was wrong and what would work.
+var (
+	// ErrSyntax is returned for a statement that does not parse.
+	ErrSyntax = errors.New("syntax error")
+	// ErrNotSelect is returned by Prepare for a statement that is not a
+	// SELECT (DDL, SHOW, SET and the like belong to Exec).
+	ErrNotSelect = errors.New("not a query")
+	// ErrUnsupported is returned for SQL kshare does not run: a clause (GROUP
+	// BY, JOIN, ORDER BY, ...), an operator, a function or a CAST target. The
+	// message names what is supported.
+	ErrUnsupported = errors.New("not supported")
+	// ErrUnknownColumn is returned for a name that is no column of the table.
+	ErrUnknownColumn = errors.New("unknown column")
+	// ErrType is returned when operands do not fit their operator (comparing
+	// STRING with INT, adding BOOLEANs, a WHERE that is not BOOLEAN).
+	ErrType = errors.New("type mismatch")
+	// ErrEval is returned when evaluating an expression fails on a value:
+	// integer or decimal overflow, division by zero, a CAST of a value that
+	// does not fit its target. A running query ends with it.
+	ErrEval = errors.New("evaluation failed")
+)
+
+// Error is a problem with a query. Its text is the message alone (so that it
+// reads as a sentence a user can act on); Kind is one of the Err* sentinels.
+type Error struct {
+	Kind error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Kind }
+
+func errorf(kind error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// shape is what every refusal of a clause points to.
+const shape = "kshare runs SELECT <columns or expressions> FROM <table> [WHERE <predicate>] [LIMIT <n>]"
+
+// exprForms is what every refusal of an expression points to.
+const exprForms = "expressions may use columns, literals, + - * / %, = <> != < <= > >=, AND OR NOT, " +
+	"IS [NOT] NULL, IS [NOT] TRUE/FALSE, IN (...), BETWEEN, LIKE, CAST and TRY_CAST"
+
+// unsupportedClause refuses a clause; why, if given, is a parenthesis
+// after "is not supported".
+func unsupportedClause(what string, why ...string) *Error {
+	return errorf(ErrUnsupported, "%s is not supported%s; %s", what, because(why), shape)
+}
+
+func unsupportedExpr(what string, why ...string) *Error {
+	return errorf(ErrUnsupported, "%s is not supported%s; %s", what, because(why), exprForms)
+}
+
+func because(why []string) string {
+	if len(why) == 0 {
+		return ""
+	}
+	return " (" + why[0] + ")"
+}
+
+// tn is a type as messages show it: nullability is rarely the point, and
+// "INT NOT NULL" for a literal 1 only confuses.
+func tn(t interface{ WithNotNull(bool) *table.DataType }) string {
+	return t.WithNotNull(false).String()
+}

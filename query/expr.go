@@ -1,0 +1,774 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+
+	"github.com/kshare/kshare/table"
+)
+
+// A node is a planned expression. It evaluates on a whole batch at once and
+// returns one value per row of the batch; its array's Arrow type is always
+// typ().ArrowType(), so that nodes compose without checking each other.
+type node interface {
+	typ() *table.DataType
+	// eval returns an array of b.NumRows() values, which the caller
+	// releases.
+	eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error)
+	// text is the expression as written, for messages.
+	text() string
+	// constant reports whether the node reads no column.
+	constant() bool
+}
+
+// evalCtx carries what every kernel needs: the allocator, and a context for
+// arrow's compute functions. Evaluation is bounded CPU work, so this context
+// is not the query's: a cancel ends the query between batches, never halfway
+// through one.
+type evalCtx struct {
+	ctx context.Context
+	mem memory.Allocator
+}
+
+func newEvalCtx(mem memory.Allocator) *evalCtx {
+	ctx := compute.WithAllocator(context.Background(), mem)
+	e := compute.DefaultExecCtx()
+	// Batches are small; compute's per-column goroutines would cost more
+	// than they save, and a query should start none it does not own.
+	e.NumParallel = 1
+	return &evalCtx{ctx: compute.SetExecCtx(ctx, e), mem: mem}
+}
+
+// call runs one of arrow's compute functions on arrays.
+func (ec *evalCtx) call(fn string, opts compute.FunctionOptions, args ...arrow.Array) (arrow.Array, error) {
+	ds := make([]compute.Datum, len(args))
+	for i, a := range args {
+		ds[i] = compute.NewDatum(a)
+	}
+	defer func() {
+		for _, d := range ds {
+			d.Release()
+		}
+	}()
+	out, err := compute.CallFunction(ec.ctx, fn, opts, ds...)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Release()
+	ad, ok := out.(*compute.ArrayDatum)
+	if !ok {
+		return nil, fmt.Errorf("query: %s returned %s, not an array", fn, out.Kind())
+	}
+	return ad.MakeArray(), nil
+}
+
+// takeRows is the batch made of rows idx of b, in that order.
+func takeRows(ec *evalCtx, b arrow.RecordBatch, idx []int) (arrow.RecordBatch, error) {
+	ib := array.NewInt32Builder(ec.mem)
+	defer ib.Release()
+	ib.Reserve(len(idx))
+	for _, i := range idx {
+		ib.UnsafeAppend(int32(i))
+	}
+	ia := ib.NewArray()
+	defer ia.Release()
+	cols := make([]arrow.Array, b.NumCols())
+	defer releaseAll(cols)
+	for k := range cols {
+		c, err := compute.TakeArray(ec.ctx, b.Column(k), ia)
+		if err != nil {
+			return nil, err
+		}
+		cols[k] = c
+	}
+	return array.NewRecordBatch(b.Schema(), cols, int64(len(idx))), nil
+}
+
+func releaseAll(as []arrow.Array) {
+	for _, a := range as {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+// evalBoth evaluates two operands; on error nothing is left to release.
+func evalBoth(ec *evalCtx, b arrow.RecordBatch, l, r node) (arrow.Array, arrow.Array, error) {
+	la, err := l.eval(ec, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	ra, err := r.eval(ec, b)
+	if err != nil {
+		la.Release()
+		return nil, nil, err
+	}
+	return la, ra, nil
+}
+
+// colRef reads a column of the table.
+type colRef struct {
+	idx  int
+	col  table.Column
+	name string // as written
+}
+
+func (c *colRef) typ() *table.DataType { return c.col.Type }
+func (c *colRef) text() string         { return c.name }
+func (c *colRef) constant() bool       { return false }
+func (c *colRef) eval(_ *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	a := b.Column(c.idx)
+	a.Retain()
+	return a, nil
+}
+
+// literal is a constant, held as a scalar and spread over the batch.
+type literal struct {
+	t   *table.DataType
+	val scalar.Scalar
+	src string
+}
+
+func (l *literal) typ() *table.DataType { return l.t }
+func (l *literal) text() string         { return l.src }
+func (l *literal) constant() bool       { return true }
+func (l *literal) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	return scalar.MakeArrayFromScalar(l.val, int(b.NumRows()), ec.mem)
+}
+
+func (l *literal) isNull() bool { return !l.val.IsValid() }
+
+// arith is + - * / % on numbers.
+type arith struct {
+	op   string
+	l, r node
+	t    *table.DataType
+	src  string
+}
+
+func (n *arith) typ() *table.DataType { return n.t }
+func (n *arith) text() string         { return n.src }
+func (n *arith) constant() bool       { return n.l.constant() && n.r.constant() }
+
+func (n *arith) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	la, ra, err := evalBoth(ec, b, n.l, n.r)
+	if err != nil {
+		return nil, err
+	}
+	defer la.Release()
+	defer ra.Release()
+	switch {
+	case n.t.Kind == table.Decimal:
+		return decimalArith(ec.mem, n, la, ra)
+	case n.op == "%":
+		return intMod(ec.mem, n, la, ra)
+	}
+	// Operands are widened to the result type first, so that compute sees
+	// two arrays of one type and its overflow checks are the result's.
+	lc, err := castArray(ec.mem, la, n.l.typ(), n.t, false)
+	if err != nil {
+		return nil, err
+	}
+	defer lc.Release()
+	rc, err := castArray(ec.mem, ra, n.r.typ(), n.t, false)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Release()
+	fn := map[string]string{"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}[n.op]
+	if n.op == "/" && isApprox(n.t) {
+		// Floating-point division by zero gives Infinity or NaN, as in
+		// Flink (Java); compute's checked divide would fail instead.
+		fn = "divide_unchecked"
+	}
+	out, err := ec.call(fn, nil, lc, rc)
+	if err != nil {
+		return nil, n.evalError(err)
+	}
+	return out, nil
+}
+
+// errDivZero is what every division by zero wraps.
+var errDivZero = errors.New("division by zero")
+
+func (n *arith) evalError(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "divide by zero") || errors.Is(err, errDivZero):
+		return errorf(ErrEval, "division by zero in %s", n.src)
+	case strings.Contains(msg, "overflow"):
+		return errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
+	}
+	return &Error{Kind: ErrEval, Msg: fmt.Sprintf("%s: %v", n.src, err)}
+}
+
+// intMod is % on integers, with Java's sign rule (the sign of the dividend),
+// which Go's % shares.
+func intMod(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Array, error) {
+	lr, rr := intReader(la), intReader(ra)
+	b := array.NewBuilder(mem, n.t.ArrowType())
+	defer b.Release()
+	b.Reserve(la.Len())
+	app := intAppender(b)
+	for i := 0; i < la.Len(); i++ {
+		if la.IsNull(i) || ra.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		d := rr(i)
+		if d == 0 {
+			return nil, n.evalError(errDivZero)
+		}
+		app(lr(i) % d) // |result| < |d|, so it fits the divisor's type
+	}
+	return b.NewArray(), nil
+}
+
+// decReader yields the unscaled value of an exact number (integers have
+// scale 0).
+func decReader(a arrow.Array, t *table.DataType) func(int) *big.Int {
+	if t.Kind == table.Decimal {
+		d := a.(*array.Decimal128)
+		return func(i int) *big.Int { return d.Value(i).BigInt() }
+	}
+	r := intReader(a)
+	return func(i int) *big.Int { return big.NewInt(r(i)) }
+}
+
+func scaleOf(t *table.DataType) int {
+	if t.Kind == table.Decimal {
+		return t.Scale
+	}
+	return 0
+}
+
+// decimalArith computes exactly and rounds once, half away from zero, to the
+// result's scale; a result with more digits than its precision is an error
+// (Flink gives NULL; kshare will not turn a number into a NULL silently).
+func decimalArith(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Array, error) {
+	lr, rr := decReader(la, n.l.typ()), decReader(ra, n.r.typ())
+	s1, s2, s := scaleOf(n.l.typ()), scaleOf(n.r.typ()), n.t.Scale
+	b := array.NewDecimal128Builder(mem, n.t.ArrowType().(*arrow.Decimal128Type))
+	defer b.Release()
+	b.Reserve(la.Len())
+	for i := 0; i < la.Len(); i++ {
+		if la.IsNull(i) || ra.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		x, y := lr(i), rr(i)
+		var v *big.Int
+		switch n.op {
+		case "+", "-":
+			m := max(s1, s2)
+			x, y = rescale(x, s1, m), rescale(y, s2, m)
+			if n.op == "+" {
+				v = rescale(new(big.Int).Add(x, y), m, s)
+			} else {
+				v = rescale(new(big.Int).Sub(x, y), m, s)
+			}
+		case "*":
+			v = rescale(new(big.Int).Mul(x, y), s1+s2, s)
+		case "/":
+			if y.Sign() == 0 {
+				return nil, n.evalError(errDivZero)
+			}
+			// x/10^s1 / (y/10^s2) at scale s is x*10^(s+s2) / (y*10^s1),
+			// rounded: divide at one more digit and round that away.
+			num := new(big.Int).Mul(x, pow10(s+s2+1))
+			den := new(big.Int).Mul(y, pow10(s1))
+			v = rescale(new(big.Int).Quo(num, den), s+1, s)
+		case "%":
+			if y.Sign() == 0 {
+				return nil, n.evalError(errDivZero)
+			}
+			m := max(s1, s2)
+			x, y = rescale(x, s1, m), rescale(y, s2, m)
+			v = rescale(new(big.Int).Rem(x, y), m, s)
+		}
+		if !fitsDecimal(v, n.t.Precision) {
+			return nil, errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
+		}
+		b.Append(decimal128.FromBigInt(v))
+	}
+	return b.NewArray(), nil
+}
+
+// neg is unary minus.
+type neg struct {
+	e   node
+	src string
+}
+
+func (n *neg) typ() *table.DataType { return n.e.typ() }
+func (n *neg) text() string         { return n.src }
+func (n *neg) constant() bool       { return n.e.constant() }
+func (n *neg) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	a, err := n.e.eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	if n.typ().Kind == table.Decimal {
+		d := a.(*array.Decimal128)
+		bld := array.NewDecimal128Builder(ec.mem, d.DataType().(*arrow.Decimal128Type))
+		defer bld.Release()
+		for i := 0; i < d.Len(); i++ {
+			if d.IsNull(i) {
+				bld.AppendNull()
+			} else {
+				bld.Append(d.Value(i).Negate())
+			}
+		}
+		return bld.NewArray(), nil
+	}
+	out, err := ec.call("negate", nil, a)
+	if err != nil {
+		return nil, errorf(ErrEval, "%s overflows %s", n.src, n.typ().WithNotNull(false))
+	}
+	return out, nil
+}
+
+// compare is = <> < <= > >=.
+type compare struct {
+	op   string
+	l, r node
+	ct   *table.DataType // the type both sides are compared as
+	src  string
+	t    *table.DataType
+}
+
+func (n *compare) typ() *table.DataType { return n.t }
+func (n *compare) text() string         { return n.src }
+func (n *compare) constant() bool       { return n.l.constant() && n.r.constant() }
+func (n *compare) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	la, ra, err := evalBoth(ec, b, n.l, n.r)
+	if err != nil {
+		return nil, err
+	}
+	defer la.Release()
+	defer ra.Release()
+	return compareArrays(ec, n.op, la, n.l.typ(), ra, n.r.typ(), n.ct)
+}
+
+var compareFuncs = map[string]string{
+	"=": "equal", "<>": "not_equal", "<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal",
+}
+
+func compareArrays(ec *evalCtx, op string, la arrow.Array, lt *table.DataType, ra arrow.Array, rt *table.DataType, ct *table.DataType) (arrow.Array, error) {
+	if ct.Kind == table.Decimal {
+		return decimalCompare(ec.mem, op, la, lt, ra, rt), nil
+	}
+	lc, err := castArray(ec.mem, la, lt, ct, false)
+	if err != nil {
+		return nil, err
+	}
+	defer lc.Release()
+	rc, err := castArray(ec.mem, ra, rt, ct, false)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Release()
+	return ec.call(compareFuncs[op], nil, lc, rc)
+}
+
+// decimalCompare compares exact numbers of any scales exactly; casting both
+// to one DECIMAL could need more than 38 digits.
+func decimalCompare(mem memory.Allocator, op string, la arrow.Array, lt *table.DataType, ra arrow.Array, rt *table.DataType) arrow.Array {
+	lr, rr := decReader(la, lt), decReader(ra, rt)
+	s1, s2 := scaleOf(lt), scaleOf(rt)
+	m := max(s1, s2)
+	b := array.NewBooleanBuilder(mem)
+	defer b.Release()
+	b.Reserve(la.Len())
+	for i := 0; i < la.Len(); i++ {
+		if la.IsNull(i) || ra.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		c := rescale(lr(i), s1, m).Cmp(rescale(rr(i), s2, m))
+		var v bool
+		switch op {
+		case "=":
+			v = c == 0
+		case "<>":
+			v = c != 0
+		case "<":
+			v = c < 0
+		case "<=":
+			v = c <= 0
+		case ">":
+			v = c > 0
+		case ">=":
+			v = c >= 0
+		}
+		b.UnsafeAppend(v)
+	}
+	return b.NewArray()
+}
+
+// logic is AND and OR, with SQL's three-valued logic (Kleene's). The right
+// side is evaluated only on the rows the left side does not decide, so that
+// `qty <> 0 AND price / qty > 2` never divides by zero, as in Flink.
+type logic struct {
+	or   bool
+	l, r node
+	src  string
+	t    *table.DataType
+}
+
+func (n *logic) typ() *table.DataType { return n.t }
+func (n *logic) text() string         { return n.src }
+func (n *logic) constant() bool       { return n.l.constant() && n.r.constant() }
+func (n *logic) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	la, err := n.l.eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer la.Release()
+	lv := la.(*array.Boolean)
+	// A row is decided by the left side alone when it is FALSE for AND or
+	// TRUE for OR.
+	var open []int
+	for i := 0; i < lv.Len(); i++ {
+		if !(lv.IsValid(i) && lv.Value(i) == n.or) {
+			open = append(open, i)
+		}
+	}
+	if len(open) == 0 {
+		la.Retain()
+		return la, nil
+	}
+	fn := "and_kleene"
+	if n.or {
+		fn = "or_kleene"
+	}
+	if len(open) == lv.Len() {
+		ra, err := n.r.eval(ec, b)
+		if err != nil {
+			return nil, err
+		}
+		defer ra.Release()
+		return ec.call(fn, nil, la, ra)
+	}
+	sub, err := takeRows(ec, b, open)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Release()
+	ra, err := n.r.eval(ec, sub)
+	if err != nil {
+		return nil, err
+	}
+	defer ra.Release()
+	rv := ra.(*array.Boolean)
+	out := array.NewBooleanBuilder(ec.mem)
+	defer out.Release()
+	out.Reserve(lv.Len())
+	j := 0
+	for i := 0; i < lv.Len(); i++ {
+		if j >= len(open) || open[j] != i {
+			out.UnsafeAppend(n.or) // decided by the left side
+			continue
+		}
+		// Left is NULL or the neutral value (TRUE for AND, FALSE for OR).
+		leftNull := lv.IsNull(i)
+		switch {
+		case rv.IsValid(j) && rv.Value(j) == n.or: // right decides
+			out.UnsafeAppend(n.or)
+		case leftNull || rv.IsNull(j):
+			out.AppendNull()
+		default:
+			out.UnsafeAppend(!n.or)
+		}
+		j++
+	}
+	return out.NewArray(), nil
+}
+
+// not is NOT, which keeps NULL.
+type not struct {
+	e   node
+	src string
+	t   *table.DataType
+}
+
+func (n *not) typ() *table.DataType { return n.t }
+func (n *not) text() string         { return n.src }
+func (n *not) constant() bool       { return n.e.constant() }
+func (n *not) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	a, err := n.e.eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	return ec.call("not", nil, a)
+}
+
+// isTest is IS [NOT] NULL and IS [NOT] TRUE/FALSE, which are never NULL.
+type isTest struct {
+	what string // "null", "true", "false"
+	neg  bool
+	e    node
+	src  string
+}
+
+func (n *isTest) typ() *table.DataType { return &table.DataType{Kind: table.Boolean, NotNull: true} }
+func (n *isTest) text() string         { return n.src }
+func (n *isTest) constant() bool       { return n.e.constant() }
+func (n *isTest) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	a, err := n.e.eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	if n.what == "null" {
+		fn := "is_null"
+		if n.neg {
+			fn = "is_not_null"
+		}
+		return ec.call(fn, nil, a)
+	}
+	v := a.(*array.Boolean)
+	want := n.what == "true"
+	out := array.NewBooleanBuilder(ec.mem)
+	defer out.Release()
+	out.Reserve(v.Len())
+	for i := 0; i < v.Len(); i++ {
+		out.UnsafeAppend((v.IsValid(i) && v.Value(i) == want) != n.neg)
+	}
+	return out.NewArray(), nil
+}
+
+// inList is x [NOT] IN (a, b, ...): x = a OR x = b OR ..., which gives SQL's
+// answer for NULLs on either side (NULL when nothing matched and a NULL was
+// involved).
+type inList struct {
+	x     node
+	items []node
+	cts   []*table.DataType
+	neg   bool
+	src   string
+	t     *table.DataType
+}
+
+func (n *inList) typ() *table.DataType { return n.t }
+func (n *inList) text() string         { return n.src }
+func (n *inList) constant() bool {
+	for _, it := range n.items {
+		if !it.constant() {
+			return false
+		}
+	}
+	return n.x.constant()
+}
+func (n *inList) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	xa, err := n.x.eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer xa.Release()
+	var acc arrow.Array
+	defer func() {
+		if acc != nil {
+			acc.Release()
+		}
+	}()
+	for k, it := range n.items {
+		ia, err := it.eval(ec, b)
+		if err != nil {
+			return nil, err
+		}
+		eq, err := compareArrays(ec, "=", xa, n.x.typ(), ia, it.typ(), n.cts[k])
+		ia.Release()
+		if err != nil {
+			return nil, err
+		}
+		if acc == nil {
+			acc = eq
+			continue
+		}
+		next, err := ec.call("or_kleene", nil, acc, eq)
+		eq.Release()
+		if err != nil {
+			return nil, err
+		}
+		acc.Release()
+		acc = next
+	}
+	if n.neg {
+		return ec.call("not", nil, acc)
+	}
+	acc.Retain()
+	return acc, nil
+}
+
+// between is x [NOT] BETWEEN lo AND hi: lo <= x AND x <= hi.
+type between struct {
+	x, lo, hi  node
+	ctLo, ctHi *table.DataType
+	neg        bool
+	src        string
+	t          *table.DataType
+}
+
+func (n *between) typ() *table.DataType { return n.t }
+func (n *between) text() string         { return n.src }
+func (n *between) constant() bool       { return n.x.constant() && n.lo.constant() && n.hi.constant() }
+func (n *between) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	xa, err := n.x.eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer xa.Release()
+	la, ha, err := evalBoth(ec, b, n.lo, n.hi)
+	if err != nil {
+		return nil, err
+	}
+	defer la.Release()
+	defer ha.Release()
+	ge, err := compareArrays(ec, ">=", xa, n.x.typ(), la, n.lo.typ(), n.ctLo)
+	if err != nil {
+		return nil, err
+	}
+	defer ge.Release()
+	le, err := compareArrays(ec, "<=", xa, n.x.typ(), ha, n.hi.typ(), n.ctHi)
+	if err != nil {
+		return nil, err
+	}
+	defer le.Release()
+	both, err := ec.call("and_kleene", nil, ge, le)
+	if err != nil || !n.neg {
+		return both, err
+	}
+	defer both.Release()
+	return ec.call("not", nil, both)
+}
+
+// like is x [NOT] LIKE 'pattern' [ESCAPE 'c'].
+type like struct {
+	x     node
+	match func(string) bool // nil: the pattern is NULL
+	neg   bool
+	src   string
+	t     *table.DataType
+}
+
+func (n *like) typ() *table.DataType { return n.t }
+func (n *like) text() string         { return n.src }
+func (n *like) constant() bool       { return n.x.constant() }
+func (n *like) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	a, err := n.x.eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	s := a.(*array.String)
+	out := array.NewBooleanBuilder(ec.mem)
+	defer out.Release()
+	out.Reserve(s.Len())
+	for i := 0; i < s.Len(); i++ {
+		if s.IsNull(i) || n.match == nil {
+			out.AppendNull()
+			continue
+		}
+		out.UnsafeAppend(n.match(s.Value(i)) != n.neg)
+	}
+	return out.NewArray(), nil
+}
+
+// likeMatcher compiles a LIKE pattern: % is any run of characters, _ any one
+// character, esc (if not 0) makes the next character literal. The common
+// shapes (abc, abc%, %abc, %abc%) skip the regular expression.
+func likeMatcher(pattern string, esc rune) (func(string) bool, error) {
+	var lit strings.Builder // literal text of the current run
+	var parts []string      // alternating literals and wildcards, for the fast paths
+	var re strings.Builder
+	re.WriteString(`^(?s:`)
+	simple := true
+	rs := []rune(pattern)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
+		switch {
+		case esc != 0 && c == esc:
+			if i+1 >= len(rs) {
+				return nil, errorf(ErrEval, "LIKE pattern %s ends with the escape character", table.QuoteString(pattern))
+			}
+			i++
+			lit.WriteRune(rs[i])
+			re.WriteString(regexp.QuoteMeta(string(rs[i])))
+		case c == '%':
+			parts = append(parts, lit.String(), "%")
+			lit.Reset()
+			re.WriteString(`.*`)
+		case c == '_':
+			simple = false
+			re.WriteString(`.`)
+		default:
+			lit.WriteRune(c)
+			re.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	parts = append(parts, lit.String())
+	re.WriteString(`)$`)
+	if simple {
+		switch {
+		case len(parts) == 1:
+			s := parts[0]
+			return func(v string) bool { return v == s }, nil
+		case len(parts) == 3 && parts[2] == "":
+			p := parts[0]
+			return func(v string) bool { return strings.HasPrefix(v, p) }, nil
+		case len(parts) == 3 && parts[0] == "":
+			p := parts[2]
+			return func(v string) bool { return strings.HasSuffix(v, p) }, nil
+		case len(parts) == 5 && parts[0] == "" && parts[4] == "":
+			p := parts[2]
+			return func(v string) bool { return strings.Contains(v, p) }, nil
+		}
+	}
+	rx, err := regexp.Compile(re.String())
+	if err != nil {
+		return nil, fmt.Errorf("query: LIKE pattern %q: %w", pattern, err)
+	}
+	return rx.MatchString, nil
+}
+
+// cast is CAST and TRY_CAST (and typed literals, and the coercion of a
+// string literal compared with another type).
+type cast struct {
+	e   node
+	t   *table.DataType
+	try bool
+	src string
+	// hint: the user wrote CAST, so a failure mentions TRY_CAST.
+	hint bool
+}
+
+func (n *cast) typ() *table.DataType { return n.t }
+func (n *cast) text() string         { return n.src }
+func (n *cast) constant() bool       { return n.e.constant() }
+func (n *cast) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	a, err := n.e.eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	out, err := castArray(ec.mem, a, n.e.typ(), n.t, n.try)
+	var qe *Error
+	if err != nil && n.hint && errors.As(err, &qe) && qe.Kind == ErrEval {
+		return nil, &Error{Kind: ErrEval, Msg: qe.Msg + " (TRY_CAST gives NULL instead)"}
+	}
+	return out, err
+}

@@ -1,0 +1,215 @@
+package query
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/table"
+)
+
+var rewriteGolden = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt from the actual output")
+
+// Scenario files under testdata/ are cases separated by blank lines. A case
+// is a directive line, its input, a line "----" and the expected output
+// (which has no blank line). Lines starting with '#' between cases are
+// comments. Directives:
+//
+//	table              input: CREATE TABLE statements (connector and format 'test')
+//	rows <t> [batch=n] input: JSON lines, the rows <t>'s source hands out, n per batch
+//	query [max-rows=n] [acks]
+//	                   input: a SELECT; output: the result (header with Flink
+//	                   types, then rows) or the error, and with acks what the
+//	                   source was told
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario files: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runScenarios(t, f) })
+	}
+}
+
+type scenario struct {
+	pre       []string // comments and blank lines before the directive
+	directive string
+	input     []string
+	want      []string
+	line      int
+}
+
+func parseScenarios(t *testing.T, path string) ([]*scenario, []string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var out []*scenario
+	var pre []string
+	for i := 0; i < len(lines); {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			pre = append(pre, l)
+			i++
+			continue
+		}
+		sc := &scenario{pre: pre, directive: l, line: i + 1}
+		pre = nil
+		i++
+		for i < len(lines) && lines[i] != "----" {
+			sc.input = append(sc.input, lines[i])
+			i++
+		}
+		if i >= len(lines) {
+			t.Fatalf("%s:%d: case without ----", path, sc.line)
+		}
+		i++
+		for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
+			sc.want = append(sc.want, lines[i])
+			i++
+		}
+		out = append(out, sc)
+	}
+	return out, pre
+}
+
+func runScenarios(t *testing.T, path string) {
+	scs, trailer := parseScenarios(t, path)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	cat := table.NewCatalogWith(testRegistry())
+	defer func() {
+		for _, tb := range cat.List() {
+			tb.Source.(*fakeSource).release()
+		}
+	}()
+	var b strings.Builder
+	changed := false
+	for _, sc := range scs {
+		got := runScenario(t, mem, cat, sc)
+		if strings.Join(got, "\n") != strings.Join(sc.want, "\n") {
+			changed = true
+			if !*rewriteGolden {
+				t.Errorf("%s:%d: %s\n%s\n---- got:\n%s\n---- want:\n%s", path, sc.line, sc.directive,
+					strings.Join(sc.input, "\n"), strings.Join(got, "\n"), strings.Join(sc.want, "\n"))
+			}
+		}
+		for _, l := range sc.pre {
+			b.WriteString(l + "\n")
+		}
+		b.WriteString(sc.directive + "\n")
+		for _, l := range sc.input {
+			b.WriteString(l + "\n")
+		}
+		b.WriteString("----\n")
+		for _, l := range got {
+			b.WriteString(l + "\n")
+		}
+	}
+	for _, l := range trailer {
+		b.WriteString(l + "\n")
+	}
+	if *rewriteGolden && changed {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func runScenario(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenario) []string {
+	fields := strings.Fields(sc.directive)
+	args := map[string]string{}
+	for _, f := range fields[1:] {
+		k, v, _ := strings.Cut(f, "=")
+		args[k] = v
+	}
+	switch fields[0] {
+	case "table":
+		sts, err := table.Parse(strings.Join(sc.input, "\n"))
+		if err != nil {
+			return []string{"error: " + err.Error()}
+		}
+		var out []string
+		for _, st := range sts {
+			res, err := cat.Exec(st)
+			if err != nil {
+				return []string{"error: " + err.Error()}
+			}
+			out = append(out, res.Message)
+		}
+		return out
+	case "rows":
+		if len(fields) < 2 {
+			t.Fatalf("line %d: rows needs a table name", sc.line)
+		}
+		tb, err := cat.Lookup(fields[1])
+		if err != nil {
+			t.Fatalf("line %d: %v", sc.line, err)
+		}
+		src := tb.Source.(*fakeSource)
+		src.release()
+		size, _ := strconv.Atoi(args["batch"])
+		src.batches = batchesFromJSON(t, mem, src.schema, sc.input, size)
+		return []string{fmt.Sprintf("%d rows in %d batches", len(sc.input), len(src.batches))}
+	case "query":
+		return runQuery(t, mem, cat, sc, args)
+	}
+	t.Fatalf("line %d: unknown directive %q", sc.line, fields[0])
+	return nil
+}
+
+func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenario, args map[string]string) []string {
+	p, err := Prepare(strings.Join(sc.input, "\n"), cat)
+	if err != nil {
+		return []string{"error: " + err.Error()}
+	}
+	var o Options
+	o.Alloc = mem
+	if v, ok := args["max-rows"]; ok {
+		o.MaxRows, _ = strconv.ParseInt(v, 10, 64)
+	}
+	src := p.Table().Source.(*fakeSource)
+	logFrom := len(src.Log())
+	rows, err := Run(context.Background(), p, o)
+	if err != nil {
+		return []string{"error: " + err.Error()}
+	}
+	var head []string
+	for _, c := range rows.Columns() {
+		head = append(head, c.Name+" "+c.Type.String())
+	}
+	out := []string{strings.Join(head, " | ")}
+	n := 0
+	for rows.Next() {
+		rec := rows.RecordBatch()
+		fs := make([]func(int) (string, bool), rec.NumCols())
+		for k := range fs {
+			fs[k] = Formatter(rec.Column(k), rows.Columns()[k].Type)
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			vals := make([]string, len(fs))
+			for k, f := range fs {
+				vals[k] = orNull(f(i))
+			}
+			out = append(out, strings.Join(vals, " | "))
+			n++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		out = append(out, "error: "+err.Error())
+	}
+	rows.Close()
+	out = append(out, fmt.Sprintf("-- %d rows, end: %s", n, rows.EndReason()))
+	if _, ok := args["acks"]; ok {
+		out = append(out, src.Log()[logFrom:]...)
+	}
+	return out
+}

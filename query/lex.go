@@ -1,0 +1,285 @@
+package query
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The statement is read twice: once by a small scanner of our own, which
+// turns Flink's spellings into ones xwb1989/sqlparser (a MySQL grammar)
+// accepts, and then by sqlparser itself. The scanner knows only tokens; the
+// grammar stays sqlparser's.
+//
+// What the rewrite does, and why:
+//   - CAST(x AS <Flink type>) and TRY_CAST(...): MySQL's CAST knows neither
+//     STRING, BIGINT, TIMESTAMP(3) nor most of Flink's types. The cast
+//     becomes a call of a placeholder function whose number indexes the
+//     parsed target type.
+//   - DATE '...', TIME '...', TIMESTAMP '...': MySQL reads these as a column
+//     with a string alias, which would silently select the wrong thing. They
+//     become casts of the string.
+//   - Backslashes in string literals: Flink has no backslash escapes; MySQL
+//     has. Doubling them makes sqlparser hand back the text as written.
+//   - || and &&: MySQL reads them as OR and AND; in Flink || concatenates
+//     strings. Rather than give a different answer, they are refused.
+
+type tokKind int
+
+const (
+	tEOF     tokKind = iota
+	tWord            // an unquoted identifier or keyword
+	tIdent           // a `quoted` identifier
+	tString          // a '...' literal
+	tDString         // a "..." literal (a string to sqlparser)
+	tNumber
+	tPunct
+)
+
+type token struct {
+	kind       tokKind
+	start, end int    // byte offsets in the source
+	text       string // the source text of the token
+}
+
+// word reports whether t is the unquoted word w, ignoring case.
+func (t token) word(w string) bool { return t.kind == tWord && strings.EqualFold(t.text, w) }
+
+func (t token) punct(p string) bool { return t.kind == tPunct && t.text == p }
+
+// scan splits src into tokens, dropping white space and comments. It fails
+// only on an unterminated literal or comment.
+func scan(src string) ([]token, error) {
+	var toks []token
+	i := 0
+	for i < len(src) {
+		c := src[i]
+		start := i
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+			continue
+		case c == '-' && i+1 < len(src) && src[i+1] == '-':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := strings.Index(src[i+2:], "*/")
+			if end < 0 {
+				return nil, syntaxAt(src, start, "unterminated comment")
+			}
+			i += end + 4
+			continue
+		case c == '\'' || c == '"' || c == '`':
+			i++
+			for {
+				if i >= len(src) {
+					what := "string literal"
+					if c == '`' {
+						what = "quoted identifier"
+					}
+					return nil, syntaxAt(src, start, "unterminated "+what)
+				}
+				if src[i] == c {
+					if i+1 < len(src) && src[i+1] == c { // doubled: the quote itself
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				i++
+			}
+			k := tString
+			switch c {
+			case '"':
+				k = tDString
+			case '`':
+				k = tIdent
+			}
+			toks = append(toks, token{kind: k, start: start, end: i, text: src[start:i]})
+			continue
+		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
+			for i < len(src) && (isDigit(src[i]) || src[i] == '.') {
+				i++
+			}
+			if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+				j := i + 1
+				if j < len(src) && (src[j] == '+' || src[j] == '-') {
+					j++
+				}
+				if j < len(src) && isDigit(src[j]) {
+					i = j
+					for i < len(src) && isDigit(src[i]) {
+						i++
+					}
+				}
+			}
+			toks = append(toks, token{kind: tNumber, start: start, end: i, text: src[start:i]})
+			continue
+		case isWordStart(c):
+			for i < len(src) && isWordPart(src[i]) {
+				i++
+			}
+			toks = append(toks, token{kind: tWord, start: start, end: i, text: src[start:i]})
+			continue
+		}
+		n := 1
+		for _, op := range []string{"<=>", "<=", ">=", "<>", "!=", "||", "&&", "<<", ">>", ":="} {
+			if strings.HasPrefix(src[i:], op) {
+				n = len(op)
+				break
+			}
+		}
+		i += n
+		toks = append(toks, token{kind: tPunct, start: start, end: i, text: src[start:i]})
+	}
+	return toks, nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isWordStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+func isWordPart(c byte) bool { return isWordStart(c) || isDigit(c) || c == '$' }
+
+// lineCol turns a byte offset into a 1-based line and column.
+func lineCol(src string, off int) (line, col int) {
+	if off > len(src) {
+		off = len(src)
+	}
+	line = 1 + strings.Count(src[:off], "\n")
+	col = off - strings.LastIndex(src[:off], "\n")
+	return line, col
+}
+
+func syntaxAt(src string, off int, msg string) *Error {
+	l, c := lineCol(src, off)
+	return errorf(ErrSyntax, "syntax error at line %d, column %d: %s", l, c, msg)
+}
+
+// castSpec is one CAST the rewrite took out of the statement.
+type castSpec struct {
+	typ  string // the target type as written, for messages
+	try  bool   // TRY_CAST: NULL instead of an error
+	lit  bool   // a typed literal (TIMESTAMP '...'), printed as such
+	kind litKind
+}
+
+type litKind int
+
+const (
+	litNone litKind = iota
+	litDate
+	litTime
+	litTimestamp
+)
+
+const castFunc = "__kshare_cast_"
+
+type edit struct {
+	start, end int // replaced source span
+	with       string
+}
+
+// rewritten is a statement ready for sqlparser, with what is needed to map
+// sqlparser's positions back onto the source.
+type rewritten struct {
+	src   string // as the user wrote it
+	sql   string // for sqlparser
+	casts []castSpec
+	edits []edit // sorted, non-overlapping
+	toks  []token
+}
+
+func rewrite(src string) (*rewritten, error) {
+	toks, err := scan(src)
+	if err != nil {
+		return nil, err
+	}
+	rw := &rewritten{src: src, toks: toks}
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		switch {
+		case t.kind == tPunct && (t.text == "||" || t.text == "&&"):
+			l, c := lineCol(src, t.start)
+			e := unsupportedExpr("||", "string concatenation")
+			if t.text == "&&" {
+				e = unsupportedExpr("&&", "write AND")
+			}
+			e.Msg = fmt.Sprintf("line %d, column %d: %s", l, c, e.Msg)
+			return nil, e
+		case t.kind == tString || t.kind == tDString:
+			if strings.Contains(t.text, `\`) {
+				rw.edits = append(rw.edits, edit{t.start, t.end, strings.ReplaceAll(t.text, `\`, `\\`)})
+			}
+		case (t.word("cast") || t.word("try_cast")) && i+1 < len(toks) && toks[i+1].punct("("):
+			closeAt, asAt := -1, -1
+			depth := 0
+			for j := i + 1; j < len(toks); j++ {
+				switch {
+				case toks[j].punct("("):
+					depth++
+				case toks[j].punct(")"):
+					depth--
+				case depth == 1 && asAt < 0 && toks[j].word("as"):
+					asAt = j
+				}
+				if depth == 0 {
+					closeAt = j
+					break
+				}
+			}
+			if closeAt < 0 || asAt < 0 {
+				continue // let the parser report it
+			}
+			typ := strings.TrimSpace(src[toks[asAt].end:toks[closeAt].start])
+			n := len(rw.casts)
+			rw.casts = append(rw.casts, castSpec{typ: typ, try: t.word("try_cast")})
+			rw.edits = append(rw.edits,
+				edit{t.start, t.end, fmt.Sprintf("%s%d", castFunc, n)},
+				edit{toks[asAt].start, toks[closeAt].start, ""})
+		case (t.word("date") || t.word("time") || t.word("timestamp")) && i+1 < len(toks) && toks[i+1].kind == tString:
+			s := toks[i+1]
+			n := len(rw.casts)
+			k := map[string]litKind{"date": litDate, "time": litTime, "timestamp": litTimestamp}[strings.ToLower(t.text)]
+			rw.casts = append(rw.casts, castSpec{typ: strings.ToUpper(t.text), lit: true, kind: k})
+			body := s.text
+			if strings.Contains(body, `\`) {
+				body = strings.ReplaceAll(body, `\`, `\\`)
+			}
+			rw.edits = append(rw.edits, edit{t.start, s.end, fmt.Sprintf("%s%d(%s)", castFunc, n, body)})
+			i++
+		}
+	}
+	sort.Slice(rw.edits, func(a, b int) bool { return rw.edits[a].start < rw.edits[b].start })
+	var b strings.Builder
+	at := 0
+	for _, e := range rw.edits {
+		b.WriteString(src[at:e.start])
+		b.WriteString(e.with)
+		at = e.end
+	}
+	b.WriteString(src[at:])
+	rw.sql = b.String()
+	return rw, nil
+}
+
+// origin maps an offset in the rewritten text back onto the source. An
+// offset inside a replacement maps to the start of what it replaced.
+func (rw *rewritten) origin(off int) int {
+	delta := 0 // rewritten minus source, for edits passed so far
+	for _, e := range rw.edits {
+		newStart := e.start + delta
+		newEnd := newStart + len(e.with)
+		if off < newStart {
+			break
+		}
+		if off < newEnd {
+			return e.start
+		}
+		delta += len(e.with) - (e.end - e.start)
+	}
+	return off - delta
+}

@@ -1,0 +1,553 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/table"
+)
+
+// Options are a run's settings.
+type Options struct {
+	// MaxRows ends the query after that many result rows, as LIMIT does
+	// (the smaller of the two wins); 0 means no bound. The shell's
+	// 'max-rows' setting.
+	MaxRows int64
+	// IdleTimeout ends the query, without an error, when no record arrives
+	// for that long while the query waits for one; 0 means wait until
+	// cancelled. Any source batch counts as an arrival, even one whose rows
+	// WHERE filters out. The first wait is counted from Run. The shell's
+	// 'idle-timeout' setting.
+	IdleTimeout time.Duration
+	// Alloc allocates the source's and the result's batches; nil means
+	// memory.DefaultAllocator.
+	Alloc memory.Allocator
+	// BatchSize bounds the rows of a source batch, and so of a result
+	// batch; 0 means the source's default.
+	BatchSize int
+	// Logger receives the source's warnings; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// EndReason says why a query ended.
+type EndReason int
+
+const (
+	// Running: the query has not ended.
+	Running EndReason = iota
+	// EndLimit: LIMIT rows were delivered.
+	EndLimit
+	// EndMaxRows: Options.MaxRows rows were delivered.
+	EndMaxRows
+	// EndIdle: no record arrived for Options.IdleTimeout.
+	EndIdle
+	// EndEOF: a bounded source had no more records.
+	EndEOF
+	// EndCancelled: the context given to Run ended; Err returns its error.
+	EndCancelled
+	// EndError: reading or evaluating failed; Err returns why.
+	EndError
+	// EndClosed: the caller closed the query before it ended by itself.
+	EndClosed
+)
+
+func (r EndReason) String() string {
+	switch r {
+	case Running:
+		return "running"
+	case EndLimit:
+		return "limit"
+	case EndMaxRows:
+		return "max-rows"
+	case EndIdle:
+		return "idle"
+	case EndEOF:
+		return "eof"
+	case EndCancelled:
+		return "cancelled"
+	case EndError:
+		return "error"
+	case EndClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("EndReason(%d)", int(r))
+}
+
+// Stats count a query's work.
+type Stats struct {
+	// Source is the stream's counters (records, acknowledgements, ...),
+	// as they stood when the query ended, or now while it runs.
+	Source table.Stats
+	// Batches and Rows count the result batches and rows handed out.
+	Batches, Rows int64
+	// Delivered counts result rows settled as delivered: handed out and
+	// neither released nor rejected by the caller.
+	Delivered int64
+	// Released and Rejected count result rows the caller released or
+	// rejected with ReleaseRow and RejectRow.
+	Released, Rejected int64
+	// Elapsed is the time since Run, frozen when the query ends.
+	Elapsed time.Duration
+}
+
+// errIdle is the cause of a wait's context when the idle timeout ran out.
+var errIdle = errors.New("idle timeout")
+
+// Rows is a running query: a sequence of Arrow record batches, read with
+// Next and RecordBatch. It implements arrow-go's array.RecordReader, so it
+// can be handed to an IPC writer, pqarrow or Flight as it is.
+//
+// # Settling: what becomes of the records behind the rows
+//
+// Every result batch comes from one source batch: result row i is source row
+// sel[i] (WHERE drops rows, LIMIT cuts the batch). Moving on settles the
+// batch handed out before:
+//
+//   - Next and Close settle the current batch as delivered: its records are
+//     accepted, except the rows the caller released (ReleaseRow, the broker
+//     hands the record out again) or rejected (RejectRow, it never does).
+//     Rows WHERE filtered out are accepted too: the query has processed them,
+//     and releasing them would hand them to the next consumer only to be
+//     filtered again.
+//   - A source batch in which WHERE keeps no row is settled at once, its
+//     records accepted, and never handed out.
+//   - When LIMIT (or Options.MaxRows) is reached in the middle of a batch,
+//     the result batch is cut there and the source rows after the last
+//     delivered one are released. The next Next (or Close) settles that last
+//     batch and closes the stream, which releases whatever the source had
+//     fetched ahead.
+//   - When the query ends by cancel, idle timeout or an error, a source batch
+//     that was read but not handed out is abandoned (every record released),
+//     and the stream is closed.
+//
+// So a record is accepted only when its row was handed to the caller and the
+// caller moved on, or when WHERE dropped it.
+//
+// # Ending
+//
+// Next returns false when the query ends. Err is then nil for LIMIT,
+// max-rows, idle timeout and the end of a bounded source, the context's
+// error (context.Canceled, say) for a cancel, and the failure otherwise;
+// EndReason tells which. A program that writes a file should treat a
+// non-nil Err as "incomplete"; a shell may treat context.Canceled (Ctrl-C)
+// as a normal end.
+//
+// Rows is not safe for concurrent use, except Stats and EndReason, which any
+// goroutine may call. To stop a Next that is waiting, cancel the context
+// given to Run.
+type Rows struct {
+	// ctx is the query's scope. A stored context is unusual; here it is the
+	// lifetime the caller chose for the query when it called Run (as with
+	// database/sql's QueryContext), and RecordReader's Next has no
+	// context parameter to take it from.
+	ctx    context.Context
+	plan   *Plan
+	opts   Options
+	stream table.Stream
+	ec     *evalCtx
+	start  time.Time
+	refs   atomic.Int64
+
+	// The batch handed out, if any.
+	cur      table.Acker
+	curOut   arrow.RecordBatch
+	curSel   []int
+	curMarks []table.Disposition
+	waited   bool // a wait has happened: later waits count from their own start
+
+	remaining int64 // rows still allowed; -1: unbounded
+	capReason EndReason
+	capHit    bool // the last batch handed out reached the bound
+
+	mu      sync.Mutex // guards the fields below, which Stats reads
+	end     EndReason
+	err     error
+	stats   Stats
+	final   *table.Stats
+	closed  bool
+	closeEr error
+}
+
+var _ array.RecordReader = (*Rows)(nil)
+
+// Run starts p: it opens the table's source and returns the running query.
+// ctx bounds the whole query (see Rows): cancelling it ends the query. The
+// caller must Close (or Release) the Rows.
+func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
+	if o.Alloc == nil {
+		o.Alloc = memory.DefaultAllocator
+	}
+	r := &Rows{ctx: ctx, plan: p, opts: o, ec: newEvalCtx(o.Alloc), start: time.Now(), remaining: -1}
+	r.refs.Store(1)
+	if n, ok := p.Limit(); ok {
+		r.remaining, r.capReason = n, EndLimit
+	}
+	if o.MaxRows > 0 && (r.remaining < 0 || o.MaxRows < r.remaining) {
+		r.remaining, r.capReason = o.MaxRows, EndMaxRows
+	}
+	if r.remaining == 0 {
+		// LIMIT 0: nothing to read, so no consumer need join the group.
+		r.end, r.closed = r.capReason, true
+		return r, nil
+	}
+	st, err := p.tbl.Source.Open(ctx, table.OpenOptions{Alloc: o.Alloc, BatchSize: o.BatchSize, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("open table '%s': %w", p.tbl.Name(), err)
+	}
+	if err := checkStreamSchema(p, st.Schema()); err != nil {
+		st.Close()
+		return nil, err
+	}
+	r.stream = st
+	return r, nil
+}
+
+// checkStreamSchema makes sure the stream's batches are the table's columns,
+// which the plan's column indexes assume.
+func checkStreamSchema(p *Plan, s *arrow.Schema) error {
+	want := p.tbl.Schema().Arrow()
+	if s.NumFields() != want.NumFields() {
+		return fmt.Errorf("table '%s': the source's batches have %d columns, the table %d", p.tbl.Name(), s.NumFields(), want.NumFields())
+	}
+	for i := range want.Fields() {
+		if !arrow.TypeEqual(s.Field(i).Type, want.Field(i).Type) {
+			return fmt.Errorf("table '%s': the source's column %d ('%s') is %s, the table's ('%s') %s",
+				p.tbl.Name(), i, s.Field(i).Name, s.Field(i).Type, want.Field(i).Name, want.Field(i).Type)
+		}
+	}
+	return nil
+}
+
+// Columns are the result's columns with their Flink types, for headers.
+func (r *Rows) Columns() []table.Column { return r.plan.Columns() }
+
+// Schema is the Arrow schema of every result batch.
+func (r *Rows) Schema() *arrow.Schema { return r.plan.Schema() }
+
+// RecordBatch is the current result batch. It is valid until the next call
+// of Next, Close or the last Release, unless the caller retains it (which
+// does not delay its settling).
+func (r *Rows) RecordBatch() arrow.RecordBatch { return r.curOut }
+
+// Record is RecordBatch.
+//
+// Deprecated: use RecordBatch; array.RecordReader still requires it.
+func (r *Rows) Record() arrow.RecordBatch { return r.curOut }
+
+// Err is why the query ended, or nil; see Rows.
+func (r *Rows) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// EndReason is why the query ended, or Running.
+func (r *Rows) EndReason() EndReason {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.end
+}
+
+// Stats counts the query's work so far.
+func (r *Rows) Stats() Stats {
+	r.mu.Lock()
+	s := r.stats
+	final := r.final
+	running := r.end == Running
+	r.mu.Unlock()
+	if final != nil {
+		s.Source = *final
+	} else if r.stream != nil && running {
+		s.Source = r.stream.Stats()
+	}
+	if running {
+		s.Elapsed = time.Since(r.start)
+	}
+	return s
+}
+
+// Retain adds a reference; Release drops one and closes the query with the
+// last.
+func (r *Rows) Retain() { r.refs.Add(1) }
+
+// Release drops a reference; the last one closes the query (see Close).
+func (r *Rows) Release() {
+	if r.refs.Add(-1) == 0 {
+		r.Close()
+	}
+}
+
+// ReleaseRow marks result row i of the current batch for redelivery: when
+// the batch is settled, its record is released, and the broker hands it to a
+// consumer again (its delivery count goes up). Use it for a row whose
+// processing failed and should be retried, by this or another worker.
+func (r *Rows) ReleaseRow(i int) error { return r.mark(i, table.Release) }
+
+// RejectRow marks result row i of the current batch as never to be
+// delivered again: when the batch is settled, its record is rejected (the
+// broker archives it). Use it for a row that no retry can fix.
+func (r *Rows) RejectRow(i int) error { return r.mark(i, table.Reject) }
+
+// ErrNoBatch is returned by ReleaseRow and RejectRow when no batch is out:
+// before the first Next, or after the query ended.
+var ErrNoBatch = errors.New("no current batch")
+
+func (r *Rows) mark(i int, d table.Disposition) error {
+	if r.cur == nil {
+		return ErrNoBatch
+	}
+	if i < 0 || i >= len(r.curSel) {
+		return fmt.Errorf("row %d out of range: the current batch has %d rows", i, len(r.curSel))
+	}
+	r.cur.Mark(r.curSel[i], d)
+	r.curMarks[i] = d
+	return nil
+}
+
+// settle settles the batch handed out, as delivered.
+func (r *Rows) settle() {
+	if r.cur == nil {
+		return
+	}
+	var rel, rej int64
+	for _, m := range r.curMarks {
+		switch m {
+		case table.Release:
+			rel++
+		case table.Reject:
+			rej++
+		}
+	}
+	r.cur.Done()
+	r.curOut.Release()
+	r.mu.Lock()
+	r.stats.Delivered += int64(len(r.curMarks)) - rel - rej
+	r.stats.Released += rel
+	r.stats.Rejected += rej
+	r.mu.Unlock()
+	r.cur, r.curOut, r.curSel, r.curMarks = nil, nil, nil, nil
+}
+
+// finish ends the query: it records why and closes the stream, so that what
+// the source holds goes back to the broker at once.
+func (r *Rows) finish(reason EndReason, err error) {
+	r.mu.Lock()
+	if r.end == Running {
+		r.end, r.err = reason, err
+		r.stats.Elapsed = time.Since(r.start)
+	}
+	r.mu.Unlock()
+	r.closeStream()
+}
+
+func (r *Rows) closeStream() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	r.mu.Unlock()
+	if r.stream == nil {
+		return
+	}
+	err := r.stream.Close()
+	final := r.stream.Stats()
+	r.mu.Lock()
+	r.final = &final
+	if err != nil {
+		r.closeEr = fmt.Errorf("close table '%s': %w", r.plan.tbl.Name(), err)
+		if r.err == nil {
+			r.err = r.closeEr
+		}
+	}
+	r.mu.Unlock()
+}
+
+// Close settles the current batch as delivered, closes the stream (which
+// releases every record fetched and not handed out) and returns the error of
+// closing it, if any. It is safe to call more than once.
+func (r *Rows) Close() error {
+	r.settle()
+	reason := EndClosed
+	if r.capHit {
+		reason = r.capReason // the bound was reached; Close only came first
+	}
+	r.finish(reason, nil)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closeEr
+}
+
+// Next settles the batch handed out before (see Rows) and waits for the next
+// result batch. It returns false when the query has ended; see Err and
+// EndReason.
+func (r *Rows) Next() bool {
+	r.settle()
+	if r.EndReason() != Running {
+		return false
+	}
+	if r.capHit {
+		r.finish(r.capReason, nil)
+		return false
+	}
+	for {
+		b, ok := r.wait()
+		if !ok {
+			return false
+		}
+		if r.handOut(b) {
+			return true
+		}
+		if r.EndReason() != Running {
+			return false
+		}
+	}
+}
+
+// wait reads the next source batch, ending the query on EOF, idle timeout,
+// cancel or error.
+func (r *Rows) wait() (table.Batch, bool) {
+	if err := r.ctx.Err(); err != nil {
+		r.finish(EndCancelled, err)
+		return table.Batch{}, false
+	}
+	wctx := r.ctx
+	if d := r.opts.IdleTimeout; d > 0 {
+		from := time.Now()
+		if !r.waited {
+			from = r.start
+		}
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadlineCause(r.ctx, from.Add(d), errIdle)
+		defer cancel()
+	}
+	r.waited = true
+	b, err := r.stream.Next(wctx)
+	if err == nil {
+		if cerr := r.ctx.Err(); cerr != nil {
+			// Cancelled while the batch was on its way: the caller asked
+			// for no more rows, so none reach it, and the batch goes back.
+			b.Record.Release()
+			b.Ack.Abandon()
+			r.finish(EndCancelled, cerr)
+			return table.Batch{}, false
+		}
+		return b, true
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		r.finish(EndEOF, nil)
+	case r.ctx.Err() != nil:
+		r.finish(EndCancelled, r.ctx.Err())
+	case wctx.Err() != nil && context.Cause(wctx) == errIdle:
+		r.finish(EndIdle, nil)
+	default:
+		r.finish(EndError, fmt.Errorf("read table '%s': %w", r.plan.tbl.Name(), err))
+	}
+	return table.Batch{}, false
+}
+
+// handOut evaluates a source batch and makes it the current result batch.
+// It returns false when the batch gave no rows (it is then settled) or the
+// query ended (it is then abandoned).
+func (r *Rows) handOut(b table.Batch) bool {
+	out, sel, err := r.evaluate(b.Record)
+	n := int(b.Record.NumRows())
+	b.Record.Release() // out holds what it needs
+	if err != nil {
+		b.Ack.Abandon()
+		r.finish(EndError, err)
+		return false
+	}
+	if len(sel) == 0 {
+		// Every row was filtered out: processed, so accepted.
+		b.Ack.Done()
+		return false
+	}
+	// Rows after the last delivered one, if LIMIT cut the batch, go back.
+	if last := sel[len(sel)-1]; r.remaining >= 0 && int64(len(sel)) == r.remaining {
+		for j := last + 1; j < n; j++ {
+			b.Ack.Mark(j, table.Release)
+		}
+	}
+	r.cur, r.curOut, r.curSel = b.Ack, out, sel
+	r.curMarks = make([]table.Disposition, len(sel))
+	if r.remaining >= 0 {
+		r.remaining -= int64(len(sel))
+		r.capHit = r.remaining == 0
+	}
+	r.mu.Lock()
+	r.stats.Batches++
+	r.stats.Rows += int64(len(sel))
+	r.mu.Unlock()
+	return true
+}
+
+// evaluate filters, cuts and projects one source batch. sel maps the
+// result's rows to the source's.
+func (r *Rows) evaluate(rec arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
+	p := r.plan
+	n := int(rec.NumRows())
+	var sel []int
+	if p.where != nil {
+		mask, err := p.where.eval(r.ec, rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		m := mask.(*array.Boolean)
+		for i := 0; i < n; i++ {
+			if m.IsValid(i) && m.Value(i) {
+				sel = append(sel, i)
+			}
+		}
+		mask.Release()
+	} else {
+		sel = make([]int, n)
+		for i := range sel {
+			sel[i] = i
+		}
+	}
+	if r.remaining >= 0 && int64(len(sel)) > r.remaining {
+		sel = sel[:r.remaining]
+	}
+	if len(sel) == 0 {
+		return nil, nil, nil
+	}
+	// in is the batch of the selected rows: the source itself, a slice of
+	// it when only the tail was cut, or the rows taken.
+	var in arrow.RecordBatch
+	switch {
+	case len(sel) == n:
+		rec.Retain()
+		in = rec
+	case sel[len(sel)-1] == len(sel)-1:
+		in = rec.NewSlice(0, int64(len(sel)))
+	default:
+		var err error
+		if in, err = takeRows(r.ec, rec, sel); err != nil {
+			return nil, nil, err
+		}
+	}
+	defer in.Release()
+	cols := make([]arrow.Array, len(p.exprs))
+	defer releaseAll(cols)
+	for k, e := range p.exprs {
+		a, err := e.eval(r.ec, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols[k] = a
+	}
+	return array.NewRecordBatch(p.schema, cols, int64(len(sel))), sel, nil
+}
