@@ -45,7 +45,15 @@ func runFranz(ctx context.Context, args []string) error {
 	if bootstrap == "" || topic == "" || group == "" || n <= 0 || consumers < 1 {
 		return errors.New("--bootstrap, --topic, --group, --n > 0 and --consumers >= 1 are required")
 	}
+	rep, err := franzLoop(ctx, bootstrap, topic, group, n, consumers)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(rep)
+}
 
+// franzLoop reads n records of topic with consumers clients in group.
+func franzLoop(ctx context.Context, bootstrap, topic, group string, n int64, consumers int) (franzReport, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -60,7 +68,9 @@ func runFranz(ctx context.Context, args []string) error {
 	for k := 0; k < consumers; k++ {
 		cl, err := newClient(bootstrap, kgo.ShareGroup(group), kgo.ConsumeTopics(topic))
 		if err != nil {
-			return err
+			cancel()
+			wg.Wait()
+			return franzReport{}, err
 		}
 		wg.Add(1)
 		go func() {
@@ -94,11 +104,10 @@ func runFranz(ctx context.Context, args []string) error {
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return firstErr
+		return franzReport{}, firstErr
 	}
 	if total.Load() < n {
-		return fmt.Errorf("stopped after %d of %d records: %w", total.Load(), n, context.Cause(ctx))
+		return franzReport{}, fmt.Errorf("stopped after %d of %d records: %w", total.Load(), n, context.Cause(ctx))
 	}
-	rep := franzReport{Records: total.Load(), Seconds: time.Unix(0, last.Load()).Sub(first).Seconds()}
-	return json.NewEncoder(os.Stdout).Encode(rep)
+	return franzReport{Records: total.Load(), Seconds: time.Unix(0, last.Load()).Sub(first).Seconds()}, nil
 }
