@@ -25,16 +25,14 @@ type config struct {
 // Arrow builder cannot take back what was appended to its children. A
 // top-level array is checked element by element first, then appended.
 type decoder struct {
-	cfg   config
-	cols  []*node
-	names []string
-	index map[string]int
-	slots []slot
-	gen   uint32
-	seen  int    // distinct columns set in the current object
-	plain []bool // names[i] is printable ASCII without quote or backslash
-	bound []array.Builder
-	key   []byte // scratch for field names with escapes
+	cfg    config
+	cols   []*node
+	fields fieldNames
+	slots  []slot
+	gen    uint32
+	seen   int // distinct columns set in the current object
+	bound  []array.Builder
+	key    []byte // scratch for field names with escapes
 }
 
 // slot is one column of the object being decoded, between its scan and its
@@ -221,7 +219,7 @@ func (d *decoder) scanRoot(data []byte, i int) (int, *perr) {
 			if j >= len(data) || data[j] != '"' {
 				return 0, unexpected(data, j, "a field name")
 			}
-			col, end, err := d.rootKey(data, j, next)
+			col, end, err := d.fields.match(data, j, next, &d.key)
 			if err != nil {
 				return 0, err
 			}
@@ -269,14 +267,28 @@ func (d *decoder) scanRoot(data []byte, i int) (int, *perr) {
 	return j, nil
 }
 
-// rootKey reads the field name at data[j] and returns its column (-1 for
+// fieldNames maps the field names of an object (the columns of the top
+// level, the fields of a ROW) to positions.
+type fieldNames struct {
+	names []string
+	plain []bool // names[i] is printable ASCII without quote or backslash
+	index map[string]int
+}
+
+func (fn *fieldNames) add(name string) {
+	fn.index[name] = len(fn.names)
+	fn.names = append(fn.names, name)
+	fn.plain = append(fn.plain, isPlain(name))
+}
+
+// match reads the field name at data[j] and returns its position (-1 for
 // none) and the position after the name. Producers write fields in one
-// order, usually the table's, so the column after the last one matched is
-// tried first, by comparing bytes in place: a plain name followed by a quote
-// is that name, with no scan and no hashing.
-func (d *decoder) rootKey(data []byte, j, next int) (int, int, *perr) {
-	if next < len(d.names) && d.plain[next] {
-		name := d.names[next]
+// order, usually the table's, so the field after the last one matched is
+// tried first, by comparing bytes in place: a plain name followed by a
+// quote is that name, with no scan and no hashing.
+func (fn *fieldNames) match(data []byte, j, next int, scratch *[]byte) (int, int, *perr) {
+	if next < len(fn.names) && fn.plain[next] {
+		name := fn.names[next]
 		if e := j + 1 + len(name); e < len(data) && data[e] == '"' && string(data[j+1:e]) == name {
 			return next, e + 1, nil
 		}
@@ -287,10 +299,10 @@ func (d *decoder) rootKey(data []byte, j, next int) (int, int, *perr) {
 	}
 	key := data[j+1 : end-1]
 	if escaped {
-		d.key = unescape(d.key[:0], key)
-		key = d.key
+		*scratch = unescape((*scratch)[:0], key)
+		key = *scratch
 	}
-	if c, ok := d.index[string(key)]; ok {
+	if c, ok := fn.index[string(key)]; ok {
 		return c, end, nil
 	}
 	return -1, end, nil
@@ -511,9 +523,13 @@ func (d *decoder) walkMap(n *node, data []byte, i int, emit bool) (int, *perr) {
 
 // walkRow reads a JSON object as a ROW, with the rules of the top level:
 // names match exactly, unknown fields are ignored, a field given twice takes
-// its last value (every occurrence must fit), a missing one is null. To
-// append, it first finds where each field's value starts, then appends the
-// fields in the ROW's order.
+// its last value (every occurrence must fit), a missing one is null.
+//
+// To append, fields must go to the builders in the ROW's order, once each.
+// While the object's fields come in that order they are appended as they
+// are read; from the first one out of order on, the rest are located and
+// appended at the end. An object with a field given twice, which the check
+// notes, is located in full first, so that the last occurrence wins.
 func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
 	if data[i] != '{' {
 		return 0, wrongShape(n, data, i)
@@ -523,38 +539,46 @@ func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
 		clear(n.seen)
 		n.gen = 1
 	}
+	emitted := 0               // fields appended in order, as read
+	deferred := n.dup == d.gen // append from spans only
+	if emit {
+		n.st.Append(true)
+	}
 	j := skipWS(data, i+1)
 	if j < len(data) && data[j] == '}' {
 		j++
 	} else {
+		next := 0
 		for {
 			if j >= len(data) || data[j] != '"' {
 				return 0, unexpected(data, j, "a field name")
 			}
-			end, escaped, err := scanString(data, j)
+			f, end, err := n.names.match(data, j, next, &d.key)
 			if err != nil {
 				return 0, err
 			}
-			key := data[j+1 : end-1]
-			if escaped {
-				d.key = unescape(d.key[:0], key)
-				key = d.key
-			}
-			f, known := n.fieldIndex[string(key)]
 			j = skipWS(data, end)
 			if j >= len(data) || data[j] != ':' {
 				return 0, unexpected(data, j, "':'")
 			}
 			j = skipWS(data, j+1)
 			switch {
-			case !known:
+			case f < 0:
 				j, err = skipValue(data, j, 1)
+			case emit && !deferred && f == emitted:
+				n.seen[f] = n.gen
+				j = d.emitField(n.fields[f], data, j)
+				emitted++
 			case emit:
+				deferred = true
 				n.seen[f] = n.gen
 				n.spans[f] = j
 				j, err = skipValue(data, j, 1)
 			default:
 				fn := n.fields[f]
+				if n.seen[f] == n.gen {
+					n.dup = d.gen
+				}
 				n.seen[f] = n.gen
 				var e int
 				e, err = d.walk(fn, data, j, false)
@@ -568,6 +592,9 @@ func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
 			}
 			if err != nil {
 				return 0, err
+			}
+			if f >= 0 {
+				next = f + 1
 			}
 			j = skipWS(data, j)
 			if j >= len(data) {
@@ -594,27 +621,44 @@ func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
 		}
 		return j, nil
 	}
-	n.st.Append(true)
-	for f, fn := range n.fields {
+	for f := emitted; f < len(n.fields); f++ {
 		if n.seen[f] != n.gen {
-			fn.b.AppendNull()
+			n.fields[f].b.AppendNull()
 			continue
 		}
-		s := n.spans[f]
-		if d.cfg.ignore && !fn.scalar {
-			// Only a check tells whether ignore-parse-errors nulled this
-			// field; appending cannot be undone half way.
-			if _, err := d.walk(fn, data, s, false); err != nil {
-				fn.b.AppendNull()
-				continue
-			}
-		}
-		if _, err := d.walk(fn, data, s, true); err != nil {
-			if !d.cfg.ignore || !fn.scalar {
-				panic("json: a checked value failed on append: " + err.msg)
-			}
-			fn.b.AppendNull()
-		}
+		d.emitField(n.fields[f], data, n.spans[f])
 	}
 	return j, nil
+}
+
+// emitField appends the checked value at data[s] for field fn of a ROW and
+// returns the position after it. Under json.ignore-parse-errors the check
+// may have turned the value into null, and only a new check tells: for a
+// nested value it must come first, since appending cannot be undone half
+// way; a scalar fails before it appends anything.
+func (d *decoder) emitField(fn *node, data []byte, s int) int {
+	if d.cfg.ignore && !fn.scalar {
+		if _, err := d.walk(fn, data, s, false); err != nil {
+			fn.b.AppendNull()
+			return mustSkip(data, s)
+		}
+	}
+	end, err := d.walk(fn, data, s, true)
+	if err != nil {
+		if !d.cfg.ignore || !fn.scalar {
+			panic("json: a checked value failed on append: " + err.msg)
+		}
+		fn.b.AppendNull()
+		return mustSkip(data, s)
+	}
+	return end
+}
+
+// mustSkip skips a value that a check has already passed.
+func mustSkip(data []byte, s int) int {
+	end, err := skipValue(data, s, 1)
+	if err != nil {
+		panic("json: a checked value failed to scan: " + err.msg)
+	}
+	return end
 }

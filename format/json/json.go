@@ -92,26 +92,24 @@ func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decode
 		return nil, err
 	}
 	d := &decoder{
-		cfg:   cfg,
-		index: make(map[string]int, len(cols)),
-		slots: make([]slot, len(cols)),
-		bound: make([]array.Builder, len(cols)),
+		cfg:    cfg,
+		fields: fieldNames{index: make(map[string]int, len(cols))},
+		slots:  make([]slot, len(cols)),
+		bound:  make([]array.Builder, len(cols)),
 	}
-	for i, c := range cols {
+	for _, c := range cols {
 		if c.Metadata {
 			return nil, fmt.Errorf("format 'json': column %s is a metadata column; the format decodes physical columns only", table.QuoteIdent(c.Name))
 		}
-		if _, dup := d.index[c.Name]; dup {
+		if _, dup := d.fields.index[c.Name]; dup {
 			return nil, fmt.Errorf("format 'json': column %s appears twice", table.QuoteIdent(c.Name))
 		}
 		n, err := newNode(c.Name, c.Type, c.Name, &cfg)
 		if err != nil {
 			return nil, err
 		}
-		d.index[c.Name] = i
 		d.cols = append(d.cols, n)
-		d.names = append(d.names, c.Name)
-		d.plain = append(d.plain, isPlain(c.Name))
+		d.fields.add(c.Name)
 	}
 	return d, nil
 }

@@ -30,7 +30,7 @@ type node struct {
 
 	elem, key, val *node
 	fields         []*node
-	fieldIndex     map[string]int
+	names          fieldNames
 
 	prec, scale int   // DECIMAL
 	width       int   // BINARY(n)
@@ -41,6 +41,7 @@ type node struct {
 	esc   []byte // unescaped string content
 	bin   []byte // base64-decoded bytes
 	gen   uint32 // ROW: generation of the object being scanned
+	dup   uint32 // ROW: the decoder's gen when a check saw a field twice
 	seen  []uint32
 	spans []int
 
@@ -137,16 +138,16 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 		n.key, n.val = k, v
 	case table.Row:
 		n.scalar = false
-		n.fieldIndex = make(map[string]int, len(t.Fields))
+		n.names.index = make(map[string]int, len(t.Fields))
 		for _, f := range t.Fields {
-			if _, dup := n.fieldIndex[f.Name]; dup {
+			if _, dup := n.names.index[f.Name]; dup {
 				return nil, planError(col, t, fmt.Sprintf("field %s appears twice", table.QuoteIdent(f.Name)))
 			}
 			fn, err := newNode(f.Name, f.Type, col, cfg)
 			if err != nil {
 				return nil, err
 			}
-			n.fieldIndex[f.Name] = len(n.fields)
+			n.names.add(f.Name)
 			n.fields = append(n.fields, fn)
 		}
 		n.seen = make([]uint32, len(n.fields))
