@@ -158,4 +158,3 @@ func benchRaw(b *testing.B, typ string, kvs []options.KV, value []byte) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
-
