@@ -16,12 +16,21 @@ import (
 	"github.com/kshare/kshare/bench/internal/orders"
 )
 
+// defaultBatchBytes is Kafka's own producer default (batch.size = 16384):
+// how the topics of most users are written. The batch size matters to the
+// consumers: a share consumer that asks the broker for at most N records
+// (kshare does, see connector/member.go) is still sent whole batches and
+// parses every record of them, so big batches cost it more.
+const defaultBatchBytes = 16 << 10
+
 // loadConfig is one topic to fill with orders.
 type loadConfig struct {
 	bootstrap  string
 	topic      string
 	partitions int
 	n          int64
+	// batchBytes bounds a producer batch; 0 means defaultBatchBytes.
+	batchBytes int
 	// logAppendTime makes the broker stamp each record when it appends
 	// it, so that a record's timestamp is the broker's clock: what the
 	// latency measurement starts from.
@@ -35,6 +44,7 @@ func runLoad(ctx context.Context, args []string) error {
 	fs.StringVar(&c.topic, "topic", "", "topic to create and fill (required)")
 	fs.IntVar(&c.partitions, "partitions", 1, "partitions of the topic")
 	fs.Int64Var(&c.n, "n", 20000, "orders to produce")
+	fs.IntVar(&c.batchBytes, "batch-bytes", defaultBatchBytes, "most bytes of one producer batch")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -105,17 +115,25 @@ func createTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 // broker takes them.
 func load(ctx context.Context, c loadConfig) (loadStats, error) {
 	var st loadStats
+	batchBytes := c.batchBytes
+	if batchBytes <= 0 {
+		batchBytes = defaultBatchBytes
+	}
 	cl, err := newClient(c.bootstrap,
 		// Uncompressed: every contestant then reads the same bytes and no
 		// one's numbers include decompression. franz-go's default would be
 		// snappy.
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.ProducerBatchMaxBytes(1<<20),
+		kgo.ProducerBatchMaxBytes(int32(batchBytes)),
 		kgo.ProducerLinger(5*time.Millisecond),
 		kgo.MaxBufferedRecords(200_000),
 		// Keyless records move to another partition after every 256 KiB,
 		// so partitions fill evenly with big batches.
 		kgo.RecordPartitioner(kgo.UniformBytesPartitioner(256<<10, false, false, nil)),
+		// A topic just created may not be in the broker's metadata for
+		// every partition at once; the default 5 s before asking again
+		// would be most of a small load's time.
+		kgo.MetadataMinAge(100*time.Millisecond),
 	)
 	if err != nil {
 		return st, err

@@ -10,6 +10,7 @@
 //	kbench suite    the whole benchmark (what scripts/bench.sh runs)
 //	kbench load     produce N orders into a topic
 //	kbench franz    the plain franz-go share-consumer loop (a contestant)
+//	kbench table    kshare's Go-side stream without SQL or CSV (a contestant)
 //	kbench latency  broker-timestamp-to-delivery latency at a steady rate
 //	kbench workers  slow workers: K members in one share group, 5 ms per row
 package main
@@ -33,6 +34,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"latency": runLatency,
 	"workers": runWorkers,
 	"group":   runGroup,
+	"table":   runTable,
 }
 
 func main() {
