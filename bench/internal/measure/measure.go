@@ -1,7 +1,15 @@
 // Package measure runs one contestant as a child process and reports what it
-// cost: wall-clock time, CPU seconds and peak resident memory, read from the
-// kernel's rusage of the reaped child (wait4), so that no /usr/bin/time is
-// needed and every contestant, Go or Java, is measured the same way.
+// cost: wall-clock time, CPU seconds from the kernel's rusage of the reaped
+// child, and peak resident memory from the child's own /proc/<pid>/status,
+// so that no /usr/bin/time is needed and every contestant, Go or Java, is
+// measured the same way.
+//
+// Why not rusage's ru_maxrss for memory too: Go starts a child with
+// clone(CLONE_VM|CLONE_VFORK), so until exec the child runs in the parent's
+// address space, and Linux carries that address space's high-water mark into
+// the child's maxrss at exec. A child of a 200 MiB parent then reports at
+// least 200 MiB. VmHWM is the high-water mark of the child's own address
+// space, made fresh by exec.
 package measure
 
 import (
@@ -12,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,11 +31,15 @@ import (
 type Result struct {
 	Wall      time.Duration // from Start to the end of Wait
 	User, Sys time.Duration // CPU time of the child and of its reaped children
-	MaxRSS    int64         // peak resident set size in bytes
-	Lines     int64         // newlines the child wrote to stdout (Count mode)
-	Bytes     int64         // bytes the child wrote to stdout
-	Stdout    []byte        // the child's stdout (Capture mode only)
-	Stderr    []byte        // the last StderrTail bytes of its stderr
+	MaxRSS    int64         // peak resident set size in bytes (VmHWM)
+	// RusageMaxRSS is the kernel's ru_maxrss in bytes: an upper bound that
+	// includes the parent's memory at the time of the fork (see the package
+	// documentation).
+	RusageMaxRSS int64
+	Lines        int64  // newlines the child wrote to stdout (Count mode)
+	Bytes        int64  // bytes the child wrote to stdout
+	Stdout       []byte // the child's stdout (Capture mode only)
+	Stderr       []byte // the last StderrTail bytes of its stderr
 }
 
 // CPU is user plus system time.
@@ -86,8 +99,13 @@ func Run(ctx context.Context, argv []string, o Options) (Result, error) {
 	if err := cmd.Start(); err != nil {
 		return res, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
+	stopPoll := make(chan struct{})
+	hwm := make(chan int64, 1)
+	go func() { hwm <- pollHWM(cmd.Process.Pid, stopPoll) }()
 	err := cmd.Wait()
 	res.Wall = time.Since(start)
+	close(stopPoll)
+	res.MaxRSS = <-hwm
 	res.Lines, res.Bytes = out.lines, out.bytes
 	res.Stdout = capture.Bytes()
 	res.Stderr = errTail.bytes()
@@ -95,8 +113,12 @@ func Run(ctx context.Context, argv []string, o Options) (Result, error) {
 		res.User, res.Sys = ps.UserTime(), ps.SystemTime()
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			// Linux reports ru_maxrss in KiB.
-			res.MaxRSS = ru.Maxrss * 1024
+			res.RusageMaxRSS = ru.Maxrss * 1024
 		}
+	}
+	if res.MaxRSS == 0 {
+		// Gone before the first look: the upper bound is all there is.
+		res.MaxRSS = res.RusageMaxRSS
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -109,6 +131,47 @@ func Run(ctx context.Context, argv []string, o Options) (Result, error) {
 		return res, fmt.Errorf("%s: %w; its stderr ends with:\n%s", argv[0], err, msg)
 	}
 	return res, nil
+}
+
+// HWMInterval is how often the child's high-water mark is read. The mark
+// only grows, so a late read loses nothing but growth in the child's last
+// interval before it exits.
+const HWMInterval = 10 * time.Millisecond
+
+// pollHWM reads VmHWM of process pid until stop is closed and returns the
+// highest value seen, in bytes (0 if it never could read it).
+func pollHWM(pid int, stop <-chan struct{}) int64 {
+	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	var best int64
+	t := time.NewTicker(HWMInterval)
+	defer t.Stop()
+	for {
+		if v, ok := readHWM(path); ok && v > best {
+			best = v
+		}
+		select {
+		case <-stop:
+			return best
+		case <-t.C:
+		}
+	}
+}
+
+func readHWM(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			return kb * 1024, true
+		}
+	}
+	return 0, false
 }
 
 // counter counts bytes and newlines written to it, and keeps them if asked.

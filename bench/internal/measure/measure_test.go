@@ -44,3 +44,21 @@ func TestRunTimeout(t *testing.T) {
 		t.Errorf("took %v to stop the child", d)
 	}
 }
+
+// A child that is much smaller than its parent must not be reported as big
+// as the parent, which ru_maxrss does for children started by Go.
+func TestRunReportsTheChildsOwnMemory(t *testing.T) {
+	ballast := make([]byte, 200<<20)
+	for i := range ballast {
+		ballast[i] = 1 // touch every page, so that it is resident
+	}
+	res, err := Run(context.Background(), []string{"sleep", "0.3"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MaxRSS > 50<<20 {
+		t.Errorf("sleep reported %d MiB peak RSS (ru_maxrss %d MiB)", res.MaxRSS>>20, res.RusageMaxRSS>>20)
+	}
+	t.Logf("VmHWM %d MiB, ru_maxrss %d MiB", res.MaxRSS>>20, res.RusageMaxRSS>>20)
+	_ = ballast[len(ballast)-1]
+}
