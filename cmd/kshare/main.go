@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -63,22 +64,78 @@ func main() {
 // kshareMain is main without os.Exit, so that testscript can run kshare
 // in-process.
 func kshareMain() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	return run(ctx, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}, os.Args[1:])
 }
 
+// signalCause is the cause of the command's context when a signal ended it,
+// so that a command can exit with 128 + the signal's number.
+type signalCause struct{ sig syscall.Signal }
+
+func (c signalCause) Error() string { return "stopped by " + signalName(c.sig) }
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// shellOwnsInterrupt is set while the interactive shell runs: there Ctrl-C
+// stops the running statement, and the shell handles SIGINT itself, so it
+// must not end the whole command.
+var shellOwnsInterrupt atomic.Bool
+
+// signalContext returns a context that SIGINT (unless shellOwnsInterrupt)
+// and SIGTERM cancel, with a signalCause.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				sig, _ := s.(syscall.Signal)
+				if sig == syscall.SIGINT && shellOwnsInterrupt.Load() {
+					continue
+				}
+				cancel(signalCause{sig: sig})
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// exitError ends the command with its exit status, after printing msg (if
+// any) on stderr: for failures that already have their own wording or need
+// another status than 1.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
 // run dispatches args to a subcommand and returns the process exit status.
 func run(ctx context.Context, std stdio, args []string) int {
-	if len(args) == 0 {
-		// Later the SQL shell starts here; until it exists, say what
-		// there is.
-		usage(std.err)
-		return 2
+	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && !isHelp(args[0])) {
+		// No command: the SQL shell, with its flags.
+		args = append([]string{"shell"}, args...)
 	}
 	name := args[0]
-	switch name {
-	case "help", "-h", "-help", "--help":
+	if name == "help" || isHelp(name) {
 		usage(std.out)
 		return 0
 	}
@@ -89,9 +146,15 @@ func run(ctx context.Context, std stdio, args []string) int {
 		return 2
 	}
 	err := c.run(ctx, std, args[1:])
+	var exit exitError
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &exit):
+		if exit.msg != "" {
+			fmt.Fprintln(std.err, exit.msg)
+		}
+		return exit.code
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
@@ -100,6 +163,14 @@ func run(ctx context.Context, std stdio, args []string) int {
 		fmt.Fprintf(std.err, "kshare %s: %v\n", name, err)
 		return 1
 	}
+}
+
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help":
+		return true
+	}
+	return false
 }
 
 func commandNames() []string {
@@ -113,7 +184,8 @@ func commandNames() []string {
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "kshare reads Kafka share groups as SQL tables.\n\n")
-	fmt.Fprintf(w, "usage: kshare <command> [flags]\n\ncommands:\n")
+	fmt.Fprintf(w, "usage: kshare [shell flags]        the SQL shell\n")
+	fmt.Fprintf(w, "       kshare <command> [flags]\n\ncommands:\n")
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}

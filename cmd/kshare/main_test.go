@@ -232,9 +232,16 @@ func TestRunExitCodes(t *testing.T) {
 		code int
 		err  string // in stderr
 	}{
-		{nil, 2, "usage: kshare <command>"},
-		{[]string{"help"}, 0, ""},
-		{[]string{"nosuch"}, 2, `unknown command "nosuch" (known: broker, produce)`},
+		{nil, 0, ""}, // the shell, reading no statements from stdin
+		{[]string{"help"}, 0, "kshare <command> [flags]"},
+		{[]string{"nosuch"}, 2, `unknown command "nosuch" (known: broker, produce, shell)`},
+		{[]string{"--output", "xml"}, 2, "--output must be table, csv or json"},
+		{[]string{"--max-rows", "-1"}, 2, "--max-rows must not be negative"},
+		{[]string{"--idle-timeout", "-1s"}, 2, "--idle-timeout must not be negative"},
+		{[]string{"--metrics-addr", "nohost"}, 2, `--metrics-addr: "nohost" is not host:port`},
+		{[]string{"-e", "SELEC 1"}, 1, "kshare: -e: statement at line 1: line 1, column 1: expected a statement"},
+		{[]string{"-f", "/nonexistent/x.sql"}, 1, "reading -f /nonexistent/x.sql"},
+		{[]string{"-e", "SHOW TABLES", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"produce", "-h"}, 0, "usage: kshare produce"},
 		{[]string{"produce", "--topic", "t"}, 2, "--bootstrap is required"},
 		{[]string{"produce", "--bootstrap", "127.0.0.1:9092"}, 2, "--topic is required"},

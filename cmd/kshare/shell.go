@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/term"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/sqlshell"
+	"github.com/kshare/kshare/table"
+)
+
+// shellSynopsis is the shell's usage line, shared by `kshare` and
+// `kshare demo`.
+const shellSynopsis = "[-e STATEMENTS]... [-f FILE]... [--output table|csv|json] [--idle-timeout D] [--max-rows N] [--stats] [--metrics-addr HOST:PORT]"
+
+// scriptSource is one -e or -f, in command-line order.
+type scriptSource struct {
+	name string // "-e" or the file's path
+	file bool
+	text string // -e's statements
+}
+
+// scriptFlag collects -e and -f into one list, so that they run in the order
+// given.
+type scriptFlag struct {
+	list *[]scriptSource
+	file bool
+}
+
+func (f scriptFlag) String() string { return "" }
+
+func (f scriptFlag) Set(s string) error {
+	if f.file {
+		*f.list = append(*f.list, scriptSource{name: s, file: true})
+	} else {
+		*f.list = append(*f.list, scriptSource{name: "-e", text: s})
+	}
+	return nil
+}
+
+// shellFlags are the flags of the shell, which `kshare demo` shares.
+type shellFlags struct {
+	scripts     []scriptSource
+	output      string
+	idleTimeout time.Duration
+	maxRows     int64
+	stats       bool
+	metricsAddr string
+}
+
+func (f *shellFlags) register(fs *flag.FlagSet) {
+	fs.Var(scriptFlag{list: &f.scripts}, "e", "run `statements` (separated by ';') instead of the prompt, then exit; repeatable")
+	fs.Var(scriptFlag{list: &f.scripts, file: true}, "f", "run the statements of `file` instead of the prompt, then exit; repeatable")
+	fs.StringVar(&f.output, "output", "table", "how results are printed: table, csv (RFC 4180, a header row) or json (one object per line); the 'output' setting")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "end a SELECT once no record arrived for this `duration` (from its start while none has); 0 waits until Ctrl-C; the 'idle-timeout' setting")
+	fs.Int64Var(&f.maxRows, "max-rows", 0, "end a SELECT after `N` rows; 0 means no bound; the 'max-rows' setting")
+	fs.BoolVar(&f.stats, "stats", false, "print a summary of each SELECT on stderr: rows, records per consumer, accepted/released/rejected, redeliveries, decode errors, elapsed time, rows/s")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`host:port`/metrics while kshare runs")
+}
+
+// check validates the flags that need more than their type.
+func (f *shellFlags) check(fs *flag.FlagSet) error {
+	switch f.output {
+	case sqlshell.OutputTable, sqlshell.OutputCSV, sqlshell.OutputJSON:
+	default:
+		return usagef(fs, "--output must be table, csv or json, got %q", f.output)
+	}
+	if f.idleTimeout < 0 {
+		return usagef(fs, "--idle-timeout must not be negative, got %v", f.idleTimeout)
+	}
+	if f.maxRows < 0 {
+		return usagef(fs, "--max-rows must not be negative, got %d", f.maxRows)
+	}
+	if f.metricsAddr != "" {
+		if _, _, err := splitAddr(f.metricsAddr); err != nil {
+			return usagef(fs, "--metrics-addr: %v", err)
+		}
+	}
+	return nil
+}
+
+// apply sets the session settings the flags give, through the engine, so
+// that SET shows them and RESET goes back to the defaults.
+func (f *shellFlags) apply(ctx context.Context, eng sqlshell.Engine) error {
+	sets := [][2]string{{query.SettingOutput, f.output}}
+	if f.idleTimeout > 0 {
+		sets = append(sets, [2]string{query.SettingIdleTimeout, f.idleTimeout.String()})
+	}
+	if f.maxRows > 0 {
+		sets = append(sets, [2]string{query.SettingMaxRows, strconv.FormatInt(f.maxRows, 10)})
+	}
+	for _, kv := range sets {
+		if _, err := eng.Exec(ctx, fmt.Sprintf("SET %s = %s", table.QuoteString(kv[0]), table.QuoteString(kv[1]))); err != nil {
+			return fmt.Errorf("setting '%s': %w", kv[0], err)
+		}
+	}
+	return nil
+}
+
+func init() {
+	register(&command{
+		name:    "shell",
+		summary: "the SQL shell (also what kshare runs with no command); -e and -f run statements and exit",
+		run:     runShellCmd,
+	})
+}
+
+func runShellCmd(ctx context.Context, std stdio, args []string) error {
+	var f shellFlags
+	fs := newFlagSet("shell", shellSynopsis, std)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: kshare %s\n", shellSynopsis)
+		fmt.Fprintf(fs.Output(), "\nWithout -e or -f, kshare reads statements at a prompt (from standard input when it is not a terminal).\n\n")
+		fs.PrintDefaults()
+	}
+	f.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := f.check(fs); err != nil {
+		return err
+	}
+	return runShell(ctx, std, &f, newEngine(), "")
+}
+
+// runShell runs the shell the flags ask for on eng: the -e and -f scripts,
+// or else the prompt (or standard input when it is no terminal). banner is
+// printed above the first prompt.
+func runShell(ctx context.Context, std stdio, f *shellFlags, eng sqlshell.Engine, banner string) error {
+	if err := f.apply(ctx, eng); err != nil {
+		return err
+	}
+	if f.metricsAddr != "" {
+		stop, err := serveMetrics(f.metricsAddr, std.err)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	// Writing to a closed pipe (kshare -e ... | head) must fail the write,
+	// which releases the rows not written, rather than kill the process,
+	// which would leave their records locked until the locks expire.
+	signal.Ignore(syscall.SIGPIPE)
+	defer signal.Reset(syscall.SIGPIPE)
+
+	cfg := sqlshell.Config{Stdout: std.out, Stderr: std.err, Stats: f.stats}
+	if out, ok := std.out.(*os.File); ok && term.IsTerminal(int(out.Fd())) {
+		cfg.Height = func() int {
+			_, h, err := term.GetSize(int(out.Fd()))
+			if err != nil {
+				return 0
+			}
+			return h
+		}
+	}
+
+	if len(f.scripts) > 0 {
+		sh := sqlshell.New(eng, cfg)
+		for _, s := range f.scripts {
+			text := s.text
+			if s.file {
+				b, err := os.ReadFile(s.name)
+				if err != nil {
+					return fmt.Errorf("reading -f %s: %w", s.name, err)
+				}
+				text = string(b)
+			}
+			if err := sh.RunScript(ctx, s.name, text); err != nil {
+				return scriptFailed(err)
+			}
+		}
+		return nil
+	}
+
+	in, inIsFile := std.in.(*os.File)
+	if !inIsFile || !term.IsTerminal(int(in.Fd())) || cfg.Height == nil {
+		// Statements piped in run as a script does.
+		b, err := io.ReadAll(std.in)
+		if err != nil {
+			return fmt.Errorf("reading statements from standard input: %w", err)
+		}
+		if err := sqlshell.New(eng, cfg).RunScript(ctx, "stdin", string(b)); err != nil {
+			return scriptFailed(err)
+		}
+		return nil
+	}
+
+	// At the prompt Ctrl-C stops the running statement, not the shell:
+	// main leaves SIGINT to us while we are here.
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
+	defer signal.Stop(interrupts)
+	shellOwnsInterrupt.Store(true)
+	defer shellOwnsInterrupt.Store(false)
+	cfg.Interrupts = interrupts
+
+	if banner != "" {
+		fmt.Fprint(std.out, banner)
+	}
+	fmt.Fprintf(std.out, "kshare SQL shell: statements end with ';'; 'help' for help, Ctrl-D or 'quit' to leave.\n")
+	return sqlshell.New(eng, cfg).Interactive(ctx, historyFile())
+}
+
+// historyFile is ~/.kshare_history, or $KSHARE_HISTORY when set (empty:
+// no history).
+func historyFile() string {
+	if h, ok := os.LookupEnv("KSHARE_HISTORY"); ok {
+		return h
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".kshare_history")
+}
+
+// scriptFailed turns a script's error into the process's end: the message
+// on stderr and exit status 1, or 130/143 when a signal stopped the
+// statement (the shells' convention of 128 + the signal's number).
+func scriptFailed(err error) error {
+	var sig signalCause
+	if errors.Is(err, sqlshell.ErrInterrupted) && errors.As(err, &sig) {
+		return exitError{code: 128 + int(sig.sig), msg: "kshare: " + err.Error()}
+	}
+	if errors.As(err, &sig) {
+		return exitError{code: 128 + int(sig.sig), msg: "kshare: " + err.Error()}
+	}
+	return exitError{code: 1, msg: "kshare: " + err.Error()}
+}
+
+// serveMetrics serves the connector's Prometheus metrics on addr until stop
+// is called.
+func serveMetrics(addr string, notes io.Writer) (stop func(), err error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(connector.Collector()); err != nil {
+		return nil, fmt.Errorf("registering the connector's metrics: %w", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: listening on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln) // ends with ErrServerClosed at stop
+	}()
+	fmt.Fprintf(notes, "kshare: serving metrics at http://%s/metrics\n", ln.Addr())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
+}

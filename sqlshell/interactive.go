@@ -1,0 +1,175 @@
+package sqlshell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/peterh/liner"
+)
+
+// Prompts: the first line of a statement, and the lines that continue it.
+const (
+	Prompt         = "kshare> "
+	ContinuePrompt = "     -> "
+)
+
+// errCtrlC is the cause of a statement's context stopped by Ctrl-C.
+var errCtrlC = errors.New("stopped by Ctrl-C")
+
+// Interactive reads statements at a prompt on the process's terminal (line
+// editing and history by github.com/peterh/liner, which reads os.Stdin) and
+// runs each as soon as its ';' is typed, until quit, exit, Ctrl-D or the end
+// of ctx. Ctrl-C at the prompt discards the statement being typed; Ctrl-C
+// while a statement runs stops it (see Config.Interrupts) and the prompt
+// comes back. Errors are printed and the prompt comes back.
+//
+// historyFile, when not empty, is read at the start and written after each
+// statement, so that a shell that is killed keeps what was typed.
+func (s *Shell) Interactive(ctx context.Context, historyFile string) error {
+	s.interactive = true
+	ln := liner.NewLiner()
+	defer ln.Close()
+	ln.SetCtrlCAborts(true)
+	ln.SetMultiLineMode(true)
+	if historyFile != "" {
+		if f, err := os.Open(historyFile); err == nil {
+			_, _ = ln.ReadHistory(f)
+			f.Close()
+		}
+	}
+	saveHistory := func() {
+		if historyFile == "" {
+			return
+		}
+		f, err := os.OpenFile(historyFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return // a shell without history still works
+		}
+		_, _ = ln.WriteHistory(f)
+		f.Close()
+	}
+
+	var buf strings.Builder
+	for ctx.Err() == nil {
+		prompt := Prompt
+		if buf.Len() > 0 {
+			prompt = ContinuePrompt
+		}
+		line, err := ln.Prompt(prompt)
+		switch {
+		case errors.Is(err, liner.ErrPromptAborted):
+			// Ctrl-C at the prompt: forget the statement being typed.
+			buf.Reset()
+			continue
+		case errors.Is(err, io.EOF):
+			fmt.Fprintln(s.cfg.Stdout)
+			saveHistory()
+			return nil
+		case err != nil:
+			saveHistory()
+			return fmt.Errorf("reading the prompt: %w", err)
+		}
+		if buf.Len() == 0 {
+			if cmd, ok := isShellCommand(line); ok {
+				ln.AppendHistory(strings.TrimSpace(line))
+				if cmd == "quit" {
+					saveHistory()
+					return nil
+				}
+				fmt.Fprint(s.cfg.Stdout, helpText)
+				continue
+			}
+		}
+		buf.WriteString(line)
+		buf.WriteByte('\n')
+		stmts, rest, open := Split(buf.String())
+		if len(stmts) == 0 {
+			if rest.Text == "" && !open {
+				buf.Reset() // an empty line, or only a comment
+			}
+			continue
+		}
+		// One history entry per statement typed, on one line: liner's
+		// history file holds a line per entry.
+		for _, st := range stmts {
+			ln.AppendHistory(strings.Join(strings.Fields(st.Text), " ") + ";")
+		}
+		saveHistory()
+		buf.Reset()
+		if rest.Text != "" {
+			buf.WriteString(rest.Text)
+			buf.WriteByte('\n')
+		}
+		for _, st := range stmts {
+			if err := s.runInterruptible(ctx, st.Text); err != nil {
+				s.printError(err)
+			}
+		}
+	}
+	saveHistory()
+	return nil
+}
+
+// runInterruptible runs one statement whose context Ctrl-C cancels.
+func (s *Shell) runInterruptible(ctx context.Context, sql string) error {
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	if s.cfg.Interrupts != nil {
+		// An interrupt that came while nothing ran is stale.
+		for drained := false; !drained; {
+			select {
+			case <-s.cfg.Interrupts:
+			default:
+				drained = true
+			}
+		}
+		go func() {
+			defer close(stopped)
+			select {
+			case <-s.cfg.Interrupts:
+				cancel(errCtrlC)
+			case <-done:
+			}
+		}()
+	} else {
+		close(stopped)
+	}
+	err := s.Run(sctx, sql)
+	close(done)
+	<-stopped
+	return err
+}
+
+// printError says what went wrong, on Stderr. A query stopped by Ctrl-C has
+// already said so under its rows.
+func (s *Shell) printError(err error) {
+	if errors.Is(err, ErrInterrupted) {
+		return
+	}
+	fmt.Fprintf(s.cfg.Stderr, "error: %v\n", err)
+}
+
+const helpText = `Statements end with ';' and may span lines. Ctrl-C stops a running query
+(its undelivered records are released) or discards the statement being typed;
+Ctrl-D, quit or exit leaves.
+
+  CREATE TABLE [IF NOT EXISTS] name (col TYPE, ...) WITH ('connector' = 'kafka-sharegroup', ...);
+  DROP TABLE [IF EXISTS] name;
+  SHOW TABLES;  DESCRIBE name;  SHOW CREATE TABLE name;
+  SELECT cols FROM name [WHERE predicate] [LIMIT n];
+  SET;                         list the session settings
+  SET 'key' = 'value';         change one:
+      'output'       = 'table' | 'csv' | 'json'
+      'idle-timeout' = '5s'    end a query after that long without a record ('0': never)
+      'max-rows'     = '100'   end a query after that many rows ('0': no bound)
+  RESET 'key';  RESET;         back to the default
+
+Rows are acknowledged to Kafka once they are on the screen: a record whose row
+was not shown is released and delivered again.
+`

@@ -1,0 +1,419 @@
+package sqlshell
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/mattn/go-runewidth"
+
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
+)
+
+// Output formats, the values of the 'output' setting.
+const (
+	OutputTable = "table"
+	OutputCSV   = "csv"
+	OutputJSON  = "json"
+)
+
+// A printer writes one result in one output format. Rows are buffered until
+// flush, which is where they reach the writer: the shell settles a batch as
+// delivered only after flush returned.
+type printer interface {
+	// batch makes rec the batch that row reads.
+	batch(rec arrow.RecordBatch)
+	// row buffers row i of the current batch.
+	row(i int) error
+	// cells buffers a row of text cells (a statement's result, not a
+	// query's); ok[k] false is a NULL.
+	cells(vals []string) error
+	// flush writes what was buffered.
+	flush() error
+	// end closes the result after n rows: the table's bottom border. The
+	// "N rows" line is the shell's.
+	end() error
+}
+
+// newPrinter returns a printer of format for results with cols to w.
+func newPrinter(format string, w *bufio.Writer, cols []table.Column, term *terminal) printer {
+	switch format {
+	case OutputCSV:
+		return newCSVPrinter(w, cols)
+	case OutputJSON:
+		return newJSONPrinter(w, cols)
+	}
+	return newTablePrinter(w, cols, term)
+}
+
+// terminal describes the screen the table output goes to; nil when it goes
+// to a file or a pipe.
+type terminal struct {
+	// height returns the screen's rows, or 0 when unknown.
+	height func() int
+}
+
+const (
+	// defaultHeight is the screen height assumed when the terminal does
+	// not say, the classic 24 lines.
+	defaultHeight = 24
+	// maxCellWidth bounds how wide a column grows to fit a value; longer
+	// values are printed whole and push the rest of their row to the right,
+	// which keeps every value readable without a screen-wide column.
+	maxCellWidth = 60
+)
+
+// formatters renders the columns of one batch as text.
+func formatters(cols []table.Column, rec arrow.RecordBatch) []func(int) (string, bool) {
+	fs := make([]func(int) (string, bool), len(cols))
+	for k, c := range cols {
+		fs[k] = query.Formatter(rec.Column(k), c.Type)
+	}
+	return fs
+}
+
+// tablePrinter writes aligned columns between borders, as Flink's SQL
+// client does:
+//
+//	+----+-------+
+//	| id | name  |
+//	+----+-------+
+//	|  1 | ann   |
+//	+----+-------+
+//
+// Column widths come from the header and the first screenful of rows; a
+// later value that is wider widens its column (up to maxCellWidth), and the
+// header is printed again so that the columns line up below it. On a
+// terminal the header is also printed again every screen, so that the names
+// stay in sight while rows scroll.
+type tablePrinter struct {
+	w       *bufio.Writer
+	cols    []table.Column
+	names   []string
+	widths  []int
+	right   []bool // numbers align right
+	term    *terminal
+	fmts    []func(int) (string, bool)
+	pending [][]string // rows before the widths are fixed
+	sized   bool       // widths fixed from the first screenful
+	started bool       // the header has been printed
+	lines   int        // rows printed since the last header
+	rowBuf  []string
+}
+
+func newTablePrinter(w *bufio.Writer, cols []table.Column, term *terminal) *tablePrinter {
+	p := &tablePrinter{w: w, cols: cols, term: term}
+	p.names = make([]string, len(cols))
+	p.widths = make([]int, len(cols))
+	p.right = make([]bool, len(cols))
+	for k, c := range cols {
+		p.names[k] = cleanCell(c.Name)
+		p.widths[k] = runewidth.StringWidth(p.names[k])
+		if c.Type != nil {
+			switch c.Type.Kind {
+			case table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Float, table.Double, table.Decimal:
+				p.right[k] = true
+			}
+		}
+	}
+	return p
+}
+
+func (p *tablePrinter) screen() int {
+	if p.term == nil {
+		return 0
+	}
+	h := 0
+	if p.term.height != nil {
+		h = p.term.height()
+	}
+	if h <= 0 {
+		h = defaultHeight
+	}
+	return h
+}
+
+func (p *tablePrinter) batch(rec arrow.RecordBatch) { p.fmts = formatters(p.cols, rec) }
+
+func (p *tablePrinter) row(i int) error {
+	if cap(p.rowBuf) < len(p.fmts) {
+		p.rowBuf = make([]string, len(p.fmts))
+	}
+	vals := p.rowBuf[:len(p.fmts)]
+	for k, f := range p.fmts {
+		s, ok := f(i)
+		if !ok {
+			s = "NULL"
+		}
+		vals[k] = s
+	}
+	return p.cells(vals)
+}
+
+func (p *tablePrinter) cells(vals []string) error {
+	row := make([]string, len(vals))
+	for k, v := range vals {
+		row[k] = cleanCell(v)
+	}
+	if !p.sized {
+		// Collect the first screenful to size the columns from.
+		p.pending = append(p.pending, row)
+		limit := p.screen()
+		if limit == 0 {
+			limit = defaultHeight
+		}
+		if len(p.pending) >= limit {
+			p.fix()
+		}
+		return nil
+	}
+	p.print(row)
+	return nil
+}
+
+// fix sets the widths from the rows collected so far and prints them.
+func (p *tablePrinter) fix() {
+	for _, row := range p.pending {
+		for k, v := range row {
+			if w := min(runewidth.StringWidth(v), maxCellWidth); w > p.widths[k] {
+				p.widths[k] = w
+			}
+		}
+	}
+	p.sized = true
+	pending := p.pending
+	p.pending = nil
+	if !p.started {
+		p.header()
+	}
+	for _, row := range pending {
+		p.print(row)
+	}
+}
+
+func (p *tablePrinter) print(row []string) {
+	grow := false
+	for k, v := range row {
+		if w := min(runewidth.StringWidth(v), maxCellWidth); w > p.widths[k] {
+			p.widths[k] = w
+			grow = true
+		}
+	}
+	if h := p.screen(); grow || (h > 0 && p.lines >= h-4) {
+		// 4: the header's three lines and the line the live row count
+		// takes below the rows.
+		p.header()
+	}
+	p.line(row)
+	p.lines++
+}
+
+func (p *tablePrinter) header() {
+	if p.started {
+		// A header in the middle closes the block above it.
+		p.border()
+	}
+	p.border()
+	p.line(p.names)
+	p.border()
+	p.started = true
+	p.lines = 0
+}
+
+func (p *tablePrinter) border() {
+	p.w.WriteByte('+')
+	for _, w := range p.widths {
+		p.w.WriteString(strings.Repeat("-", w+2))
+		p.w.WriteByte('+')
+	}
+	p.w.WriteByte('\n')
+}
+
+func (p *tablePrinter) line(vals []string) {
+	p.w.WriteByte('|')
+	for k, v := range vals {
+		pad := p.widths[k] - runewidth.StringWidth(v)
+		p.w.WriteByte(' ')
+		if p.right[k] && pad > 0 {
+			p.w.WriteString(strings.Repeat(" ", pad))
+		}
+		p.w.WriteString(v)
+		if !p.right[k] && pad > 0 {
+			p.w.WriteString(strings.Repeat(" ", pad))
+		}
+		p.w.WriteString(" |")
+	}
+	p.w.WriteByte('\n')
+}
+
+// flush prints the rows collected for sizing too: a batch is flushed only
+// when the shell is about to settle it, and rows still held back would be
+// settled without having been shown.
+func (p *tablePrinter) flush() error {
+	if !p.sized && len(p.pending) > 0 {
+		p.fix()
+	}
+	return p.w.Flush()
+}
+
+func (p *tablePrinter) end() error {
+	if !p.sized {
+		p.fix()
+	}
+	if !p.started {
+		p.header()
+	}
+	p.border()
+	return p.w.Flush()
+}
+
+// cleanCell makes a value safe to print in a table cell: control characters
+// (a newline would break the row, an escape sequence could take over the
+// terminal) are shown escaped, as Go quotes them.
+func cleanCell(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			if _, w := utf8.DecodeRuneInString(s[i:]); w == 1 {
+				fmt.Fprintf(&b, `\x%02x`, s[i])
+				continue
+			}
+			b.WriteRune(r)
+		case unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// csvPrinter writes RFC 4180 CSV (encoding/csv): a header row of the
+// column names, then one record per row; NULL is an empty field.
+type csvPrinter struct {
+	w      *bufio.Writer
+	cw     *csv.Writer
+	cols   []table.Column
+	fmts   []func(int) (string, bool)
+	rec    []string
+	header bool
+}
+
+func newCSVPrinter(w *bufio.Writer, cols []table.Column) *csvPrinter {
+	return &csvPrinter{w: w, cw: csv.NewWriter(w), cols: cols, rec: make([]string, len(cols))}
+}
+
+func (p *csvPrinter) writeHeader() error {
+	if p.header {
+		return nil
+	}
+	p.header = true
+	names := make([]string, len(p.cols))
+	for k, c := range p.cols {
+		names[k] = c.Name
+	}
+	return p.cw.Write(names)
+}
+
+func (p *csvPrinter) batch(rec arrow.RecordBatch) { p.fmts = formatters(p.cols, rec) }
+
+func (p *csvPrinter) row(i int) error {
+	for k, f := range p.fmts {
+		s, _ := f(i)
+		p.rec[k] = s
+	}
+	return p.cells(p.rec)
+}
+
+func (p *csvPrinter) cells(vals []string) error {
+	if err := p.writeHeader(); err != nil {
+		return err
+	}
+	return p.cw.Write(vals)
+}
+
+func (p *csvPrinter) flush() error {
+	p.cw.Flush()
+	if err := p.cw.Error(); err != nil {
+		return err
+	}
+	return p.w.Flush()
+}
+
+func (p *csvPrinter) end() error {
+	if err := p.writeHeader(); err != nil {
+		return err
+	}
+	return p.flush()
+}
+
+// jsonPrinter writes one JSON object per row and line (JSON Lines).
+type jsonPrinter struct {
+	w    *bufio.Writer
+	cols []table.Column
+	enc  *jsonRow
+	keys []string
+	buf  []byte
+}
+
+func newJSONPrinter(w *bufio.Writer, cols []table.Column) *jsonPrinter {
+	p := &jsonPrinter{w: w, cols: cols, keys: make([]string, len(cols))}
+	for k, c := range cols {
+		p.keys[k] = string(appendJSONString(nil, c.Name)) + ":"
+	}
+	return p
+}
+
+func (p *jsonPrinter) batch(rec arrow.RecordBatch) { p.enc = newJSONRow(p.cols, rec) }
+
+func (p *jsonPrinter) row(i int) error {
+	p.buf = append(p.enc.append(p.buf[:0], i), '\n')
+	_, err := p.w.Write(p.buf)
+	return err
+}
+
+// cells writes a statement's text result: every value is a string.
+func (p *jsonPrinter) cells(vals []string) error {
+	b := append(p.buf[:0], '{')
+	for k, v := range vals {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, p.keys[k]...)
+		b = appendJSONString(b, v)
+	}
+	b = append(b, '}', '\n')
+	p.buf = b
+	_, err := p.w.Write(b)
+	return err
+}
+
+func (p *jsonPrinter) flush() error { return p.w.Flush() }
+func (p *jsonPrinter) end() error   { return p.w.Flush() }
+
+// plural says "1 row" or "3 rows".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}

@@ -1,0 +1,388 @@
+// Package sqlshell is kshare's SQL shell: it reads statements (typed at a
+// prompt, given with -e, or read from a file), runs them on an engine and
+// prints their results. It is thin on purpose: statements are parsed and run
+// by the engine (the root package's kshare.Engine); the shell only cuts the
+// input into statements, prints, and settles each batch of a query after its
+// rows were written.
+//
+// # Delivery
+//
+// A SELECT over a kafka-sharegroup table hands out records under a lock, and
+// kshare accepts a record only after its row reached its destination. The
+// shell keeps that promise by moving on to the next batch (which settles the
+// one before as delivered) only after the batch's rows were flushed to the
+// output. When a query is stopped while a batch is being printed, every row
+// not yet printed is released, so the broker hands its record out again; when
+// writing fails, the whole batch is released, because it cannot be known
+// which of its rows arrived.
+package sqlshell
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
+)
+
+// Engine runs statements. The root package's *kshare.Engine is the engine
+// kshare uses; tests bring their own.
+type Engine interface {
+	// Exec runs one statement that is not a SELECT (CREATE TABLE, DROP
+	// TABLE, SHOW TABLES, DESCRIBE, SHOW CREATE TABLE, SET, RESET) and
+	// returns its result.
+	Exec(ctx context.Context, sql string) (*table.Result, error)
+	// Query starts one SELECT with the session's settings (idle timeout,
+	// max rows). ctx bounds the whole query: cancelling it stops the query.
+	Query(ctx context.Context, sql string) (*query.Rows, error)
+	// Settings are the session's settings as SET left them.
+	Settings() query.Settings
+}
+
+// Config is what a Shell needs besides its engine.
+type Config struct {
+	// Stdout receives results, Stderr messages and errors. In csv and json
+	// output only data goes to Stdout.
+	Stdout, Stderr io.Writer
+	// Height, when not nil, says that Stdout is a terminal and returns its
+	// height in rows (0 when unknown, meaning 24). The table output then
+	// prints its header again every screen and shows a live row count.
+	Height func() int
+	// Stats prints a summary of each query on Stderr: rows, records per
+	// consumer, acknowledgements, redeliveries, decode errors, elapsed time
+	// and rows per second.
+	Stats bool
+	// Interrupts, when not nil, delivers a value for each Ctrl-C the
+	// interactive shell receives while a statement runs (the caller wires
+	// it to os/signal). Each one stops the running statement; the shell
+	// goes back to the prompt.
+	Interrupts <-chan os.Signal
+}
+
+// Shell runs statements on an engine and prints their results. It is not
+// safe for concurrent use.
+type Shell struct {
+	eng    Engine
+	cfg    Config
+	out    *bufio.Writer
+	errOut io.Writer
+	// interactive: results are for a person at a prompt, so csv and json
+	// output also get their "N rows" line (on Stderr).
+	interactive bool
+	// statusShown: the live row count is on the screen, to be erased
+	// before anything else is printed.
+	statusShown bool
+}
+
+// New returns a shell that runs statements on eng.
+func New(eng Engine, cfg Config) *Shell {
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
+	return &Shell{eng: eng, cfg: cfg, out: bufio.NewWriterSize(cfg.Stdout, 64<<10), errOut: cfg.Stderr}
+}
+
+// ErrInterrupted is wrapped by the error of a statement that was stopped by
+// cancelling its context (Ctrl-C, SIGTERM) before it ended by itself; its
+// undelivered records were released. context.Cause of the context follows it
+// in the chain, so a caller can tell which signal it was.
+var ErrInterrupted = errors.New("interrupted")
+
+// ScriptError is the error of one statement of a script: where it starts
+// and what went wrong.
+type ScriptError struct {
+	Name string // the script's name: "-e" or the file's path
+	Line int    // the statement's first line
+	Err  error
+}
+
+func (e *ScriptError) Error() string {
+	if e.Name == "" {
+		return fmt.Sprintf("statement at line %d: %v", e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: statement at line %d: %v", e.Name, e.Line, e.Err)
+}
+
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// RunScript runs the statements of src in order and stops at the first
+// error, which it returns as a *ScriptError (its statement's results before
+// it have been printed). name says where src came from, for the error. The
+// text after the last ';' counts as a last statement, so that
+// `-e "SELECT ..."` needs no ';'.
+func (s *Shell) RunScript(ctx context.Context, name, src string) error {
+	stmts, rest, _ := Split(src)
+	if rest.Text != "" {
+		stmts = append(stmts, rest)
+	}
+	for _, st := range stmts {
+		if err := s.Run(ctx, st.Text); err != nil {
+			return &ScriptError{Name: name, Line: st.Line, Err: err}
+		}
+	}
+	return nil
+}
+
+// Run runs one statement and prints its result. A panic anywhere below is
+// turned into an error, so that no statement can take the shell down.
+func (s *Shell) Run(ctx context.Context, sql string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v (please report this with the statement that caused it)\n%s", r, debug.Stack())
+		}
+	}()
+	defer s.out.Flush()
+	sts, err := table.Parse(sql)
+	if err != nil {
+		return err
+	}
+	switch len(sts) {
+	case 0:
+		return nil
+	case 1:
+	default:
+		return fmt.Errorf("one statement at a time, got %d", len(sts))
+	}
+	if _, ok := sts[0].(*table.Select); ok {
+		return s.query(ctx, sql)
+	}
+	res, err := s.eng.Exec(ctx, sql)
+	if err != nil {
+		return err
+	}
+	return s.printResult(res)
+}
+
+// printResult prints a statement's result: its rows in the session's output
+// format, or its message (on Stderr in csv and json output, where Stdout
+// holds only data).
+func (s *Shell) printResult(res *table.Result) error {
+	if res == nil {
+		return nil
+	}
+	format := s.eng.Settings().Output
+	if len(res.Columns) > 0 {
+		cols := make([]table.Column, len(res.Columns))
+		for k, c := range res.Columns {
+			cols[k] = table.Column{Name: c}
+		}
+		p := newPrinter(format, s.out, cols, s.term())
+		for _, r := range res.Rows {
+			if err := p.cells(r); err != nil {
+				return err
+			}
+		}
+		if err := p.end(); err != nil {
+			return err
+		}
+		if format == OutputTable {
+			fmt.Fprintf(s.out, "%s\n", plural(int64(len(res.Rows)), "row"))
+		} else if s.interactive {
+			fmt.Fprintf(s.errOut, "%s\n", plural(int64(len(res.Rows)), "row"))
+		}
+	}
+	if res.Message != "" {
+		if format == OutputTable {
+			fmt.Fprintln(s.out, res.Message)
+		} else {
+			fmt.Fprintln(s.errOut, res.Message)
+		}
+	}
+	return s.out.Flush()
+}
+
+func (s *Shell) term() *terminal {
+	if s.cfg.Height == nil {
+		return nil
+	}
+	return &terminal{height: s.cfg.Height}
+}
+
+// query runs a SELECT and prints its rows as they arrive.
+func (s *Shell) query(ctx context.Context, sql string) error {
+	format := s.eng.Settings().Output
+	rows, err := s.eng.Query(ctx, sql)
+	if err != nil {
+		return err
+	}
+	// Close settles the last batch and releases what the source fetched
+	// ahead; it must run whatever happens below, a panic included.
+	closed := false
+	defer func() {
+		if !closed {
+			rows.Close()
+		}
+	}()
+	term := s.term()
+	live := term != nil && format == OutputTable
+	p := newPrinter(format, s.out, rows.Columns(), term)
+	if live {
+		s.status(0)
+	}
+	n, copyErr := copyRows(ctx, rows, p, func(n int64) {
+		if live {
+			if n < 0 {
+				s.clearStatus()
+			} else {
+				s.status(n)
+			}
+		}
+	})
+	closeErr := rows.Close()
+	closed = true
+	if live {
+		s.clearStatus()
+	}
+	stats := rows.Stats()
+	var endErr error
+	if copyErr == nil {
+		endErr = p.end()
+	}
+	interrupted := ctx.Err() != nil && rows.EndReason() != query.EndLimit &&
+		rows.EndReason() != query.EndMaxRows && rows.EndReason() != query.EndIdle
+	switch {
+	case copyErr != nil:
+		// The rows are incomplete; only the error is worth saying.
+	case format == OutputTable:
+		fmt.Fprintf(s.out, "%s%s\n", plural(n, "row"), endNote(interrupted))
+	case s.interactive:
+		fmt.Fprintf(s.errOut, "%s%s\n", plural(n, "row"), endNote(interrupted))
+	}
+	if err := s.out.Flush(); err != nil && copyErr == nil {
+		copyErr = err
+	}
+	if s.cfg.Stats {
+		writeStats(s.errOut, n, stats)
+	}
+	switch {
+	case copyErr != nil:
+		return fmt.Errorf("writing the results: %w (the records of rows not written were released)", copyErr)
+	case endErr != nil:
+		return fmt.Errorf("writing the results: %w", endErr)
+	case interrupted:
+		return fmt.Errorf("%w after %s: %w", ErrInterrupted, plural(n, "row"), context.Cause(ctx))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return closeErr
+}
+
+func endNote(interrupted bool) string {
+	if interrupted {
+		return " (query stopped; rows not shown were released)"
+	}
+	return ""
+}
+
+// copyRows prints every batch of rows with p and settles each batch only
+// after p flushed it (see the package documentation). It returns the rows
+// printed and the first error of p. progress is called with -1 before each
+// batch is printed and with the rows so far after it was flushed.
+func copyRows(ctx context.Context, rows *query.Rows, p printer, progress func(int64)) (int64, error) {
+	var n int64
+	for rows.Next() {
+		rec := rows.RecordBatch()
+		progress(-1)
+		p.batch(rec)
+		nr := int(rec.NumRows())
+		i := 0
+		for ; i < nr; i++ {
+			if ctx.Err() != nil {
+				break
+			}
+			if err := p.row(i); err != nil {
+				releaseRows(rows, 0, nr)
+				return n, err
+			}
+		}
+		if err := p.flush(); err != nil {
+			releaseRows(rows, 0, nr)
+			return n, err
+		}
+		n += int64(i)
+		if i < nr {
+			// Stopped in the middle: what was printed is delivered,
+			// the rest goes back. Close (by the caller) settles.
+			releaseRows(rows, i, nr)
+			return n, nil
+		}
+		progress(n)
+	}
+	return n, nil
+}
+
+func releaseRows(rows *query.Rows, from, to int) {
+	for i := from; i < to; i++ {
+		_ = rows.ReleaseRow(i) // only fails without a batch, and there is one
+	}
+}
+
+// status shows the live row count on the line below the rows. It is
+// written without a newline, so that the next output overwrites it.
+func (s *Shell) status(n int64) {
+	fmt.Fprintf(s.out, "\r\x1b[K(%s so far; Ctrl-C stops the query)", plural(n, "row"))
+	s.out.Flush()
+	s.statusShown = true
+}
+
+func (s *Shell) clearStatus() {
+	if s.statusShown {
+		s.out.WriteString("\r\x1b[K")
+		s.statusShown = false
+	}
+}
+
+// writeStats prints a query's summary, one "name: value" line each, so that
+// a person can read it and a script can grep it.
+func writeStats(w io.Writer, rows int64, st query.Stats) {
+	src := st.Source
+	secs := st.Elapsed.Seconds()
+	rate := 0.0
+	if secs > 0 {
+		rate = float64(rows) / secs
+	}
+	fmt.Fprintf(w, "-- stats\n")
+	fmt.Fprintf(w, "rows: %d\n", rows)
+	fmt.Fprintf(w, "elapsed: %s\n", st.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "rows/s: %.1f\n", rate)
+	fmt.Fprintf(w, "records: %d\n", src.Records)
+	for _, c := range src.Consumers {
+		fmt.Fprintf(w, "records of consumer %s: %d\n", c.Name, c.Records)
+	}
+	fmt.Fprintf(w, "accepted: %d\n", src.Accepted)
+	fmt.Fprintf(w, "released: %d\n", src.Released)
+	fmt.Fprintf(w, "rejected: %d\n", src.Rejected)
+	fmt.Fprintf(w, "redelivered: %d\n", src.Redelivered)
+	fmt.Fprintf(w, "decode errors: %d\n", src.DecodeErrors)
+	if src.Skipped > 0 {
+		fmt.Fprintf(w, "skipped: %d\n", src.Skipped)
+	}
+	if src.Renewed > 0 {
+		fmt.Fprintf(w, "lock renewals: %d\n", src.Renewed)
+	}
+}
+
+// isShellCommand recognizes the shell's own commands, which are not SQL:
+// help, quit and exit, with or without a ';'.
+func isShellCommand(line string) (string, bool) {
+	w := strings.ToLower(strings.TrimSpace(line))
+	w = strings.TrimSpace(strings.TrimSuffix(w, ";"))
+	switch w {
+	case "help", "\\h", "?":
+		return "help", true
+	case "quit", "exit", "\\q":
+		return "quit", true
+	}
+	return "", false
+}
