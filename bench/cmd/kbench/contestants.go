@@ -143,9 +143,10 @@ func kshareSQL(cfg *suiteConfig, p ksharePlan, par int, t target, group string) 
 	return ddl + "; " + q
 }
 
-// kshareContestant runs the kshare binary's one-shot mode, its CSV going to
-// a pipe that counts the lines; --max-rows makes it stop once every record's
-// row is out, acknowledging as it goes (at least once).
+// kshareContestant runs the kshare binary's one-shot mode with its CSV
+// going to /dev/null; --max-rows makes it stop once every record's row is
+// out, acknowledging as it goes (at least once), and --stats makes it say
+// on stderr how many rows it delivered, which check verifies.
 func kshareContestant(cfg *suiteConfig, p ksharePlan, par int) contestant {
 	c := contestant{
 		name:     fmt.Sprintf("kshare %s, parallelism %d", p.label, par),
@@ -164,18 +165,43 @@ func kshareContestant(cfg *suiteConfig, p ksharePlan, par int) contestant {
 	}
 	c.argv = func(t target, group string) []string {
 		return []string{cfg.kshare, "-e", kshareSQL(cfg, p, par, t, group),
-			"--output", "csv", "--max-rows", strconv.FormatInt(rows(t), 10)}
+			"--output", "csv", "--max-rows", strconv.FormatInt(rows(t), 10), "--stats"}
 	}
 	c.check = func(t target, res measure.Result) (int64, float64, error) {
 		want := rows(t)
-		// The CSV has a header line unless the shell leaves it out; either
-		// way there must be a line per row.
-		if res.Lines < want {
-			return res.Lines, 0, fmt.Errorf("kshare wrote %d lines for %d rows", res.Lines, want)
+		got, rate, ok := kshareStats(res.Stderr)
+		if !ok {
+			return 0, 0, fmt.Errorf("no '-- stats' summary with rows on kshare's stderr: %q", tailString(res.Stderr, 300))
 		}
-		return t.n, 0, nil
+		if got < want {
+			return got, rate, fmt.Errorf("kshare delivered %d of %d rows", got, want)
+		}
+		return t.n, rate, nil
 	}
 	return c
+}
+
+// kshareStats reads the rows and rows/s of the last --stats summary
+// ("rows: 200000", "rows/s: 66083.8") from kshare's stderr.
+func kshareStats(stderr []byte) (rows int64, rate float64, ok bool) {
+	for _, line := range strings.Split(string(stderr), "\n") {
+		k, v, found := strings.Cut(line, ":")
+		if !found {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch k {
+		case "rows":
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				rows, ok = n, true
+			}
+		case "rows/s":
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				rate = f
+			}
+		}
+	}
+	return rows, rate, ok
 }
 
 // probeKshare says whether the kshare binary has the one-shot mode the

@@ -127,3 +127,14 @@ func TestPercentileAndMedian(t *testing.T) {
 		t.Errorf("thousands = %s", s)
 	}
 }
+
+func TestKshareStats(t *testing.T) {
+	stderr := "table 'orders' created\n-- stats\nrows: 200000\nelapsed: 3.026s\nrows/s: 66083.8\nrecords: 200000\n"
+	rows, rate, ok := kshareStats([]byte(stderr))
+	if !ok || rows != 200000 || rate != 66083.8 {
+		t.Errorf("kshareStats = %d, %v, %v", rows, rate, ok)
+	}
+	if _, _, ok := kshareStats([]byte("kshare: no such table\n")); ok {
+		t.Error("found stats in an error message")
+	}
+}

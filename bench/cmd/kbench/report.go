@@ -90,7 +90,8 @@ func (r *report) markdown() string {
 	p("# kshare benchmark, %s\n\n", r.started.Format("2006-01-02"))
 	p("Written by `scripts/bench.sh` (`kbench suite`). Records/s count wall-clock time from the start of the contestant's process to its exit: ")
 	p("JVM or Go start-up, joining a fresh share group, reading all N records, acknowledging them and leaving. ")
-	p("\"Self-timed\" is the contestant's own view where it has one (the Java tool's nMsg.sec; the franz-go loop from its first to its last poll).\n\n")
+	p("\"Self-timed\" is the contestant's own view where it has one: the Java tool's nMsg.sec (from after JVM start-up), the franz-go loop's first to last poll, kshare's --stats rows/s (from the query's start). " +
+		"Ratios use the wall-clock figures, because start-up is a real cost of running a command; the self-timed column shows each without it.\n\n")
 	p("| | |\n|---|---|\n")
 	p("| date | %s |\n", r.started.Format("2006-01-02 15:04 MST"))
 	p("| machine | %d cores, %s, %s RAM |\n", runtime.NumCPU(), cpuModel(), memTotal())
