@@ -1,0 +1,218 @@
+package kshare_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
+)
+
+// startKafka starts an in-process Kafka-compatible broker with share groups
+// (franz-go's kfake) and writes values to a one-partition topic. A real
+// program points 'bootstrap.servers' at its cluster instead.
+func startKafka(topic string, values ...string) *kfake.Cluster {
+	c, err := kfake.NewCluster(
+		kfake.NumBrokers(1),
+		kfake.SeedTopics(1, topic),
+		// Members join a share group quickly on this broker.
+		kfake.BrokerConfigs(map[string]string{"group.share.heartbeat.interval.ms": "500"}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for _, v := range values {
+		recs = append(recs, kgo.StringRecord(v))
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		log.Fatal(err)
+	}
+	return c
+}
+
+// printRows prints every row of a query, a line per row, and closes it.
+func printRows(rows *query.Rows) {
+	defer rows.Close()
+	for rows.Next() {
+		printBatch(rows.RecordBatch(), rows.Columns())
+	}
+	if err := rows.Err(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func printBatch(rec arrow.RecordBatch, cols []table.Column) {
+	for i := 0; i < int(rec.NumRows()); i++ {
+		var vals []string
+		for k, c := range cols {
+			s, ok := query.Formatter(rec.Column(k), c.Type)(i)
+			if !ok {
+				s = "NULL"
+			}
+			vals = append(vals, c.Name+"="+s)
+		}
+		fmt.Println(strings.Join(vals, " "))
+	}
+}
+
+// Define a table with CREATE TABLE, as in Flink, and query it.
+func Example() {
+	kafka := startKafka("orders",
+		`{"id": 1, "product": "apple", "price": 0.50, "quantity": 4}`,
+		`{"id": 2, "product": "pear", "price": 0.75, "quantity": 1}`,
+		`{"id": 3, "product": "plum", "price": 1.20, "quantity": 10}`,
+	)
+	defer kafka.Close()
+	ctx := context.Background()
+
+	eng := kshare.New()
+	_, err := eng.Exec(ctx, `
+		CREATE TABLE orders (
+		  id BIGINT,
+		  product STRING,
+		  price DECIMAL(10, 2),
+		  quantity INT,
+		  `+"`offset`"+` BIGINT METADATA VIRTUAL
+		) WITH (
+		  'connector' = 'kafka-sharegroup',
+		  'format' = 'json',
+		  'bootstrap.servers' = '`+kafka.ListenAddrs()[0]+`',
+		  'topic' = 'orders',
+		  'share-group-id' = 'billing',
+		  'scan.startup.mode' = 'earliest-offset'
+		)`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// LIMIT ends the query; without it, a query over a topic runs until
+	// its context ends or its idle timeout (kshare.IdleTimeout) passes.
+	rows, err := eng.Query(ctx, `
+		SELECT id, product, price * quantity AS total, `+"`offset`"+`
+		FROM orders WHERE quantity > 1 LIMIT 2`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range rows.Columns() {
+		fmt.Printf("%s %s\n", c.Name, c.Type)
+	}
+	printRows(rows)
+	// Output:
+	// id BIGINT
+	// product STRING
+	// total DECIMAL(21, 2)
+	// offset BIGINT
+	// id=1 product=apple total=2.00 offset=0
+	// id=3 product=plum total=12.00 offset=2
+}
+
+// Register a table from Go values: its columns and its WITH options.
+func ExampleEngine_Register() {
+	kafka := startKafka("clicks", "home", "cart", "checkout")
+	defer kafka.Close()
+
+	eng := kshare.New()
+	err := eng.Register("clicks", []table.Column{
+		{Name: "page", Type: table.StringType()},
+		{Name: "partition", Type: table.IntType().WithNotNull(true), Metadata: true, Virtual: true},
+	}, map[string]string{
+		"connector":         "kafka-sharegroup",
+		"format":            "raw",
+		"bootstrap.servers": kafka.ListenAddrs()[0],
+		"topic":             "clicks",
+		"share-group-id":    "analytics",
+		"scan.startup.mode": "earliest-offset",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rows, err := eng.Query(context.Background(), "SELECT page, `partition` FROM clicks WHERE page <> 'cart'",
+		kshare.MaxRows(2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	printRows(rows)
+	// Output:
+	// page=home partition=0
+	// page=checkout partition=0
+}
+
+// Release a row whose processing failed: the broker hands its record out
+// again (to this or any other consumer of the share group), with its
+// delivery count raised. Rows not released are accepted when the query
+// moves on.
+func ExampleRows_ReleaseRow() {
+	kafka := startKafka("jobs", `{"job": "a"}`, `{"job": "b"}`, `{"job": "c"}`)
+	defer kafka.Close()
+	ctx := context.Background()
+
+	eng := kshare.New()
+	_, err := eng.Exec(ctx, `
+		CREATE TABLE jobs (
+		  job STRING,
+		  tries INT METADATA FROM 'delivery-count' VIRTUAL
+		) WITH (
+		  'connector' = 'kafka-sharegroup',
+		  'format' = 'json',
+		  'bootstrap.servers' = '`+kafka.ListenAddrs()[0]+`',
+		  'topic' = 'jobs',
+		  'share-group-id' = 'workers',
+		  'scan.startup.mode' = 'earliest-offset'
+		)`)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	run := func(limit int) {
+		rows, err := eng.Query(ctx, fmt.Sprintf("SELECT job, tries FROM jobs LIMIT %d", limit))
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			rec := rows.RecordBatch()
+			jobs := rec.Column(0)
+			for i := 0; i < int(rec.NumRows()); i++ {
+				job, _ := query.Formatter(jobs, rows.Columns()[0].Type)(i)
+				tries, _ := query.Formatter(rec.Column(1), rows.Columns()[1].Type)(i)
+				if job == "b" && tries == "1" {
+					fmt.Printf("job %s failed on try %s: released\n", job, tries)
+					if err := rows.ReleaseRow(i); err != nil {
+						log.Fatal(err)
+					}
+					continue
+				}
+				// A released record can be delivered more than once more
+				// (a consumer that fetched it ahead and closed releases it
+				// again), so its count is only known to be above 1.
+				if tries == "1" {
+					fmt.Printf("job %s done\n", job)
+				} else {
+					fmt.Printf("job %s done on a retry\n", job)
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			log.Fatal(err)
+		}
+	}
+	run(3) // a, b (released), c
+	run(1) // b again
+	// Output:
+	// job a done
+	// job b failed on try 1: released
+	// job c done
+	// job b done on a retry
+}

@@ -1,0 +1,266 @@
+// Package kshare reads Apache Kafka share groups (Kafka 4.x, KIP-932) as SQL
+// tables. An Engine holds a catalog of tables and runs statements on it: DDL
+// and session settings with Exec, SELECT with Query, whose result is a stream
+// of Arrow record batches.
+//
+//	eng := kshare.New()
+//	_, err := eng.Exec(ctx, `CREATE TABLE orders (
+//	    id BIGINT, product STRING, price DECIMAL(10, 2),
+//	    `+"`offset`"+` BIGINT METADATA VIRTUAL
+//	) WITH (
+//	    'connector' = 'kafka-sharegroup', 'format' = 'json',
+//	    'bootstrap.servers' = 'localhost:9092', 'topic' = 'orders',
+//	    'share-group-id' = 'billing'
+//	)`)
+//	rows, err := eng.Query(ctx, "SELECT id, price FROM orders WHERE price > 10")
+//	defer rows.Close()
+//	for rows.Next() {
+//	    batch := rows.RecordBatch() // an arrow.RecordBatch
+//	    ...
+//	}
+//
+// Importing this package registers the kafka-sharegroup connector and the
+// json and raw formats.
+//
+// # At least once
+//
+// The records behind a result batch are accepted only when the caller moves
+// on: the next call of Next (or Close) settles the batch before as delivered.
+// Until then the caller may release single rows (Rows.ReleaseRow: the broker
+// hands the record out again, to this or another consumer of the group) or
+// reject them (Rows.RejectRow: never again). Whatever the query read and did
+// not hand out is released when it ends. See query.Rows for every case.
+//
+// Because Rows is an array.RecordReader, it can be written out with Arrow IPC
+// (ipc.NewWriter), Parquet (pqarrow) or served with Flight as it is; write a
+// batch out before calling Next again, since Next accepts its records.
+package kshare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
+
+	// The built-in components register themselves, so that one import of
+	// kshare is enough to read kafka-sharegroup tables in json or raw.
+	_ "github.com/kshare/kshare/connector"
+	_ "github.com/kshare/kshare/format/json"
+	_ "github.com/kshare/kshare/format/raw"
+)
+
+// Engine is a session: a catalog of tables and the settings SET changed. It
+// starts no goroutine of its own (each query's stream owns its consumers,
+// and Rows.Close stops them), so it needs no closing. It is safe for
+// concurrent use; each Rows is not.
+type Engine struct {
+	reg *table.Registry
+	cat *table.Catalog
+	mem memory.Allocator
+	log *slog.Logger
+
+	mu       sync.Mutex
+	settings query.Settings
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithAllocator sets the allocator of every query's batches (the default of
+// the Allocator query option). Default: memory.DefaultAllocator.
+func WithAllocator(mem memory.Allocator) Option { return func(e *Engine) { e.mem = mem } }
+
+// WithLogger sets where sources log their warnings (rejected records, say).
+// Default: slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
+
+// WithRegistry makes CREATE TABLE and Register find connectors and formats
+// in reg instead of the default registry, where the built-in ones and any
+// registered with table.RegisterConnector or table.RegisterFormat are.
+func WithRegistry(reg *table.Registry) Option { return func(e *Engine) { e.reg = reg } }
+
+// New returns an engine with an empty catalog and the default settings
+// (query.DefaultSettings).
+func New(opts ...Option) *Engine {
+	e := &Engine{reg: table.Default, mem: memory.DefaultAllocator, settings: query.DefaultSettings()}
+	for _, o := range opts {
+		o(e)
+	}
+	e.cat = table.NewCatalogWith(e.reg)
+	return e
+}
+
+// Catalog is the engine's catalog of tables.
+func (e *Engine) Catalog() *table.Catalog { return e.cat }
+
+// Settings are the session's settings as SET and RESET left them; Query
+// starts from them.
+func (e *Engine) Settings() query.Settings {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.settings
+}
+
+// ErrSelectInExec is returned by Exec for a script with a SELECT: a query
+// returns rows, and Query is what hands them out.
+var ErrSelectInExec = errors.New("SELECT in Exec")
+
+// Exec runs a script of statements separated by ';': CREATE TABLE, DROP
+// TABLE, SHOW TABLES, DESCRIBE, SHOW CREATE TABLE, SET 'key' = 'value', SET
+// (which lists the settings) and RESET ['key']. It returns the last
+// statement's result; ExecAll returns every one. The settings are
+// query.SettingOutput, query.SettingIdleTimeout and query.SettingMaxRows.
+//
+// A script with a SELECT is refused before anything runs (ErrSelectInExec).
+// Otherwise statements run in order until one fails; the error says which.
+// No statement does I/O: a table's source connects when a query opens it.
+func (e *Engine) Exec(ctx context.Context, sql string) (*table.Result, error) {
+	res, err := e.ExecAll(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) == 0 {
+		return &table.Result{Message: "nothing to run"}, nil
+	}
+	return res[len(res)-1], nil
+}
+
+// ExecAll is Exec returning the result of every statement, in order.
+func (e *Engine) ExecAll(ctx context.Context, sql string) ([]*table.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sts, err := table.Parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range sts {
+		if _, ok := st.(*table.Select); ok {
+			return nil, fmt.Errorf("%w: a SELECT returns rows; run it with Query, one statement at a time", ErrSelectInExec)
+		}
+	}
+	out := make([]*table.Result, 0, len(sts))
+	for i, st := range sts {
+		res, err := e.exec(st)
+		if err != nil {
+			if len(sts) > 1 {
+				return out, fmt.Errorf("statement %d (%s): %w", i+1, firstWords(st.String()), err)
+			}
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func (e *Engine) exec(st table.Statement) (*table.Result, error) {
+	switch st := st.(type) {
+	case *table.SetOption:
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if st.Key == "" {
+			res := &table.Result{Columns: []string{"key", "value"}, Rows: [][]string{}}
+			for _, kv := range e.settings.List() {
+				res.Rows = append(res.Rows, []string{kv.Key, kv.Value})
+			}
+			return res, nil
+		}
+		if err := e.settings.Set(st.Key, st.Value); err != nil {
+			return nil, err
+		}
+		return &table.Result{Message: fmt.Sprintf("'%s' set to '%s'", st.Key, st.Value)}, nil
+	case *table.Reset:
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if err := e.settings.Reset(st.Key); err != nil {
+			return nil, err
+		}
+		if st.Key == "" {
+			return &table.Result{Message: "every setting reset"}, nil
+		}
+		return &table.Result{Message: fmt.Sprintf("'%s' reset", st.Key)}, nil
+	}
+	return e.cat.Exec(st)
+}
+
+// firstWords shortens a statement for an error message.
+func firstWords(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}
+
+// Register adds a table defined by Go values, as CREATE TABLE would:
+// cols in table order (metadata columns have Metadata set), options the
+// WITH clause's pairs ('connector', 'format', 'bootstrap.servers', ...).
+// The error, as for CREATE TABLE, lists every problem of the definition.
+func (e *Engine) Register(name string, cols []table.Column, options map[string]string) error {
+	_, err := e.cat.Exec(&table.CreateTable{Def: table.NewDefinition(name, cols, options)})
+	return err
+}
+
+// RegisterArrow is Register with the columns of an Arrow schema: one
+// physical column per field, its type mapped as table.FromArrow maps it.
+// Metadata columns cannot be said in Arrow; use Register for them.
+func (e *Engine) RegisterArrow(name string, schema *arrow.Schema, options map[string]string) error {
+	cols, err := table.ColumnsFromArrow(schema)
+	if err != nil {
+		return fmt.Errorf("table '%s': %w", name, err)
+	}
+	return e.Register(name, cols, options)
+}
+
+// Prepare checks a SELECT against the catalog without running it: its
+// result columns and their types are known before any record is read.
+func (e *Engine) Prepare(sql string) (*query.Plan, error) {
+	return query.Prepare(sql, e.cat)
+}
+
+// QueryOption changes one query's options; it wins over the session's
+// settings.
+type QueryOption func(*query.Options)
+
+// MaxRows ends the query after n result rows, as a LIMIT would (the smaller
+// wins); 0 means no bound. Default: the 'max-rows' setting (0).
+func MaxRows(n int64) QueryOption { return func(o *query.Options) { o.MaxRows = n } }
+
+// IdleTimeout ends the query without an error when no record arrived for d
+// while it waited for one; 0 waits until the context ends. Default: the
+// 'idle-timeout' setting (0).
+func IdleTimeout(d time.Duration) QueryOption { return func(o *query.Options) { o.IdleTimeout = d } }
+
+// Allocator allocates the query's batches. Default: the engine's
+// (WithAllocator).
+func Allocator(mem memory.Allocator) QueryOption { return func(o *query.Options) { o.Alloc = mem } }
+
+// BatchSize bounds the rows of each source batch, and so of each result
+// batch. Default: the table's 'scan.batch-size'.
+func BatchSize(n int) QueryOption { return func(o *query.Options) { o.BatchSize = n } }
+
+// Query plans a SELECT and starts it: it opens the table's source (for
+// kafka-sharegroup: joins the share group) and returns the running query.
+// ctx bounds the whole query, not just the start: cancelling it ends the
+// query (Rows.Err then returns the context's error). The caller must Close
+// the Rows, which also settles the batch last handed out as delivered.
+func (e *Engine) Query(ctx context.Context, sql string, opts ...QueryOption) (*query.Rows, error) {
+	p, err := query.Prepare(sql, e.cat)
+	if err != nil {
+		return nil, err
+	}
+	o := query.Options{Alloc: e.mem, Logger: e.log}
+	e.Settings().Apply(&o)
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return query.Run(ctx, p, o)
+}

@@ -1,0 +1,314 @@
+package kshare_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// memConnector's tables read the JSON lines of their 'rows' option, one
+// batch per line, and end there; every settling is counted.
+type memConnector struct {
+	mu      sync.Mutex
+	settled map[string]int // "accept", "release", "reject" -> rows
+}
+
+func (c *memConnector) Name() string { return "mem" }
+func (c *memConnector) Options() *options.Set {
+	return &options.Set{Owner: "connector 'mem'", Options: []options.Option{{Key: "rows", Type: options.String}}}
+}
+func (c *memConnector) Metadata() []table.MetadataKey {
+	return []table.MetadataKey{{Key: "n", Type: table.BigIntType().WithNotNull(true)}}
+}
+func (c *memConnector) NewSource(b *table.Bound) (table.Source, error) {
+	return &memSource{c: c, schema: b.Def.Schema.Arrow(), lines: strings.Split(b.Options.String("rows"), "\n")}, nil
+}
+
+func (c *memConnector) count(d table.Disposition, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settled[d.String()] += n
+}
+
+type memSource struct {
+	c      *memConnector
+	schema *arrow.Schema
+	lines  []string
+}
+
+func (s *memSource) Open(_ context.Context, o table.OpenOptions) (table.Stream, error) {
+	return &memStream{s: s, mem: o.Alloc}, nil
+}
+
+type memStream struct {
+	s   *memSource
+	mem memory.Allocator
+	i   int
+}
+
+func (st *memStream) Schema() *arrow.Schema { return st.s.schema }
+func (st *memStream) Stats() table.Stats    { return table.Stats{} }
+func (st *memStream) Close() error          { return nil }
+func (st *memStream) Next(ctx context.Context) (table.Batch, error) {
+	if st.i >= len(st.s.lines) || st.s.lines[st.i] == "" {
+		return table.Batch{}, io.EOF
+	}
+	rec, _, err := array.RecordFromJSON(st.mem, st.s.schema, strings.NewReader("["+st.s.lines[st.i]+"]"))
+	if err != nil {
+		return table.Batch{}, err
+	}
+	st.i++
+	return table.Batch{Record: rec, Ack: &memAcker{c: st.s.c, rows: int(rec.NumRows()), marks: map[int]table.Disposition{}}}, nil
+}
+
+type memAcker struct {
+	c     *memConnector
+	rows  int
+	marks map[int]table.Disposition
+}
+
+func (a *memAcker) Mark(row int, d table.Disposition) { a.marks[row] = d }
+func (a *memAcker) Done() {
+	for i := 0; i < a.rows; i++ {
+		a.c.count(a.marks[i], 1) // unmarked rows are Accept, the zero value
+	}
+}
+func (a *memAcker) Abandon() {
+	for i := 0; i < a.rows; i++ {
+		if a.marks[i] == table.Reject {
+			a.c.count(table.Reject, 1)
+		} else {
+			a.c.count(table.Release, 1)
+		}
+	}
+}
+
+type memFormat struct{}
+
+func (memFormat) Name() string          { return "none" }
+func (memFormat) Options() *options.Set { return &options.Set{Owner: "format 'none'"} }
+func (memFormat) NewDecoder([]table.Column, options.Values) (table.Decoder, error) {
+	return nil, nil
+}
+
+func newEngine(t *testing.T) (*kshare.Engine, *memConnector, *memory.CheckedAllocator) {
+	t.Helper()
+	reg := table.NewRegistry()
+	c := &memConnector{settled: map[string]int{}}
+	reg.RegisterConnector(c)
+	reg.RegisterFormat(memFormat{})
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	return kshare.New(kshare.WithRegistry(reg), kshare.WithAllocator(mem)), c, mem
+}
+
+const itemsDDL = `CREATE TABLE items (
+  id INT,
+  name STRING,
+  n BIGINT METADATA VIRTUAL
+) WITH ('connector' = 'mem', 'format' = 'none', 'rows' = '{"id": 1, "name": "a", "n": 1}, {"id": 2, "name": "b", "n": 2}
+{"id": 3, "name": "c", "n": 3}')`
+
+func collect(t *testing.T, rows *query.Rows) []string {
+	t.Helper()
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		rec := rows.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			var vals []string
+			for k, c := range rows.Columns() {
+				s, ok := query.Formatter(rec.Column(k), c.Type)(i)
+				if !ok {
+					s = "NULL"
+				}
+				vals = append(vals, s)
+			}
+			out = append(out, strings.Join(vals, ","))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestExecRunsAScript(t *testing.T) {
+	eng, _, _ := newEngine(t)
+	ctx := context.Background()
+	res, err := eng.Exec(ctx, itemsDDL+"; SHOW TABLES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0][0] != "items" {
+		t.Errorf("SHOW TABLES: %+v", res)
+	}
+	all, err := eng.ExecAll(ctx, "DESCRIBE items; SHOW CREATE TABLE items")
+	if err != nil || len(all) != 2 || len(all[0].Rows) != 3 {
+		t.Fatalf("ExecAll: %v %+v", err, all)
+	}
+	// A failing statement says which it was; those before it have run.
+	_, err = eng.Exec(ctx, "DROP TABLE items; DROP TABLE items")
+	if err == nil || !strings.HasPrefix(err.Error(), "statement 2 (DROP TABLE `items`): ") || !errors.Is(err, table.ErrNoTable) {
+		t.Errorf("second DROP: %v", err)
+	}
+	if _, err := eng.Catalog().Lookup("items"); err == nil {
+		t.Error("first DROP did not run")
+	}
+}
+
+func TestExecRefusesSelect(t *testing.T) {
+	eng, _, _ := newEngine(t)
+	_, err := eng.Exec(context.Background(), itemsDDL+"; SELECT * FROM items")
+	if !errors.Is(err, kshare.ErrSelectInExec) {
+		t.Fatalf("err %v, want ErrSelectInExec", err)
+	}
+	if len(eng.Catalog().List()) != 0 {
+		t.Error("the CREATE before the SELECT ran")
+	}
+	if _, err := eng.Query(context.Background(), itemsDDL); !errors.Is(err, query.ErrNotSelect) {
+		t.Errorf("Query of DDL: %v, want query.ErrNotSelect", err)
+	}
+}
+
+func TestSettingsReachQueries(t *testing.T) {
+	eng, c, _ := newEngine(t)
+	ctx := context.Background()
+	if _, err := eng.Exec(ctx, itemsDDL); err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Exec(ctx, "SET 'max-rows' = '1'; SET 'idle-timeout' = '5s'; SET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Rows; len(got) != 3 || got[0][1] != "5s" || got[1][1] != "1" || got[2][1] != "table" {
+		t.Errorf("SET: %v", got)
+	}
+	if s := eng.Settings(); s.MaxRows != 1 || s.IdleTimeout != 5*time.Second {
+		t.Errorf("settings %+v", s)
+	}
+	rows, err := eng.Query(ctx, "SELECT id FROM items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, rows); len(got) != 1 || rows.EndReason() != query.EndMaxRows {
+		t.Errorf("max-rows 1: %v, %s", got, rows.EndReason())
+	}
+	if c.settled["accept"] != 1 || c.settled["release"] != 1 {
+		t.Errorf("settled %v, want the first row accepted and the second released", c.settled)
+	}
+	// A query option wins over the setting.
+	rows, err = eng.Query(ctx, "SELECT id FROM items", kshare.MaxRows(0), kshare.BatchSize(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, rows); len(got) != 3 {
+		t.Errorf("MaxRows(0): %v", got)
+	}
+	if _, err := eng.Exec(ctx, "RESET 'max-rows'"); err != nil || eng.Settings().MaxRows != 0 {
+		t.Errorf("RESET: %v %+v", err, eng.Settings())
+	}
+	if _, err := eng.Exec(ctx, "SET 'max-rowz' = '1'"); err == nil || !strings.Contains(err.Error(), "max-rows") {
+		t.Errorf("SET of an unknown key: %v", err)
+	}
+	if _, err := eng.Exec(ctx, "RESET"); err != nil || eng.Settings() != query.DefaultSettings() {
+		t.Errorf("RESET: %v", err)
+	}
+}
+
+func TestRegisterFromGo(t *testing.T) {
+	eng, _, _ := newEngine(t)
+	opts := map[string]string{"connector": "mem", "format": "none", "rows": `{"id": 7, "n": 70}`}
+	err := eng.Register("t", []table.Column{
+		{Name: "id", Type: table.IntType()},
+		{Name: "n", Type: table.BigIntType(), Metadata: true, Virtual: true},
+	}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := eng.Query(context.Background(), "SELECT id * 2, n FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, rows); len(got) != 1 || got[0] != "14,70" {
+		t.Errorf("got %v", got)
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "price", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true},
+	}, nil)
+	opts["rows"] = `{"id": 1, "price": "2.50"}`
+	if err := eng.RegisterArrow("a", schema, opts); err != nil {
+		t.Fatal(err)
+	}
+	rows, err = eng.Query(context.Background(), "SELECT id, price * 2 AS p FROM a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := rows.Columns()
+	if got := collect(t, rows); len(got) != 1 || got[0] != "1,5.00" || cols[0].Type.String() != "BIGINT NOT NULL" {
+		t.Errorf("got %v, columns %v", got, cols)
+	}
+	if err := eng.Register("A", []table.Column{{Name: "x", Type: table.IntType()}}, opts); !errors.Is(err, table.ErrTableExists) {
+		t.Errorf("Register twice: %v", err)
+	}
+	if err := eng.Register("b", []table.Column{{Name: "x", Type: table.IntType()}}, map[string]string{"connector": "nope", "format": "none"}); !errors.Is(err, table.ErrUnknownConnector) {
+		t.Errorf("unknown connector: %v", err)
+	}
+}
+
+func TestPrepare(t *testing.T) {
+	eng, _, _ := newEngine(t)
+	if _, err := eng.Exec(context.Background(), itemsDDL); err != nil {
+		t.Fatal(err)
+	}
+	p, err := eng.Prepare("SELECT name, id + 1 AS nxt FROM items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cols := p.Columns(); len(cols) != 2 || cols[1].Name != "nxt" || cols[1].Type.String() != "INT" {
+		t.Errorf("columns %v", cols)
+	}
+	if _, err := eng.Prepare("SELECT nam FROM items"); !errors.Is(err, query.ErrUnknownColumn) {
+		t.Errorf("unknown column: %v", err)
+	}
+}
+
+func TestQueryCancelled(t *testing.T) {
+	eng, c, _ := newEngine(t)
+	if _, err := eng.Exec(context.Background(), itemsDDL); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rows, err := eng.Query(ctx, "SELECT id FROM items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatal(rows.Err())
+	}
+	cancel()
+	if rows.Next() || !errors.Is(rows.Err(), context.Canceled) {
+		t.Errorf("after cancel: %v", rows.Err())
+	}
+	rows.Close()
+	if c.settled["accept"] != 2 {
+		t.Errorf("settled %v, want the first batch accepted", c.settled)
+	}
+}
