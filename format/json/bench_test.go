@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,7 +21,11 @@ import (
 // per record as the connector calls it, through batch.Builder) and arrow-go's array.NewJSONReader
 // over the rows joined by newlines. One op is one row, so ns/op and
 // allocs/op are per row; rows/s and allocs/row (exact, not rounded) are
-// reported as metrics. Run them together to compare within one run:
+// reported as metrics, and so is rows/cpu-s: rows per second of CPU time of
+// the benchmark's own thread, which a machine shared with other work
+// disturbs far less than wall-clock time (it leaves out the garbage
+// collector's background workers, for both decoders alike). Run them
+// together to compare within one run:
 //
 //	go test -run '^$' -bench . -benchmem ./format/...
 
@@ -97,10 +102,7 @@ func benchDecode(b *testing.B, schema string, rows [][]byte) {
 		bytesIn += int64(len(r))
 	}
 	b.SetBytes(bytesIn / int64(len(rows)))
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	b.ResetTimer()
+	m := startMeasure(b)
 	for i := 0; i < b.N; i++ {
 		if _, err := bb.Append(rows[i%len(rows)]); err != nil {
 			b.Fatal(err)
@@ -109,10 +111,7 @@ func benchDecode(b *testing.B, schema string, rows [][]byte) {
 			bb.NewBatch().Release()
 		}
 	}
-	b.StopTimer()
-	runtime.ReadMemStats(&after)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N), "allocs/row")
+	m.stop(b.N)
 }
 
 func benchArrowReader(b *testing.B, schema string, rows [][]byte) {
@@ -120,10 +119,7 @@ func benchArrowReader(b *testing.B, schema string, rows [][]byte) {
 	data := bytes.Join(rows, []byte("\n"))
 	mem := memory.NewGoAllocator()
 	b.SetBytes(int64(len(data)) / int64(len(rows)))
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	b.ResetTimer()
+	m := startMeasure(b)
 	n := 0
 	for n < b.N {
 		r := array.NewJSONReader(bytes.NewReader(data), as, array.WithChunk(benchBatch), array.WithAllocator(mem))
@@ -135,8 +131,37 @@ func benchArrowReader(b *testing.B, schema string, rows [][]byte) {
 		}
 		r.Release()
 	}
-	b.StopTimer()
-	runtime.ReadMemStats(&after)
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(n), "allocs/row")
+	m.stop(n)
+}
+
+type measure struct {
+	b       *testing.B
+	mallocs uint64
+	cpu     time.Duration
+}
+
+// startMeasure pins the benchmark to its thread, so that the thread's CPU
+// time is the decoder's, and resets the timer.
+func startMeasure(b *testing.B) *measure {
+	runtime.LockOSThread()
+	b.ReportAllocs()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m := &measure{b: b, mallocs: ms.Mallocs}
+	b.ResetTimer()
+	m.cpu = threadCPU()
+	return m
+}
+
+func (m *measure) stop(rows int) {
+	cpu := threadCPU() - m.cpu
+	m.b.StopTimer()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	runtime.UnlockOSThread()
+	m.b.ReportMetric(float64(rows)/m.b.Elapsed().Seconds(), "rows/s")
+	if cpu > 0 {
+		m.b.ReportMetric(float64(rows)/cpu.Seconds(), "rows/cpu-s")
+	}
+	m.b.ReportMetric(float64(ms.Mallocs-m.mallocs)/float64(rows), "allocs/row")
 }
