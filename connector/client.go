@@ -3,6 +3,7 @@ package connector
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -170,12 +171,9 @@ func tlsConfig(v options.Values) (*tls.Config, error) {
 	certFile, keyFile := v.String(OptSSLCertLocation), v.String(OptSSLKeyLocation)
 	switch {
 	case certFile != "" && keyFile != "":
-		if v.Has(OptSSLKeyPassword) {
-			return nil, errors.New("'properties.ssl.key.password': encrypted PEM keys are not supported; decrypt the key (openssl pkey -in key.pem -out plain.pem) and drop the password")
-		}
-		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+		pair, err := loadKeyPair(certFile, keyFile, v.String(OptSSLKeyPassword))
 		if err != nil {
-			return nil, fmt.Errorf("'properties.ssl.certificate.location' / 'properties.ssl.key.location': %w", err)
+			return nil, err
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}
@@ -190,6 +188,45 @@ func tlsConfig(v options.Values) (*tls.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// loadKeyPair reads a PEM certificate and key. A key encrypted the
+// traditional OpenSSL way (Proc-Type: 4,ENCRYPTED) is decrypted with
+// password; Go cannot read encrypted PKCS#8 keys, so those get advice.
+func loadKeyPair(certFile, keyFile, password string) (tls.Certificate, error) {
+	const where = "'properties.ssl.certificate.location' / 'properties.ssl.key.location'"
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("%s: %w", where, err)
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("%s: %w", where, err)
+	}
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return tls.Certificate{}, fmt.Errorf("'properties.ssl.key.location': no PEM block in %s", keyFile)
+	}
+	switch {
+	case block.Type == "ENCRYPTED PRIVATE KEY":
+		return tls.Certificate{}, fmt.Errorf("'properties.ssl.key.location': %s is an encrypted PKCS#8 key, which Go cannot read; convert it (openssl pkey -in %s -out plain.pem) and drop 'properties.ssl.key.password'", keyFile, keyFile)
+	case x509.IsEncryptedPEMBlock(block): //nolint:staticcheck // the legacy format is what Kafka users have
+		if password == "" {
+			return tls.Certificate{}, fmt.Errorf("'properties.ssl.key.location': %s is encrypted; set 'properties.ssl.key.password'", keyFile)
+		}
+		der, err := x509.DecryptPEMBlock(block, []byte(password)) //nolint:staticcheck // see above
+		if err != nil {
+			return tls.Certificate{}, errors.New("'properties.ssl.key.password' does not decrypt the key in 'properties.ssl.key.location'")
+		}
+		keyPEM = pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: der})
+	case password != "":
+		return tls.Certificate{}, fmt.Errorf("'properties.ssl.key.password' is set but the key in %s is not encrypted; drop the password", keyFile)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("%s: %w", where, err)
+	}
+	return pair, nil
 }
 
 // verifyChainOnly checks the server's chain against roots without the host
