@@ -262,7 +262,7 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 		copyErr = err
 	}
 	if s.cfg.Stats {
-		writeStats(s.errOut, n, stats)
+		WriteStats(s.errOut, n, stats)
 	}
 	switch {
 	case copyErr != nil:
@@ -343,9 +343,9 @@ func (s *Shell) clearStatus() {
 	}
 }
 
-// writeStats prints a query's summary, one "name: value" line each, so that
+// WriteStats prints a query's summary, one "name: value" line each, so that
 // a person can read it and a script can grep it.
-func writeStats(w io.Writer, rows int64, st query.Stats) {
+func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	src := st.Source
 	secs := st.Elapsed.Seconds()
 	rate := 0.0

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/kshare/kshare/sqlshell"
+	"github.com/kshare/kshare/table"
+)
+
+func init() {
+	register(&command{
+		name:    "export",
+		summary: "write a SELECT's rows to a CSV, Arrow IPC or Parquet file, accepting records once on disk",
+		run:     runExportCmd,
+	})
+}
+
+const exportSynopsis = "--init FILE --query SELECT --out FILE|- [--format csv|arrow|parquet] [--max-rows N] [--idle-timeout D] [--stats] [--metrics-addr HOST:PORT]"
+
+func runExportCmd(ctx context.Context, std stdio, args []string) error {
+	var (
+		inits       []scriptSource
+		sql, out    string
+		format      string
+		maxRows     int64
+		idleTimeout time.Duration
+		stats       bool
+		metricsAddr string
+	)
+	fs := newFlagSet("export", exportSynopsis, std)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: kshare export %s\n\n", exportSynopsis)
+		fmt.Fprint(fs.Output(), exportHelp)
+		fs.PrintDefaults()
+	}
+	fs.Var(scriptFlag{list: &inits, file: true}, "init", "`file` of statements (CREATE TABLE, SET) to run first; repeatable")
+	fs.StringVar(&sql, "query", "", "the `SELECT` whose rows are exported (required)")
+	fs.StringVar(&out, "out", "", "`file` to write, or - for standard output (required)")
+	fs.StringVar(&format, "format", "csv", "csv (RFC 4180, a header row), arrow (Arrow IPC stream) or parquet")
+	fs.Int64Var(&maxRows, "max-rows", 0, "end after `N` rows (0: no bound)")
+	fs.DurationVar(&idleTimeout, "idle-timeout", 0, "end once no record arrived for this `duration` (0: run until interrupted)")
+	fs.BoolVar(&stats, "stats", false, "print a summary on stderr at the end")
+	fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`host:port`/metrics while exporting")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case strings.TrimSpace(sql) == "":
+		return usagef(fs, "--query is required")
+	case out == "":
+		return usagef(fs, "--out is required (a file, or - for standard output)")
+	case format != sqlshell.FormatCSV && format != sqlshell.FormatArrow && format != sqlshell.FormatParquet:
+		return usagef(fs, "--format must be csv, arrow or parquet, got %q", format)
+	case format == sqlshell.FormatParquet && out == "-":
+		return usagef(fs, "--format parquet needs --out FILE, not standard output (see -h)")
+	case maxRows < 0:
+		return usagef(fs, "--max-rows must not be negative, got %d", maxRows)
+	case idleTimeout < 0:
+		return usagef(fs, "--idle-timeout must not be negative, got %v", idleTimeout)
+	}
+	if metricsAddr != "" {
+		if _, _, err := splitAddr(metricsAddr); err != nil {
+			return usagef(fs, "--metrics-addr: %v", err)
+		}
+	}
+
+	eng := newEngine()
+	for _, s := range inits {
+		b, err := os.ReadFile(s.name)
+		if err != nil {
+			return fmt.Errorf("reading --init %s: %w", s.name, err)
+		}
+		if err := execScript(ctx, eng, s.name, string(b)); err != nil {
+			return err
+		}
+	}
+	if metricsAddr != "" {
+		stop, err := serveMetrics(metricsAddr, std.err)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	sts, err := table.Parse(sql)
+	if err != nil {
+		return fmt.Errorf("--query: %w", err)
+	}
+	if len(sts) != 1 {
+		return fmt.Errorf("--query: want one SELECT, got %d statements", len(sts))
+	}
+	if _, ok := sts[0].(*table.Select); !ok {
+		return fmt.Errorf("--query: want a SELECT, got %s", firstWord(sts[0].String()))
+	}
+	rows, err := eng.QueryWith(ctx, sql, maxRows, idleTimeout)
+	if err != nil {
+		return fmt.Errorf("--query: %w", err)
+	}
+	o := sqlshell.ExportOptions{Format: format, Path: out, Stdout: std.out}
+	if f, ok := std.err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		o.Progress = std.err
+	}
+	res, err := sqlshell.Export(ctx, rows, o)
+	if stats {
+		sqlshell.WriteStats(std.err, res.Rows, res.Stats)
+	}
+	if err != nil {
+		return scriptFailed(err)
+	}
+	fmt.Fprintf(std.err, "kshare export: wrote %s to %s\n", count(int(res.Rows), "row"), o.Name())
+	return nil
+}
+
+// execScript runs the statements of an --init file, which may not hold a
+// SELECT.
+func execScript(ctx context.Context, eng engine, name, src string) error {
+	stmts, rest, _ := sqlshell.Split(src)
+	if rest.Text != "" {
+		stmts = append(stmts, rest)
+	}
+	for _, st := range stmts {
+		if _, err := eng.Exec(ctx, st.Text); err != nil {
+			return &sqlshell.ScriptError{Name: name, Line: st.Line, Err: err}
+		}
+	}
+	return nil
+}
+
+func firstWord(s string) string {
+	w, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	return strings.ToUpper(w)
+}
+
+const exportHelp = `Runs the statements of the --init files, then the --query, and writes its
+rows to --out. A record is accepted only after its row is in the file and the
+file is synced; so a killed export leaves the rows written so far, and every
+record that did not make it into the file is delivered again.
+
+  csv      RFC 4180 with a header row; NULL is an empty field. A killed
+           export leaves whole rows (batches are written with one write call
+           each and synced).
+  arrow    an Arrow IPC stream, one message per batch; a killed export leaves
+           a stream without its end marker, whose whole batches read.
+  parquet  rows are kept in FILE.spool (an Arrow IPC stream, synced batch by
+           batch) and written as FILE when the query ends, since a parquet
+           file without its footer cannot be read at all. A killed export
+           leaves FILE.spool; the next export to the same FILE puts its rows
+           first.
+
+Without --max-rows, --idle-timeout or a LIMIT the export runs until Ctrl-C
+(the file then holds every row written). It exits 0 when a bound ended it.
+
+`
