@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/kshare/kshare/table"
 )
@@ -31,8 +32,11 @@ type decoder struct {
 	slots  []slot
 	gen    uint32
 	seen   int // distinct columns set in the current object
-	bound  []array.Builder
-	key    []byte // scratch for field names with escapes
+	// quickEnd is where the value quick read ends; a field rather than a
+	// second result keeps quick's results in one register.
+	quickEnd int
+	bound    []array.Builder
+	key      []byte // scratch for field names with escapes
 }
 
 // slot is one column of the object being decoded, between its scan and its
@@ -219,9 +223,19 @@ func (d *decoder) scanRoot(data []byte, i int) (int, *perr) {
 			if j >= len(data) || data[j] != '"' {
 				return 0, unexpected(data, j, "a field name")
 			}
-			col, end, err := d.fields.match(data, j, next, &d.key)
-			if err != nil {
-				return 0, err
+			// fieldNames.match by hand, saving a call on the hottest path.
+			col, end := -1, 0
+			var err *perr
+			if fs := &d.fields; next < len(fs.names) && fs.plain[next] {
+				name := fs.names[next]
+				if e := j + 1 + len(name); e < len(data) && data[e] == '"' && string(data[j+1:e]) == name {
+					col, end = next, e+1
+				}
+			}
+			if end == 0 {
+				if col, end, err = d.fields.lookup(data, j, &d.key); err != nil {
+					return 0, err
+				}
 			}
 			j = skipWS(data, end)
 			if j >= len(data) || data[j] != ':' {
@@ -231,9 +245,13 @@ func (d *decoder) scanRoot(data []byte, i int) (int, *perr) {
 			if j >= len(data) {
 				return 0, unexpected(data, j, "a value")
 			}
-			if col < 0 {
+			switch {
+			case col < 0:
 				j, err = skipValue(data, j, 1)
-			} else {
+			case d.quick(col, data, j) > 0:
+				next = col + 1
+				j = d.quickEnd
+			default:
 				next = col + 1
 				j, err = d.rootField(col, data, j)
 			}
@@ -293,6 +311,11 @@ func (fn *fieldNames) match(data []byte, j, next int, scratch *[]byte) (int, int
 			return next, e + 1, nil
 		}
 	}
+	return fn.lookup(data, j, scratch)
+}
+
+// lookup is match without the guess: scan the name, then hash it.
+func (fn *fieldNames) lookup(data []byte, j int, scratch *[]byte) (int, int, *perr) {
 	end, escaped, err := scanString(data, j)
 	if err != nil {
 		return 0, 0, err
@@ -306,6 +329,81 @@ func (fn *fieldNames) match(data []byte, j, next int, scratch *[]byte) (int, int
 		return c, end, nil
 	}
 	return -1, end, nil
+}
+
+// quick reads the value at data[j] of column col into its slot if it has
+// one of the shapes that make up nearly every value: an integer of at most
+// 18 digits, a decimal of up to 18 digits and no more fractional digits
+// than the scale, a string of plain ASCII. It returns 0, and leaves the
+// value to rootField, otherwise. This is rootField, parseScalar and their
+// callees for the common case in one call: Go spills every live register
+// around a call, and the hot path is mostly calls otherwise.
+func (d *decoder) quick(col int, data []byte, j int) int {
+	n := d.cols[col]
+	sl := &d.slots[col]
+	switch n.fast {
+	case fastInt:
+		k := j
+		neg := data[k] == '-'
+		if neg {
+			k++
+		}
+		start := k
+		var u int64
+		for k < len(data) && k-start < 18 {
+			c := data[k] - '0'
+			if c > 9 {
+				break
+			}
+			u = u*10 + int64(c)
+			k++
+		}
+		if k == start || (data[start] == '0' && k > start+1) || k == len(data) {
+			return 0
+		}
+		if c := data[k]; c-'0' <= 9 || c == '.' || c == 'e' || c == 'E' {
+			return 0
+		}
+		if neg {
+			u = -u
+		}
+		if u < n.min || u > n.max {
+			return 0
+		}
+		sl.sc.i = u
+		d.quickEnd = k
+	case fastDecimal:
+		if c := data[j]; c != '-' && c-'0' > 9 {
+			return 0
+		}
+		v, end, ok := n.quickDecimal(data, j)
+		if !ok {
+			return 0
+		}
+		sl.sc.d = decimal128.FromI64(v)
+		d.quickEnd = end
+	case fastString:
+		if data[j] != '"' {
+			return 0
+		}
+		k := j + 1
+		for k < len(data) && plain[data[k]] {
+			k++
+		}
+		if k == len(data) || data[k] != '"' {
+			return 0
+		}
+		sl.sc.b = data[j+1 : k]
+		d.quickEnd = k + 1
+	default:
+		return 0
+	}
+	if sl.gen != d.gen {
+		sl.gen = d.gen
+		d.seen++
+	}
+	sl.null = false
+	return 1
 }
 
 // rootField reads the value at data[j] of column col into its slot.
@@ -373,6 +471,30 @@ func (d *decoder) commit(data []byte) {
 		case sl.gen != d.gen || sl.null:
 			n.b.AppendNull()
 		case n.scalar:
+			// The common kinds by hand, where the builder has room: a call
+			// to appendScalar per column costs more than the append.
+			switch n.kind {
+			case table.BigInt:
+				if b := n.i64; b.Len() < b.Cap() {
+					b.UnsafeAppend(sl.sc.i)
+					continue
+				}
+			case table.Int:
+				if b := n.i32; b.Len() < b.Cap() {
+					b.UnsafeAppend(int32(sl.sc.i))
+					continue
+				}
+			case table.Decimal:
+				if b := n.dec; b.Len() < b.Cap() {
+					b.UnsafeAppend(sl.sc.d)
+					continue
+				}
+			case table.Char, table.Varchar:
+				if b := n.bb; b.Len() < b.Cap() && b.DataCap()-b.DataLen() >= len(sl.sc.b) {
+					b.UnsafeAppend(sl.sc.b)
+					continue
+				}
+			}
 			n.appendScalar(&sl.sc)
 		default:
 			if _, err := d.walk(n, data, sl.start, true); err != nil {

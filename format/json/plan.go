@@ -32,6 +32,9 @@ type node struct {
 	fields         []*node
 	names          fieldNames
 
+	fast     fastPath
+	min, max int64 // TINYINT..BIGINT
+
 	prec, scale int   // DECIMAL
 	width       int   // BINARY(n)
 	perUnit     int64 // TIME, TIMESTAMP*: nanoseconds per unit of the Arrow type
@@ -65,6 +68,16 @@ type node struct {
 	st   *array.StructBuilder
 }
 
+// fastPath names the shape decoder.quick reads for a column.
+type fastPath uint8
+
+const (
+	fastNone fastPath = iota
+	fastInt
+	fastDecimal
+	fastString
+)
+
 // scalar holds one decoded scalar between parsing and appending.
 type scalar struct {
 	i int64 // integers, DATE days, TIME and TIMESTAMP in the column's unit
@@ -86,8 +99,12 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 	}
 	n := &node{t: t, kind: t.Kind, notNull: t.NotNull, name: name, expect: t.WithNotNull(false).String(), scalar: true}
 	switch t.Kind {
-	case table.Char, table.Varchar, table.Boolean,
-		table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Float, table.Double:
+	case table.Char, table.Varchar:
+		n.fast = fastString
+	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+		n.fast = fastInt
+		n.min, n.max = intRange(t.Kind)
+	case table.Boolean, table.Float, table.Double:
 	case table.Varbinary:
 		n.expect += " as base64"
 	case table.Date:
@@ -103,6 +120,7 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 			return nil, planError(col, t, fmt.Sprintf("DECIMAL needs 1 <= precision <= %d and 0 <= scale <= precision", table.MaxDecimalPrecision))
 		}
 		n.prec, n.scale = t.Precision, t.Scale
+		n.fast = fastDecimal
 	case table.Time, table.Timestamp, table.TimestampLTZ:
 		if t.Precision < 0 || t.Precision > table.MaxTimePrecision {
 			return nil, planError(col, t, fmt.Sprintf("the precision must be between 0 and %d", table.MaxTimePrecision))

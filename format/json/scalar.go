@@ -241,16 +241,19 @@ func parseIntToken(data []byte, i int) (int64, int, numStatus, *perr) {
 	return int64(u), j, numOK, nil
 }
 
-func (n *node) intFits(v int64) bool {
-	switch n.kind {
+func (n *node) intFits(v int64) bool { return v >= n.min && v <= n.max }
+
+// intRange is the range of an integer kind.
+func intRange(k table.Kind) (int64, int64) {
+	switch k {
 	case table.TinyInt:
-		return v >= math.MinInt8 && v <= math.MaxInt8
+		return math.MinInt8, math.MaxInt8
 	case table.SmallInt:
-		return v >= math.MinInt16 && v <= math.MaxInt16
+		return math.MinInt16, math.MaxInt16
 	case table.Int:
-		return v >= math.MinInt32 && v <= math.MaxInt32
+		return math.MinInt32, math.MaxInt32
 	}
-	return true
+	return math.MinInt64, math.MaxInt64
 }
 
 // parseFloat reads a number's text without copying it into a string.
