@@ -135,7 +135,7 @@ func kshareSQL(cfg *suiteConfig, p ksharePlan, par int, t target, group string) 
 	}
 	ddl := fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'kafka-sharegroup', "+
 		"'bootstrap.servers' = '%s', 'topic' = '%s', 'share-group-id' = '%s', "+
-		"'format' = '%s', 'source.parallelism' = '%d')", cols, cfg.bootstrap, t.topic, group, p.format, par)
+		"'format' = '%s', 'source.parallelism' = '%d'%s)", cols, cfg.bootstrap, t.topic, group, p.format, par, withExtra(cfg.kshareWith))
 	q := "SELECT * FROM orders"
 	if p.where {
 		q += " WHERE quantity > 1"
@@ -224,6 +224,14 @@ func probeKshare(ctx context.Context, bin string) error {
 		return fmt.Errorf("kshare -e does not work yet (%s)", msg)
 	}
 	return nil
+}
+
+// withExtra is extra WITH pairs to append after the last one.
+func withExtra(pairs string) string {
+	if strings.TrimSpace(pairs) == "" {
+		return ""
+	}
+	return ", " + pairs
 }
 
 func plural(n int) string {

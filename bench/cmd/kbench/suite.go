@@ -40,6 +40,8 @@ type suiteConfig struct {
 	workersSeconds int
 	workersRecords int64
 
+	kshareWith string // extra WITH pairs for kshare's tables
+
 	kshareUnavailable error
 	runID             string
 }
@@ -61,6 +63,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&only, "only", "", "regular expression: run only the contestants whose id matches (java-t1, franz-c4, kshare-json-p4, ...)")
 	fs.DurationVar(&cfg.pause, "pause", time.Second, "pause between runs, so the broker settles the last group's leave")
 	fs.DurationVar(&cfg.runTimeout, "run-timeout", 15*time.Minute, "kill a contestant that runs longer")
+	fs.StringVar(&cfg.kshareWith, "kshare-with", "", "extra WITH pairs for every kshare table, e.g. \"'properties.max.poll.records' = '2000'\" (the report says so)")
 	fs.IntVar(&cfg.latencyRate, "latency-rate", 2000, "records per second the latency producer writes")
 	fs.IntVar(&cfg.latencySeconds, "latency-seconds", 20, "seconds of measured latency per configuration")
 	fs.DurationVar(&cfg.workersDelay, "workers-delay", 5*time.Millisecond, "work per row of the slow workers")

@@ -20,9 +20,9 @@ import (
 // and the output cost. --cpuprofile writes a pprof CPU profile.
 func runTable(ctx context.Context, args []string) error {
 	var (
-		bootstrap, topic, group, format, cpuprofile string
-		n                                           int64
-		par                                         int
+		bootstrap, topic, group, format, cpuprofile, with string
+		n                                                 int64
+		par                                               int
 	)
 	fs := flag.NewFlagSet("table", flag.ContinueOnError)
 	fs.StringVar(&bootstrap, "bootstrap", bootstrapDefault(), "Kafka `host:port`")
@@ -32,6 +32,7 @@ func runTable(ctx context.Context, args []string) error {
 	fs.IntVar(&par, "parallelism", 1, "'source.parallelism'")
 	fs.StringVar(&format, "format", "json", "'json' or 'raw'")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile to `file`")
+	fs.StringVar(&with, "with", "", "extra WITH pairs for the table")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,8 +55,8 @@ func runTable(ctx context.Context, args []string) error {
 		cols = "line STRING"
 	}
 	ddl := fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s', "+
-		"'topic' = '%s', 'share-group-id' = '%s', 'format' = '%s', 'source.parallelism' = '%d')",
-		cols, bootstrap, topic, group, format, par)
+		"'topic' = '%s', 'share-group-id' = '%s', 'format' = '%s', 'source.parallelism' = '%d'%s)",
+		cols, bootstrap, topic, group, format, par, withExtra(with))
 	rr, err := openTable(ctx, ddl)
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func tableContestant(cfg *suiteConfig, par int) contestant {
 		par:  par,
 		argv: func(t target, group string) []string {
 			return []string{cfg.self, "table", "--bootstrap", cfg.bootstrap, "--topic", t.topic, "--group", group,
-				"--n", strconv.FormatInt(t.n, 10), "--parallelism", strconv.Itoa(par)}
+				"--n", strconv.FormatInt(t.n, 10), "--parallelism", strconv.Itoa(par), "--with", cfg.kshareWith}
 		},
 		check: func(t target, res measure.Result) (int64, float64, error) {
 			var rep franzReport
