@@ -1,0 +1,264 @@
+package sqlshell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
+)
+
+// memConnector serves tables from memory: each stream hands out the batches
+// of ids the test set in memBatches, then ends, and every row's fate is
+// written to the verdicts the test reads.
+type memConnector struct{ src *memSource }
+
+func (c memConnector) Name() string                                 { return "mem" }
+func (c memConnector) Options() *options.Set                        { return &options.Set{Owner: "connector 'mem'"} }
+func (c memConnector) Metadata() []table.MetadataKey                { return nil }
+func (c memConnector) NewSource(*table.Bound) (table.Source, error) { return c.src, nil }
+
+type memFormat struct{}
+
+func (memFormat) Name() string          { return "mem" }
+func (memFormat) Options() *options.Set { return &options.Set{Owner: "format 'mem'"} }
+func (memFormat) NewDecoder([]table.Column, options.Values) (table.Decoder, error) {
+	return nil, nil
+}
+
+type memSource struct {
+	mem     memory.Allocator
+	batches [][]int64
+	// handing runs before batch i is handed out.
+	handing func(i int)
+
+	mu       sync.Mutex
+	verdicts map[int64]table.Disposition
+}
+
+func (s *memSource) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+	return &memStream{src: s}, nil
+}
+
+func (s *memSource) settle(ids []int64, marks map[int]table.Disposition, def table.Disposition) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, id := range ids {
+		d, ok := marks[i]
+		if !ok || (def == table.Release && d != table.Reject) {
+			d = def
+		}
+		s.verdicts[id] = d
+	}
+}
+
+// verdict says, per id, "accept", "release" or "reject".
+func (s *memSource) verdict() map[int64]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int64]string{}
+	for id, d := range s.verdicts {
+		out[id] = d.String()
+	}
+	return out
+}
+
+var memSchema = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+
+type memStream struct {
+	src  *memSource
+	next int
+}
+
+func (st *memStream) Schema() *arrow.Schema { return memSchema }
+
+func (st *memStream) Next(ctx context.Context) (table.Batch, error) {
+	if st.next >= len(st.src.batches) {
+		return table.Batch{}, io.EOF
+	}
+	if st.src.handing != nil {
+		st.src.handing(st.next)
+	}
+	ids := st.src.batches[st.next]
+	st.next++
+	b := array.NewInt64Builder(st.src.mem)
+	defer b.Release()
+	b.AppendValues(ids, nil)
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(memSchema, []arrow.Array{col}, int64(len(ids)))
+	return table.Batch{Record: rec, Ack: &memAcker{src: st.src, ids: ids, marks: map[int]table.Disposition{}}}, nil
+}
+
+func (st *memStream) Stats() table.Stats { return table.Stats{} }
+func (st *memStream) Close() error       { return nil }
+
+type memAcker struct {
+	src   *memSource
+	ids   []int64
+	marks map[int]table.Disposition
+}
+
+func (a *memAcker) Mark(row int, d table.Disposition) { a.marks[row] = d }
+func (a *memAcker) Done()                             { a.src.settle(a.ids, a.marks, table.Accept) }
+func (a *memAcker) Abandon()                          { a.src.settle(a.ids, a.marks, table.Release) }
+
+// testEngine adapts kshare.Engine to Engine.
+type testEngine struct{ *kshare.Engine }
+
+func (e testEngine) Query(ctx context.Context, sql string) (*query.Rows, error) {
+	return e.Engine.Query(ctx, sql)
+}
+
+func newMemShell(t *testing.T, batches [][]int64, stdout io.Writer) (*Shell, *memSource, *bytes.Buffer) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	src := &memSource{mem: mem, batches: batches, verdicts: map[int64]table.Disposition{}}
+	reg := table.NewRegistry()
+	reg.RegisterConnector(memConnector{src: src})
+	reg.RegisterFormat(memFormat{})
+	eng := testEngine{kshare.New(kshare.WithRegistry(reg), kshare.WithAllocator(mem))}
+	if _, err := eng.Exec(t.Context(), "CREATE TABLE t (id BIGINT) WITH ('connector' = 'mem', 'format' = 'mem')"); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	return New(eng, Config{Stdout: stdout, Stderr: &stderr}), src, &stderr
+}
+
+func TestQueryAcceptsPrintedRows(t *testing.T) {
+	var out bytes.Buffer
+	sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, &out)
+	if err := sh.RunScript(t.Context(), "-e", "SELECT id FROM t WHERE id <> 2"); err != nil {
+		t.Fatal(err)
+	}
+	want := "+----+\n| id |\n+----+\n|  1 |\n|  3 |\n+----+\n2 rows\n"
+	if out.String() != want {
+		t.Errorf("output\n%s\nwant\n%s", out.String(), want)
+	}
+	// 2 was filtered out: processed, so accepted too.
+	if got := fmt.Sprint(src.verdict()); got != "map[1:accept 2:accept 3:accept]" {
+		t.Errorf("verdicts %s", got)
+	}
+}
+
+// failWriter accepts n bytes, then fails.
+type failWriter struct{ n int }
+
+func (w *failWriter) Write(b []byte) (int, error) {
+	if len(b) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errors.New("disk full")
+	}
+	w.n -= len(b)
+	return len(b), nil
+}
+
+// When writing fails, the batch being written goes back: it cannot be known
+// which of its rows arrived. Batches before it were flushed and stay
+// accepted.
+func TestQueryWriteErrorReleasesBatch(t *testing.T) {
+	w := &failWriter{n: 30} // the header and the first row fit
+	sh, src, _ := newMemShell(t, [][]int64{{1}, {2, 3}}, w)
+	err := sh.RunScript(t.Context(), "-e", "SELECT id FROM t")
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("error %v, want disk full", err)
+	}
+	if got := fmt.Sprint(src.verdict()); got != "map[1:accept 2:release 3:release]" {
+		t.Errorf("verdicts %s", got)
+	}
+}
+
+// A query stopped before a batch is printed releases all of it, keeps what
+// was printed, and says it was interrupted.
+func TestQueryInterruptReleasesUnprinted(t *testing.T) {
+	var out bytes.Buffer
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3, 4}, {5}}, &out)
+	src.handing = func(i int) {
+		if i == 1 {
+			cancel(errors.New("test stop"))
+		}
+	}
+	err := sh.RunScript(ctx, "-e", "SELECT id FROM t")
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "test stop") {
+		t.Fatalf("error %v, want one wrapping ErrInterrupted and the cause", err)
+	}
+	if !strings.Contains(out.String(), "2 rows (query stopped; rows not shown were released)") {
+		t.Errorf("output does not say the query stopped:\n%s", out.String())
+	}
+	v := src.verdict()
+	if v[1] != "accept" || v[2] != "accept" || v[3] != "release" || v[4] != "release" {
+		t.Errorf("verdicts %v", v)
+	}
+	if _, ok := v[5]; ok {
+		t.Errorf("batch 3 was read after the stop: %v", v)
+	}
+}
+
+// In csv and json output only data goes to stdout; messages go to stderr.
+func TestOutputFormatsKeepStdoutData(t *testing.T) {
+	for _, tc := range []struct{ format, want string }{
+		{"csv", "id\n1\n2\n"},
+		{"json", "{\"id\":1}\n{\"id\":2}\n"},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			var out bytes.Buffer
+			sh, _, stderr := newMemShell(t, [][]int64{{1, 2}}, &out)
+			if err := sh.RunScript(t.Context(), "-e", "SET 'output' = '"+tc.format+"'; SELECT id FROM t"); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("stdout %q, want %q", out.String(), tc.want)
+			}
+			if !strings.Contains(stderr.String(), "'output' set to '"+tc.format+"'") {
+				t.Errorf("stderr %q lacks the SET message", stderr.String())
+			}
+		})
+	}
+}
+
+func TestScriptStopsAtFirstError(t *testing.T) {
+	var out bytes.Buffer
+	sh, _, _ := newMemShell(t, nil, &out)
+	err := sh.RunScript(t.Context(), "x.sql", "SHOW TABLES;\n\nDESCRIBE nope;\nSHOW TABLES;")
+	var se *ScriptError
+	if !errors.As(err, &se) || se.Line != 3 || se.Name != "x.sql" {
+		t.Fatalf("error %#v, want a ScriptError at x.sql line 3", err)
+	}
+	if !errors.Is(err, table.ErrNoTable) {
+		t.Errorf("error %v does not wrap table.ErrNoTable", err)
+	}
+	if n := strings.Count(out.String(), "| table name |"); n != 1 {
+		t.Errorf("SHOW TABLES printed %d times, want once (before the error):\n%s", n, out.String())
+	}
+}
+
+// A panic below a statement is an error, not a crash.
+func TestRunRecoversPanic(t *testing.T) {
+	sh := New(panicEngine{}, Config{})
+	err := sh.Run(t.Context(), "SHOW TABLES")
+	if err == nil || !strings.Contains(err.Error(), "internal error: boom") {
+		t.Fatalf("error %v, want an internal error", err)
+	}
+}
+
+type panicEngine struct{}
+
+func (panicEngine) Exec(context.Context, string) (*table.Result, error) { panic("boom") }
+func (panicEngine) Query(context.Context, string) (*query.Rows, error)  { panic("boom") }
+func (panicEngine) Settings() query.Settings                            { return query.DefaultSettings() }
