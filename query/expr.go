@@ -176,12 +176,12 @@ func (n *arith) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	}
 	// Operands are widened to the result type first, so that compute sees
 	// two arrays of one type and its overflow checks are the result's.
-	lc, err := castArray(ec.mem, la, n.l.typ(), n.t, false)
+	lc, err := castArray(ec, la, n.l.typ(), n.t, false)
 	if err != nil {
 		return nil, err
 	}
 	defer lc.Release()
-	rc, err := castArray(ec.mem, ra, n.r.typ(), n.t, false)
+	rc, err := castArray(ec, ra, n.r.typ(), n.t, false)
 	if err != nil {
 		return nil, err
 	}
@@ -370,12 +370,12 @@ func compareArrays(ec *evalCtx, op string, la arrow.Array, lt *table.DataType, r
 	if ct.Kind == table.Decimal {
 		return decimalCompare(ec.mem, op, la, lt, ra, rt), nil
 	}
-	lc, err := castArray(ec.mem, la, lt, ct, false)
+	lc, err := castArray(ec, la, lt, ct, false)
 	if err != nil {
 		return nil, err
 	}
 	defer lc.Release()
-	rc, err := castArray(ec.mem, ra, rt, ct, false)
+	rc, err := castArray(ec, ra, rt, ct, false)
 	if err != nil {
 		return nil, err
 	}
@@ -765,7 +765,7 @@ func (n *cast) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 		return nil, err
 	}
 	defer a.Release()
-	out, err := castArray(ec.mem, a, n.e.typ(), n.t, n.try)
+	out, err := castArray(ec, a, n.e.typ(), n.t, n.try)
 	var qe *Error
 	if err != nil && n.hint && errors.As(err, &qe) && qe.Kind == ErrEval {
 		return nil, &Error{Kind: ErrEval, Msg: qe.Msg + " (TRY_CAST gives NULL instead)"}

@@ -199,7 +199,15 @@ func rewrite(src string) (*rewritten, error) {
 		return nil, err
 	}
 	rw := &rewritten{src: src, toks: toks}
+	// typeSpans maps the AS of a CAST to the ) that ends its type: the
+	// type is the cast's, not text to rewrite (CAST(x AS TIME) has no
+	// typed literal in it).
+	typeSpans := map[int]int{}
 	for i := 0; i < len(toks); i++ {
+		if end, ok := typeSpans[i]; ok {
+			i = end - 1
+			continue
+		}
 		t := toks[i]
 		switch {
 		case t.kind == tPunct && (t.text == "||" || t.text == "&&"):
@@ -234,6 +242,7 @@ func rewrite(src string) (*rewritten, error) {
 			if closeAt < 0 || asAt < 0 {
 				continue // let the parser report it
 			}
+			typeSpans[asAt] = closeAt
 			typ := strings.TrimSpace(src[toks[asAt].end:toks[closeAt].start])
 			n := len(rw.casts)
 			rw.casts = append(rw.casts, castSpec{typ: typ, try: t.word("try_cast")})
@@ -257,6 +266,11 @@ func rewrite(src string) (*rewritten, error) {
 	var b strings.Builder
 	at := 0
 	for _, e := range rw.edits {
+		if e.start < at {
+			// Edits come from disjoint tokens; if they ever overlap, refuse
+			// the statement rather than hand sqlparser a mangled one.
+			return nil, syntaxAt(src, e.start, "cannot read this statement here")
+		}
 		b.WriteString(src[at:e.start])
 		b.WriteString(e.with)
 		at = e.end
