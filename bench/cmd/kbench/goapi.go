@@ -3,87 +3,56 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	// The table's connector and format register themselves.
-	_ "github.com/kshare/kshare/connector"
-	_ "github.com/kshare/kshare/format/json"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/query"
 )
 
-// rowReader is how the latency and slow-worker parts read a kshare table
-// from Go: a batch at a time, the previous batch counting as delivered when
-// the next is asked for (at least once), as kshare's Go API promises. It
-// runs CREATE TABLE through a table catalog and reads the table's stream;
-// no SQL query layer sits between, which is what a SELECT * costs nothing
-// for.
+// rowReader is how the Go-side parts (latency, slow workers, the Go API
+// contestant) read a kshare table: through kshare's Go API, an Engine that
+// runs the CREATE TABLE and a SELECT. Each Next settles the batch before as
+// delivered (at least once), as a Go program using kshare would.
 type rowReader struct {
-	st  table.Stream
-	cur table.Batch
-	has bool
+	rows *query.Rows
 }
 
-// openTable runs the CREATE TABLE statement ddl and opens a stream of the
-// table it creates.
-func openTable(ctx context.Context, ddl string) (*rowReader, error) {
-	stmts, err := table.Parse(ddl)
+// openQuery creates the table with ddl in a new engine and starts sql on
+// it. ctx bounds the whole query: when it ends, Next returns its error.
+func openQuery(ctx context.Context, ddl, sql string) (*rowReader, error) {
+	eng := kshare.New()
+	if _, err := eng.Exec(ctx, ddl); err != nil {
+		return nil, fmt.Errorf("creating the table: %w", err)
+	}
+	rows, err := eng.Query(ctx, sql)
 	if err != nil {
-		return nil, fmt.Errorf("parsing %q: %w", ddl, err)
+		return nil, fmt.Errorf("starting %q: %w", sql, err)
 	}
-	if len(stmts) != 1 {
-		return nil, fmt.Errorf("want one CREATE TABLE statement, got %d", len(stmts))
-	}
-	ct, ok := stmts[0].(*table.CreateTable)
-	if !ok {
-		return nil, fmt.Errorf("want a CREATE TABLE statement, got %s", stmts[0])
-	}
-	cat := table.NewCatalog()
-	if _, err := cat.Exec(ct); err != nil {
-		return nil, err
-	}
-	t, err := cat.Lookup(ct.Def.Name)
-	if err != nil {
-		return nil, err
-	}
-	st, err := t.Source.Open(ctx, table.OpenOptions{Alloc: memory.NewGoAllocator()})
-	if err != nil {
-		return nil, fmt.Errorf("opening table %s: %w", ct.Def.Name, err)
-	}
-	return &rowReader{st: st}, nil
+	return &rowReader{rows: rows}, nil
 }
 
 // Next settles the previous batch as delivered and waits for the next one,
-// which is valid until the next call to Next or Close.
-func (r *rowReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	r.settle()
-	b, err := r.st.Next(ctx)
-	if err != nil {
+// which is valid until the next call to Next or Close. At the end of the
+// query it returns the query's error, or io.EOF for a normal end.
+func (r *rowReader) Next() (arrow.RecordBatch, error) {
+	if r.rows.Next() {
+		return r.rows.RecordBatch(), nil
+	}
+	if err := r.rows.Err(); err != nil {
 		return nil, err
 	}
-	r.cur, r.has = b, true
-	return b.Record, nil
-}
-
-func (r *rowReader) settle() {
-	if r.has {
-		r.cur.Record.Release()
-		r.cur.Ack.Done()
-		r.has = false
-	}
+	return nil, io.EOF
 }
 
 // Redelivered counts records that came with a delivery count above 1.
-func (r *rowReader) Redelivered() int64 { return r.st.Stats().Redelivered }
+func (r *rowReader) Redelivered() int64 { return r.rows.Stats().Source.Redelivered }
 
 // Close settles the last batch as delivered and leaves the group.
-func (r *rowReader) Close() error {
-	r.settle()
-	return r.st.Close()
-}
+func (r *rowReader) Close() error { return r.rows.Close() }
 
 // timestamps returns a function that reads row i of col, a TIMESTAMP_LTZ
 // column, as a time.

@@ -221,7 +221,7 @@ func produceSteady(ctx context.Context, cl *kgo.Client, topic string, rate int, 
 // row, the time between its broker timestamp and the moment its batch was
 // handed over.
 func consumeKshareLatency(ctx context.Context, lc latencyConfig, topic, group string, ready chan<- struct{}, record func(ts, now time.Time)) error {
-	rr, err := openTable(ctx, latencyDDL(lc.bootstrap, topic, group, lc.par))
+	rr, err := openQuery(ctx, latencyDDL(lc.bootstrap, topic, group, lc.par), "SELECT * FROM orders")
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func consumeKshareLatency(ctx context.Context, lc latencyConfig, topic, group st
 	// The members have started; joining completes during the warm-up.
 	close(ready)
 	for {
-		b, err := rr.Next(ctx)
+		b, err := rr.Next()
 		if err != nil {
 			return err
 		}

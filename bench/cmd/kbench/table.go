@@ -13,11 +13,10 @@ import (
 	"github.com/kshare/kshare/bench/internal/measure"
 )
 
-// runTable reads a whole orders topic through kshare's Go side (the table's
-// stream: share consumers, JSON decoding into Arrow, at-least-once settling
-// of every batch) without SQL or CSV on top. Next to the kshare binary's
-// rows it tells what the connector and the format cost and what the query
-// and the output cost. --cpuprofile writes a pprof CPU profile.
+// runTable reads a whole orders topic through kshare's Go API (SELECT *:
+// share consumers, JSON decoding into Arrow, at-least-once settling of every
+// batch) without formatting the rows. Next to the kshare binary's rows it
+// tells what the output costs. --cpuprofile writes a pprof CPU profile.
 func runTable(ctx context.Context, args []string) error {
 	var (
 		bootstrap, topic, group, format, cpuprofile, with string
@@ -57,13 +56,13 @@ func runTable(ctx context.Context, args []string) error {
 	ddl := fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s', "+
 		"'topic' = '%s', 'share-group-id' = '%s', 'format' = '%s', 'source.parallelism' = '%d'%s)",
 		cols, bootstrap, topic, group, format, par, withExtra(with))
-	rr, err := openTable(ctx, ddl)
+	rr, err := openQuery(ctx, ddl, "SELECT * FROM orders")
 	if err != nil {
 		return err
 	}
 	var rows int64
 	for rows < n {
-		b, err := rr.Next(ctx)
+		b, err := rr.Next()
 		if err != nil {
 			rr.Close()
 			return fmt.Errorf("after %d of %d rows: %w", rows, n, err)
@@ -79,7 +78,7 @@ func runTable(ctx context.Context, args []string) error {
 // tableContestant is `kbench table` as a contestant.
 func tableContestant(cfg *suiteConfig, par int) contestant {
 	return contestant{
-		name: fmt.Sprintf("kshare Go API stream (no SQL, no CSV), json, parallelism %d", par),
+		name: fmt.Sprintf("kshare Go API SELECT * (Arrow batches, no CSV), json, parallelism %d", par),
 		id:   fmt.Sprintf("kshare-go-p%d", par),
 		kind: "table",
 		par:  par,

@@ -86,7 +86,7 @@ func slowWorkers(ctx context.Context, wc workersConfig) (workersReport, error) {
 }
 
 func slowMember(ctx context.Context, wc workersConfig, rows, redelivered *atomic.Int64) error {
-	rr, err := openTable(ctx, workersDDL(wc))
+	rr, err := openQuery(ctx, workersDDL(wc), "SELECT * FROM orders")
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func slowMember(ctx context.Context, wc workersConfig, rows, redelivered *atomic
 		rr.Close()
 	}()
 	for {
-		b, err := rr.Next(ctx)
+		b, err := rr.Next()
 		if err != nil {
 			return err
 		}
