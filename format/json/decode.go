@@ -374,9 +374,9 @@ func (fn *fieldNames) lookup(data []byte, j int, scratch *[]byte) (int, int, *pe
 }
 
 // quick reads the value at data[j] of column col into its slot if it has
-// one of the shapes that make up nearly every value: an integer of at most
-// 18 digits, a decimal of up to 18 digits and no more fractional digits
-// than the scale, a string of plain ASCII. It returns 0, and leaves the
+// one of the shapes that make up nearly every value: a decimal of up to 18
+// digits and no more fractional digits than the scale, a string of plain
+// ASCII (scanRoot reads integers of at most 18 digits itself). It returns 0, and leaves the
 // value to rootField, otherwise. This is rootField, parseScalar and their
 // callees for the common case in one call: Go spills every live register
 // around a call, and the hot path is mostly calls otherwise.
@@ -384,36 +384,6 @@ func (d *decoder) quick(col int, data []byte, j int) int {
 	n := d.cols[col]
 	sl := &d.slots[col]
 	switch n.fast {
-	case fastInt:
-		k := j
-		neg := data[k] == '-'
-		if neg {
-			k++
-		}
-		start := k
-		var u int64
-		for k < len(data) && k-start < 18 {
-			c := data[k] - '0'
-			if c > 9 {
-				break
-			}
-			u = u*10 + int64(c)
-			k++
-		}
-		if k == start || (data[start] == '0' && k > start+1) || k == len(data) {
-			return 0
-		}
-		if c := data[k]; c-'0' <= 9 || c == '.' || c == 'e' || c == 'E' {
-			return 0
-		}
-		if neg {
-			u = -u
-		}
-		if u < n.min || u > n.max {
-			return 0
-		}
-		sl.sc.i = u
-		d.quickEnd = k
 	case fastDecimal:
 		if c := data[j]; c != '-' && c-'0' > 9 {
 			return 0
