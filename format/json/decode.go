@@ -376,10 +376,10 @@ func (fn *fieldNames) lookup(data []byte, j int, scratch *[]byte) (int, int, *pe
 // quick reads the value at data[j] of column col into its slot if it has
 // one of the shapes that make up nearly every value: a decimal of up to 18
 // digits and no more fractional digits than the scale, a string of plain
-// ASCII (scanRoot reads integers of at most 18 digits itself). It returns 0, and leaves the
-// value to rootField, otherwise. This is rootField, parseScalar and their
-// callees for the common case in one call: Go spills every live register
-// around a call, and the hot path is mostly calls otherwise.
+// ASCII (scanRoot reads integers itself). It returns 0, and leaves the value
+// to rootField, otherwise. This is rootField, parseScalar and their callees
+// for the common case in one call: Go spills every live register around a
+// call, and the hot path is mostly calls otherwise.
 func (d *decoder) quick(col int, data []byte, j int) int {
 	n := d.cols[col]
 	sl := &d.slots[col]
