@@ -72,14 +72,22 @@ func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
 
 func (d *decoder) bind(cols []array.Builder) {
 	if len(cols) != len(d.cols) {
-		panic(fmt.Sprintf("json: Decode given %d builders for %d physical columns", len(cols), len(d.cols)))
+		d.badBuilders(cols)
 	}
 	for i, b := range cols {
 		if !sameBuilder(b, d.bound[i]) {
-			d.cols[i].bind(b)
-			d.bound[i] = b
+			d.rebind(i, b)
 		}
 	}
+}
+
+func (d *decoder) rebind(i int, b array.Builder) {
+	d.cols[i].bind(b)
+	d.bound[i] = b
+}
+
+func (d *decoder) badBuilders(cols []array.Builder) {
+	panic(fmt.Sprintf("json: Decode given %d builders for %d physical columns", len(cols), len(d.cols)))
 }
 
 // sameBuilder is b == c for builders, which are pointers. Comparing the two
@@ -140,9 +148,13 @@ func (d *decoder) decode(value []byte) (int, *perr) {
 
 func trailing(data []byte, end int) *perr {
 	if j := skipWS(data, end); j < len(data) {
-		return syntaxErr(j, "unexpected %s after the value", describeByte(data[j]))
+		return trailingErr(data, j)
 	}
 	return nil
+}
+
+func trailingErr(data []byte, j int) *perr {
+	return syntaxErr(j, "unexpected %s after the value", describeByte(data[j]))
 }
 
 // rootArray decodes a top-level array, one row per object; null elements
