@@ -1,0 +1,94 @@
+package batch_test
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/format/batch"
+)
+
+// digits is a decoder that appends one row per byte of a value: the
+// digit's value to the first physical column, its text to the second.
+type digits struct{}
+
+func (digits) Decode(value []byte, cols []array.Builder) (int, error) {
+	for _, c := range value {
+		cols[0].(*array.Int64Builder).Append(int64(c - '0'))
+		cols[1].(*array.StringBuilder).Append(string(c))
+	}
+	return len(value), nil
+}
+
+// TestMetadataColumns interleaves a column the caller fills (the offset, as
+// the connector would) with the decoder's two.
+func TestMetadataColumns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "offset", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "s", Type: arrow.BinaryTypes.String},
+	}, nil)
+	b := batch.NewBuilder(mem, schema, []int{0, 2}, digits{}, 3)
+	defer b.Release()
+	var batches []arrow.RecordBatch
+	for off, v := range []string{"12", "3", "", "456"} {
+		n, err := b.Append([]byte(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			b.Field(1).(*array.Int64Builder).Append(int64(off))
+		}
+		if b.Full() {
+			batches = append(batches, b.NewBatch())
+		}
+	}
+	if b.Len() != 0 {
+		t.Errorf("pending %d rows, want none", b.Len())
+	}
+	// An empty batch is still a batch, for the caller to release.
+	batches = append(batches, b.NewBatch())
+	want := [][]string{{"1 0 1", "2 0 2", "3 1 3"}, {"4 3 4", "5 3 5", "6 3 6"}, {}}
+	for i, rec := range batches {
+		var got []string
+		for r := 0; r < int(rec.NumRows()); r++ {
+			got = append(got, strconv.FormatInt(rec.Column(0).(*array.Int64).Value(r), 10)+" "+
+				strconv.FormatInt(rec.Column(1).(*array.Int64).Value(r), 10)+" "+rec.Column(2).(*array.String).Value(r))
+		}
+		if len(got) != len(want[i]) {
+			t.Fatalf("batch %d: %v, want %v", i, got, want[i])
+		}
+		for r := range got {
+			if got[r] != want[i][r] {
+				t.Errorf("batch %d row %d: %q, want %q", i, r, got[r], want[i][r])
+			}
+		}
+		rec.Release()
+	}
+}
+
+// TestBatchOutlivesBuilder: a batch stays valid once the builder is
+// released, as the doc comment promises.
+func TestBatchOutlivesBuilder(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	b := batch.NewBuilder(mem, schema, nil, digits{}, 0)
+	if b.Size() != batch.DefaultSize {
+		t.Errorf("size %d", b.Size())
+	}
+	if _, err := b.Append([]byte("79")); err != nil {
+		t.Fatal(err)
+	}
+	rec := b.NewBatch()
+	b.Release()
+	defer rec.Release()
+	if rec.NumRows() != 2 || rec.Column(1).(*array.String).Value(1) != "9" {
+		t.Errorf("batch %v", rec)
+	}
+}
