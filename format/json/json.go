@@ -47,6 +47,16 @@
 //
 // Invalid UTF-8 anywhere in a string makes a value not JSON (RFC 8259). A
 // \u escape of a lone surrogate becomes U+FFFD, as in Go's encoding/json.
+//
+// Errors are *table.DecodeError: Field is the path of the value at fault
+// ("quantity", "items[2].sku", "attrs['color']", "[1].qty" for the second
+// element of a top-level array; empty when the value is not JSON, whose
+// message gives the byte offset), Msg says what was expected and what was
+// found: expected INT, got "two".
+//
+// A decoder reads the value's bytes in place: field names are matched
+// against the columns without copying, numbers are parsed from their text,
+// strings are appended straight from the value unless they hold escapes.
 package json
 
 import (
