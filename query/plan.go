@@ -39,6 +39,11 @@ type Plan struct {
 	where  node
 	limit  int64 // -1: none
 	schema *arrow.Schema
+	// inputs are the table columns the expressions read, in table order;
+	// the batch they evaluate on has these columns only (inSchema).
+	inputs    []int
+	inSchema  *arrow.Schema
+	allInputs bool
 }
 
 // Table is the table the query reads.
@@ -215,6 +220,38 @@ type scope struct {
 type planner struct {
 	rw    *rewritten
 	scope scope
+	refs  []*colRef // every column reference made, for narrowing
+}
+
+func (p *planner) ref(k int, c table.Column, name string) *colRef {
+	r := &colRef{idx: k, col: c, name: name}
+	p.refs = append(p.refs, r)
+	return r
+}
+
+// narrow makes the plan read only the columns its expressions use: the
+// batch it evaluates on holds those, in table order, and each reference is
+// renumbered into it. Filtering then copies no column nobody reads.
+func (p *planner) narrow(plan *Plan) {
+	used := map[int]bool{}
+	for _, r := range p.refs {
+		used[r.idx] = true
+	}
+	cols := p.scope.tbl.Schema().Columns
+	at := map[int]int{}
+	var fs []arrow.Field
+	for k, c := range cols {
+		if used[k] {
+			at[k] = len(plan.inputs)
+			plan.inputs = append(plan.inputs, k)
+			fs = append(fs, arrow.Field{Name: c.Name, Type: c.Type.ArrowType(), Nullable: c.Type.Nullable()})
+		}
+	}
+	for _, r := range p.refs {
+		r.idx = at[r.idx]
+	}
+	plan.inSchema = arrow.NewSchema(fs, nil)
+	plan.allInputs = len(plan.inputs) == len(cols)
 }
 
 func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) {
@@ -300,6 +337,7 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 		}
 		plan.where = w
 	}
+	p.narrow(plan)
 	fs := make([]arrow.Field, len(plan.cols))
 	for i, c := range plan.cols {
 		fs[i] = arrow.Field{Name: c.Name, Type: c.Type.ArrowType(), Nullable: c.Type.Nullable()}
@@ -334,7 +372,7 @@ func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
 				return p.unknownQualifier(q, q+".*")
 			}
 			for k, c := range cols {
-				plan.exprs = append(plan.exprs, &colRef{idx: k, col: c, name: c.Name})
+				plan.exprs = append(plan.exprs, p.ref(k, c, c.Name))
 				plan.cols = append(plan.cols, table.Column{Name: c.Name, Type: c.Type, Comment: c.Comment})
 				names = append(names, c.Name)
 			}
@@ -398,7 +436,7 @@ func (p *planner) column(c *sqlparser.ColName) (node, error) {
 	}
 	s := p.scope.tbl.Schema()
 	if k := s.Index(name); k >= 0 {
-		return &colRef{idx: k, col: s.Columns[k], name: p.textOf(c)}, nil
+		return p.ref(k, s.Columns[k], p.textOf(c)), nil
 	}
 	names := make([]string, len(s.Columns))
 	for k, col := range s.Columns {

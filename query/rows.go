@@ -496,9 +496,18 @@ func (r *Rows) handOut(b table.Batch) bool {
 
 // evaluate filters, cuts and projects one source batch. sel maps the
 // result's rows to the source's.
-func (r *Rows) evaluate(rec arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
+func (r *Rows) evaluate(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 	p := r.plan
-	n := int(rec.NumRows())
+	n := int(src.NumRows())
+	rec := src
+	if !p.allInputs {
+		cols := make([]arrow.Array, len(p.inputs))
+		for j, k := range p.inputs {
+			cols[j] = src.Column(k)
+		}
+		rec = array.NewRecordBatch(p.inSchema, cols, int64(n))
+		defer rec.Release()
+	}
 	var sel []int
 	if p.where != nil {
 		mask, err := p.where.eval(r.ec, rec)

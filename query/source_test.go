@@ -67,6 +67,8 @@ type fakeSource struct {
 	openErr error
 	// handing, if set, runs in Next just before batch i is handed out.
 	handing func(i int)
+	// quiet skips the log, for benchmarks of the query and not of the fake.
+	quiet bool
 
 	mu      sync.Mutex
 	log     []string
@@ -202,6 +204,9 @@ func (a *fakeAcker) settle(done bool) {
 		return
 	}
 	a.settled = true
+	if a.st.src.quiet {
+		return
+	}
 	by := map[table.Disposition][]int{}
 	for i := 0; i < a.rows; i++ {
 		d, marked := a.marks[i]
