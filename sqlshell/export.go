@@ -75,22 +75,52 @@ type ExportResult struct {
 // Export returns an error when writing failed (the batch being written is
 // released) or the query failed; when ctx ended first, the error wraps
 // ErrInterrupted and the file holds every row written until then.
-func Export(ctx context.Context, rows *query.Rows, o ExportOptions) (res ExportResult, err error) {
+func Export(ctx context.Context, rows *query.Rows, o ExportOptions) (ExportResult, error) {
+	x, err := NewExporter(rows.Columns(), rows.Schema(), o)
+	if err != nil {
+		rows.Close()
+		return ExportResult{}, err
+	}
+	return x.Run(ctx, rows)
+}
+
+// Exporter is an export whose file is open and waits for its rows: opening
+// it before the query starts means that a file that cannot be written fails
+// before any record is fetched.
+type Exporter struct {
+	o ExportOptions
+	w exportWriter
+}
+
+// NewExporter creates the file of an export of rows with cols and schema
+// (a query's plan tells them before it runs). Run or Abort it.
+func NewExporter(cols []table.Column, schema *arrow.Schema, o ExportOptions) (*Exporter, error) {
+	w, err := openExport(cols, schema, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Exporter{o: o, w: w}, nil
+}
+
+// Abort closes the file of an export that will not run; what was written
+// (a CSV header) stays.
+func (x *Exporter) Abort() { x.w.abort() }
+
+// Run writes rows to the file as Export says, and closes rows.
+func (x *Exporter) Run(ctx context.Context, rows *query.Rows) (res ExportResult, err error) {
+	o, w := x.o, x.w
 	closed := false
 	defer func() {
 		if !closed {
 			rows.Close()
 		}
 	}()
-	w, err := openExport(rows.Columns(), rows.Schema(), o)
-	if err != nil {
-		return res, err
-	}
 	defer func() {
 		if w != nil {
 			w.abort()
 		}
 	}()
+
 	start := time.Now()
 	lastProgress := start
 	every := o.ProgressEvery

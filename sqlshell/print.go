@@ -104,8 +104,13 @@ type tablePrinter struct {
 	pending [][]string // rows before the widths are fixed
 	sized   bool       // widths fixed from the first screenful
 	started bool       // the header has been printed
-	lines   int        // rows printed since the last header
+	lines   int        // lines of rows printed since the last header
+	rows    int        // rows printed in all
 	rowBuf  []string
+	// multiline: a cell's newlines start new lines within the cell, for
+	// statement results such as SHOW CREATE TABLE; query values have
+	// theirs escaped, since a value is data a table must not let loose.
+	multiline bool
 }
 
 func newTablePrinter(w *bufio.Writer, cols []table.Column, term *terminal) *tablePrinter {
@@ -160,7 +165,15 @@ func (p *tablePrinter) row(i int) error {
 func (p *tablePrinter) cells(vals []string) error {
 	row := make([]string, len(vals))
 	for k, v := range vals {
-		row[k] = cleanCell(v)
+		if p.multiline {
+			lines := strings.Split(v, "\n")
+			for i, l := range lines {
+				lines[i] = cleanCell(l)
+			}
+			row[k] = strings.Join(lines, "\n")
+		} else {
+			row[k] = cleanCell(v)
+		}
 	}
 	if !p.sized {
 		// Collect the first screenful to size the columns from.
@@ -182,7 +195,7 @@ func (p *tablePrinter) cells(vals []string) error {
 func (p *tablePrinter) fix() {
 	for _, row := range p.pending {
 		for k, v := range row {
-			if w := min(runewidth.StringWidth(v), maxCellWidth); w > p.widths[k] {
+			if w := min(cellWidth(v), maxCellWidth); w > p.widths[k] {
 				p.widths[k] = w
 			}
 		}
@@ -200,19 +213,50 @@ func (p *tablePrinter) fix() {
 
 func (p *tablePrinter) print(row []string) {
 	grow := false
+	height := 1
 	for k, v := range row {
-		if w := min(runewidth.StringWidth(v), maxCellWidth); w > p.widths[k] {
+		if w := min(cellWidth(v), maxCellWidth); w > p.widths[k] {
 			p.widths[k] = w
 			grow = true
 		}
+		height = max(height, strings.Count(v, "\n")+1)
 	}
-	if h := p.screen(); grow || (h > 0 && p.lines >= h-4) {
+	if h := p.screen(); grow || (h > 0 && p.lines > 0 && p.lines+height > h-4) {
 		// 4: the header's three lines and the line the live row count
 		// takes below the rows.
 		p.header()
 	}
-	p.line(row)
-	p.lines++
+	if height == 1 {
+		p.line(row)
+	} else {
+		// A multi-line row: line i of each cell, blank where a cell has
+		// fewer lines.
+		split := make([][]string, len(row))
+		for k, v := range row {
+			split[k] = strings.Split(v, "\n")
+		}
+		line := make([]string, len(row))
+		for i := range height {
+			for k := range row {
+				line[k] = ""
+				if i < len(split[k]) {
+					line[k] = split[k][i]
+				}
+			}
+			p.line(line)
+		}
+	}
+	p.lines += height
+	p.rows++
+}
+
+// cellWidth is the width of a cell's widest line.
+func cellWidth(v string) int {
+	w := 0
+	for l := range strings.SplitSeq(v, "\n") {
+		w = max(w, runewidth.StringWidth(l))
+	}
+	return w
 }
 
 func (p *tablePrinter) header() {
@@ -270,7 +314,9 @@ func (p *tablePrinter) end() error {
 	if !p.started {
 		p.header()
 	}
-	p.border()
+	if p.rows > 0 || p.lines > 0 {
+		p.border()
+	}
 	return p.w.Flush()
 }
 

@@ -56,7 +56,7 @@ func TestTablePrinterEmpty(t *testing.T) {
 	if err := p.end(); err != nil {
 		t.Fatal(err)
 	}
-	want := "+------------+\n| table name |\n+------------+\n+------------+\n"
+	want := "+------------+\n| table name |\n+------------+\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

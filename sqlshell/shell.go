@@ -177,6 +177,9 @@ func (s *Shell) printResult(res *table.Result) error {
 			cols[k] = table.Column{Name: c}
 		}
 		p := newPrinter(format, s.out, cols, s.term())
+		if tp, ok := p.(*tablePrinter); ok {
+			tp.multiline = true
+		}
 		for _, r := range res.Rows {
 			if err := p.cells(r); err != nil {
 				return err

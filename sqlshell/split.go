@@ -126,11 +126,31 @@ func blank(s string) bool {
 	return true
 }
 
-// trimLeading removes the white space (not comments, which the parser skips
-// and which may say something a user wants in the history) before the text
-// and returns how many lines it removed, so that the statement's line is the
-// line of its first word.
+// trimLeading removes the white space and comments before the statement's
+// first word and returns how many lines it removed, so that the
+// statement's line is the line of its first word.
 func trimLeading(s string) (string, int) {
-	t := strings.TrimLeftFunc(s, unicode.IsSpace)
-	return t, strings.Count(s[:len(s)-len(t)], "\n")
+	i := 0
+	for i < len(s) {
+		switch {
+		case s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f' || s[i] == '\v':
+			i++
+			continue
+		case strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				i = len(s)
+			} else {
+				i += j + 1
+			}
+			continue
+		case strings.HasPrefix(s[i:], "/*"):
+			if j := strings.Index(s[i+2:], "*/"); j >= 0 {
+				i += 2 + j + 2
+				continue
+			}
+		}
+		break
+	}
+	return s[i:], strings.Count(s[:i], "\n")
 }

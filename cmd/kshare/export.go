@@ -97,7 +97,9 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	if _, ok := sts[0].(*table.Select); !ok {
 		return fmt.Errorf("--query: want a SELECT, got %s", firstWord(sts[0].String()))
 	}
-	rows, err := eng.QueryWith(ctx, sql, maxRows, idleTimeout)
+	// The plan tells the columns before any record is read, so that an
+	// --out that cannot be written fails before the share group is joined.
+	plan, err := eng.Prepare(sql)
 	if err != nil {
 		return fmt.Errorf("--query: %w", err)
 	}
@@ -105,12 +107,21 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	if f, ok := std.err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		o.Progress = std.err
 	}
-	res, err := sqlshell.Export(ctx, rows, o)
+	x, err := sqlshell.NewExporter(plan.Columns(), plan.Schema(), o)
+	if err != nil {
+		return err
+	}
+	rows, err := eng.QueryWith(ctx, sql, maxRows, idleTimeout)
+	if err != nil {
+		x.Abort()
+		return fmt.Errorf("--query: %w", err)
+	}
+	res, err := x.Run(ctx, rows)
 	if stats {
 		sqlshell.WriteStats(std.err, res.Rows, res.Stats)
 	}
 	if err != nil {
-		return scriptFailed(err)
+		return scriptFailed("kshare export: ", err)
 	}
 	fmt.Fprintf(std.err, "kshare export: wrote %s to %s\n", count(int(res.Rows), "row"), o.Name())
 	return nil

@@ -6,8 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +57,11 @@ func (l leakChecked) Run() int {
 //	$FREEADDR  a loopback host:port nothing listens on, for `kshare broker`
 //	$UNIQUE    a random suffix for topic names on the shared real broker
 //
-// and the commands `waitkafka ADDR` (wait until a broker answers there) and
-// `records ADDR TOPIC` (print the topic's records).
+// and the commands `waitkafka ADDR` (wait until a broker answers there),
+// `records ADDR TOPIC` (print the topic's records), `subst FILE...` (expand
+// $VARS in files, for statements that name $KAFKA), `waitgroup ADDR GROUP N`
+// (wait until a share group has N assigned members: a query in the
+// background has started) and `httpget URL` (print the body).
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -64,6 +70,9 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"waitkafka": cmdWaitKafka,
 			"records":   cmdRecords,
+			"subst":     cmdSubst,
+			"waitgroup": cmdWaitGroup,
+			"httpget":   cmdHTTPGet,
 		},
 	})
 }
@@ -274,4 +283,80 @@ func TestRegisterRejectsDuplicates(t *testing.T) {
 		}
 	}()
 	register(&command{name: "produce", run: runProduceCmd})
+}
+
+// cmdSubst replaces $NAME and ${NAME} in each file by the script's
+// environment, so that a script's statements can name $KAFKA and $UNIQUE.
+func cmdSubst(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: subst FILE...")
+	}
+	for _, name := range args {
+		path := ts.MkAbs(name)
+		b, err := os.ReadFile(path)
+		ts.Check(err)
+		ts.Check(os.WriteFile(path, []byte(os.Expand(string(b), ts.Getenv)), 0o644))
+	}
+}
+
+// cmdWaitGroup waits until share group GROUP has N members, each with a
+// partition assigned: the sign that a query running in the background is
+// reading.
+func cmdWaitGroup(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: waitgroup ADDR GROUP N")
+	}
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(args[0]))
+	ts.Check(err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	last := "not described yet"
+	for {
+		ds, err := adm.DescribeShareGroups(ctx, args[1])
+		if err != nil {
+			last = err.Error()
+		} else if d, ok := ds[args[1]]; ok && d.Err == nil {
+			assigned := 0
+			for _, m := range d.Members {
+				if len(m.Assignment) > 0 {
+					assigned++
+				}
+			}
+			if assigned == n && len(d.Members) == n {
+				return
+			}
+			last = fmt.Sprintf("%d members, %d assigned", len(d.Members), assigned)
+		} else if ok {
+			last = d.Err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			ts.Fatalf("share group %q did not get %d assigned members within %v: %s", args[1], n, kafkatest.Timeout, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// cmdHTTPGet prints the body of a GET of URL (loopback only in these
+// tests); a status other than 200 fails.
+func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpget URL")
+	}
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(args[0])
+	ts.Check(err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	ts.Check(err)
+	if resp.StatusCode != http.StatusOK {
+		ts.Fatalf("GET %s: %s", args[0], resp.Status)
+	}
+	ts.Stdout().Write(body)
 }

@@ -136,7 +136,14 @@ func runShellCmd(ctx context.Context, std stdio, args []string) error {
 	if err := f.check(fs); err != nil {
 		return err
 	}
-	return runShell(ctx, std, &f, newEngine(), "")
+	err := runShell(ctx, std, &f, newEngine(), "")
+	var exit exitError
+	if err != nil && !errors.As(err, &exit) {
+		// The shell is what plain `kshare` runs: its errors say "kshare:",
+		// not "kshare shell:".
+		return exitError{code: 1, msg: "kshare: " + err.Error()}
+	}
+	return err
 }
 
 // runShell runs the shell the flags ask for on eng: the -e and -f scripts,
@@ -182,7 +189,7 @@ func runShell(ctx context.Context, std stdio, f *shellFlags, eng sqlshell.Engine
 				text = string(b)
 			}
 			if err := sh.RunScript(ctx, s.name, text); err != nil {
-				return scriptFailed(err)
+				return scriptFailed("kshare: ", err)
 			}
 		}
 		return nil
@@ -196,7 +203,7 @@ func runShell(ctx context.Context, std stdio, f *shellFlags, eng sqlshell.Engine
 			return fmt.Errorf("reading statements from standard input: %w", err)
 		}
 		if err := sqlshell.New(eng, cfg).RunScript(ctx, "stdin", string(b)); err != nil {
-			return scriptFailed(err)
+			return scriptFailed("kshare: ", err)
 		}
 		return nil
 	}
@@ -230,18 +237,15 @@ func historyFile() string {
 	return filepath.Join(home, ".kshare_history")
 }
 
-// scriptFailed turns a script's error into the process's end: the message
-// on stderr and exit status 1, or 130/143 when a signal stopped the
-// statement (the shells' convention of 128 + the signal's number).
-func scriptFailed(err error) error {
+// scriptFailed turns a script's error into the process's end: prefix and
+// the message on stderr, and exit status 1, or 130/143 when a signal stopped
+// the statement (the shells' convention of 128 + the signal's number).
+func scriptFailed(prefix string, err error) error {
 	var sig signalCause
-	if errors.Is(err, sqlshell.ErrInterrupted) && errors.As(err, &sig) {
-		return exitError{code: 128 + int(sig.sig), msg: "kshare: " + err.Error()}
-	}
 	if errors.As(err, &sig) {
-		return exitError{code: 128 + int(sig.sig), msg: "kshare: " + err.Error()}
+		return exitError{code: 128 + int(sig.sig), msg: prefix + err.Error()}
 	}
-	return exitError{code: 1, msg: "kshare: " + err.Error()}
+	return exitError{code: 1, msg: prefix + err.Error()}
 }
 
 // serveMetrics serves the connector's Prometheus metrics on addr until stop
