@@ -156,7 +156,7 @@ func javaFloat(v float64, bits int) string {
 		}
 		return "0.0"
 	}
-	e := strconv.FormatFloat(v, 'e', -1, bits) // d.ddde±xx
+	e := strconv.FormatFloat(v, 'e', -1, bits) // d.ddde+xx or d.ddde-xx
 	neg := e[0] == '-'
 	if neg {
 		e = e[1:]

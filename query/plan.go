@@ -259,7 +259,7 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 	case s.Distinct != "":
 		return nil, unsupportedClause("SELECT DISTINCT")
 	case s.Hints != "":
-		return nil, unsupportedClause("query hints")
+		return nil, unsupportedClause(strings.ToUpper(strings.TrimSpace(s.Hints)))
 	case len(s.GroupBy) > 0:
 		return nil, unsupportedClause("GROUP BY")
 	case s.Having != nil:
@@ -290,7 +290,7 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 			return nil, unsupportedClause("PARTITION (...) in FROM")
 		}
 		if te.Hints != nil {
-			return nil, unsupportedClause("index hints")
+			return nil, unsupportedClause("USE, FORCE or IGNORE INDEX")
 		}
 		alias = te.As.String()
 	case *sqlparser.JoinTableExpr:
@@ -772,7 +772,11 @@ func (p *planner) boolOperand(e sqlparser.Expr, op string) (node, error) {
 	}
 	x = typedNull(x, table.BooleanType())
 	if x.typ().Kind != table.Boolean {
-		return nil, errorf(ErrType, "%s needs BOOLEAN operands, got %s (%s)", op, tn(x.typ()), x.text())
+		what := "BOOLEAN operands"
+		if op == "NOT" {
+			what = "a BOOLEAN operand"
+		}
+		return nil, errorf(ErrType, "%s needs %s, got %s (%s)", op, what, tn(x.typ()), x.text())
 	}
 	return x, nil
 }
