@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/kshare/kshare/internal/kafkatest"
+)
+
+// These tests run kshare as a process of its own: the copy of this test
+// binary that testscript.Main puts on PATH as "kshare", which runs main.
+
+func kshareBin(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("kshare")
+	if err != nil {
+		t.Fatalf("kshare is not on PATH (testscript.Main puts it there): %v", err)
+	}
+	return p
+}
+
+// kshareEnv is the environment of a kshare process of a test: no history in
+// the user's home, and no second of waiting for race reports at exit.
+func kshareEnv(t *testing.T) []string {
+	return append(os.Environ(),
+		"HOME="+t.TempDir(),
+		"KSHARE_HISTORY=",
+		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
+	)
+}
+
+// ordersDDL writes a file defining table name over topic, read by group,
+// with extra WITH pairs, and returns its path.
+func ordersDDL(t *testing.T, addr, name, topic, group, extra string) string {
+	t.Helper()
+	ddl := fmt.Sprintf(`CREATE TABLE %s (id BIGINT) WITH (
+  'connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s', 'topic' = '%s',
+  'share-group-id' = '%s', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json'%s);
+`, name, addr, topic, group, extra)
+	path := filepath.Join(t.TempDir(), name+".sql")
+	if err := os.WriteFile(path, []byte(ddl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func idValues(from, to int) [][]byte {
+	var vs [][]byte
+	for i := from; i < to; i++ {
+		vs = append(vs, fmt.Appendf(nil, `{"id": %d}`, i))
+	}
+	return vs
+}
+
+// startKshare starts kshare with args and returns it with its stdout and
+// stderr; the test's cleanup kills it if it still runs.
+func startKshare(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(kshareBin(t), args...)
+	cmd.Env = kshareEnv(t)
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, &out, &errb
+}
+
+// waitExit waits for cmd with a deadline and returns its exit status.
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("waiting for kshare: %v", err)
+		}
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(kafkatest.Timeout):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("kshare did not exit within %v", kafkatest.Timeout)
+		return -1
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a process's output goroutine and the
+// test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestSignalExitStatus: SIGINT and SIGTERM stop a running SELECT of the
+// shell and of an export, which exit with 128 + the signal's number and say
+// why, and the records the query held go back to the group at once.
+func TestSignalExitStatus(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	kafkatest.Produce(t, addr, topic, idValues(0, 3)...)
+	for _, tc := range []struct {
+		name   string
+		sig    syscall.Signal
+		code   int
+		export bool
+	}{
+		{"shell SIGINT", syscall.SIGINT, 130, false},
+		{"shell SIGTERM", syscall.SIGTERM, 143, false},
+		{"export SIGINT", syscall.SIGINT, 130, true},
+		{"export SIGTERM", syscall.SIGTERM, 143, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			group := kafkatest.GroupName(t)
+			// A WHERE that drops every row: the query holds nothing it
+			// printed, so all it read is settled by the filter (accepted)
+			// and the topic's records cannot keep it from running.
+			ddl := ordersDDL(t, addr, "orders", topic, group, "")
+			args := []string{"-f", ddl, "-e", "SELECT id FROM orders WHERE id < 0"}
+			if tc.export {
+				args = []string{"export", "--init", ddl, "--query", "SELECT id FROM orders WHERE id < 0", "--out", filepath.Join(t.TempDir(), "x.csv")}
+			}
+			cmd, _, stderr := startKshare(t, args...)
+			kafkatest.WaitShareMembers(t, addr, group, 1)
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, cmd); code != tc.code {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			want := "interrupted after 0 rows: stopped by " + signalName(tc.sig)
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr does not say %q:\n%s", want, stderr)
+			}
+		})
+	}
+}
+
+// TestInteractive drives the shell through a real terminal (a pty): a
+// CREATE TABLE typed over several lines, a SELECT that streams rows as they
+// are produced, Ctrl-C to stop it, then more statements, an error, and quit.
+func TestInteractive(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.GroupName(t)
+	kafkatest.Produce(t, addr, topic, idValues(1, 4)...)
+
+	history := filepath.Join(t.TempDir(), "history")
+	cmd := exec.Command(kshareBin(t))
+	cmd.Env = append(kshareEnv(t), "TERM=xterm", "KSHARE_HISTORY="+history)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := newScreen(tty)
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		tty.Close()
+		screen.wait()
+	}()
+	typeLine := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(tty, s+"\r"); err != nil {
+			t.Fatalf("typing %q: %v", s, err)
+		}
+	}
+
+	screen.expect(t, "kshare> ")
+	typeLine("CREATE TABLE t (")
+	screen.expect(t, "     -> ")
+	typeLine("  id BIGINT")
+	typeLine(fmt.Sprintf(") WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s',", addr))
+	typeLine(fmt.Sprintf("  'topic' = '%s', 'share-group-id' = '%s',", topic, group))
+	typeLine("  'scan.startup.mode' = 'earliest-offset', 'format' = 'json');")
+	screen.expect(t, "table 't' created")
+
+	typeLine("SELECT id FROM t;")
+	screen.expect(t, "| id |")
+	screen.expect(t, "|  3 |")
+	screen.expect(t, "(3 rows so far; Ctrl-C stops the query)")
+	// Rows produced while the query runs appear as they arrive.
+	kafkatest.Produce(t, addr, topic, idValues(4, 6)...)
+	screen.expect(t, "|  5 |")
+	screen.expect(t, "(5 rows so far; Ctrl-C stops the query)")
+
+	if _, err := tty.Write([]byte{3}); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	screen.expect(t, "5 rows (query stopped; rows not shown were released)")
+	screen.expect(t, "kshare> ")
+
+	typeLine("SHOW TABLES;")
+	screen.expect(t, "| t          |")
+	screen.expect(t, "1 row")
+
+	// A statement started and abandoned with Ctrl-C at the prompt. liner
+	// prints its prompt a moment before it turns the terminal's signals
+	// off; the echo of a typed character shows that it has.
+	typeLine("SELECT")
+	screen.expect(t, "     -> ")
+	if _, err := io.WriteString(tty, "x"); err != nil {
+		t.Fatal(err)
+	}
+	screen.expect(t, "     -> x")
+	if _, err := tty.Write([]byte{3}); err != nil {
+		t.Fatal(err)
+	}
+	typeLine("DESCRIBE nope;")
+	screen.expect(t, "error: table 'nope' does not exist")
+
+	typeLine("help")
+	screen.expect(t, "Statements end with ';'")
+
+	typeLine("quit")
+	if code := waitExit(t, cmd); code != 0 {
+		t.Errorf("exit status %d after quit, want 0\n%s", code, screen.text())
+	}
+	h, err := os.ReadFile(history)
+	if err != nil {
+		t.Fatalf("reading the history file: %v", err)
+	}
+	for _, want := range []string{"CREATE TABLE t ( id BIGINT ) WITH", "SELECT id FROM t;", "SHOW TABLES;", "DESCRIBE nope;"} {
+		if !strings.Contains(string(h), want) {
+			t.Errorf("history lacks %q:\n%s", want, h)
+		}
+	}
+}
+
+// screen collects what a pty shows, for tests to wait on.
+type screen struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	seen    int // offset up to which expect has matched
+	changed chan struct{}
+	done    chan struct{}
+}
+
+func newScreen(r io.Reader) *screen {
+	s := &screen{changed: make(chan struct{}, 1), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			s.mu.Lock()
+			s.b.Write(buf[:n])
+			s.mu.Unlock()
+			select {
+			case s.changed <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return // EIO once the process has exited and the pty closed
+			}
+		}
+	}()
+	return s
+}
+
+func (s *screen) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// expect waits until want appears after what the last expect matched.
+func (s *screen) expect(t *testing.T, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
+	defer cancel()
+	for {
+		s.mu.Lock()
+		i := strings.Index(s.b.String()[s.seen:], want)
+		if i >= 0 {
+			s.seen += i + len(want)
+		}
+		s.mu.Unlock()
+		if i >= 0 {
+			return
+		}
+		select {
+		case <-s.changed:
+		case <-s.done:
+			s.mu.Lock()
+			i := strings.Index(s.b.String()[s.seen:], want)
+			s.mu.Unlock()
+			if i < 0 {
+				t.Fatalf("the terminal closed without showing %q; it showed:\n%s", want, s.text())
+			}
+			return
+		case <-ctx.Done():
+			t.Fatalf("the terminal did not show %q within %v; it showed:\n%s", want, kafkatest.Timeout, s.text())
+		}
+	}
+}
+
+func (s *screen) wait() { <-s.done }
