@@ -28,7 +28,10 @@
 // of Flink's reserved words (partition, offset) also parse unquoted where the
 // grammar can tell; quote them anyway if the statement is to run in Flink
 // too. String literals have no backslash escapes, as in Flink: 'a\b' is
-// three characters.
+// three characters. Double quotes are refused (a string in MySQL, a name in
+// PostgreSQL: either reading could answer SELECT "name" wrongly), and so are
+// Flink's hints (/*+ OPTIONS(...) */), which would change a table's options
+// behind its definition.
 //
 // # Types
 //

@@ -32,6 +32,7 @@ const (
 	tIdent           // a `quoted` identifier
 	tString          // a '...' literal
 	tDString         // a "..." literal (a string to sqlparser)
+	tComment         // -- ... or /* ... */
 	tNumber
 	tPunct
 )
@@ -47,8 +48,8 @@ func (t token) word(w string) bool { return t.kind == tWord && strings.EqualFold
 
 func (t token) punct(p string) bool { return t.kind == tPunct && t.text == p }
 
-// scan splits src into tokens, dropping white space and comments. It fails
-// only on an unterminated literal or comment.
+// scan splits src into tokens, dropping white space. It fails only on an
+// unterminated literal or comment.
 func scan(src string) ([]token, error) {
 	var toks []token
 	i := 0
@@ -63,6 +64,7 @@ func scan(src string) ([]token, error) {
 			for i < len(src) && src[i] != '\n' {
 				i++
 			}
+			toks = append(toks, token{kind: tComment, start: start, end: i, text: src[start:i]})
 			continue
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
 			end := strings.Index(src[i+2:], "*/")
@@ -70,6 +72,7 @@ func scan(src string) ([]token, error) {
 				return nil, syntaxAt(src, start, "unterminated comment")
 			}
 			i += end + 4
+			toks = append(toks, token{kind: tComment, start: start, end: i, text: src[start:i]})
 			continue
 		case c == '\'' || c == '"' || c == '`':
 			i++
@@ -154,6 +157,13 @@ func lineCol(src string, off int) (line, col int) {
 	return line, col
 }
 
+// errorAt prefixes e's message with where in src it is.
+func errorAt(src string, off int, e *Error) *Error {
+	l, c := lineCol(src, off)
+	e.Msg = fmt.Sprintf("line %d, column %d: %s", l, c, e.Msg)
+	return e
+}
+
 func syntaxAt(src string, off int, msg string) *Error {
 	l, c := lineCol(src, off)
 	return errorf(ErrSyntax, "syntax error at line %d, column %d: %s", l, c, msg)
@@ -194,11 +204,29 @@ type rewritten struct {
 }
 
 func rewrite(src string) (*rewritten, error) {
-	toks, err := scan(src)
+	all, err := scan(src)
 	if err != nil {
 		return nil, err
 	}
-	rw := &rewritten{src: src, toks: toks}
+	rw := &rewritten{src: src}
+	var toks, comments []token
+	for _, t := range all {
+		switch {
+		case t.kind == tComment && strings.HasPrefix(t.text, "/*+"):
+			return nil, errorAt(src, t.start, unsupportedClause("a hint (/*+ ... */)", "set a table's options in its CREATE TABLE"))
+		case t.kind == tComment:
+			comments = append(comments, t)
+		case t.kind == tDString:
+			// Flink has no double-quoted literals; MySQL reads them as
+			// strings, PostgreSQL as names. Either guess could answer
+			// SELECT "name" wrongly, so neither is taken.
+			return nil, errorAt(src, t.start, errorf(ErrSyntax,
+				"double quotes are not supported: quote names with backticks (`name`) and strings with single quotes ('text')"))
+		default:
+			toks = append(toks, t)
+		}
+	}
+	rw.toks = toks
 	// typeSpans maps the AS of a CAST to the ) that ends its type: the
 	// type is the cast's, not text to rewrite (CAST(x AS TIME) has no
 	// typed literal in it).
@@ -211,14 +239,12 @@ func rewrite(src string) (*rewritten, error) {
 		t := toks[i]
 		switch {
 		case t.kind == tPunct && (t.text == "||" || t.text == "&&"):
-			l, c := lineCol(src, t.start)
 			e := unsupportedExpr("||", "string concatenation")
 			if t.text == "&&" {
 				e = unsupportedExpr("&&", "write AND")
 			}
-			e.Msg = fmt.Sprintf("line %d, column %d: %s", l, c, e.Msg)
-			return nil, e
-		case t.kind == tString || t.kind == tDString:
+			return nil, errorAt(src, t.start, e)
+		case t.kind == tString:
 			if strings.Contains(t.text, `\`) {
 				rw.edits = append(rw.edits, edit{t.start, t.end, strings.ReplaceAll(t.text, `\`, `\\`)})
 			}
@@ -260,6 +286,22 @@ func rewrite(src string) (*rewritten, error) {
 			}
 			rw.edits = append(rw.edits, edit{t.start, s.end, fmt.Sprintf("%s%d(%s)", castFunc, n, body)})
 			i++
+		}
+	}
+	// Comments go, so that sqlparser neither reads MySQL's executable
+	// comments (/*! ... */) nor trips on "--x"; one inside a CAST's type
+	// or a typed literal goes with the text replaced around it.
+	main := len(rw.edits)
+	for _, c := range comments {
+		covered := false
+		for as, end := range typeSpans {
+			covered = covered || c.start >= toks[as].start && c.end <= toks[end].start
+		}
+		for _, e := range rw.edits[:main] {
+			covered = covered || c.start < e.end && e.start < c.end
+		}
+		if !covered {
+			rw.edits = append(rw.edits, edit{c.start, c.end, " "})
 		}
 	}
 	sort.Slice(rw.edits, func(a, b int) bool { return rw.edits[a].start < rw.edits[b].start })

@@ -12,9 +12,15 @@ import (
 // scalar types are targets: a cast to ARRAY, MAP or ROW would need a cast of
 // every element, which kshare does not do.
 func parseCastType(src string) (*table.DataType, error) {
-	toks, err := scan(src)
+	all, err := scan(src)
 	if err != nil {
 		return nil, err
+	}
+	var toks []token
+	for _, t := range all {
+		if t.kind != tComment {
+			toks = append(toks, t)
+		}
 	}
 	p := &typeParser{src: src, toks: toks}
 	t, err := p.parse()
