@@ -365,6 +365,10 @@ func compareType(l, r *table.DataType) (*table.DataType, bool) {
 		return &table.DataType{Kind: table.Time, Precision: max(l.Precision, r.Precision)}, true
 	case l.Kind == r.Kind && isTimestamp(l):
 		return &table.DataType{Kind: l.Kind, Precision: max(l.Precision, r.Precision)}, true
+	case isTimestamp(l) && isTimestamp(r):
+		// TIMESTAMP against TIMESTAMP_LTZ: the wall-clock time is read in
+		// the session time zone (UTC), Flink's implicit cast.
+		return &table.DataType{Kind: table.TimestampLTZ, Precision: max(l.Precision, r.Precision)}, true
 	case l.Kind == table.Date && isTimestamp(r):
 		return &table.DataType{Kind: r.Kind, Precision: r.Precision}, true
 	case r.Kind == table.Date && isTimestamp(l):
