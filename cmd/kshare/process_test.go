@@ -330,3 +330,105 @@ func (s *screen) expect(t *testing.T, want string) {
 }
 
 func (s *screen) wait() { <-s.done }
+
+// TestExportKilled kills an export with SIGKILL in the middle and runs it
+// again in the same share group until the group has nothing left: the two
+// files together hold every record (duplicates allowed, losses not), and
+// each holds only whole rows. The records the killed process held come back
+// when their locks expire (10 s on the test brokers), so the second run's
+// idle timeout outlasts that.
+func TestExportKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for lock expiry")
+	}
+	const n = 10000
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.GroupName(t)
+	kafkatest.Produce(t, addr, topic, idValues(0, n)...)
+	// Small batches make many write+sync rounds, so the kill lands in the
+	// middle of the export.
+	ddl := ordersDDL(t, addr, "orders", topic, group, ", 'scan.batch-size' = '50', 'properties.max.poll.records' = '50'")
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first.csv"), filepath.Join(dir, "second.csv")
+
+	cmd, _, stderr := startKshare(t, "export", "--init", ddl, "--query", "SELECT id FROM orders", "--out", first)
+	waitFileSize(t, first, 20000) // a few thousand rows in
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != -1 {
+		t.Fatalf("killed export exited with %d, want a death by SIGKILL; stderr:\n%s", code, stderr)
+	}
+
+	cmd, _, stderr = startKshare(t, "export", "--init", ddl, "--query", "SELECT id FROM orders", "--out", second, "--idle-timeout", "15s")
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("second export exited with %d, want 0; stderr:\n%s", code, stderr)
+	}
+
+	seen := make([]int, n)
+	a := readIDs(t, first, seen)
+	b := readIDs(t, second, seen)
+	var missing []int
+	dups := 0
+	for id, c := range seen {
+		if c == 0 {
+			missing = append(missing, id)
+		}
+		if c > 1 {
+			dups += c - 1
+		}
+	}
+	t.Logf("killed export wrote %d rows, the second %d; %d duplicates", a, b, dups)
+	if a == 0 || a >= n {
+		t.Errorf("the killed export wrote %d of %d rows: the kill did not land in the middle", a, n)
+	}
+	if len(missing) > 0 {
+		t.Fatalf("%d records lost, e.g. ids %v", len(missing), missing[:min(len(missing), 10)])
+	}
+}
+
+// waitFileSize waits until the file at path holds at least size bytes.
+func waitFileSize(t *testing.T, path string, size int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
+	defer cancel()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if fi, err := os.Stat(path); err == nil && fi.Size() >= size {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s did not reach %d bytes within %v", path, size, kafkatest.Timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// readIDs checks that the CSV file at path is a header and whole rows of
+// ids, counts each id in seen and returns the number of rows.
+func readIDs(t *testing.T, path string, seen []int) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	if !strings.HasSuffix(text, "\n") {
+		t.Errorf("%s ends in the middle of a row: %q", path, text[max(0, len(text)-20):])
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if lines[0] != "id" {
+		t.Fatalf("%s starts with %q, want the header id", path, lines[0])
+	}
+	for i, l := range lines[1:] {
+		var id int
+		if _, err := fmt.Sscanf(l, "%d", &id); err != nil || fmt.Sprint(id) != l || id < 0 || id >= len(seen) {
+			t.Fatalf("%s line %d is %q, not an id that was produced", path, i+2, l)
+		}
+		seen[id]++
+	}
+	return len(lines) - 1
+}
