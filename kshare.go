@@ -33,7 +33,12 @@
 //
 // Because Rows is an array.RecordReader, it can be written out with Arrow IPC
 // (ipc.NewWriter), Parquet (pqarrow) or served with Flight as it is; write a
-// batch out before calling Next again, since Next accepts its records.
+// batch out before calling Next again, since Next accepts its records. The
+// promise is only as good as the destination's: a batch handed to a writer
+// that buffers (a Parquet file is readable only after its Close) is accepted
+// before it is durable, and a crash then loses it. For such destinations
+// flush each batch before Next, or bound the query (LIMIT) and close the
+// destination before closing the Rows.
 package kshare
 
 import (

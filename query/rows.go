@@ -290,8 +290,25 @@ func (r *Rows) Release() {
 // ReleaseRow marks result row i of the current batch for redelivery: when
 // the batch is settled, its record is released, and the broker hands it to a
 // consumer again (its delivery count goes up). Use it for a row whose
-// processing failed and should be retried, by this or another worker.
+// processing failed and should be retried, by this or another worker. A
+// record that gave several rows (a JSON array value) is released if any of
+// its rows is, so its other rows come again too.
 func (r *Rows) ReleaseRow(i int) error { return r.mark(i, table.Release) }
+
+// ReleaseBatch marks every row of the current batch for redelivery, for a
+// batch that could not be written: which of its rows arrived is unknown, so
+// all come again.
+func (r *Rows) ReleaseBatch() error {
+	if r.cur == nil {
+		return ErrNoBatch
+	}
+	for i := range r.curSel {
+		if err := r.mark(i, table.Release); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // RejectRow marks result row i of the current batch as never to be
 // delivered again: when the batch is settled, its record is rejected (the

@@ -167,6 +167,26 @@ func TestReleaseAndRejectRowsReachTheSource(t *testing.T) {
 	}
 }
 
+func TestReleaseBatch(t *testing.T) {
+	f := newFixture(t, 3, rowsN(6)...)
+	r := f.run(context.Background(), "SELECT id FROM orders WHERE id <> 1", Options{})
+	if err := r.ReleaseBatch(); !errors.Is(err, ErrNoBatch) {
+		t.Errorf("ReleaseBatch before Next: %v", err)
+	}
+	if !r.Next() {
+		t.Fatal(r.Err())
+	}
+	if err := r.ReleaseBatch(); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	// The filtered row 1 is accepted: only handed-out rows were not written.
+	f.wantLog("b0: done: accept 1, release 0,2", "close (1 unread)")
+	if s := r.Stats(); s.Released != 2 || s.Delivered != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
 func TestCloseSettlesTheCurrentBatchAsDelivered(t *testing.T) {
 	f := newFixture(t, 2, rowsN(6)...)
 	f.src.eof = false
