@@ -36,9 +36,8 @@
 // batch out before calling Next again, since Next accepts its records. The
 // promise is only as good as the destination's: a batch handed to a writer
 // that buffers (a Parquet file is readable only after its Close) is accepted
-// before it is durable, and a crash then loses it. For such destinations
-// flush each batch before Next, or bound the query (LIMIT) and close the
-// destination before closing the Rows.
+// before it is durable, and a crash then loses it. Make each batch durable
+// (written and flushed, or a file of its own closed) before calling Next.
 package kshare
 
 import (
