@@ -248,6 +248,12 @@ func (r *report) targetsTable(w *strings.Builder) {
 				cs = append(cs, check{"SELECT * json >= 1.0x Java tool (" + where + ")", ratio(s.rate, j), verdict(s.rate >= j)})
 			}
 			cs = append(cs, check{"peak RSS < 150 MiB (" + where + ")", fmt.Sprintf("%.0f MiB", s.rssMiB), verdict(s.rssMiB < 150)})
+			if small := summarize(e.small, max(1, b.t.n/10)); small.ok > 0 {
+				// Flat: reading ten times the records may not cost more
+				// than a fifth more memory.
+				cs = append(cs, check{"peak RSS flat from N/10 to N (" + where + ")",
+					fmt.Sprintf("%.0f -> %.0f MiB", small.rssMiB, s.rssMiB), verdict(s.rssMiB <= small.rssMiB*1.2)})
+			}
 		}
 	}
 	for _, l := range r.latency {
