@@ -179,3 +179,19 @@ func TestExportParquetNeedsFile(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// The progress line is rewritten in place and ends with a newline when the
+// export is done.
+func TestExportProgress(t *testing.T) {
+	var progress strings.Builder
+	path := filepath.Join(t.TempDir(), "out.csv")
+	exportRows(t, [][]int64{{1, 2}, {3}}, ExportOptions{Path: path, Progress: &progress, ProgressEvery: 1})
+	got := progress.String()
+	if !strings.HasPrefix(got, "\r\x1b[K") || !strings.HasSuffix(got, "\n") {
+		t.Errorf("progress %q: want lines rewritten in place, ending with a newline", got)
+	}
+	last := got[strings.LastIndex(got, "\r\x1b[K")+4:]
+	if !strings.HasPrefix(last, "3 rows, ") || !strings.Contains(last, " rows/s, ") || !strings.Contains(last, " elapsed\n") {
+		t.Errorf("last progress line %q", last)
+	}
+}

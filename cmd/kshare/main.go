@@ -189,7 +189,7 @@ func usage(w io.Writer) {
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "\nrun 'kshare <command> -h' for a command's flags\n")
+	fmt.Fprintf(w, "\nrun 'kshare <command> -h' for a command's flags; 'kshare shell -h' for the shell's\n")
 }
 
 // newFlagSet returns a FlagSet for command name that reports errors (and
