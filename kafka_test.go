@@ -1,0 +1,179 @@
+package kshare_test
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/query"
+)
+
+// These tests run queries end to end: the kafka-sharegroup connector on
+// kfake, or on the real broker that scripts/test.sh starts.
+
+// kafkaEngine defines table t, a raw STRING column v over a new topic of one
+// partition holding the given values, read by a new share group from the
+// earliest offset.
+func kafkaEngine(t *testing.T, values ...string) *kshare.Engine {
+	t.Helper()
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	var vs [][]byte
+	for _, v := range values {
+		vs = append(vs, []byte(v))
+	}
+	if len(vs) > 0 {
+		kafkatest.Produce(t, addr, topic, vs...)
+	}
+	eng := kshare.New()
+	_, err := eng.Exec(context.Background(), `CREATE TABLE t (v STRING) WITH (
+	  'connector' = 'kafka-sharegroup', 'format' = 'raw',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
+	  'share-group-id' = '`+kafkatest.GroupName(t)+`', 'scan.startup.mode' = 'earliest-offset')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+func values(t *testing.T, eng *kshare.Engine, sql string, opts ...kshare.QueryOption) ([]string, query.EndReason) {
+	t.Helper()
+	rows, err := eng.Query(kafkatest.Context(t), sql, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		col := rows.RecordBatch().Column(0).(*array.String)
+		for i := 0; i < col.Len(); i++ {
+			out = append(out, col.Value(i))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out, rows.EndReason()
+}
+
+func numbers(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}
+
+func sorted(vs []string) []string {
+	out := slices.Clone(vs)
+	sort.Slice(out, func(i, j int) bool {
+		a, _ := strconv.Atoi(out[i])
+		b, _ := strconv.Atoi(out[j])
+		return a < b
+	})
+	return out
+}
+
+// What LIMIT cuts off goes back to the group: the next query gets exactly
+// the records the first one did not deliver, and then there is nothing left.
+func TestKafkaLimitReleasesTheRest(t *testing.T) {
+	eng := kafkaEngine(t, numbers(10)...)
+	first, end := values(t, eng, "SELECT v FROM t LIMIT 3", kshare.BatchSize(100))
+	if len(first) != 3 || end != query.EndLimit {
+		t.Fatalf("first query: %v, %s", first, end)
+	}
+	rest, end := values(t, eng, "SELECT v FROM t LIMIT 7")
+	if end != query.EndLimit {
+		t.Fatalf("second query ended by %s", end)
+	}
+	if got := sorted(append(first, rest...)); !slices.Equal(got, numbers(10)) {
+		t.Fatalf("the two queries delivered %v, want each of 0-9 once", got)
+	}
+	// Joining the group takes a moment on a real broker, and the idle
+	// timeout counts from the start: wait long enough to have joined.
+	left, end := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(3*time.Second))
+	if len(left) != 0 || end != query.EndIdle {
+		t.Fatalf("third query: %v, %s; want nothing, idle", left, end)
+	}
+}
+
+// Rows WHERE drops before the last delivered one are accepted; those after it
+// in its batch, and everything fetched ahead, come again.
+func TestKafkaWhereAndLimit(t *testing.T) {
+	eng := kafkaEngine(t, numbers(10)...)
+	got, _ := values(t, eng, "SELECT v FROM t WHERE v = '5' LIMIT 1")
+	if !slices.Equal(got, []string{"5"}) {
+		t.Fatalf("first query: %v", got)
+	}
+	rest, _ := values(t, eng, "SELECT v FROM t LIMIT 4")
+	if got := sorted(rest); !slices.Equal(got, []string{"6", "7", "8", "9"}) {
+		t.Fatalf("second query: %v; want 6-9", got)
+	}
+}
+
+// A row the caller releases is delivered again, with a higher count.
+func TestKafkaReleaseRow(t *testing.T) {
+	eng := kafkaEngine(t, "a", "b", "c")
+	rows, err := eng.Query(kafkatest.Context(t), "SELECT v FROM t LIMIT 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		col := rows.RecordBatch().Column(0).(*array.String)
+		for i := 0; i < col.Len(); i++ {
+			if col.Value(i) == "b" {
+				if err := rows.ReleaseRow(i); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := rows.Stats(); s.Released != 1 || s.Delivered != 2 {
+		t.Errorf("stats %+v", s)
+	}
+	again, _ := values(t, eng, "SELECT v FROM t LIMIT 1")
+	if !slices.Equal(again, []string{"b"}) {
+		t.Fatalf("after release: %v, want b again", again)
+	}
+}
+
+func TestKafkaIdleTimeoutOnAnEmptyTopic(t *testing.T) {
+	eng := kafkaEngine(t)
+	start := time.Now()
+	got, end := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(300*time.Millisecond))
+	if len(got) != 0 || end != query.EndIdle {
+		t.Fatalf("%v, %s", got, end)
+	}
+	if time.Since(start) < 300*time.Millisecond {
+		t.Error("ended before the idle timeout")
+	}
+}
+
+func TestKafkaCancel(t *testing.T) {
+	eng := kafkaEngine(t, "x")
+	ctx, cancel := context.WithCancel(kafkatest.Context(t))
+	rows, err := eng.Query(ctx, "SELECT v FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		t.Fatal(rows.Err())
+	}
+	done := make(chan bool)
+	go func() { done <- rows.Next() }()
+	cancel()
+	if <-done || rows.EndReason() != query.EndCancelled {
+		t.Fatalf("after cancel: %s, %v", rows.EndReason(), rows.Err())
+	}
+}
