@@ -26,8 +26,9 @@ type Options struct {
 	// IdleTimeout ends the query, without an error, when no record arrives
 	// for that long while the query waits for one; 0 means wait until
 	// cancelled. Any source batch counts as an arrival, even one whose rows
-	// WHERE filters out. The first wait is counted from Run. The shell's
-	// 'idle-timeout' setting.
+	// WHERE filters out. The first wait is counted from Run, so it includes
+	// joining the share group, which takes a few seconds on a real broker:
+	// choose a timeout longer than that. The shell's 'idle-timeout' setting.
 	IdleTimeout time.Duration
 	// Alloc allocates the source's and the result's batches; nil means
 	// memory.DefaultAllocator.
