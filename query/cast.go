@@ -182,8 +182,6 @@ func intAppender(b array.Builder) func(int64) {
 
 var (
 	bigTen     = big.NewInt(10)
-	minInt64   = big.NewInt(math.MinInt64)
-	maxInt64   = big.NewInt(math.MaxInt64)
 	pow10Cache [2*table.MaxDecimalPrecision + 2]*big.Int
 )
 

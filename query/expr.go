@@ -147,8 +147,6 @@ func (l *literal) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	return scalar.MakeArrayFromScalar(l.val, int(b.NumRows()), ec.mem)
 }
 
-func (l *literal) isNull() bool { return !l.val.IsValid() }
-
 // arith is + - * / % on numbers.
 type arith struct {
 	op   string

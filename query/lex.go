@@ -27,12 +27,11 @@ import (
 type tokKind int
 
 const (
-	tEOF     tokKind = iota
-	tWord            // an unquoted identifier or keyword
-	tIdent           // a `quoted` identifier
-	tString          // a '...' literal
-	tDString         // a "..." literal (a string to sqlparser)
-	tComment         // -- ... or /* ... */
+	tWord    tokKind = iota + 1 // an unquoted identifier or keyword
+	tIdent                      // a `quoted` identifier
+	tString                     // a '...' literal
+	tDString                    // a "..." literal (a string to sqlparser)
+	tComment                    // -- ... or /* ... */
 	tNumber
 	tPunct
 )
@@ -180,8 +179,7 @@ type castSpec struct {
 type litKind int
 
 const (
-	litNone litKind = iota
-	litDate
+	litDate litKind = iota + 1
 	litTime
 	litTimestamp
 )
