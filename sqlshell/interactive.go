@@ -29,6 +29,12 @@ var errCtrlC = errors.New("stopped by Ctrl-C")
 //
 // historyFile, when not empty, is read at the start and written after each
 // statement, so that a shell that is killed keeps what was typed.
+//
+// When ctx ends while the prompt waits for a line (SIGTERM, say), nothing can
+// interrupt liner's read of the terminal: Interactive then restores the
+// terminal and returns ctx's cause, leaving that read behind, and the
+// caller is expected to exit. A statement that is running when ctx ends is
+// stopped first, its records released.
 func (s *Shell) Interactive(ctx context.Context, historyFile string) error {
 	s.interactive = true
 	ln := liner.NewLiner()
@@ -53,13 +59,40 @@ func (s *Shell) Interactive(ctx context.Context, historyFile string) error {
 		f.Close()
 	}
 
+	// The prompt runs on a goroutine of its own, so that the end of ctx
+	// can be noticed while it waits for the user.
+	type answer struct {
+		line string
+		err  error
+	}
+	prompts := make(chan string)
+	answers := make(chan answer)
+	defer close(prompts)
+	go func() {
+		for p := range prompts {
+			line, err := ln.Prompt(p)
+			answers <- answer{line, err}
+		}
+	}()
+
 	var buf strings.Builder
 	for ctx.Err() == nil {
 		prompt := Prompt
 		if buf.Len() > 0 {
 			prompt = ContinuePrompt
 		}
-		line, err := ln.Prompt(prompt)
+		var line string
+		var err error
+		prompts <- prompt
+		select {
+		case a := <-answers:
+			line, err = a.line, a.err
+		case <-ctx.Done():
+			fmt.Fprintln(s.cfg.Stdout)
+			saveHistory()
+			// The goroutine stays in its read; the caller exits.
+			return context.Cause(ctx)
+		}
 		switch {
 		case errors.Is(err, liner.ErrPromptAborted):
 			// Ctrl-C at the prompt: forget the statement being typed.
@@ -111,7 +144,7 @@ func (s *Shell) Interactive(ctx context.Context, historyFile string) error {
 		}
 	}
 	saveHistory()
-	return nil
+	return context.Cause(ctx)
 }
 
 // runInterruptible runs one statement whose context Ctrl-C cancels.

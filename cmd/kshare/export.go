@@ -114,14 +114,14 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	rows, err := eng.QueryWith(ctx, sql, maxRows, idleTimeout)
 	if err != nil {
 		x.Abort()
-		return fmt.Errorf("--query: %w", err)
+		return scriptFailed(ctx, "kshare export: ", fmt.Errorf("--query: %w", err))
 	}
 	res, err := x.Run(ctx, rows)
 	if stats {
 		sqlshell.WriteStats(std.err, res.Rows, res.Stats)
 	}
 	if err != nil {
-		return scriptFailed("kshare export: ", err)
+		return scriptFailed(ctx, "kshare export: ", err)
 	}
 	fmt.Fprintf(std.err, "kshare export: wrote %s to %s\n", count(int(res.Rows), "row"), o.Name())
 	return nil

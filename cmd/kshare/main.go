@@ -81,6 +81,8 @@ func signalName(s syscall.Signal) string {
 		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
 	}
 	return s.String()
 }
@@ -90,12 +92,15 @@ func signalName(s syscall.Signal) string {
 // must not end the whole command.
 var shellOwnsInterrupt atomic.Bool
 
-// signalContext returns a context that SIGINT (unless shellOwnsInterrupt)
-// and SIGTERM cancel, with a signalCause.
+// signalContext returns a context that SIGINT (unless shellOwnsInterrupt),
+// SIGTERM and SIGHUP (the terminal went away) cancel, with a signalCause:
+// a command then stops what it runs and releases the records it holds,
+// which being killed by the signal would leave locked until their locks
+// expire.
 func signalContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		for {

@@ -261,6 +261,38 @@ func TestInteractive(t *testing.T) {
 	}
 }
 
+// TestInteractiveSIGTERM: SIGTERM ends the shell at the prompt, where it
+// cannot interrupt the terminal's read otherwise, with exit status 143.
+func TestInteractiveSIGTERM(t *testing.T) {
+	cmd := exec.Command(kshareBin(t))
+	cmd.Env = append(kshareEnv(t), "TERM=xterm")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := newScreen(tty)
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		tty.Close()
+		screen.wait()
+	}()
+	screen.expect(t, "kshare> ")
+	if _, err := io.WriteString(tty, "SHOW"); err != nil {
+		t.Fatal(err)
+	}
+	screen.expect(t, "kshare> SHOW")
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != 143 {
+		t.Errorf("exit status %d, want 143\n%s", code, screen.text())
+	}
+	screen.expect(t, "kshare: stopped by SIGTERM")
+}
+
 // screen collects what a pty shows, for tests to wait on.
 type screen struct {
 	mu      sync.Mutex

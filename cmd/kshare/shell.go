@@ -189,7 +189,7 @@ func runShell(ctx context.Context, std stdio, f *shellFlags, eng sqlshell.Engine
 				text = string(b)
 			}
 			if err := sh.RunScript(ctx, s.name, text); err != nil {
-				return scriptFailed("kshare: ", err)
+				return scriptFailed(ctx, "kshare: ", err)
 			}
 		}
 		return nil
@@ -203,7 +203,7 @@ func runShell(ctx context.Context, std stdio, f *shellFlags, eng sqlshell.Engine
 			return fmt.Errorf("reading statements from standard input: %w", err)
 		}
 		if err := sqlshell.New(eng, cfg).RunScript(ctx, "stdin", string(b)); err != nil {
-			return scriptFailed("kshare: ", err)
+			return scriptFailed(ctx, "kshare: ", err)
 		}
 		return nil
 	}
@@ -221,7 +221,10 @@ func runShell(ctx context.Context, std stdio, f *shellFlags, eng sqlshell.Engine
 		fmt.Fprint(std.out, banner)
 	}
 	fmt.Fprintf(std.out, "kshare SQL shell: statements end with ';'; 'help' for help, Ctrl-D or 'quit' to leave.\n")
-	return sqlshell.New(eng, cfg).Interactive(ctx, historyFile())
+	if err := sqlshell.New(eng, cfg).Interactive(ctx, historyFile()); err != nil {
+		return scriptFailed(ctx, "kshare: ", err)
+	}
+	return nil
 }
 
 // historyFile is ~/.kshare_history, or $KSHARE_HISTORY when set (empty:
@@ -240,9 +243,12 @@ func historyFile() string {
 // scriptFailed turns a script's error into the process's end: prefix and
 // the message on stderr, and exit status 1, or 130/143 when a signal stopped
 // the statement (the shells' convention of 128 + the signal's number).
-func scriptFailed(prefix string, err error) error {
+//
+// The signal is looked for in ctx too: a signal that comes while a query is
+// still joining its group fails the join with a plain context error.
+func scriptFailed(ctx context.Context, prefix string, err error) error {
 	var sig signalCause
-	if errors.As(err, &sig) {
+	if errors.As(err, &sig) || errors.As(context.Cause(ctx), &sig) {
 		return exitError{code: 128 + int(sig.sig), msg: prefix + err.Error()}
 	}
 	return exitError{code: 1, msg: prefix + err.Error()}
