@@ -103,10 +103,21 @@ var ErrInterrupted = errors.New("interrupted")
 type ScriptError struct {
 	Name string // the script's name: "-e" or the file's path
 	Line int    // the statement's first line
+	Col  int    // the column of its first character
 	Err  error
 }
 
 func (e *ScriptError) Error() string {
+	// A syntax error's place is given within the statement; said within
+	// the script, an editor can jump to it.
+	var se *table.SyntaxError
+	if errors.As(e.Err, &se) && e.Err == error(se) && e.Col > 0 {
+		col := se.Column
+		if se.Line == 1 {
+			col += e.Col - 1
+		}
+		return fmt.Sprintf("%s:%d:%d: %s", e.Name, e.Line+se.Line-1, col, se.Msg)
+	}
 	if e.Name == "" {
 		return fmt.Sprintf("statement at line %d: %v", e.Line, e.Err)
 	}
@@ -127,7 +138,7 @@ func (s *Shell) RunScript(ctx context.Context, name, src string) error {
 	}
 	for _, st := range stmts {
 		if err := s.Run(ctx, st.Text); err != nil {
-			return &ScriptError{Name: name, Line: st.Line, Err: err}
+			return &ScriptError{Name: name, Line: st.Line, Col: st.Col, Err: err}
 		}
 	}
 	return nil

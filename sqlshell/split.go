@@ -3,6 +3,7 @@ package sqlshell
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Statement is one statement of a script: its text without the ';' that
@@ -11,6 +12,9 @@ import (
 type Statement struct {
 	Text string
 	Line int
+	// Col is the column (in characters, from 1) of the statement's first
+	// character on its line.
+	Col int
 }
 
 // Split cuts src into statements at each ';' that is outside quotes ('...',
@@ -26,11 +30,16 @@ type Statement struct {
 func Split(src string) (stmts []Statement, rest Statement, open bool) {
 	start, line, startLine := 0, 1, 1
 	i := 0
-	emit := func(end int) {
+	statement := func(end int) Statement {
 		text := src[start:end]
-		if !blank(text) {
-			trimmed, skipped := trimLeading(text)
-			stmts = append(stmts, Statement{Text: strings.TrimRightFunc(trimmed, unicode.IsSpace), Line: startLine + skipped})
+		trimmed, skipped := trimLeading(text)
+		off := start + len(text) - len(trimmed)
+		col := 1 + utf8.RuneCountInString(src[strings.LastIndexByte(src[:off], '\n')+1:off])
+		return Statement{Text: strings.TrimRightFunc(trimmed, unicode.IsSpace), Line: startLine + skipped, Col: col}
+	}
+	emit := func(end int) {
+		if !blank(src[start:end]) {
+			stmts = append(stmts, statement(end))
 		}
 	}
 	for i < len(src) {
@@ -71,10 +80,8 @@ func Split(src string) (stmts []Statement, rest Statement, open bool) {
 			i++
 		}
 	}
-	text := src[start:]
-	if !blank(text) || open {
-		trimmed, skipped := trimLeading(text)
-		rest = Statement{Text: strings.TrimRightFunc(trimmed, unicode.IsSpace), Line: startLine + skipped}
+	if !blank(src[start:]) || open {
+		rest = statement(len(src))
 	}
 	return stmts, rest, open
 }

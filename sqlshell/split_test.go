@@ -15,25 +15,27 @@ func TestSplit(t *testing.T) {
 	}{
 		{name: "empty", src: ""},
 		{name: "blank and comments", src: "  \n-- note\n/* more */ ;;\n"},
-		{name: "one without semicolon", src: "SHOW TABLES", rest: Statement{"SHOW TABLES", 1}},
+		{name: "one without semicolon", src: "SHOW TABLES", rest: Statement{"SHOW TABLES", 1, 1}},
 		{name: "two", src: "SHOW TABLES; DESCRIBE t;",
-			stmts: []Statement{{"SHOW TABLES", 1}, {"DESCRIBE t", 1}}},
+			stmts: []Statement{{"SHOW TABLES", 1, 1}, {"DESCRIBE t", 1, 14}}},
 		{name: "lines", src: "SET 'a' = 'b';\n\n  SELECT *\n  FROM t;\nRESET",
-			stmts: []Statement{{"SET 'a' = 'b'", 1}, {"SELECT *\n  FROM t", 3}},
-			rest:  Statement{"RESET", 5}},
+			stmts: []Statement{{"SET 'a' = 'b'", 1, 1}, {"SELECT *\n  FROM t", 3, 3}},
+			rest:  Statement{"RESET", 5, 1}},
 		{name: "semicolon in quotes", src: "SELECT ';', \"a;b\", `c;d` FROM t; x",
-			stmts: []Statement{{"SELECT ';', \"a;b\", `c;d` FROM t", 1}}, rest: Statement{"x", 1}},
+			stmts: []Statement{{"SELECT ';', \"a;b\", `c;d` FROM t", 1, 1}}, rest: Statement{"x", 1, 34}},
 		{name: "doubled quote", src: "SELECT 'it''s; fine' FROM t;",
-			stmts: []Statement{{"SELECT 'it''s; fine' FROM t", 1}}},
+			stmts: []Statement{{"SELECT 'it''s; fine' FROM t", 1, 1}}},
 		{name: "semicolon in comments", src: "SELECT a -- b; c\nFROM t /* ; */;",
-			stmts: []Statement{{"SELECT a -- b; c\nFROM t /* ; */", 1}}},
+			stmts: []Statement{{"SELECT a -- b; c\nFROM t /* ; */", 1, 1}}},
 		{name: "comments before a statement are not its start", src: "\n\n-- about t\n/* x */ DROP TABLE t;",
-			stmts: []Statement{{"DROP TABLE t", 4}}},
-		{name: "open quote", src: "SELECT 'abc;\n", rest: Statement{"SELECT 'abc;", 1}, open: true},
-		{name: "open comment", src: "SELECT /* ; \n", rest: Statement{"SELECT /* ;", 1}, open: true},
-		{name: "open backtick", src: "SELECT `a;", rest: Statement{"SELECT `a;", 1}, open: true},
+			stmts: []Statement{{"DROP TABLE t", 4, 9}}},
+		{name: "columns count characters", src: "SHOW TABLES; /* \u00e9\u00e9 */ x;",
+			stmts: []Statement{{"SHOW TABLES", 1, 1}, {"x", 1, 23}}},
+		{name: "open quote", src: "SELECT 'abc;\n", rest: Statement{"SELECT 'abc;", 1, 1}, open: true},
+		{name: "open comment", src: "SELECT /* ; \n", rest: Statement{"SELECT /* ;", 1, 1}, open: true},
+		{name: "open backtick", src: "SELECT `a;", rest: Statement{"SELECT `a;", 1, 1}, open: true},
 		{name: "quote closed on a later line", src: "SELECT 'a\nb'; SHOW TABLES;",
-			stmts: []Statement{{"SELECT 'a\nb'", 1}, {"SHOW TABLES", 2}}},
+			stmts: []Statement{{"SELECT 'a\nb'", 1, 1}, {"SHOW TABLES", 2, 5}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stmts, rest, open := Split(tc.src)
@@ -61,7 +63,7 @@ func FuzzSplit(f *testing.F) {
 		stmts, rest, _ := Split(src)
 		n := 0
 		for _, st := range stmts {
-			if st.Line < 1 || blank(st.Text) {
+			if st.Line < 1 || st.Col < 1 || blank(st.Text) {
 				t.Fatalf("bad statement %+v", st)
 			}
 			n += len(st.Text)

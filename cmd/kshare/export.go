@@ -136,7 +136,7 @@ func execScript(ctx context.Context, eng engine, name, src string) error {
 	}
 	for _, st := range stmts {
 		if _, err := eng.Exec(ctx, st.Text); err != nil {
-			return &sqlshell.ScriptError{Name: name, Line: st.Line, Err: err}
+			return &sqlshell.ScriptError{Name: name, Line: st.Line, Col: st.Col, Err: err}
 		}
 	}
 	return nil

@@ -248,7 +248,7 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"--max-rows", "-1"}, 2, "--max-rows must not be negative"},
 		{[]string{"--idle-timeout", "-1s"}, 2, "--idle-timeout must not be negative"},
 		{[]string{"--metrics-addr", "nohost"}, 2, `--metrics-addr: "nohost" is not host:port`},
-		{[]string{"-e", "SELEC 1"}, 1, "kshare: -e: statement at line 1: line 1, column 1: expected a statement"},
+		{[]string{"-e", "SELEC 1"}, 1, "kshare: -e:1:1: expected a statement"},
 		{[]string{"-f", "/nonexistent/x.sql"}, 1, "reading -f /nonexistent/x.sql"},
 		{[]string{"-e", "SHOW TABLES", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"produce", "-h"}, 0, "usage: kshare produce"},
