@@ -16,7 +16,10 @@
 //
 // A value of another length than the type's is an error. A nil value (a
 // Kafka tombstone) is a NULL, and an error for a NOT NULL column; an empty
-// value is an empty string or byte string.
+// value is an empty string or byte string. The declared length of CHAR,
+// VARCHAR and VARBINARY is not enforced, as in the json format (Flink
+// enforces lengths only at sinks). Errors are *table.DecodeError with the
+// column's name as Field.
 package raw
 
 import (
