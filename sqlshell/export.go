@@ -112,7 +112,7 @@ func (x *Exporter) Run(ctx context.Context, rows *query.Rows) (res ExportResult,
 	closed := false
 	defer func() {
 		if !closed {
-			rows.Close()
+			abandon(rows)
 		}
 	}()
 	defer func() {

@@ -234,7 +234,7 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 	closed := false
 	defer func() {
 		if !closed {
-			rows.Close()
+			abandon(rows)
 		}
 	}()
 	term := s.term()
@@ -334,6 +334,16 @@ func copyRows(ctx context.Context, rows *query.Rows, p printer, progress func(in
 		progress(n)
 	}
 	return n, nil
+}
+
+// abandon closes rows after a failure (a panic, say) in the middle of a
+// batch: none of its rows is known to have arrived, so all go back, where a
+// plain Close would accept them.
+func abandon(rows *query.Rows) {
+	if rec := rows.RecordBatch(); rec != nil {
+		releaseRows(rows, 0, int(rec.NumRows()))
+	}
+	rows.Close()
 }
 
 func releaseRows(rows *query.Rows, from, to int) {

@@ -262,3 +262,20 @@ type panicEngine struct{}
 func (panicEngine) Exec(context.Context, string) (*table.Result, error) { panic("boom") }
 func (panicEngine) Query(context.Context, string) (*query.Rows, error)  { panic("boom") }
 func (panicEngine) Settings() query.Settings                            { return query.DefaultSettings() }
+
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("writer broke") }
+
+// A panic while a batch is printed is an error, and the batch goes back:
+// none of its rows is known to have arrived.
+func TestQueryPanicReleasesBatch(t *testing.T) {
+	sh, src, _ := newMemShell(t, [][]int64{{1, 2}}, panicWriter{})
+	err := sh.RunScript(t.Context(), "-e", "SELECT id FROM t")
+	if err == nil || !strings.Contains(err.Error(), "internal error: writer broke") {
+		t.Fatalf("error %v, want an internal error", err)
+	}
+	if got := fmt.Sprint(src.verdict()); got != "map[1:release 2:release]" {
+		t.Errorf("verdicts %s", got)
+	}
+}
