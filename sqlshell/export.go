@@ -133,6 +133,7 @@ func (x *Exporter) Run(ctx context.Context, rows *query.Rows) (res ExportResult,
 			releaseRows(rows, 0, int(rec.NumRows()))
 			rows.Close()
 			closed = true
+			res.Stats = rows.Stats()
 			return res, fmt.Errorf("writing %s: %w (the records of the batch being written were released)", o.Name(), err)
 		}
 		res.Rows += rec.NumRows()
