@@ -59,15 +59,32 @@ func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
 		return 0, nil
 	}
 	d.bind(cols)
+	// The common value, one compact object, without the call to decode.
+	if value[0] == '{' {
+		end, err := d.scanRoot(value, 0)
+		if err == nil && end < len(value) {
+			err = trailing(value, end)
+		}
+		if err == nil {
+			d.commit(value)
+			return 1, nil
+		}
+		return 0, d.fail(err)
+	}
 	rows, err := d.decode(value)
 	if err != nil {
-		de := err.decodeError()
-		if d.cfg.ignore {
-			return 0, fmt.Errorf("%w: %w", table.ErrSkipped, de)
-		}
-		return 0, de
+		return 0, d.fail(err)
 	}
 	return rows, nil
+}
+
+// fail turns a decoding error into the one Decode returns.
+func (d *decoder) fail(err *perr) error {
+	de := err.decodeError()
+	if d.cfg.ignore {
+		return fmt.Errorf("%w: %w", table.ErrSkipped, de)
+	}
+	return de
 }
 
 func (d *decoder) bind(cols []array.Builder) {
