@@ -26,7 +26,7 @@ var Options = &options.Set{
 		{Key: OptFailOnMissingField, Type: options.Bool, Default: "false",
 			Description: "A value without a field of the table is an error; otherwise the column is NULL (and a NOT NULL column is an error either way)."},
 		{Key: OptIgnoreParseErrors, Type: options.Bool, Default: "false",
-			Description: "A value that is not JSON, or whose fields do not fit their columns, is skipped and counted instead of being a decode error."},
+			Description: "A field that does not fit its column becomes NULL (a NOT NULL one fails its enclosing row), and a value that is not JSON is skipped and counted, instead of either being a decode error."},
 		{Key: OptTimestampStandard, Type: options.Enum, Default: TimestampSQL, Allowed: []string{TimestampSQL, TimestampISO8601},
 			Description: "How TIMESTAMP and TIMESTAMP_LTZ values are written: 'SQL' as 'yyyy-MM-dd HH:mm:ss.s{precision}' (LTZ with a 'Z'), " +
 				"'ISO-8601' as 'yyyy-MM-ddTHH:mm:ss.s{precision}' (LTZ with a 'Z')."},
