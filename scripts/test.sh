@@ -82,8 +82,21 @@ tests=0
 # The timeout is generous for a shared two-core machine with the race
 # detector on; a healthy run takes a few minutes.
 step go test -race -count=1 -timeout 20m "${args[@]}" || tests=$?
+# The same integration tests once more on kfake, the embedded broker the
+# demo and a plain `go test` use: both brokers must behave as kshare expects.
+# Only when no package list was given, so `test.sh ./pkg -run X` stays quick.
+fake=0
+if (($# == 0)); then
+	say "again on kfake: the packages that talk to a broker"
+	step env -u KSHARE_KAFKA_BOOTSTRAP -u KSHARE_KAFKA_SASL_BOOTSTRAP -u KSHARE_KAFKA_SASL_USER \
+		-u KSHARE_KAFKA_SASL_PASSWORD -u KSHARE_KAFKA_CA_FILE \
+		go test -race -count=1 -timeout 20m . ./connector/ ./cmd/... ./internal/... || fake=$?
+fi
 
-say "go vet exit $vet, go test exit $tests, $((SECONDS - start)) s in all"
+say "go vet exit $vet, go test exit $tests (real broker), $fake (kfake), $((SECONDS - start)) s in all"
+if ((tests == 0)); then
+	tests=$fake
+fi
 if ((tests != 0)); then
 	if [[ -n $state ]]; then
 		# The broker logs at WARN; its complaints often explain a failure.
