@@ -61,6 +61,10 @@ func javaContestant(cfg *suiteConfig, threads int) contestant {
 				"-cp", cfg.javaCP, "org.apache.kafka.tools.ShareConsumerPerformance",
 				"--bootstrap-server", cfg.bootstrap, "--topic", t.topic, "--group", group,
 				"--num-records", strconv.FormatInt(t.n, 10), "--threads", strconv.Itoa(threads),
+				// The tool gives up after 10 s without a record by default,
+				// which a busy broker on a shared machine can exceed at the
+				// start; the limit changes nothing once records flow.
+				"--timeout", "60000",
 			}
 		},
 		check: checkJava,
