@@ -314,6 +314,14 @@ func (m *member) shutdown() {
 	if m.cur != nil {
 		m.cur.releaseRest()
 	}
+	// Send every queued acknowledgement (the accepts of delivered rows and
+	// the releases above) on the open share session before leaving, rather
+	// than racing them against the session's close.
+	ctx, cancel := context.WithTimeout(context.Background(), m.st.src.client.reqTimeout)
+	if err := m.cl.FlushAcks(ctx); err != nil {
+		m.st.log.Warn("acknowledgements not sent before leaving; their records will be delivered again", "member", m.name, "err", err)
+	}
+	cancel()
 	m.cl.Close()
 	m.rb.Release()
 }
