@@ -549,15 +549,16 @@ func Closest(s string, candidates []string) string {
 		if c == s || len(c) > 256 {
 			continue
 		}
-		if d := distance(ls, strings.ToLower(c)); d < bestD {
+		if d := EditDistance(ls, strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
 }
 
-// distance is the Levenshtein distance of a and b.
-func distance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b (in bytes), for
+// "did you mean" suggestions wherever a name is mistyped.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

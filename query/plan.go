@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
@@ -459,7 +460,7 @@ func suggest(name string, candidates []string) string {
 	ln := strings.ToLower(name)
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := levenshtein(ln, lc)
+		d := options.EditDistance(ln, lc)
 		ok := d <= max(1, len(ln)/3) || (len(ln) >= 2 && isSubsequence(ln, lc)) || strings.HasPrefix(lc, ln)
 		if ok && d < bestD {
 			best, bestD = c, d
@@ -476,26 +477,6 @@ func isSubsequence(s, of string) bool {
 		}
 	}
 	return i == len(s)
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // textOf prints an expression as the user wrote it (near enough: keywords
