@@ -41,6 +41,22 @@ type contestant struct {
 	// headline marks kshare's SELECT * with JSON decoding, the one the
 	// targets are about.
 	headline bool
+	// bin is the kshare binary of a kshare contestant.
+	bin string
+}
+
+// candidateContestant is kshare's SELECT * with JSON run from another
+// build (--kshare-candidate), alternated with the others in the same
+// rounds: the way to measure a fix on a machine too noisy for runs at
+// different times to be compared.
+func candidateContestant(cfg *suiteConfig, par int) contestant {
+	c := kshareContestant(cfg, ksharePlans[0], par)
+	c.name = fmt.Sprintf("kshare candidate build, SELECT *, json, parallelism %d", par)
+	c.id = fmt.Sprintf("candidate-json-p%d", par)
+	c.headline, c.rssFlat = false, false
+	c.bin = cfg.candidate
+	c.unavailable = cfg.candidateUnavailable
+	return c
 }
 
 // javaContestant runs Apache Kafka's own share-consumer perf tool from the
@@ -159,6 +175,7 @@ func kshareContestant(cfg *suiteConfig, p ksharePlan, par int) contestant {
 		par:      par,
 		headline: p.id == "json",
 		rssFlat:  p.id == "json",
+		bin:      cfg.kshare,
 	}
 	c.unavailable = cfg.kshareUnavailable
 	rows := func(t target) int64 {
@@ -168,7 +185,7 @@ func kshareContestant(cfg *suiteConfig, p ksharePlan, par int) contestant {
 		return t.n
 	}
 	c.argv = func(t target, group string) []string {
-		return []string{cfg.kshare, "-e", kshareSQL(cfg, p, par, t, group),
+		return []string{c.bin, "-e", kshareSQL(cfg, p, par, t, group),
 			"--output", "csv", "--max-rows", strconv.FormatInt(rows(t), 10), "--stats"}
 	}
 	c.check = func(t target, res measure.Result) (int64, float64, error) {

@@ -100,6 +100,9 @@ func (r *report) markdown() string {
 	p("| Go, Java | %s, %s |\n", goVersion(), javaVersion())
 	p("| records | %s orders per topic, uncompressed, about %d bytes of JSON each |\n", thousands(cfg.n), len(orders.At(cfg.n/2).Append(nil)))
 	p("| runs | %d per contestant, alternating (A B C A B C ...); medians |\n", cfg.runs)
+	if cfg.candidate != "" {
+		p("| candidate build | %s (its rows are marked \"candidate build\") |\n", cfg.candidate)
+	}
 	if cfg.kshareWith != "" {
 		p("| kshare tables also say | %s |\n", strings.ReplaceAll(cfg.kshareWith, "|", "/"))
 	}

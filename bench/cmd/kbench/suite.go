@@ -42,8 +42,10 @@ type suiteConfig struct {
 
 	kshareWith string // extra WITH pairs for kshare's tables
 
-	kshareUnavailable error
-	runID             string
+	kshareUnavailable    error
+	candidate            string // another kshare build, see candidateContestant
+	candidateUnavailable error
+	runID                string
 }
 
 func runSuite(ctx context.Context, args []string) error {
@@ -57,6 +59,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.javaCP, "java-cp", "", "classpath with Kafka's kafka-tools jar (required for the Java contestants)")
 	fs.StringVar(&cfg.kafkaVersion, "kafka-version", os.Getenv("KSHARE_KAFKA_VERSION"), "Kafka version, for the report")
 	fs.StringVar(&cfg.kshare, "kshare", "", "the kshare binary")
+	fs.StringVar(&cfg.candidate, "kshare-candidate", "", "another kshare `binary` (a fix to measure) whose SELECT * json runs alongside")
 	fs.StringVar(&cfg.out, "out", "", "results `file` (markdown); the directory if it ends in /")
 	fs.IntVar(&cfg.brokerPID, "broker-pid", 0, "the broker's pid, to report its CPU time per run")
 	fs.StringVar(&sections, "sections", "throughput,latency,workers", "which parts to run")
@@ -111,6 +114,11 @@ func runSuite(ctx context.Context, args []string) error {
 	cfg.kshareUnavailable = probeKshare(ctx, cfg.kshare)
 	if cfg.kshareUnavailable != nil {
 		logf("kshare contestants not available: %v", cfg.kshareUnavailable)
+	}
+	if cfg.candidate != "" {
+		if cfg.candidateUnavailable = probeKshare(ctx, cfg.candidate); cfg.candidateUnavailable != nil {
+			logf("the candidate build is not available: %v", cfg.candidateUnavailable)
+		}
 	}
 
 	rep := &report{cfg: cfg, started: time.Now(), loadBefore: loadAvg()}
@@ -183,6 +191,9 @@ func (cfg *suiteConfig) contestants() []contestant {
 		cs = append(cs, javaContestant(cfg, k), franzContestant(cfg, k), tableContestant(cfg, k))
 		for _, p := range ksharePlans {
 			cs = append(cs, kshareContestant(cfg, p, k))
+		}
+		if cfg.candidate != "" {
+			cs = append(cs, candidateContestant(cfg, k))
 		}
 	}
 	var out []contestant
