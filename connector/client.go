@@ -34,6 +34,7 @@ type clientConfig struct {
 	reqTimeout  time.Duration
 	maxPollRecs int32
 	discovery   time.Duration // metadata refresh: new topics and partitions
+	strict      bool          // record_limit acquisition
 }
 
 // Defaults the connector applies where the user says nothing.
@@ -79,6 +80,7 @@ func newClientConfig(v options.Values) (*clientConfig, error) {
 	if v.Has(OptRequestTimeoutMs) {
 		c.reqTimeout = time.Duration(v.Int(OptRequestTimeoutMs)) * time.Millisecond
 	}
+	c.strict = v.String(OptShareAcquireMode) == AcquireRecordLimit
 	if v.Has(OptMaxPollRecords) {
 		n := v.Int(OptMaxPollRecords)
 		if n < 1 || n > 1<<31-1 {

@@ -55,20 +55,19 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 	opts := append(s.client.opts(),
 		kgo.ShareGroup(s.group),
 		kgo.ShareMaxRecords(s.client.maxPollRecs),
-		// Strict: the broker splits producer batches so that one fetch
-		// acquires at most max.poll.records records. Without it a fetch
-		// takes whole batches (thousands of records from one producer
-		// flush), whose locks all run while the reader works through
-		// them, and the other members of the group get nothing.
-		kgo.ShareMaxRecordsStrict(),
 		// No prefetch: a prefetched batch's locks run while the previous
 		// batch is still being delivered, so a slow reader would get
 		// records whose lock already expired and that went to another
-		// member too. Without it a member holds at most one poll's records,
-		// which it can renew until they are delivered.
+		// member too. Without it a member holds only what its one fetch
+		// acquired, all of which its poll takes and renews until delivered.
 		kgo.MaxConcurrentFetches(prefetchFetches),
 		kgo.ShareAckCallback(m.onAcks),
 	)
+	if s.client.strict {
+		// record_limit: the broker splits producer batches so that one
+		// fetch acquires at most max.poll.records records.
+		opts = append(opts, kgo.ShareMaxRecordsStrict())
+	}
 	if s.pattern != nil {
 		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(s.pattern.String()))
 	} else {
@@ -103,7 +102,11 @@ func (m *member) onAcks(_ *kgo.Client, res kgo.ShareAckResults) {
 func (m *member) run(ctx context.Context) {
 	defer m.shutdown()
 	for ctx.Err() == nil {
-		fetches := m.cl.PollRecords(ctx, int(m.st.src.client.maxPollRecs))
+		// All that the one fetch brought (0 = everything buffered): in
+		// batch_optimized mode it may be more than max.poll.records, and a
+		// record left in franz-go's buffer would be locked to this member
+		// without being renewed.
+		fetches := m.cl.PollRecords(ctx, 0)
 		if err := m.fetchError(fetches); err != nil {
 			if ctx.Err() == nil {
 				m.st.send(ctx, item{err: err})

@@ -45,6 +45,7 @@ const (
 	OptFetchMaxWaitMs       = "properties.fetch.max.wait.ms"
 	OptRequestTimeoutMs     = "properties.request.timeout.ms"
 	OptMaxPollRecords       = "properties.max.poll.records"
+	OptShareAcquireMode     = "properties.share.acquire.mode"
 )
 
 // Values of the enumerated options, as declared (Parse returns this spelling
@@ -65,6 +66,8 @@ const (
 	MechanismPlain        = "PLAIN"
 	MechanismScramSHA256  = "SCRAM-SHA-256"
 	MechanismScramSHA512  = "SCRAM-SHA-512"
+	AcquireBatchOptimized = "batch_optimized"
+	AcquireRecordLimit    = "record_limit"
 )
 
 const pemAdvice = "Java key stores are not supported; use PEM files: 'properties.ssl.ca.location' for the CA certificates, " +
@@ -138,7 +141,12 @@ var Options = &options.Set{
 		{Key: OptRequestTimeoutMs, Type: options.Int, Min: 1, HasMin: true,
 			Description: "Milliseconds to wait for a broker's answer to a request."},
 		{Key: OptMaxPollRecords, Type: options.Int, Min: 1, HasMin: true,
-			Description: "Most records one member takes from the broker at a time; each is locked for the member until it is settled."},
+			Description: "Most records one member takes from the broker at a time (500); each is locked for the member until it is settled ('batch_optimized' rounds up to whole producer batches)."},
+		{Key: OptShareAcquireMode, Type: options.Enum, Default: AcquireRecordLimit, Allowed: []string{AcquireRecordLimit, AcquireBatchOptimized},
+			Description: "Kafka's share.acquire.mode (4.2+). 'record_limit' has the broker split producer batches so that a member never holds more than " +
+				"'properties.max.poll.records' records: every member of a busy partition gets work, and a slow one holds little. 'batch_optimized' " +
+				"(the Java client's default) hands out whole producer batches: about twice the records/s, but one member may take a partition's every " +
+				"lock when batches are large."},
 
 		{Key: "properties.group.id", Refused: "a share group is named by 'share-group-id'"},
 		{Key: "properties.auto.offset.reset", Refused: "use 'scan.startup.mode' (share consumers refuse a client-side auto.offset.reset; the group's share.auto.offset.reset decides)"},

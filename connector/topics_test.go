@@ -243,3 +243,33 @@ func TestTwoReadersSplitTheGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchOptimized reads in Kafka's batch_optimized acquire mode, where a
+// fetch may bring more than max.poll.records: every record comes once, and
+// none stays locked in the client's buffer (the member polls all it holds).
+func TestBatchOptimized(t *testing.T) {
+	const n = 3000
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	vs := kafkatest.Values(n)
+	for i := 0; i < n; i += 300 { // several producer batches
+		kafkatest.Produce(t, addr, topic, vs[i:i+300]...)
+	}
+	st := open(t, newSource(t, addr, topic, group, map[string]string{
+		"properties.share.acquire.mode": "batch_optimized",
+		"properties.max.poll.records":   "100",
+		"source.parallelism":            "2",
+	}), checkedAlloc(t))
+	r := newReader(t, st)
+	r.until(kafkatest.Context(t), "all records", func() bool { return len(r.seen) == n })
+	st.Close()
+	for id, c := range r.seen {
+		if c != 1 {
+			t.Errorf("id %d delivered %d times", id, c)
+		}
+	}
+	if s := st.Stats(); s.Accepted != n || s.Released != 0 {
+		t.Errorf("accepted %d released %d, want %d and 0", s.Accepted, s.Released, n)
+	}
+}
