@@ -134,6 +134,20 @@ func franzContestant(cfg *suiteConfig, clients int) contestant {
 	}
 }
 
+// franzPolicyContestant is the plain loop with the connector's fetch policy
+// (kgo.ShareMaxRecordsStrict, no prefetch): next to the plain loop and to
+// kshare it tells what the policy costs and what kshare's own code costs.
+func franzPolicyContestant(cfg *suiteConfig, clients int) contestant {
+	c := franzContestant(cfg, clients)
+	c.name = fmt.Sprintf("plain franz-go loop with kshare's fetch policy (strict, no prefetch), %d client%s", clients, plural(clients))
+	c.id = fmt.Sprintf("franzpolicy-c%d", clients)
+	argv := c.argv
+	c.argv = func(t target, group string) []string {
+		return append(argv(t, group), "--strict", "--prefetch", "0")
+	}
+	return c
+}
+
 // ksharePlan is one kshare query to benchmark.
 type ksharePlan struct {
 	id, label string

@@ -32,6 +32,7 @@ func runFranz(ctx context.Context, args []string) error {
 		bootstrap, topic, group string
 		n                       int64
 		consumers               int
+		policy                  franzPolicy
 	)
 	fs := flag.NewFlagSet("franz", flag.ContinueOnError)
 	fs.StringVar(&bootstrap, "bootstrap", bootstrapDefault(), "Kafka `host:port`")
@@ -39,21 +40,43 @@ func runFranz(ctx context.Context, args []string) error {
 	fs.StringVar(&group, "group", "", "share group; set share.auto.offset.reset=earliest on it first (required)")
 	fs.Int64Var(&n, "n", 0, "records to read before stopping (required)")
 	fs.IntVar(&consumers, "consumers", 1, "share consumers (clients) in the group")
+	fs.BoolVar(&policy.strict, "strict", false, "kgo.ShareMaxRecordsStrict, as the connector uses")
+	fs.IntVar(&policy.prefetch, "prefetch", -1, "kgo.MaxConcurrentFetches (-1: franz-go's default; the connector uses 0)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if bootstrap == "" || topic == "" || group == "" || n <= 0 || consumers < 1 {
 		return errors.New("--bootstrap, --topic, --group, --n > 0 and --consumers >= 1 are required")
 	}
-	rep, err := franzLoop(ctx, bootstrap, topic, group, n, consumers)
+	rep, err := franzLoop(ctx, bootstrap, topic, group, n, consumers, policy.opts()...)
 	if err != nil {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(rep)
 }
 
-// franzLoop reads n records of topic with consumers clients in group.
-func franzLoop(ctx context.Context, bootstrap, topic, group string, n int64, consumers int) (franzReport, error) {
+// franzPolicy is the fetch policy of the loop: franz-go's defaults unless
+// asked to do as the connector does, which tells the policy's cost apart
+// from the cost of kshare's code.
+type franzPolicy struct {
+	strict   bool
+	prefetch int
+}
+
+func (p franzPolicy) opts() []kgo.Opt {
+	var o []kgo.Opt
+	if p.strict {
+		o = append(o, kgo.ShareMaxRecordsStrict())
+	}
+	if p.prefetch >= 0 {
+		o = append(o, kgo.MaxConcurrentFetches(p.prefetch))
+	}
+	return o
+}
+
+// franzLoop reads n records of topic with consumers clients in group; opts
+// are added to each client's.
+func franzLoop(ctx context.Context, bootstrap, topic, group string, n int64, consumers int, opts ...kgo.Opt) (franzReport, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -66,7 +89,7 @@ func franzLoop(ctx context.Context, bootstrap, topic, group string, n int64, con
 		firstErr  error
 	)
 	for k := 0; k < consumers; k++ {
-		cl, err := newClient(bootstrap, kgo.ShareGroup(group), kgo.ConsumeTopics(topic))
+		cl, err := newClient(bootstrap, append([]kgo.Opt{kgo.ShareGroup(group), kgo.ConsumeTopics(topic)}, opts...)...)
 		if err != nil {
 			cancel()
 			wg.Wait()

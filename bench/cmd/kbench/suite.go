@@ -188,7 +188,7 @@ type block struct {
 func (cfg *suiteConfig) contestants() []contestant {
 	var cs []contestant
 	for _, k := range []int{1, 4} {
-		cs = append(cs, javaContestant(cfg, k), franzContestant(cfg, k), tableContestant(cfg, k))
+		cs = append(cs, javaContestant(cfg, k), franzContestant(cfg, k), franzPolicyContestant(cfg, k), tableContestant(cfg, k))
 		for _, p := range ksharePlans {
 			cs = append(cs, kshareContestant(cfg, p, k))
 		}
