@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/kshare/kshare/table"
 )
@@ -53,7 +54,7 @@ func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string 
 	case table.Decimal:
 		d := a.(*array.Decimal128)
 		scale := int32(t.Scale)
-		return func(i int) string { return d.Value(i).ToString(scale) }
+		return func(i int) string { return decimalString(d.Value(i), scale) }
 	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
 		get := intReader(a)
 		return func(i int) string { return strconv.FormatInt(get(i), 10) }
@@ -330,4 +331,40 @@ func floorDiv(a, b int64) (q, r int64) {
 		r += b
 	}
 	return q, r
+}
+
+// decimalString is decimal128.Num.ToString without math/big for the values
+// that fit in an int64 (every DECIMAL(p <= 18) and most others): formatting
+// through big.Int cost most of the shell's allocations per CSV row.
+func decimalString(n decimal128.Num, scale int32) string {
+	hi, lo := n.HighBits(), n.LowBits()
+	if !(hi == 0 && lo>>63 == 0) && !(hi == -1 && lo>>63 == 1) || scale < 0 || scale > 38 {
+		return n.ToString(scale)
+	}
+	v := int64(lo)
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = -u
+	}
+	var buf [64]byte
+	digits := strconv.AppendUint(buf[:0], u, 10)
+	out := make([]byte, 0, len(digits)+int(scale)+3)
+	if neg {
+		out = append(out, '-')
+	}
+	if scale == 0 {
+		return string(append(out, digits...))
+	}
+	if pad := int(scale) + 1 - len(digits); pad > 0 {
+		out = append(out, "0."...)
+		for ; pad > 1; pad-- {
+			out = append(out, '0')
+		}
+		return string(append(out, digits...))
+	}
+	cut := len(digits) - int(scale)
+	out = append(out, digits[:cut]...)
+	out = append(out, '.')
+	return string(append(out, digits[cut:]...))
 }
