@@ -145,8 +145,8 @@ var Options = &options.Set{
 		{Key: OptShareAcquireMode, Type: options.Enum, Default: AcquireRecordLimit, Allowed: []string{AcquireRecordLimit, AcquireBatchOptimized},
 			Description: "Kafka's share.acquire.mode (4.2+). 'record_limit' has the broker split producer batches so that a member never holds more than " +
 				"'properties.max.poll.records' records: every member of a busy partition gets work, and a slow one holds little. 'batch_optimized' " +
-				"(the Java client's default) hands out whole producer batches: more records/s and less broker CPU, but one member may take a partition's every " +
-				"lock when batches are large."},
+				"(the Java client's default) hands out whole producer batches; it was not measurably faster for kshare in the benchmark suite, " +
+				"and with large producer batches one member may take a partition's every lock."},
 
 		{Key: "properties.group.id", Refused: "a share group is named by 'share-group-id'"},
 		{Key: "properties.auto.offset.reset", Refused: "use 'scan.startup.mode' (share consumers refuse a client-side auto.offset.reset; the group's share.auto.offset.reset decides)"},
