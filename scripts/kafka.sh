@@ -8,6 +8,8 @@
 #   scripts/kafka.sh env     print the `export ...` lines of the running broker
 #   scripts/kafka.sh log     print the running broker's log
 #   scripts/kafka.sh stop    stop the broker this script started, remove its files
+#   scripts/kafka.sh cluster-id  read 16-byte chunks on stdin, print an id for
+#                           each (what start uses; for the harness's tests)
 #
 # Typical use: eval "$(scripts/kafka.sh start)"; go test ./...; scripts/kafka.sh stop
 #
@@ -234,6 +236,28 @@ probe() {
 	[[ ${got:8:12} == 000000070000 ]]
 }
 
+# cluster_ids prints a Kafka cluster id for each 16 bytes on stdin: URL-safe
+# base64, unpadded. An id that starts with '-' reads as an option to
+# StorageTool ("argument --cluster-id/-t: expected one argument"), which
+# failed one start in 64. Kafka's own Uuid.randomUuid draws again in that
+# case; clearing the first byte's top bit instead keeps the first character
+# in A-Z, a-f (index below 32), so no id can start with '-' or '_', at the
+# cost of one random bit of 128.
+cluster_ids() {
+	local all hex esc i
+	all=$(od -An -v -tx1 | tr -d ' \n')
+	while ((${#all} >= 32)); do
+		hex=${all:0:32} all=${all:32}
+		printf -v esc '\\x%02x' $((0x${hex:0:2} & 0x7f))
+		for ((i = 2; i < 32; i += 2)); do
+			esc+="\\x${hex:i:2}"
+		done
+		# shellcheck disable=SC2059 # the format is the bytes, as \xHH escapes
+		printf "$esc" | base64 | tr '+/' '-_' | tr -d '=\n'
+		echo
+	done
+}
+
 print_env() {
 	cat "$state/env"
 }
@@ -286,9 +310,8 @@ start_once() {
 	write_configs "$dir"
 
 	local jvm=(java -Djava.awt.headless=true -Dlog4j2.configurationFile="$dir/log4j2.properties" -cp "$jars/*")
-	# A Kafka cluster id is 16 random bytes in URL-safe base64, unpadded.
 	local cluster_id
-	cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+	cluster_id=$(head -c 16 /dev/urandom | cluster_ids)
 	if ! "${jvm[@]}" kafka.tools.StorageTool format --standalone -t "$cluster_id" -c "$dir/server.properties" \
 		--add-scram "SCRAM-SHA-256=[name=$sasl_user,password=$sasl_password]" \
 		--add-scram "SCRAM-SHA-512=[name=$sasl_user,password=$sasl_password]" \
@@ -390,6 +413,7 @@ case ${1-} in
 fetch) cmd_fetch ;;
 start) cmd_start ;;
 stop) cmd_stop ;;
+cluster-id) cluster_ids ;;
 env) cmd_env ;;
 log) cmd_log ;;
 -h | --help | help) usage ;;
