@@ -1,5 +1,7 @@
 package connector
 
+import "github.com/twmb/franz-go/pkg/kgo"
+
 // SetPolicy lets this package's tests and benchmarks measure the delivery
 // policy both ways; it returns a func that restores the production policy.
 func SetPolicy(prefetch int, renew bool) (restore func()) {
@@ -7,3 +9,14 @@ func SetPolicy(prefetch int, renew bool) (restore func()) {
 	prefetchFetches, renewLocks = prefetch, renew
 	return func() { prefetchFetches, renewLocks = p, r }
 }
+
+// SetClientOpts adds opts to every member's client; it returns a func that
+// removes them.
+func SetClientOpts(opts ...kgo.Opt) (restore func()) {
+	old := testClientOpts
+	testClientOpts = opts
+	return func() { testClientOpts = old }
+}
+
+// DefaultFetchMaxBytes is the window a member starts with.
+const DefaultFetchMaxBytes = defaultFetchMaxBytes

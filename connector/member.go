@@ -22,6 +22,9 @@ var (
 	prefetchFetches = 0
 	// renewLocks renews the locks of records still being delivered.
 	renewLocks = true
+	// testClientOpts are added to every member's client by this package's
+	// tests (to watch the requests a member sends).
+	testClientOpts []kgo.Opt
 )
 
 // member is one share-group member: its own franz-go client, decoder and
@@ -63,6 +66,7 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 		kgo.MaxConcurrentFetches(prefetchFetches),
 		kgo.ShareAckCallback(m.onAcks),
 	)
+	opts = append(opts, testClientOpts...)
 	if s.client.strict {
 		// record_limit: the broker splits producer batches so that one
 		// fetch acquires at most max.poll.records records.

@@ -1,0 +1,163 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/internal/kafkatest"
+)
+
+// fetchWatch records the MaxBytes of every ShareFetch the members send, read
+// off the wire by a dialer that wraps each connection: what the broker is
+// asked for, whatever franz-go's configuration says.
+type fetchWatch struct {
+	mu       sync.Mutex
+	maxBytes []int32
+}
+
+func (w *fetchWatch) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, network, host)
+	if err != nil {
+		return nil, err
+	}
+	return &watchedConn{Conn: c, w: w}, nil
+}
+
+func (w *fetchWatch) windows() []int32 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]int32(nil), w.maxBytes...)
+}
+
+// watchedConn parses the request frames written to it (size, then a
+// request header v2: key, version, correlation id, client id, tags).
+type watchedConn struct {
+	net.Conn
+	w   *fetchWatch
+	buf []byte
+}
+
+func (c *watchedConn) Write(p []byte) (int, error) {
+	c.buf = append(c.buf, p...)
+	for len(c.buf) >= 4 {
+		size := int(binary.BigEndian.Uint32(c.buf))
+		if len(c.buf) < 4+size {
+			break
+		}
+		c.inspect(c.buf[4 : 4+size])
+		c.buf = c.buf[4+size:]
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *watchedConn) inspect(frame []byte) {
+	if len(frame) < 10 || int16(binary.BigEndian.Uint16(frame)) != kmsg.ShareFetch.Int16() {
+		return
+	}
+	version := int16(binary.BigEndian.Uint16(frame[2:]))
+	idLen := int(int16(binary.BigEndian.Uint16(frame[8:])))
+	body := frame[10+max(idLen, 0):]
+	body = body[1:] // the header's empty tagged fields
+	req := kmsg.NewShareFetchRequest()
+	req.Version = version
+	if err := req.ReadFrom(body); err != nil {
+		return
+	}
+	c.w.mu.Lock()
+	c.w.maxBytes = append(c.w.maxBytes, req.MaxBytes)
+	c.w.mu.Unlock()
+}
+
+// TestFetchWindow: by default every ShareFetch asks for at most 1 MiB, not
+// franz-go's 50 MiB, whose scan costs the broker (see defaultFetchMaxBytes);
+// 'properties.fetch.max.bytes' overrides it.
+func TestFetchWindow(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(2000)...)
+	for _, tc := range []struct {
+		name  string
+		extra map[string]string
+		want  int32
+	}{
+		{"default", nil, connector.DefaultFetchMaxBytes},
+		{"set", map[string]string{"properties.fetch.max.bytes": "300000"}, 300000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &fetchWatch{}
+			defer connector.SetClientOpts(kgo.Dialer(w.dial))()
+			group := kafkatest.ShareGroup(t, addr)
+			st := open(t, newSource(t, addr, topic, group, tc.extra), checkedAlloc(t))
+			r := newReader(t, st)
+			r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == 2000 })
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got := w.windows()
+			if len(got) == 0 {
+				t.Fatal("no ShareFetch request seen")
+			}
+			for _, b := range got {
+				if b != tc.want {
+					t.Fatalf("ShareFetch MaxBytes %d, want %d in every request (all: %v)", b, tc.want, got)
+				}
+			}
+		})
+	}
+}
+
+// TestFetchWindowLargeRecords: a record larger than the window, and a poll
+// of records that together far exceed it, are fetched with the 1 MiB window
+// (the broker returns at least the first batch whole, and Kafka 4.3 hands
+// out up to max.poll.records records whatever their size).
+func TestFetchWindowLargeRecords(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.TopicName(t)
+	adm := kadm.NewClient(kafkatest.Client(t, addr))
+	big := "3000000"
+	resp, err := adm.CreateTopic(kafkatest.Context(t), 1, -1, map[string]*string{"max.message.bytes": &big}, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One record of 1.5 MiB, then 100 of 20 kB (2 MB).
+	values := [][]byte{[]byte(strings.Repeat("0", 3<<19) + "1")}
+	for i := 2; i <= 101; i++ {
+		values = append(values, []byte(strings.Repeat("0", 20000)+itoa(int64(i))))
+	}
+	p := kafkatest.Client(t, addr, kgo.ProducerBatchMaxBytes(4<<20), kgo.ProducerLinger(0))
+	for _, v := range values {
+		// One at a time, so the large record is a batch of its own.
+		if err := p.ProduceSync(kafkatest.Context(t), &kgo.Record{Topic: topic, Value: v}).FirstErr(); err != nil {
+			t.Fatalf("producing: %v", err)
+		}
+	}
+
+	w := &fetchWatch{}
+	defer connector.SetClientOpts(kgo.Dialer(w.dial))()
+	group := kafkatest.ShareGroup(t, addr)
+	st := open(t, newSource(t, addr, topic, group, nil), checkedAlloc(t))
+	r := newReader(t, st)
+	r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == len(values) })
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range w.windows() {
+		if b != connector.DefaultFetchMaxBytes {
+			t.Fatalf("ShareFetch MaxBytes %d, want %d in every request (all: %v)", b, connector.DefaultFetchMaxBytes, w.windows())
+		}
+	}
+	t.Logf("%d records of %d bytes in %d ShareFetch requests", len(values), 3<<19+100*20003, len(w.windows()))
+}
