@@ -28,8 +28,13 @@ type contestant struct {
 	id   string // short, for group names and --only
 	kind string // "java", "franz" or "kshare"
 	par  int    // threads, clients or source.parallelism
-	// argv is the command for reading t with group.
-	argv func(t target, group string) []string
+	// bin is the program the contestant runs: "java", kbench itself, or a
+	// kshare build.
+	bin string
+	// args are bin's arguments for reading t with group. They never name
+	// the program: command puts bin in front, so that a copy of a
+	// contestant given another bin (the candidate build) runs that bin.
+	args func(t target, group string) []string
 	// check reads the child's result: how many records it saw, and the
 	// rate it reports for itself (0 if it has no view of its own).
 	check func(t target, res measure.Result) (records int64, selfRate float64, err error)
@@ -41,8 +46,11 @@ type contestant struct {
 	// headline marks kshare's SELECT * with JSON decoding, the one the
 	// targets are about.
 	headline bool
-	// bin is the kshare binary of a kshare contestant.
-	bin string
+}
+
+// command is the child process's argv for reading t with group.
+func (c contestant) command(t target, group string) []string {
+	return append([]string{c.bin}, c.args(t, group)...)
 }
 
 // candidateContestant is kshare's SELECT * with JSON run from another
@@ -54,6 +62,7 @@ func candidateContestant(cfg *suiteConfig, par int) contestant {
 	c.name = fmt.Sprintf("kshare candidate build, SELECT *, json, parallelism %d", par)
 	c.id = fmt.Sprintf("candidate-json-p%d", par)
 	c.headline, c.rssFlat = false, false
+	// command reads bin from this copy; args do not name the program.
 	c.bin = cfg.candidate
 	c.unavailable = cfg.candidateUnavailable
 	return c
@@ -69,8 +78,9 @@ func javaContestant(cfg *suiteConfig, threads int) contestant {
 		id:   fmt.Sprintf("java-t%d", threads),
 		kind: "java",
 		par:  threads,
-		argv: func(t target, group string) []string {
-			return []string{"java",
+		bin:  "java",
+		args: func(t target, group string) []string {
+			return []string{
 				"-Xmx512M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
 				"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
 				"-XX:MaxInlineLevel=15", "-Djava.awt.headless=true",
@@ -109,16 +119,45 @@ func checkJava(t target, res measure.Result) (int64, float64, error) {
 	return 0, 0, fmt.Errorf("no result line in the Java tool's output: %q", tailString(res.Stdout, 500))
 }
 
-// franzContestant is the plain franz-go loop of `kbench franz`.
-func franzContestant(cfg *suiteConfig, clients int) contestant {
+// kshareFetch is the fetch policy kshare's connector uses by default
+// (connector/client.go and member.go), as plain-loop settings: the one place
+// to change when the connector's defaults change. members is the table's
+// source.parallelism, partitions the topic's.
+func kshareFetch(members, partitions int) franzPolicy {
+	return franzPolicy{
+		// The Java client's fetch.max.bytes: Kafka 4.3 walks every producer
+		// batch header inside the window on each ShareFetch.
+		fetchMaxBytes: 1 << 20,
+		strict:        false,
+		// No prefetch: a prefetched batch's locks would run while the
+		// previous one is still being delivered.
+		prefetch: 0,
+	}
+}
+
+// franzTuned is the best a hand-written loop gets from settings alone: the
+// connector's window and acquisition mode, and franz-go's default prefetch
+// for that mode.
+func franzTuned(members, partitions int) franzPolicy {
+	p := kshareFetch(members, partitions)
+	p.prefetch = franzDefaults.prefetch
+	return p
+}
+
+// franzContestant is the plain franz-go loop of `kbench franz` with policy
+// pol, a function of the clients and the topic's partitions. Only the
+// settings differ between the three plain loops; the loop is the same.
+func franzContestant(cfg *suiteConfig, id, label string, clients, partitions int, pol func(members, partitions int) franzPolicy) contestant {
 	return contestant{
-		name: fmt.Sprintf("plain franz-go loop, %d client%s", clients, plural(clients)),
-		id:   fmt.Sprintf("franz-c%d", clients),
+		name: fmt.Sprintf("plain franz-go loop%s (%s), %d client%s", label, pol(clients, partitions), clients, plural(clients)),
+		id:   fmt.Sprintf("%s-c%d", id, clients),
 		kind: "franz",
 		par:  clients,
-		argv: func(t target, group string) []string {
-			return []string{cfg.self, "franz", "--bootstrap", cfg.bootstrap, "--topic", t.topic,
-				"--group", group, "--n", strconv.FormatInt(t.n, 10), "--consumers", strconv.Itoa(clients)}
+		bin:  cfg.self,
+		args: func(t target, group string) []string {
+			return append([]string{"franz", "--bootstrap", cfg.bootstrap, "--topic", t.topic,
+				"--group", group, "--n", strconv.FormatInt(t.n, 10), "--consumers", strconv.Itoa(clients)},
+				pol(clients, t.partitions).args()...)
 		},
 		check: func(t target, res measure.Result) (int64, float64, error) {
 			var rep franzReport
@@ -134,18 +173,17 @@ func franzContestant(cfg *suiteConfig, clients int) contestant {
 	}
 }
 
-// franzPolicyContestant is the plain loop with the connector's fetch policy
-// (kgo.ShareMaxRecordsStrict, no prefetch): next to the plain loop and to
-// kshare it tells what the policy costs and what kshare's own code costs.
-func franzPolicyContestant(cfg *suiteConfig, clients int) contestant {
-	c := franzContestant(cfg, clients)
-	c.name = fmt.Sprintf("plain franz-go loop with kshare's fetch policy (strict, no prefetch), %d client%s", clients, plural(clients))
-	c.id = fmt.Sprintf("franzpolicy-c%d", clients)
-	argv := c.argv
-	c.argv = func(t target, group string) []string {
-		return append(argv(t, group), "--strict", "--prefetch", "0")
+// The three plain loops. The first is what a Go user writes by hand with
+// franz-go's defaults (its 50 MiB fetch window included); the tuned one is
+// the best a hand loop gets, the reference for kshare's Go API; the last
+// has exactly the connector's client settings, so that next to kshare it
+// tells what kshare's own code costs.
+func plainLoops(cfg *suiteConfig, clients, partitions int) []contestant {
+	return []contestant{
+		franzContestant(cfg, "franz", "", clients, partitions, func(int, int) franzPolicy { return franzDefaults }),
+		franzContestant(cfg, "franztuned", ", tuned", clients, partitions, franzTuned),
+		franzContestant(cfg, "franzpolicy", " with kshare's fetch policy", clients, partitions, kshareFetch),
 	}
-	return c
 }
 
 // ksharePlan is one kshare query to benchmark.
@@ -191,15 +229,15 @@ func kshareContestant(cfg *suiteConfig, p ksharePlan, par int) contestant {
 		rssFlat:  p.id == "json",
 		bin:      cfg.kshare,
 	}
-	c.unavailable = cfg.kshareUnavailable
 	rows := func(t target) int64 {
 		if p.where {
 			return t.matching
 		}
 		return t.n
 	}
-	c.argv = func(t target, group string) []string {
-		return []string{c.bin, "-e", kshareSQL(cfg, p, par, t, group),
+	c.unavailable = cfg.kshareUnavailable
+	c.args = func(t target, group string) []string {
+		return []string{"-e", kshareSQL(cfg, p, par, t, group),
 			"--output", "csv", "--max-rows", strconv.FormatInt(rows(t), 10), "--stats"}
 	}
 	c.check = func(t target, res measure.Result) (int64, float64, error) {

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,8 +27,10 @@ type franzReport struct {
 
 // runFranz is the baseline a Go user would write by hand against franz-go:
 // K clients in one share group, each polling, counting and accepting, with
-// franz-go's defaults (500 records per fetch, prefetching on). It decodes
-// nothing. It stops when the clients together have seen n records.
+// franz-go's defaults (50 MiB fetch window, 500 records per fetch,
+// batch_optimized, prefetching on) unless the policy flags say otherwise.
+// It decodes nothing. It stops when the clients together have seen n
+// records.
 func runFranz(ctx context.Context, args []string) error {
 	var (
 		bootstrap, topic, group string
@@ -40,8 +44,7 @@ func runFranz(ctx context.Context, args []string) error {
 	fs.StringVar(&group, "group", "", "share group; set share.auto.offset.reset=earliest on it first (required)")
 	fs.Int64Var(&n, "n", 0, "records to read before stopping (required)")
 	fs.IntVar(&consumers, "consumers", 1, "share consumers (clients) in the group")
-	fs.BoolVar(&policy.strict, "strict", false, "kgo.ShareMaxRecordsStrict, as the connector uses")
-	fs.IntVar(&policy.prefetch, "prefetch", -1, "kgo.MaxConcurrentFetches (-1: franz-go's default; the connector uses 0)")
+	policy.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,16 +58,67 @@ func runFranz(ctx context.Context, args []string) error {
 	return json.NewEncoder(os.Stdout).Encode(rep)
 }
 
-// franzPolicy is the fetch policy of the loop: franz-go's defaults unless
-// asked to do as the connector does, which tells the policy's cost apart
-// from the cost of kshare's code.
+// franzPolicy is the fetch policy of the loop. Its zero value, with
+// prefetch -1, is franz-go's defaults: what a Go user who writes the loop by
+// hand gets. The other values are the settings kshare's connector chose, to
+// tell what the policy brings apart from what kshare's own code costs.
 type franzPolicy struct {
-	strict   bool
-	prefetch int
+	fetchMaxBytes int32 // kgo.FetchMaxBytes; 0: franz-go's default, 50 MiB
+	maxRecords    int32 // kgo.ShareMaxRecords; 0: franz-go's default, 500
+	strict        bool  // kgo.ShareMaxRecordsStrict: the record_limit acquisition mode
+	prefetch      int   // kgo.MaxConcurrentFetches; -1: franz-go's default
+}
+
+// franzDefaults is the policy of a loop that sets nothing.
+var franzDefaults = franzPolicy{prefetch: -1}
+
+// register declares the policy's flags of `kbench franz`; args writes them
+// back, so that the suite's contestants and the loop agree on their names.
+func (p *franzPolicy) register(fs *flag.FlagSet) {
+	*p = franzDefaults
+	fs.Func("fetch-max-bytes", "kgo.FetchMaxBytes: most bytes one ShareFetch may return (default franz-go's, 50 MiB)", positiveInt32(&p.fetchMaxBytes))
+	fs.Func("max-records", "kgo.ShareMaxRecords: records one ShareFetch asks for (default franz-go's, 500)", positiveInt32(&p.maxRecords))
+	fs.BoolVar(&p.strict, "strict", false, "kgo.ShareMaxRecordsStrict: the record_limit acquisition mode (default batch_optimized)")
+	fs.IntVar(&p.prefetch, "prefetch", -1, "kgo.MaxConcurrentFetches (-1: franz-go's default; the connector uses 0)")
+}
+
+// positiveInt32 parses a flag that franz-go takes as a positive int32.
+func positiveInt32(dst *int32) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 1 {
+			return fmt.Errorf("want a number between 1 and %d, got %q", int32(1<<31-1), v)
+		}
+		*dst = int32(n)
+		return nil
+	}
+}
+
+func (p franzPolicy) args() []string {
+	var a []string
+	if p.fetchMaxBytes > 0 {
+		a = append(a, "--fetch-max-bytes", strconv.Itoa(int(p.fetchMaxBytes)))
+	}
+	if p.maxRecords > 0 {
+		a = append(a, "--max-records", strconv.Itoa(int(p.maxRecords)))
+	}
+	if p.strict {
+		a = append(a, "--strict")
+	}
+	if p.prefetch >= 0 {
+		a = append(a, "--prefetch", strconv.Itoa(p.prefetch))
+	}
+	return a
 }
 
 func (p franzPolicy) opts() []kgo.Opt {
 	var o []kgo.Opt
+	if p.fetchMaxBytes > 0 {
+		o = append(o, kgo.FetchMaxBytes(p.fetchMaxBytes))
+	}
+	if p.maxRecords > 0 {
+		o = append(o, kgo.ShareMaxRecords(p.maxRecords))
+	}
 	if p.strict {
 		o = append(o, kgo.ShareMaxRecordsStrict())
 	}
@@ -72,6 +126,43 @@ func (p franzPolicy) opts() []kgo.Opt {
 		o = append(o, kgo.MaxConcurrentFetches(p.prefetch))
 	}
 	return o
+}
+
+// String is the policy for a contestant's name: "1 MiB window,
+// batch_optimized, no prefetch".
+func (p franzPolicy) String() string {
+	if p == franzDefaults {
+		return "franz-go defaults"
+	}
+	var parts []string
+	if p.fetchMaxBytes > 0 {
+		parts = append(parts, byteSize(int64(p.fetchMaxBytes))+" window")
+	}
+	if p.maxRecords > 0 {
+		parts = append(parts, fmt.Sprintf("%d records per fetch", p.maxRecords))
+	}
+	if p.strict {
+		parts = append(parts, "record_limit")
+	} else {
+		parts = append(parts, "batch_optimized")
+	}
+	if p.prefetch == 0 {
+		parts = append(parts, "no prefetch")
+	} else if p.prefetch > 0 {
+		parts = append(parts, fmt.Sprintf("%d fetches ahead", p.prefetch))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// byteSize writes n in KiB or MiB when it is a whole number of them.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // franzLoop reads n records of topic with consumers clients in group; opts

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +38,18 @@ func TestLoadAndFranzLoop(t *testing.T) {
 	}
 	if rep.Records < 3000 {
 		t.Errorf("the loop read %d records, want 3000", rep.Records)
+	}
+	// The tuned loop's settings, on a group of its own.
+	tuned := kafkatest.GroupName(t) + "-tuned"
+	if err := freshGroup(ctx, addr, tuned); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = franzLoop(ctx, addr, topic, tuned, 3000, 2, franzTuned(2, 2).opts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Records < 3000 {
+		t.Errorf("the tuned loop read %d records, want 3000", rep.Records)
 	}
 }
 
@@ -92,20 +108,106 @@ func TestCheckJava(t *testing.T) {
 
 func TestReportRatios(t *testing.T) {
 	cfg := &suiteConfig{n: 1000, runs: 1, kafkaVersion: "4.3.1"}
-	mk := func(c contestant, wall time.Duration) *entry {
-		return &entry{c: c, samples: []sample{{wall: wall, cpu: time.Second, rss: 100 << 20, records: 1000}}}
+	mk := func(c contestant, wall, broker time.Duration) *entry {
+		return &entry{c: c, samples: []sample{{wall: wall, cpu: time.Second, brokerCPU: broker, rss: 100 << 20, records: 1000}}}
 	}
 	b := &block{t: target{partitions: 1, n: 1000}, entries: []*entry{
-		mk(contestant{name: "java", id: "java-t1", kind: "java", par: 1}, 2*time.Second),
-		mk(contestant{name: "franz", id: "franz-c1", kind: "franz", par: 1}, time.Second),
-		mk(contestant{name: "kshare", id: "kshare-json-p1", kind: "kshare", par: 1, headline: true}, time.Second*10/9),
+		mk(contestant{name: "java", id: "java-t1", kind: "java", par: 1}, 2*time.Second, 10*time.Millisecond),
+		mk(contestant{name: "franz", id: "franz-c1", kind: "franz", par: 1}, time.Second, 40*time.Millisecond),
+		mk(contestant{name: "tuned", id: "franztuned-c1", kind: "franz", par: 1}, time.Second*8/10, 20*time.Millisecond),
+		mk(contestant{name: "goapi", id: "kshare-go-p1", kind: "table", par: 1}, time.Second, 14*time.Millisecond),
+		mk(contestant{name: "kshare", id: "kshare-json-p1", kind: "kshare", par: 1, headline: true, rssFlat: true}, time.Second*10/9, 20*time.Millisecond),
 	}}
 	r := &report{cfg: cfg, started: time.Now(), blocks: []*block{b}}
-	md := r.markdown()
-	for _, want := range []string{"| kshare | 900 |", "| 1.80x | 0.90x |", "met", "peak RSS < 150 MiB"} {
+	reportHas(t, r.markdown(),
+		// records/s, then broker CPU: 20 ms for 1000 records is 2 s per 100k.
+		"| kshare `kshare-json-p1` | 900 |", "| 0.02 | 2.000 |", "| 1.80x | 0.90x | 0.72x |",
+		"| goapi `kshare-go-p1` | 1,000 |", "| 2.00x | 1.00x | 0.80x |",
+		"| SELECT * json to CSV >= 1.3x Java tool, 1 thread (1 partition, parallelism 1) | 1.80x | met |",
+		"| SELECT * json to CSV >= 1.0x plain franz-go loop with defaults (1 partition, parallelism 1) | 0.90x | missed |",
+		"| Go API >= 1.0x plain franz-go loop with defaults (1 partition, parallelism 1) | 1.00x | met |",
+		"| Go API >= 0.85x tuned plain franz-go loop (1 partition, parallelism 1) | 0.80x | missed |",
+		"| Go API: broker CPU per 100k records within 1.5x of the cheapest contestant's (1 partition, parallelism 1) | 1.400 s vs 1.000 s (java-t1): 1.40x | met |",
+		"| SELECT * json to CSV: broker CPU per 100k records within 1.5x of the cheapest contestant's (1 partition, parallelism 1) | 2.000 s vs 1.000 s (java-t1): 2.00x | missed |",
+		"| peak RSS < 150 MiB (SELECT * json to CSV, 1 partition, parallelism 1) | 100 MiB | met |",
+	)
+}
+
+// reportHas fails t for each of wants that md lacks.
+func reportHas(t *testing.T, md string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// The slow-worker target is judged on the default settings, against one
+// member with the default settings, not on the rows that set
+// max.poll.records.
+func TestWorkersTargetUsesDefaults(t *testing.T) {
+	r := &report{cfg: &suiteConfig{n: 1000, workersDelay: 5 * time.Millisecond}, started: time.Now(), workers: []workersResult{
+		{members: 1, procs: 1, pollRecords: 50, rate: 200},
+		{members: 16, procs: 1, pollRecords: 50, rate: 3000},
+		{members: 1, procs: 1, rate: 190},
+		{members: 16, procs: 1, rate: 760},
+	}}
+	reportHas(t, r.markdown(),
+		"| slow workers, default settings: 16 members >= 10x 1 member | 4.00x | missed |",
+		"| 16 | 1 x 16 | 50 | 3000 | 15.00x | 0 |",
+		"| 16 | 1 x 16 | default | 760 | 4.00x | 0 |",
+	)
+}
+
+// Every contestant runs its own program. The candidate build's rows once
+// ran the main build: its command was built over another copy of the
+// contestant than the one that was given the candidate's binary.
+func TestContestantsRunTheirOwnBinary(t *testing.T) {
+	dir := t.TempDir()
+	// Two stand-ins for kshare builds that say which one ran.
+	script := func(name string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("#!/bin/sh\necho "+name+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cfg := &suiteConfig{bootstrap: "127.0.0.1:9", kshare: script("main"), candidate: script("candidate"),
+		self: "/bin/kbench-itself", javaCP: "/jars/*"}
+	tg := target{topic: "orders", partitions: 8, n: 100, matching: 50}
+	counts := map[string]int{}
+	for _, c := range cfg.contestants(tg.partitions) {
+		var want string
+		switch {
+		case strings.HasPrefix(c.id, "candidate-"):
+			want = cfg.candidate
+		case c.kind == "kshare":
+			want = cfg.kshare
+		case c.kind == "java":
+			want = "java"
+		default:
+			want = cfg.self
+		}
+		counts[want]++
+		cmd := c.command(tg, "g")
+		if cmd[0] != want {
+			t.Errorf("%s runs %s, want %s", c.id, cmd[0], want)
+			continue
+		}
+		if want != cfg.kshare && want != cfg.candidate {
+			continue
+		}
+		res, err := measure.Run(kafkatest.Context(t), cmd, measure.Options{Capture: true, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+		if got, name := strings.TrimSpace(string(res.Stdout)), filepath.Base(want); got != name {
+			t.Errorf("%s ran the %s build, want the %s build", c.id, got, name)
+		}
+	}
+	if counts[cfg.candidate] != 2 || counts[cfg.kshare] == 0 || counts[cfg.self] == 0 || counts["java"] != 2 {
+		t.Errorf("contestants by program: %v", counts)
 	}
 }
 
@@ -136,5 +238,40 @@ func TestKshareStats(t *testing.T) {
 	}
 	if _, _, ok := kshareStats([]byte("kshare: no such table\n")); ok {
 		t.Error("found stats in an error message")
+	}
+}
+
+// The suite hands a plain loop its policy as `kbench franz` flags; what the
+// loop parses back must be the policy it was given, or a "tuned" row would
+// quietly run franz-go's defaults.
+func TestFranzPolicyFlags(t *testing.T) {
+	for _, p := range []franzPolicy{
+		franzDefaults,
+		kshareFetch(1, 1),
+		franzTuned(4, 8),
+		{fetchMaxBytes: 1 << 20, maxRecords: 50, strict: true, prefetch: 2},
+	} {
+		fs := flag.NewFlagSet("franz", flag.ContinueOnError)
+		var got franzPolicy
+		got.register(fs)
+		if err := fs.Parse(p.args()); err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		if got != p {
+			t.Errorf("policy %+v came back as %+v from %q", p, got, p.args())
+		}
+	}
+	if franzDefaults.String() != "franz-go defaults" || len(franzDefaults.opts()) != 0 {
+		t.Errorf("the plain loop's defaults set something: %q, %d options", franzDefaults, len(franzDefaults.opts()))
+	}
+	if s := franzTuned(1, 1).String(); !strings.Contains(s, "1 MiB window") {
+		t.Errorf("tuned loop = %q, want a 1 MiB window", s)
+	}
+	fs := flag.NewFlagSet("franz", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var p franzPolicy
+	p.register(fs)
+	if err := fs.Parse([]string{"--fetch-max-bytes", "0"}); err == nil {
+		t.Error("--fetch-max-bytes 0 was accepted")
 	}
 }

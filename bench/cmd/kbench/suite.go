@@ -185,10 +185,13 @@ type block struct {
 	entries []*entry
 }
 
-func (cfg *suiteConfig) contestants() []contestant {
+// contestants are every contestant on a topic of partitions partitions.
+func (cfg *suiteConfig) contestants(partitions int) []contestant {
 	var cs []contestant
 	for _, k := range []int{1, 4} {
-		cs = append(cs, javaContestant(cfg, k), franzContestant(cfg, k), franzPolicyContestant(cfg, k), tableContestant(cfg, k))
+		cs = append(cs, javaContestant(cfg, k))
+		cs = append(cs, plainLoops(cfg, k, partitions)...)
+		cs = append(cs, tableContestant(cfg, k))
 		for _, p := range ksharePlans {
 			cs = append(cs, kshareContestant(cfg, p, k))
 		}
@@ -235,7 +238,7 @@ func throughput(ctx context.Context, cfg *suiteConfig, p int) (*block, error) {
 	}
 	logf("warm-up read in %v", time.Since(wst).Round(time.Millisecond))
 	b := &block{t: t, loaded: st}
-	for _, c := range cfg.contestants() {
+	for _, c := range cfg.contestants(p) {
 		b.entries = append(b.entries, &entry{c: c})
 	}
 	small := t
@@ -274,7 +277,7 @@ func runOne(ctx context.Context, cfg *suiteConfig, c contestant, t target, tag s
 		return s
 	}
 	b0, okB0 := procCPU(cfg.brokerPID)
-	res, err := measure.Run(ctx, c.argv(t, group), measure.Options{Capture: c.kind != "kshare", DevNull: c.kind == "kshare", Timeout: cfg.runTimeout})
+	res, err := measure.Run(ctx, c.command(t, group), measure.Options{Capture: c.kind != "kshare", DevNull: c.kind == "kshare", Timeout: cfg.runTimeout})
 	b1, okB1 := procCPU(cfg.brokerPID)
 	s.wall, s.cpu, s.rss = res.Wall, res.CPU(), res.MaxRSS
 	if okB0 && okB1 {

@@ -82,8 +82,9 @@ func tableContestant(cfg *suiteConfig, par int) contestant {
 		id:   fmt.Sprintf("kshare-go-p%d", par),
 		kind: "table",
 		par:  par,
-		argv: func(t target, group string) []string {
-			return []string{cfg.self, "table", "--bootstrap", cfg.bootstrap, "--topic", t.topic, "--group", group,
+		bin:  cfg.self,
+		args: func(t target, group string) []string {
+			return []string{"table", "--bootstrap", cfg.bootstrap, "--topic", t.topic, "--group", group,
 				"--n", strconv.FormatInt(t.n, 10), "--parallelism", strconv.Itoa(par), "--with", cfg.kshareWith}
 		},
 		check: func(t target, res measure.Result) (int64, float64, error) {

@@ -159,6 +159,9 @@ func workersSection(ctx context.Context, cfg *suiteConfig) []workersResult {
 		{members: 4, procs: 1, pollRecords: 50},
 		{members: 16, procs: 1, pollRecords: 50},
 		{members: 16, procs: 4, pollRecords: 50},
+		// The connector's defaults, which the target is judged on.
+		{members: 1, procs: 1},
+		{members: 4, procs: 1},
 		{members: 16, procs: 1},
 	}
 	measured := time.Duration(cfg.workersSeconds) * time.Second
