@@ -162,9 +162,12 @@ func TestExportParquetRecoversSpool(t *testing.T) {
 	}
 	f.Close()
 
-	exportRows(t, [][]int64{{1}}, ExportOptions{Path: path, Format: FormatParquet})
+	res, _ := exportRows(t, [][]int64{{1}}, ExportOptions{Path: path, Format: FormatParquet})
 	if got := fmt.Sprint(readParquetIDs(t, path)); got != "[7 8 1]" {
 		t.Errorf("ids %s, want the spool's first", got)
+	}
+	if res.Spool != spoolPath(path) || res.Resumed != 2 || res.Rows != 1 {
+		t.Errorf("result says spool %q with %d rows, %d new; want %q, 2, 1", res.Spool, res.Resumed, res.Rows, spoolPath(path))
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -21,7 +22,7 @@ func init() {
 	})
 }
 
-const exportSynopsis = "--init FILE --query SELECT --out FILE|- [--format csv|arrow|parquet] [--max-rows N] [--idle-timeout D] [--stats] [--metrics-addr HOST:PORT]"
+const exportSynopsis = "--init FILE --query SELECT --out FILE|- [--append|--overwrite] [--format csv|arrow|parquet] [--max-rows N] [--idle-timeout D] [--stats] [--metrics-addr HOST:PORT]"
 
 func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	var (
@@ -32,16 +33,22 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 		idleTimeout time.Duration
 		stats       bool
 		metricsAddr string
+		appendOut   bool
+		overwrite   bool
+		help        bool
 	)
 	fs := newFlagSet("export", exportSynopsis, std)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: kshare export %s\n\n", exportSynopsis)
-		fmt.Fprint(fs.Output(), exportHelp)
-		fs.PrintDefaults()
-	}
+	// A usage error is one line and a pointer to the help, which is too
+	// long to scroll past for a mistyped flag; -h and --help are flags of
+	// their own so that the flag package's errors do not print it.
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "see kshare export --help") }
+	fs.BoolVar(&help, "h", false, "print this help")
+	fs.BoolVar(&help, "help", false, "print this help")
 	fs.Var(scriptFlag{list: &inits, file: true}, "init", "`file` of statements (CREATE TABLE, SET) to run first; repeatable")
 	fs.StringVar(&sql, "query", "", "the `SELECT` whose rows are exported (required)")
 	fs.StringVar(&out, "out", "", "`file` to write, or - for standard output (required)")
+	fs.BoolVar(&appendOut, "append", false, "add the rows to an existing --out file (see above)")
+	fs.BoolVar(&overwrite, "overwrite", false, "replace an existing --out file")
 	fs.StringVar(&format, "format", "csv", "csv (RFC 4180, a header row), arrow (Arrow IPC stream) or parquet")
 	fs.Int64Var(&maxRows, "max-rows", 0, "end after `N` rows (0: no bound)")
 	fs.DurationVar(&idleTimeout, "idle-timeout", 0, "end once no record arrived for this `duration` (0: run until interrupted)")
@@ -49,6 +56,12 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`host:port`/metrics while exporting")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if help {
+		fmt.Fprintf(fs.Output(), "usage: kshare export %s\n\n", exportSynopsis)
+		fmt.Fprint(fs.Output(), exportHelp)
+		fs.PrintDefaults()
+		return flag.ErrHelp
 	}
 	switch {
 	case strings.TrimSpace(sql) == "":
@@ -63,6 +76,8 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 		return usagef(fs, "--max-rows must not be negative, got %d", maxRows)
 	case idleTimeout < 0:
 		return usagef(fs, "--idle-timeout must not be negative, got %v", idleTimeout)
+	case appendOut && overwrite:
+		return usagef(fs, "--append and --overwrite exclude each other")
 	}
 	if metricsAddr != "" {
 		if _, _, err := splitAddr(metricsAddr); err != nil {
@@ -104,12 +119,23 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 		return fmt.Errorf("--query: %w", err)
 	}
 	o := sqlshell.ExportOptions{Format: format, Path: out, Stdout: std.out}
+	switch {
+	case appendOut:
+		o.Existing = sqlshell.AppendExisting
+	case overwrite:
+		o.Existing = sqlshell.OverwriteExisting
+	}
 	if f, ok := std.err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		o.Progress = std.err
 	}
 	x, err := sqlshell.NewExporter(plan.Columns(), plan.Schema(), o)
 	if err != nil {
 		return err
+	}
+	if sp, n := x.Resumed(); sp != "" {
+		// Said before the query runs, so that a user who did not expect
+		// it can stop the export with the spool still whole.
+		fmt.Fprintf(std.err, "kshare export: continuing %s: %s from an earlier export that did not finish\n", sp, count(int(n), "row"))
 	}
 	rows, err := eng.QueryWith(ctx, sql, maxRows, idleTimeout)
 	if err != nil {
@@ -123,7 +149,17 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	if err != nil {
 		return scriptFailed(ctx, "kshare export: ", err)
 	}
-	fmt.Fprintf(std.err, "kshare export: wrote %s to %s\n", count(int(res.Rows), "row"), o.Name())
+	switch {
+	case res.Spool != "":
+		fmt.Fprintf(std.err, "kshare export: resumed %s: %s from an earlier export, %d new; wrote %s to %s\n",
+			res.Spool, count(int(res.Resumed), "row"), res.Rows, count(int(res.Resumed+res.Rows), "row"), o.Name())
+	case o.Existing == sqlshell.AppendExisting && res.Earlier > 0:
+		fmt.Fprintf(std.err, "kshare export: appended %s to %s, which had %d\n", count(int(res.Rows), "row"), o.Name(), res.Earlier)
+	case o.Existing == sqlshell.AppendExisting:
+		fmt.Fprintf(std.err, "kshare export: appended %s to %s\n", count(int(res.Rows), "row"), o.Name())
+	default:
+		fmt.Fprintf(std.err, "kshare export: wrote %s to %s\n", count(int(res.Rows), "row"), o.Name())
+	}
 	return nil
 }
 
@@ -160,8 +196,22 @@ record that did not make it into the file is delivered again.
   parquet  rows are kept in FILE.spool (an Arrow IPC stream, synced batch by
            batch) and written as FILE when the query ends, since a parquet
            file without its footer cannot be read at all. A killed export
-           leaves FILE.spool; the next export to the same FILE puts its rows
-           first.
+           leaves FILE.spool; the next export to the same FILE continues it
+           and says so, so its rows come first. Move FILE.spool away to start
+           afresh.
+
+An --out that exists is refused, since its rows came from records that were
+accepted and are not delivered again. --overwrite replaces it; --append adds
+to it:
+
+  csv      the rows follow the file's own; its header must name the query's
+           columns, and no second header is written.
+  arrow    the batches continue the file's stream; its schema must be the
+           query's. The end marker (or a batch cut short by a kill) is cut
+           off first.
+  parquet  the new file holds the file's rows, then the new ones (its schema
+           must be the query's); the file is replaced only when the export
+           ends.
 
 Without --max-rows, --idle-timeout or a LIMIT the export runs until Ctrl-C
 (the file then holds every row written). It exits 0 when a bound ended it.
