@@ -51,6 +51,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 
@@ -117,8 +118,8 @@ func (e *Engine) Settings() query.Settings {
 // returns rows, and Query is what hands them out.
 var ErrSelectInExec = errors.New("SELECT in Exec")
 
-// Exec runs a script of statements separated by ';': CREATE TABLE, DROP
-// TABLE, SHOW TABLES, DESCRIBE, SHOW CREATE TABLE, SET 'key' = 'value', SET
+// Exec runs a script of statements separated by ';': CREATE TABLE, ALTER
+// TABLE ... SET ('key' = 'value') or RESET ('key'), DROP TABLE, SHOW TABLES, DESCRIBE, SHOW CREATE TABLE, SET 'key' = 'value', SET
 // (which lists the settings) and RESET ['key']. It returns the last
 // statement's result; ExecAll returns every one. The settings are
 // query.SettingOutput, query.SettingIdleTimeout and query.SettingMaxRows.
@@ -180,7 +181,7 @@ func (e *Engine) exec(st table.Statement) (*table.Result, error) {
 		if err := e.settings.Set(st.Key, st.Value); err != nil {
 			return nil, err
 		}
-		return &table.Result{Message: fmt.Sprintf("'%s' set to '%s'", st.Key, st.Value)}, nil
+		return &table.Result{Message: fmt.Sprintf("'%s' set to '%s'", options.Cut(st.Key), options.Cut(st.Value))}, nil
 	case *table.Reset:
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -190,7 +191,7 @@ func (e *Engine) exec(st table.Statement) (*table.Result, error) {
 		if st.Key == "" {
 			return &table.Result{Message: "every setting reset"}, nil
 		}
-		return &table.Result{Message: fmt.Sprintf("'%s' reset", st.Key)}, nil
+		return &table.Result{Message: fmt.Sprintf("'%s' reset", options.Cut(st.Key))}, nil
 	}
 	return e.cat.Exec(st)
 }
@@ -208,20 +209,20 @@ func firstWords(s string) string {
 // cols in table order (metadata columns have Metadata set), options the
 // WITH clause's pairs ('connector', 'format', 'bootstrap.servers', ...).
 // The error, as for CREATE TABLE, lists every problem of the definition.
-func (e *Engine) Register(name string, cols []table.Column, options map[string]string) error {
-	_, err := e.cat.Exec(&table.CreateTable{Def: table.NewDefinition(name, cols, options)})
+func (e *Engine) Register(name string, cols []table.Column, opts map[string]string) error {
+	_, err := e.cat.Exec(&table.CreateTable{Def: table.NewDefinition(name, cols, opts)})
 	return err
 }
 
 // RegisterArrow is Register with the columns of an Arrow schema: one
 // physical column per field, its type mapped as table.FromArrow maps it.
 // Metadata columns cannot be said in Arrow; use Register for them.
-func (e *Engine) RegisterArrow(name string, schema *arrow.Schema, options map[string]string) error {
+func (e *Engine) RegisterArrow(name string, schema *arrow.Schema, opts map[string]string) error {
 	cols, err := table.ColumnsFromArrow(schema)
 	if err != nil {
-		return fmt.Errorf("table '%s': %w", name, err)
+		return fmt.Errorf("table '%s': %w", options.Cut(name), err)
 	}
-	return e.Register(name, cols, options)
+	return e.Register(name, cols, opts)
 }
 
 // Prepare checks a SELECT against the catalog without running it: its

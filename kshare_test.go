@@ -312,3 +312,45 @@ func TestQueryCancelled(t *testing.T) {
 		t.Errorf("settled %v, want the first batch accepted", c.settled)
 	}
 }
+
+// ALTER TABLE through the Go API: options change without the DDL retyped,
+// SHOW CREATE TABLE shows them, and a refused change leaves the table.
+func TestExecAlterTable(t *testing.T) {
+	ctx := context.Background()
+	eng := kshare.New()
+	if _, err := eng.Exec(ctx, `CREATE TABLE t (id BIGINT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+		'bootstrap.servers' = '127.0.0.1:1', 'topic' = 'x', 'share-group-id' = 'g')`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Exec(ctx, `ALTER TABLE t SET ('scan.on-decode-error' = 'reject')`)
+	if err != nil || res.Message != "table 't' altered" {
+		t.Fatalf("ALTER: %v, %+v", err, res)
+	}
+	if _, err := eng.Exec(ctx, `ALTER TABLE t SET ('scan.on-decode-error' = 'skip')`); !errors.Is(err, options.ErrInvalid) {
+		t.Fatalf("invalid ALTER: got %v", err)
+	}
+	res, err = eng.Exec(ctx, `SHOW CREATE TABLE t`)
+	if err != nil || !strings.Contains(res.Rows[0][0], "'scan.on-decode-error' = 'reject'") {
+		t.Fatalf("SHOW CREATE TABLE: %v, %+v", err, res)
+	}
+}
+
+// A source's error that names its table is not prefixed with the table a
+// second time.
+func TestOpenErrorNamesTableOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eng := kshare.New()
+	if _, err := eng.Exec(ctx, `CREATE TABLE t (id BIGINT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+		'bootstrap.servers' = '127.0.0.1:1', 'topic' = 'x', 'share-group-id' = 'g')`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := eng.Query(ctx, "SELECT * FROM t")
+	if err == nil {
+		rows.Close()
+		t.Fatal("a query on a closed port started")
+	}
+	if n := strings.Count(err.Error(), "table 't'"); n != 1 || !strings.HasPrefix(err.Error(), "open table 't': ") {
+		t.Fatalf("got %q, want it to start with \"open table 't': \" and name the table once", err)
+	}
+}

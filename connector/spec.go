@@ -261,10 +261,10 @@ func checkServers(s string) error {
 		}
 		i := strings.LastIndexByte(hp, ':')
 		if i <= 0 {
-			return fmt.Errorf("must list host:port pairs separated by commas, got '%s'", hp)
+			return fmt.Errorf("must list host:port pairs separated by commas, got '%s'", options.Cut(hp))
 		}
 		if p, err := strconv.Atoi(hp[i+1:]); err != nil || p < 1 || p > 65535 {
-			return fmt.Errorf("must list host:port pairs separated by commas, got '%s' (port 1 to 65535)", hp)
+			return fmt.Errorf("must list host:port pairs separated by commas, got '%s' (port 1 to 65535)", options.Cut(hp))
 		}
 		n++
 	}
@@ -284,7 +284,7 @@ func checkTopics(s string) error {
 			return errors.New("must name topics separated by ';', got an empty name")
 		}
 		if !topicName.MatchString(t) || t == "." || t == ".." {
-			return fmt.Errorf("must name topics separated by ';', got '%s' (a topic name is up to 249 letters, digits, '.', '_' and '-')", t)
+			return fmt.Errorf("must name topics separated by ';', got '%s' (a topic name is up to 249 letters, digits, '.', '_' and '-')", options.Cut(t))
 		}
 	}
 	return nil

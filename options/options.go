@@ -275,13 +275,13 @@ func Parse(kvs []KV, ignore []string, sets ...*Set) (Values, error) {
 		}
 		if o.Refused != "" {
 			errs = append(errs, &Error{Kind: ErrUnsupported, Key: kv.Key,
-				Msg: fmt.Sprintf("unsupported option '%s' for %s: %s", kv.Key, set.Owner, o.Refused)})
+				Msg: fmt.Sprintf("unsupported option '%s' for %s: %s", Cut(kv.Key), set.Owner, o.Refused)})
 			continue
 		}
 		if prev, dup := seenBy[o.Key]; dup {
-			msg := fmt.Sprintf("option '%s' is set twice; keep one", kv.Key)
+			msg := fmt.Sprintf("option '%s' is set twice; keep one", Cut(kv.Key))
 			if prev != kv.Key {
-				msg = fmt.Sprintf("option '%s' is set twice (as '%s' and '%s'); keep one", o.Key, prev, kv.Key)
+				msg = fmt.Sprintf("option '%s' is set twice (as '%s' and '%s'); keep one", o.Key, Cut(prev), Cut(kv.Key))
 			}
 			errs = append(errs, &Error{Kind: ErrDuplicate, Key: o.Key, Msg: msg})
 			continue
@@ -417,7 +417,7 @@ func unsupported(key string, ignore []string, sets []*Set, list bool) *Error {
 			owner = s.Owner
 		}
 	}
-	msg := "unsupported option '" + key + "'"
+	msg := "unsupported option '" + Cut(key) + "'"
 	if owner != "" {
 		msg += " for " + owner
 	}
@@ -434,7 +434,8 @@ func check(o *Option, name, val string) *Error {
 	bad := func(format string, args ...any) *Error {
 		return &Error{Kind: ErrInvalid, Key: o.Key, Msg: fmt.Sprintf(format, args...)}
 	}
-	shown := val
+	shown := Cut(val)
+	name = Cut(name)
 	if o.Secret {
 		shown = "******"
 	}
@@ -576,4 +577,26 @@ func EditDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// MaxQuoted is how many bytes of a name or value an error message quotes;
+// Cut shortens anything longer. A table, topic or value can be megabytes
+// long, and an error that repeats it all buries what it says.
+const MaxQuoted = 64
+
+// Cut shortens s to at most MaxQuoted bytes, at a character boundary, with
+// "..." after a cut, for quoting a user's name or value in a message. Every
+// message that quotes one goes through Cut (or CutTo), so that no input can
+// make an error unreadably long.
+func Cut(s string) string { return CutTo(s, MaxQuoted) }
+
+// CutTo is Cut with a limit of n bytes.
+func CutTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "..."
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // The statement is read twice: once by a small scanner of our own, which
@@ -50,6 +51,9 @@ func (t token) punct(p string) bool { return t.kind == tPunct && t.text == p }
 // scan splits src into tokens, dropping white space. It fails only on an
 // unterminated literal or comment.
 func scan(src string) ([]token, error) {
+	if !utf8.ValidString(src) {
+		return nil, invalidUTF8(src)
+	}
 	var toks []token
 	i := 0
 	for i < len(src) {
@@ -138,6 +142,20 @@ func scan(src string) ([]token, error) {
 		toks = append(toks, token{kind: tPunct, start: start, end: i, text: src[start:i]})
 	}
 	return toks, nil
+}
+
+// invalidUTF8 says where a statement stops being UTF-8 text: the byte
+// would otherwise reach the parser as a word it cannot read.
+func invalidUTF8(src string) *Error {
+	off := 0
+	for off < len(src) {
+		r, w := utf8.DecodeRuneInString(src[off:])
+		if r == utf8.RuneError && w == 1 {
+			break
+		}
+		off += w
+	}
+	return syntaxAt(src, off, fmt.Sprintf("invalid UTF-8 (byte 0x%02x); a statement must be UTF-8 text", src[min(off, len(src)-1)]))
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

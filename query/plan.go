@@ -97,6 +97,11 @@ func Prepare(sql string, cat Catalog) (*Plan, error) {
 	return nil, notSelect(rw)
 }
 
+// MaxNesting is how deep parentheses may nest in a SELECT: the parser
+// kshare uses stops at 200 levels, which keeps a hostile statement from
+// exhausting the stack.
+const MaxNesting = 199
+
 // statementWords are first words of statements that belong to Exec.
 var statementWords = map[string]bool{
 	"CREATE": true, "DROP": true, "ALTER": true, "SHOW": true, "DESCRIBE": true, "DESC": true,
@@ -187,6 +192,9 @@ func parseError(rw *rewritten, err error) error {
 		}
 	}
 	l, c := lineCol(rw.src, start)
+	if m[1] == "max nesting level reached" {
+		return errorf(ErrSyntax, "syntax error at line %d, column %d: nesting too deep (limit %d levels of parentheses)", l, c, MaxNesting)
+	}
 	if near == "" {
 		return errorf(ErrSyntax, "syntax error at line %d, column %d: unexpected end of statement; %s", l, c, shape)
 	}
@@ -424,7 +432,7 @@ func (p *planner) isQualifier(q string) bool {
 }
 
 func (p *planner) unknownQualifier(q, in string) error {
-	return errorf(ErrUnknownColumn, "unknown table '%s' in %s; the query reads '%s'", q, in, p.scope.qualifiers[0])
+	return errorf(ErrUnknownColumn, "unknown table '%s' in %s; the query reads '%s'", options.Cut(q), in, options.Cut(p.scope.qualifiers[0]))
 }
 
 // column resolves a column name.
@@ -443,7 +451,7 @@ func (p *planner) column(c *sqlparser.ColName) (node, error) {
 	for k, col := range s.Columns {
 		names[k] = col.Name
 	}
-	msg := fmt.Sprintf("unknown column '%s' in table '%s'", name, p.scope.tbl.Name())
+	msg := fmt.Sprintf("unknown column '%s' in table '%s'", options.Cut(name), options.Cut(p.scope.tbl.Name()))
 	if best := suggest(name, names); best != "" {
 		msg += fmt.Sprintf(" (did you mean '%s'?)", best)
 	} else {

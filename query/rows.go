@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
@@ -203,7 +205,12 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	}
 	st, err := p.tbl.Source.Open(ctx, table.OpenOptions{Alloc: o.Alloc, BatchSize: o.BatchSize, Logger: o.Logger})
 	if err != nil {
-		return nil, fmt.Errorf("open table '%s': %w", p.tbl.Name(), err)
+		// A source's error may name its table already (the connector's
+		// do); the table is said once.
+		if strings.HasPrefix(err.Error(), "table '"+p.tbl.Name()+"'") {
+			return nil, fmt.Errorf("open %w", err)
+		}
+		return nil, fmt.Errorf("open table '%s': %w", options.Cut(p.tbl.Name()), err)
 	}
 	if err := checkStreamSchema(p, st.Schema()); err != nil {
 		st.Close()
@@ -384,7 +391,7 @@ func (r *Rows) closeStream() {
 	r.mu.Lock()
 	r.final = &final
 	if err != nil {
-		r.closeEr = fmt.Errorf("close table '%s': %w", r.plan.tbl.Name(), err)
+		r.closeEr = fmt.Errorf("close table '%s': %w", options.Cut(r.plan.tbl.Name()), err)
 		if r.err == nil {
 			r.err = r.closeEr
 		}
@@ -471,7 +478,7 @@ func (r *Rows) wait() (table.Batch, bool) {
 	case wctx.Err() != nil && context.Cause(wctx) == errIdle:
 		r.finish(EndIdle, nil)
 	default:
-		r.finish(EndError, fmt.Errorf("read table '%s': %w", r.plan.tbl.Name(), err))
+		r.finish(EndError, fmt.Errorf("read table '%s': %w", options.Cut(r.plan.tbl.Name()), err))
 	}
 	return table.Batch{}, false
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/peterh/liner"
+
+	"github.com/kshare/kshare/table"
 )
 
 // Prompts: the first line of a statement, and the lines that continue it.
@@ -109,9 +111,13 @@ func (s *Shell) Interactive(ctx context.Context, historyFile string) error {
 		if buf.Len() == 0 {
 			if cmd, ok := isShellCommand(line); ok {
 				ln.AppendHistory(strings.TrimSpace(line))
-				if cmd == "quit" {
+				switch cmd {
+				case "quit":
 					saveHistory()
 					return nil
+				case "backslash":
+					fmt.Fprintln(s.cfg.Stderr, table.NoBackslashCommands)
+					continue
 				}
 				fmt.Fprint(s.cfg.Stdout, helpText)
 				continue
@@ -193,6 +199,7 @@ const helpText = `Statements end with ';' and may span lines. Ctrl-C stops a run
 Ctrl-D, quit or exit leaves.
 
   CREATE TABLE [IF NOT EXISTS] name (col TYPE, ...) WITH ('connector' = 'kafka-sharegroup', ...);
+  ALTER TABLE name SET ('key' = 'value', ...);  ALTER TABLE name RESET ('key', ...);
   DROP TABLE [IF EXISTS] name;
   SHOW TABLES;  DESCRIBE name;  SHOW CREATE TABLE name;
   SELECT cols FROM name [WHERE predicate] [LIMIT n];

@@ -35,8 +35,8 @@ import (
 // Engine runs statements. The root package's *kshare.Engine is the engine
 // kshare uses; tests bring their own.
 type Engine interface {
-	// Exec runs one statement that is not a SELECT (CREATE TABLE, DROP
-	// TABLE, SHOW TABLES, DESCRIBE, SHOW CREATE TABLE, SET, RESET) and
+	// Exec runs one statement that is not a SELECT (CREATE TABLE, ALTER
+	// TABLE, DROP TABLE, SHOW TABLES, DESCRIBE, SHOW CREATE TABLE, SET, RESET) and
 	// returns its result.
 	Exec(ctx context.Context, sql string) (*table.Result, error)
 	// Query starts one SELECT with the session's settings (idle timeout,
@@ -398,7 +398,9 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 }
 
 // isShellCommand recognizes the shell's own commands, which are not SQL:
-// help, quit and exit, with or without a ';'.
+// help, quit and exit, with or without a ';'. Any other line that starts
+// with a backslash is "backslash": psql's commands (\\d, \\dt) end without
+// a ';', so waiting for one would leave the user at a continuation prompt.
 func isShellCommand(line string) (string, bool) {
 	w := strings.ToLower(strings.TrimSpace(line))
 	w = strings.TrimSpace(strings.TrimSuffix(w, ";"))
@@ -407,6 +409,9 @@ func isShellCommand(line string) (string, bool) {
 		return "help", true
 	case "quit", "exit", "\\q":
 		return "quit", true
+	}
+	if strings.HasPrefix(w, "\\") {
+		return "backslash", true
 	}
 	return "", false
 }

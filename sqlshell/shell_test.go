@@ -309,3 +309,24 @@ func FuzzRun(f *testing.F) {
 		}
 	})
 }
+
+// psql's backslash commands end without ';', so the interactive shell
+// answers them at once instead of showing a continuation prompt; a script
+// gets the same answer as a syntax error.
+func TestBackslashCommands(t *testing.T) {
+	for _, line := range []string{`\d`, `\d orders`, ` \dt `, `\l;`} {
+		if cmd, ok := isShellCommand(line); !ok || cmd != "backslash" {
+			t.Errorf("%q: got %q, %v; want backslash", line, cmd, ok)
+		}
+	}
+	for line, want := range map[string]string{`\q`: "quit", `\h`: "help"} {
+		if cmd, _ := isShellCommand(line); cmd != want {
+			t.Errorf("%q: got %q, want %q", line, cmd, want)
+		}
+	}
+	sh, _, _ := newMemShell(t, nil, io.Discard)
+	err := sh.RunScript(context.Background(), "-e", `\d orders`)
+	if err == nil || !strings.Contains(err.Error(), table.NoBackslashCommands) {
+		t.Fatalf("got %v, want %q", err, table.NoBackslashCommands)
+	}
+}

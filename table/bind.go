@@ -49,7 +49,7 @@ func (e *BindError) Error() string {
 	for i, p := range e.Problems {
 		msgs[i] = p.Error()
 	}
-	return fmt.Sprintf("table '%s': %s", e.Table, strings.Join(msgs, "; "))
+	return fmt.Sprintf("table '%s': %s", options.Cut(e.Table), strings.Join(msgs, "; "))
 }
 
 // Unwrap lets errors.Is and errors.As see each problem.
@@ -156,9 +156,9 @@ func (r *Registry) component(def *Definition, add func(error), keys ...string) (
 			}
 			if found {
 				if by == k {
-					add(options.Errorf(options.ErrDuplicate, keys[0], "option '%s' is set twice; keep one", k))
+					add(options.Errorf(options.ErrDuplicate, keys[0], "option '%s' is set twice; keep one", options.Cut(k)))
 				} else {
-					add(options.Errorf(options.ErrDuplicate, keys[0], "option '%s' is set twice (as '%s' and '%s'); keep one", keys[0], by, k))
+					add(options.Errorf(options.ErrDuplicate, keys[0], "option '%s' is set twice (as '%s' and '%s'); keep one", keys[0], options.Cut(by), options.Cut(k)))
 				}
 				continue
 			}

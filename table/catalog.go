@@ -3,6 +3,7 @@ package table
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,7 +25,8 @@ var (
 
 // Catalog is a session's tables by name; names ignore case, and each table
 // keeps the spelling it was created with. A table is immutable once
-// created: to change one, drop it and create it again. A Catalog is safe
+// created, except for its options (ALTER TABLE ... SET and RESET bind it
+// anew); to change its columns, drop it and create it again. A Catalog is safe
 // for concurrent use.
 type Catalog struct {
 	reg    *Registry
@@ -81,8 +83,8 @@ func (c *Catalog) create(t *Table, ifNotExists bool) (created bool, err error) {
 		if ifNotExists {
 			return false, nil
 		}
-		return false, options.Errorf(ErrTableExists, old.Name(), "table '%s' already exists; a table cannot change: DROP TABLE %s and CREATE it again",
-			old.Name(), QuoteIdent(old.Name()))
+		return false, options.Errorf(ErrTableExists, old.Name(), "table '%s' already exists; change its options with ALTER TABLE %s SET ('key' = 'value'), or DROP TABLE it and CREATE it again",
+			options.Cut(old.Name()), options.Cut(QuoteIdent(old.Name())))
 	}
 	c.tables[key] = t
 	return true, nil
@@ -128,9 +130,44 @@ func (c *Catalog) noTable(name string) error {
 		names = append(names, t.Name())
 	}
 	if near := options.Closest(name, names); near != "" {
-		return options.Errorf(ErrNoTable, name, "table '%s' does not exist (did you mean '%s'?)", name, near)
+		return options.Errorf(ErrNoTable, name, "table '%s' does not exist (did you mean '%s'?)", options.Cut(name), options.Cut(near))
 	}
-	return options.Errorf(ErrNoTable, name, "table '%s' does not exist", name)
+	return options.Errorf(ErrNoTable, name, "table '%s' does not exist", options.Cut(name))
+}
+
+// alter binds the table's definition with st's options changed, as CREATE
+// TABLE would bind it, and puts the new table in the old one's place. An
+// option set that does not bind is an error, and the table stays as it
+// was. Queries that run on the old table keep it until they end.
+func (c *Catalog) alter(st *AlterTable) (*Table, error) {
+	old, err := c.Lookup(st.Name)
+	if err != nil {
+		return nil, err
+	}
+	def := old.Bound.Def.Clone()
+	def.IfNotExists = false
+	for _, kv := range st.Set {
+		if i := slices.IndexFunc(def.Options, func(o options.KV) bool { return o.Key == kv.Key }); i >= 0 {
+			def.Options[i].Value = kv.Value
+		} else {
+			def.Options = append(def.Options, kv)
+		}
+	}
+	for _, k := range st.Reset {
+		def.Options = slices.DeleteFunc(def.Options, func(o options.KV) bool { return o.Key == k })
+	}
+	t, err := c.reg.NewTable(def)
+	if err != nil {
+		return nil, fmt.Errorf("%w; table '%s' is unchanged", err, options.Cut(old.Name()))
+	}
+	key := foldName(old.Name())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tables[key] != old {
+		return nil, fmt.Errorf("table '%s' was changed or dropped while it was being altered; try again", options.Cut(old.Name()))
+	}
+	c.tables[key] = t
+	return t, nil
 }
 
 // List returns the tables sorted by name, ignoring case.
@@ -181,7 +218,7 @@ func (c *Catalog) Exec(st Statement) (*Result, error) {
 			// As in Flink, an existing table is left alone without checking
 			// the new definition.
 			if t, err := c.Lookup(name); err == nil {
-				return &Result{Message: fmt.Sprintf("table '%s' already exists; nothing changed", t.Name())}, nil
+				return &Result{Message: fmt.Sprintf("table '%s' already exists; nothing changed", options.Cut(t.Name()))}, nil
 			}
 		}
 		t, err := c.reg.NewTable(st.Def)
@@ -193,18 +230,24 @@ func (c *Catalog) Exec(st Statement) (*Result, error) {
 			return nil, err
 		}
 		if !created {
-			return &Result{Message: fmt.Sprintf("table '%s' already exists; nothing changed", name)}, nil
+			return &Result{Message: fmt.Sprintf("table '%s' already exists; nothing changed", options.Cut(name))}, nil
 		}
-		return &Result{Message: fmt.Sprintf("table '%s' created", name)}, nil
+		return &Result{Message: fmt.Sprintf("table '%s' created", options.Cut(name))}, nil
+	case *AlterTable:
+		t, err := c.alter(st)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Message: fmt.Sprintf("table '%s' altered", options.Cut(t.Name()))}, nil
 	case *DropTable:
 		t, err := c.drop(st.Name, st.IfExists)
 		if err != nil {
 			return nil, err
 		}
 		if t == nil {
-			return &Result{Message: fmt.Sprintf("table '%s' does not exist; nothing dropped", st.Name)}, nil
+			return &Result{Message: fmt.Sprintf("table '%s' does not exist; nothing dropped", options.Cut(st.Name))}, nil
 		}
-		return &Result{Message: fmt.Sprintf("table '%s' dropped", t.Name())}, nil
+		return &Result{Message: fmt.Sprintf("table '%s' dropped", options.Cut(t.Name()))}, nil
 	case *ShowTables:
 		res := &Result{Columns: []string{"table name"}, Rows: [][]string{}}
 		for _, t := range c.List() {

@@ -199,25 +199,25 @@ func (d *Definition) Validate() error {
 		bad("the table has no name")
 	}
 	if len(d.Schema.Columns) == 0 {
-		bad("table '%s' needs at least one column", d.Name)
+		bad("table '%s' needs at least one column", options.Cut(d.Name))
 	}
 	for i, c := range d.Schema.Columns {
 		if c.Name == "" {
 			bad("column %d has no name", i+1)
 		}
 		if j := d.Schema.Index(c.Name); j < i {
-			bad("duplicate column '%s' (column names ignore case)", c.Name)
+			bad("duplicate column '%s' (column names ignore case)", options.Cut(c.Name))
 		}
 		if c.Type == nil {
-			bad("column '%s' has no type", c.Name)
+			bad("column '%s' has no type", options.Cut(c.Name))
 		} else if err := c.Type.Validate(); err != nil {
-			bad("column '%s': %v", c.Name, err)
+			bad("column '%s': %v", options.Cut(c.Name), err)
 		}
 		if c.Metadata && c.MetadataKey == "" && c.Name == "" {
 			bad("metadata column %d has no key", i+1)
 		}
 		if !c.Metadata && (c.MetadataKey != "" || c.Virtual) {
-			bad("column '%s' has a metadata key or VIRTUAL but is not a METADATA column", c.Name)
+			bad("column '%s' has a metadata key or VIRTUAL but is not a METADATA column", options.Cut(c.Name))
 		}
 	}
 	return errors.Join(errs...)

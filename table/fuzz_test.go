@@ -111,6 +111,9 @@ func sameType(a, b table.Statement) bool {
 	case *table.Reset:
 		_, ok := b.(*table.Reset)
 		return ok
+	case *table.AlterTable:
+		_, ok := b.(*table.AlterTable)
+		return ok
 	}
 	return false
 }

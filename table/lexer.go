@@ -65,6 +65,12 @@ func (l *lexer) next() (token, error) {
 	}
 	r, w := utf8.DecodeRuneInString(l.src[l.pos:])
 	switch {
+	case r == utf8.RuneError && w == 1:
+		return token{}, l.invalidUTF8(l.pos)
+	case r == '\\':
+		// psql's habit (\d, \dt); an error at once, where the shell would
+		// otherwise wait for a ';' that a backslash command never has.
+		return token{}, l.errAt(start, ErrSyntax, NoBackslashCommands)
 	case r == '\'' || r == '"' || r == '`':
 		val, err := l.quoted(byte(r))
 		if err != nil {
@@ -116,6 +122,9 @@ func (l *lexer) quoted(q byte) (string, error) {
 			what := map[byte]string{'\'': "string literal", '"': "quoted text", '`': "quoted identifier"}[q]
 			return "", l.errAt(start, ErrSyntax, fmt.Sprintf("unterminated %s: %c without a closing %c", what, q, q))
 		}
+		if part := l.src[l.pos : l.pos+i]; !utf8.ValidString(part) {
+			return "", l.invalidUTF8(l.pos)
+		}
 		b.WriteString(l.src[l.pos : l.pos+i])
 		l.pos += i + 1
 		if l.pos < len(l.src) && l.src[l.pos] == q {
@@ -126,6 +135,22 @@ func (l *lexer) quoted(q byte) (string, error) {
 		return b.String(), nil
 	}
 }
+
+// invalidUTF8 is the error for the first byte at or after off that is not
+// UTF-8.
+func (l *lexer) invalidUTF8(off int) *SyntaxError {
+	for off < len(l.src) {
+		r, w := utf8.DecodeRuneInString(l.src[off:])
+		if r == utf8.RuneError && w == 1 {
+			break
+		}
+		off += w
+	}
+	return l.errAt(off, ErrSyntax, fmt.Sprintf("invalid UTF-8 (byte 0x%02x); a statement must be UTF-8 text", l.src[min(off, len(l.src)-1)]))
+}
+
+// NoBackslashCommands is the answer to a psql backslash command (\\d).
+const NoBackslashCommands = "kshare has no backslash commands; try DESCRIBE t, SHOW TABLES or help"
 
 func isIdentStart(r rune) bool {
 	return r == '_' || (r != utf8.RuneError && unicode.IsLetter(r))

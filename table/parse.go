@@ -231,7 +231,7 @@ func (p *parser) skipGroup(after string) *SyntaxError {
 	return nil
 }
 
-const statements = "CREATE TABLE, DROP TABLE, SHOW TABLES, SHOW CREATE TABLE, DESCRIBE, SELECT, SET, RESET"
+const statements = "CREATE TABLE, ALTER TABLE, DROP TABLE, SHOW TABLES, SHOW CREATE TABLE, DESCRIBE, SELECT, SET, RESET"
 
 func (p *parser) statement() (Statement, *SyntaxError) {
 	t := p.peek()
@@ -264,8 +264,7 @@ func (p *parser) statement() (Statement, *SyntaxError) {
 	case "RESET":
 		return p.reset()
 	case "ALTER":
-		p.refuse(t, "ALTER is not supported: a table is immutable; DROP TABLE it and CREATE TABLE it again")
-		return nil, p.skipStatement()
+		return p.alter()
 	case "INSERT", "UPDATE", "DELETE", "TRUNCATE", "USE", "EXPLAIN", "WITH", "VALUES", "LOAD", "UNLOAD",
 		"EXECUTE", "BEGIN", "END", "ADD", "REMOVE", "ANALYZE", "CALL":
 		p.refuse(t, "%s is not supported (statements: %s)", strings.ToUpper(t.val), statements)
@@ -340,7 +339,7 @@ func (p *parser) create() (Statement, *SyntaxError) {
 func (p *parser) columns(def *Definition) *SyntaxError {
 	t := p.peek()
 	if p.isKeyword(t, "LIKE") || p.isKeyword(t, "AS") || p.isKeyword(t, "WITH") {
-		return p.errorf(t, ErrSyntax, "expected '(' and the columns of table '%s', got %s", def.Name, describe(t))
+		return p.errorf(t, ErrSyntax, "expected '(' and the columns of table '%s', got %s", cut(def.Name, options.MaxQuoted), describe(t))
 	}
 	if err := p.expectSymbol("(", " and the columns of table '"+def.Name+"'"); err != nil {
 		return err
@@ -351,7 +350,7 @@ func (p *parser) columns(def *Definition) *SyntaxError {
 	for {
 		t := p.peek()
 		if p.isSymbol(t, ")") && elements == 0 {
-			p.invalid(t, "table '%s' needs at least one column", def.Name)
+			p.invalid(t, "table '%s' needs at least one column", cut(def.Name, options.MaxQuoted))
 			p.advance()
 			return nil
 		}
@@ -360,7 +359,7 @@ func (p *parser) columns(def *Definition) *SyntaxError {
 			line, col := position(p.src, c.start)
 			if i := def.Schema.Index(name); i >= 0 {
 				f := first[i]
-				p.invalid(c, "duplicate column '%s' (column names ignore case; the first is at line %d, column %d)", name, f.line, f.col)
+				p.invalid(c, "duplicate column '%s' (column names ignore case; the first is at line %d, column %d)", cut(name, options.MaxQuoted), f.line, f.col)
 				return
 			}
 			first[len(def.Schema.Columns)] = seen{line, col}
@@ -399,7 +398,7 @@ func (p *parser) element(def *Definition, declared func(t token, name string)) *
 	}
 	p.advance()
 	if p.isKeyword(p.peek(), "AS") {
-		p.refuse(t, "computed column '%s' (AS expression) is not supported; declare a physical or METADATA column and compute in the SELECT", t.val)
+		p.refuse(t, "computed column '%s' (AS expression) is not supported; declare a physical or METADATA column and compute in the SELECT", cut(t.val, options.MaxQuoted))
 		return p.skipElement()
 	}
 	col := Column{Name: t.val}
@@ -417,7 +416,7 @@ func (p *parser) element(def *Definition, declared func(t token, name string)) *
 			}
 			p.advance()
 			if k.val == "" {
-				p.invalid(k, "column '%s': the metadata key after FROM must not be empty", col.Name)
+				p.invalid(k, "column '%s': the metadata key after FROM must not be empty", cut(col.Name, options.MaxQuoted))
 			}
 			col.MetadataKey = k.val
 		}
@@ -504,7 +503,7 @@ func (p *parser) tableClauses(def *Definition) *SyntaxError {
 			p.refuse(t, "CREATE TABLE ... AS SELECT is not supported; create the table, then SELECT from it")
 			return p.skipStatement()
 		default:
-			return p.errorf(t, ErrSyntax, "expected COMMENT, WITH or the end of the statement after the columns of table '%s', got %s", def.Name, describe(t))
+			return p.errorf(t, ErrSyntax, "expected COMMENT, WITH or the end of the statement after the columns of table '%s', got %s", cut(def.Name, options.MaxQuoted), describe(t))
 		}
 	}
 	return nil
@@ -545,6 +544,72 @@ func (p *parser) withOptions(def *Definition) *SyntaxError {
 		}
 		return p.errorf(t, ErrSyntax, "expected ',' or ')' after an option, got %s", describe(t))
 	}
+}
+
+// alter reads ALTER TABLE name SET ('key' = 'value', ...) and ALTER TABLE
+// name RESET ('key', ...), Flink's statements for a table's options. Other
+// changes (columns, renames) are refused: a table's columns are its
+// definition, and a new one is a new table.
+func (p *parser) alter() (Statement, *SyntaxError) {
+	p.advance() // ALTER
+	p.acceptKeywords("TEMPORARY")
+	if t := p.peek(); !p.isKeyword(t, "TABLE") {
+		if t.kind == tokIdent {
+			switch up := strings.ToUpper(t.val); up {
+			case "VIEW", "FUNCTION", "CATALOG", "DATABASE", "MODEL":
+				p.refuse(t, "ALTER %s is not supported; kshare has tables only", up)
+				return nil, p.skipStatement()
+			}
+		}
+		return nil, p.errorf(t, ErrSyntax, "expected TABLE after ALTER, got %s", describe(t))
+	}
+	p.advance()
+	name, err := p.tableName()
+	if err != nil {
+		return nil, err
+	}
+	st := &AlterTable{Name: name}
+	t := p.peek()
+	switch {
+	case p.isKeyword(t, "SET"):
+		p.advance()
+		def := &Definition{}
+		if err := p.withOptions(def); err != nil {
+			return nil, err
+		}
+		if len(def.Options) == 0 {
+			return nil, p.errorf(t, ErrSyntax, "ALTER TABLE ... SET needs at least one option: SET ('key' = 'value')")
+		}
+		st.Set = def.Options
+	case p.isKeyword(t, "RESET"):
+		p.advance()
+		if err := p.expectSymbol("(", " after RESET"); err != nil {
+			return nil, err
+		}
+		for {
+			k := p.peek()
+			if k.kind != tokString || k.val == "" {
+				return nil, p.errorf(k, ErrSyntax, "expected an option key in quotes ('scan.on-decode-error'), got %s", describe(k))
+			}
+			p.advance()
+			st.Reset = append(st.Reset, k.val)
+			if n := p.peek(); p.isSymbol(n, ",") {
+				p.advance()
+				continue
+			}
+			if err := p.expectSymbol(")", " after the keys of RESET"); err != nil {
+				return nil, err
+			}
+			break
+		}
+	default:
+		if t.kind == tokIdent {
+			p.refuse(t, "ALTER TABLE ... %s is not supported; ALTER TABLE changes options with SET ('key' = 'value') and RESET ('key'); for other changes DROP TABLE it and CREATE TABLE it again", strings.ToUpper(t.val))
+			return nil, p.skipStatement()
+		}
+		return nil, p.errorf(t, ErrSyntax, "expected SET or RESET after ALTER TABLE %s, got %s", QuoteIdent(cut(name, options.MaxQuoted)), describe(t))
+	}
+	return st, nil
 }
 
 func (p *parser) drop() (Statement, *SyntaxError) {
@@ -850,7 +915,7 @@ func (p *parser) rowFields(dt *DataType, depth int) *SyntaxError {
 		}
 		for _, f := range dt.Fields {
 			if strings.EqualFold(f.Name, n.val) {
-				p.invalid(n, "duplicate field '%s' in ROW (field names ignore case)", n.val)
+				p.invalid(n, "duplicate field '%s' in ROW (field names ignore case)", cut(n.val, options.MaxQuoted))
 				break
 			}
 		}
@@ -907,16 +972,8 @@ func (p *parser) integer() (int, *SyntaxError) {
 	return n, nil
 }
 
-// cut shortens s to at most n bytes, at a character boundary, for messages.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "..."
-}
+// cut shortens s to at most n bytes for messages (options.CutTo).
+func cut(s string, n int) string { return options.CutTo(s, n) }
 
 // sortedFold sorts names ignoring case, for stable listings.
 func sortedFold(names []string) []string {

@@ -115,9 +115,9 @@ func unknown(kind error, name string, known []string) error {
 		list = "none registered"
 	}
 	if near := options.Closest(name, known); near != "" {
-		return fmt.Errorf("%w '%s' (did you mean '%s'? known: %s)", kind, name, near, list)
+		return fmt.Errorf("%w '%s' (did you mean '%s'? known: %s)", kind, options.Cut(name), near, list)
 	}
-	return fmt.Errorf("%w '%s' (known: %s)", kind, name, list)
+	return fmt.Errorf("%w '%s' (known: %s)", kind, options.Cut(name), list)
 }
 
 // Connectors lists the registry's connectors by name.

@@ -1,6 +1,10 @@
 package table
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/kshare/kshare/options"
+)
 
 // A Statement is one statement of a script, as Parse returns it. String is
 // its canonical SQL text, which parses back to an equal statement (but see
@@ -19,6 +23,15 @@ type CreateTable struct {
 type DropTable struct {
 	Name     string
 	IfExists bool
+}
+
+// AlterTable is ALTER TABLE name SET ('key' = 'value', ...), which sets
+// options (adding or replacing), or ALTER TABLE name RESET ('key', ...),
+// which removes them. Exactly one of Set and Reset is non-empty.
+type AlterTable struct {
+	Name  string
+	Set   []options.KV
+	Reset []string
 }
 
 // ShowTables is SHOW TABLES.
@@ -55,6 +68,7 @@ type Reset struct {
 
 func (*CreateTable) statement()     {}
 func (*DropTable) statement()       {}
+func (*AlterTable) statement()      {}
 func (*ShowTables) statement()      {}
 func (*Describe) statement()        {}
 func (*ShowCreateTable) statement() {}
@@ -74,6 +88,37 @@ func (s *DropTable) String() string {
 		return "DROP TABLE IF EXISTS " + QuoteIdent(s.Name)
 	}
 	return "DROP TABLE " + QuoteIdent(s.Name)
+}
+
+// String masks the values of keys that look secret (options.LooksSecret),
+// so that the statement can be logged.
+func (s *AlterTable) String() string {
+	var b strings.Builder
+	b.WriteString("ALTER TABLE " + QuoteIdent(s.Name))
+	if len(s.Reset) > 0 {
+		b.WriteString(" RESET (")
+		for i, k := range s.Reset {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(QuoteString(k))
+		}
+		b.WriteString(")")
+		return b.String()
+	}
+	b.WriteString(" SET (")
+	for i, kv := range s.Set {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		v := kv.Value
+		if options.LooksSecret(kv.Key) {
+			v = Masked
+		}
+		b.WriteString(QuoteString(kv.Key) + " = " + QuoteString(v))
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 func (*ShowTables) String() string { return "SHOW TABLES" }

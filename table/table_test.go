@@ -65,12 +65,12 @@ func TestPositionCountsCharacters(t *testing.T) {
 func TestBindErrorKinds(t *testing.T) {
 	reg := testRegistry()
 	for src, kinds := range map[string][]error{
-		"CREATE TABLE t (a INT) WITH ('connector' = 'x', 'format' = 'y')":                                        {table.ErrUnknownConnector, table.ErrUnknownFormat},
-		"CREATE TABLE t (a INT) WITH ('format' = 'json')":                                                        {options.ErrMissing},
-		"CREATE TABLE t (a INT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json', 'topics' = 'x')":      {options.ErrUnsupported, options.ErrMissing},
-		"CREATE TABLE t (a INT, p SMALLINT METADATA FROM 'partition', q INT METADATA FROM 'nope') " + withOK:     {table.ErrMetadata},
-		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'source.parallelism' = '0'", 1):    {options.ErrInvalid, options.ErrMissing},
-		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'topic' = 't', 'topic' = 'u'", 1): {options.ErrDuplicate},
+		"CREATE TABLE t (a INT) WITH ('connector' = 'x', 'format' = 'y')":                                               {table.ErrUnknownConnector, table.ErrUnknownFormat},
+		"CREATE TABLE t (a INT) WITH ('format' = 'json')":                                                               {options.ErrMissing},
+		"CREATE TABLE t (a INT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json', 'topics' = 'x')":             {options.ErrUnsupported, options.ErrMissing},
+		"CREATE TABLE t (a INT, p SMALLINT METADATA FROM 'partition', q INT METADATA FROM 'nope') " + withOK:            {table.ErrMetadata},
+		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'source.parallelism' = '0'", 1):           {options.ErrInvalid, options.ErrMissing},
+		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'topic' = 't', 'topic' = 'u'", 1):         {options.ErrDuplicate},
 		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'topic' = 't', 'topic-pattern' = 'u'", 1): {options.ErrConflict},
 	} {
 		ct := parseOne(t, src).(*table.CreateTable)
@@ -355,6 +355,55 @@ func TestDeclarations(t *testing.T) {
 		}
 		if _, err := options.Parse(kvs, nil, set); err != nil && !errors.Is(err, options.ErrMissing) {
 			t.Errorf("%s: defaults do not parse: %v", set.Owner, err)
+		}
+	}
+}
+
+// An ALTER TABLE whose options do not bind leaves the table as it was, and
+// one that binds replaces it as a whole.
+func TestAlterTableKeepsTableOnError(t *testing.T) {
+	cat := table.NewCatalogWith(testRegistry())
+	exec := func(src string) (*table.Result, error) {
+		t.Helper()
+		sts, err := table.Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cat.Exec(sts[0])
+	}
+	if _, err := exec(`CREATE TABLE t (a INT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json', 'bootstrap.servers' = 'h:9092', 'topic' = 'orders', 'share-group-id' = 'g')`); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := cat.Lookup("t")
+	if _, err := exec(`ALTER TABLE t SET ('scan.on-decode-error' = 'skip', 'topic' = 'other')`); !errors.Is(err, options.ErrInvalid) {
+		t.Fatalf("invalid ALTER: got %v, want an error wrapping options.ErrInvalid", err)
+	}
+	after, _ := cat.Lookup("t")
+	if after != before || after.DDL() != before.DDL() {
+		t.Fatalf("a refused ALTER changed the table:\n%s", after.DDL())
+	}
+	if _, err := exec(`ALTER TABLE t SET ('scan.on-decode-error' = 'release')`); err != nil {
+		t.Fatal(err)
+	}
+	after, _ = cat.Lookup("t")
+	if v, _ := after.Bound.Def.Option("scan.on-decode-error"); v != "release" {
+		t.Fatalf("ALTER did not take: %s", after.DDL())
+	}
+	if v, _ := before.Bound.Def.Option("scan.on-decode-error"); v != "" {
+		t.Fatalf("ALTER changed the old table's definition in place: %s", before.DDL())
+	}
+}
+
+// A byte that is not UTF-8 is called that, wherever it is in the script.
+func TestParseInvalidUTF8(t *testing.T) {
+	for src, at := range map[string]string{
+		"CREATE TABLE \xff (a INT)": "line 1, column 14",
+		"SET 'a' = 'b\xfe'":         "line 1, column 12",
+		"SELECT 1;\nSELECT `\xc3`":  "line 2, column 9",
+	} {
+		_, err := table.Parse(src)
+		if !errors.Is(err, table.ErrSyntax) || !strings.Contains(err.Error(), at+": invalid UTF-8") {
+			t.Errorf("%q: got %v, want invalid UTF-8 at %s", src, err, at)
 		}
 	}
 }
