@@ -551,19 +551,9 @@ func (p *parser) withOptions(def *Definition) *SyntaxError {
 // changes (columns, renames) are refused: a table's columns are its
 // definition, and a new one is a new table.
 func (p *parser) alter() (Statement, *SyntaxError) {
-	p.advance() // ALTER
-	p.acceptKeywords("TEMPORARY")
-	if t := p.peek(); !p.isKeyword(t, "TABLE") {
-		if t.kind == tokIdent {
-			switch up := strings.ToUpper(t.val); up {
-			case "VIEW", "FUNCTION", "CATALOG", "DATABASE", "MODEL":
-				p.refuse(t, "ALTER %s is not supported; kshare has tables only", up)
-				return nil, p.skipStatement()
-			}
-		}
-		return nil, p.errorf(t, ErrSyntax, "expected TABLE after ALTER, got %s", describe(t))
+	if ok, err := p.verbTable("ALTER"); !ok {
+		return nil, err
 	}
-	p.advance()
 	name, err := p.tableName()
 	if err != nil {
 		return nil, err
@@ -612,20 +602,31 @@ func (p *parser) alter() (Statement, *SyntaxError) {
 	return st, nil
 }
 
-func (p *parser) drop() (Statement, *SyntaxError) {
-	p.advance() // DROP
+// verbTable reads "verb [TEMPORARY] TABLE". When it returns false the
+// statement is not about a table: it was refused and passed (err nil, to go
+// on) or is a syntax error.
+func (p *parser) verbTable(verb string) (bool, *SyntaxError) {
+	p.advance() // the verb
 	p.acceptKeywords("TEMPORARY")
-	if t := p.peek(); !p.isKeyword(t, "TABLE") {
-		if t.kind == tokIdent {
-			switch up := strings.ToUpper(t.val); up {
-			case "VIEW", "FUNCTION", "CATALOG", "DATABASE", "MODEL":
-				p.refuse(t, "DROP %s is not supported; kshare has tables only", up)
-				return nil, p.skipStatement()
-			}
-		}
-		return nil, p.errorf(t, ErrSyntax, "expected TABLE after DROP, got %s", describe(t))
+	t := p.peek()
+	if p.isKeyword(t, "TABLE") {
+		p.advance()
+		return true, nil
 	}
-	p.advance()
+	if t.kind == tokIdent {
+		switch up := strings.ToUpper(t.val); up {
+		case "VIEW", "FUNCTION", "CATALOG", "DATABASE", "MODEL":
+			p.refuse(t, "%s %s is not supported; kshare has tables only", verb, up)
+			return false, p.skipStatement()
+		}
+	}
+	return false, p.errorf(t, ErrSyntax, "expected TABLE after %s, got %s", verb, describe(t))
+}
+
+func (p *parser) drop() (Statement, *SyntaxError) {
+	if ok, err := p.verbTable("DROP"); !ok {
+		return nil, err
+	}
 	st := &DropTable{IfExists: p.acceptKeywords("IF", "EXISTS")}
 	name, err := p.tableName()
 	if err != nil {

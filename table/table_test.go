@@ -398,7 +398,7 @@ func TestAlterTableKeepsTableOnError(t *testing.T) {
 func TestParseInvalidUTF8(t *testing.T) {
 	for src, at := range map[string]string{
 		"CREATE TABLE \xff (a INT)": "line 1, column 14",
-		"SET 'a' = 'b\xfe'":         "line 1, column 12",
+		"SET 'a' = 'b\xfe'":         "line 1, column 13",
 		"SELECT 1;\nSELECT `\xc3`":  "line 2, column 9",
 	} {
 		_, err := table.Parse(src)
