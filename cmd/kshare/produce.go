@@ -34,6 +34,9 @@ type produceConfig struct {
 	partitions int           // partitions when the topic is created
 	keyField   string        // "" for no key; else a top-level JSON field
 	timeout    time.Duration // bound on each wait for the broker
+
+	limit    int32 // the topic's max.message.bytes, once read; 0 if unknown
+	limitErr error // why limit is unknown
 }
 
 func runProduceCmd(ctx context.Context, std stdio, args []string) error {
@@ -83,29 +86,53 @@ func produceLines(ctx context.Context, cfg produceConfig, in io.Reader, notes io
 	if err := reachable(ctx, cfg.bootstrap, cfg.timeout); err != nil {
 		return 0, err
 	}
-	cl, err := kgo.NewClient(
+	// The topic is made ready, and its record size limit read, by a client
+	// of its own: the producing client's batch limit must be set when it
+	// is created.
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(cfg.bootstrap...), kgo.DialTimeout(cfg.timeout))
+	if err != nil {
+		return 0, fmt.Errorf("creating kafka client: %w", err)
+	}
+	adm := kadm.NewClient(admCl)
+	err = ensureTopic(ctx, adm, cfg, notes)
+	var limit int32
+	if err == nil {
+		limit, cfg.limitErr = maxMessageBytes(ctx, adm, cfg)
+	}
+	admCl.Close()
+	if err != nil {
+		return 0, err
+	}
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.bootstrap...),
 		kgo.DialTimeout(cfg.timeout),
 		// A record the broker cannot take within the timeout fails
 		// rather than being retried for ever.
 		kgo.RecordDeliveryTimeout(cfg.timeout),
-	)
+	}
+	if limit > 0 {
+		// franz-go's own batch limit (about 1 MB) would refuse a larger
+		// line before the broker saw it, whatever the topic allows. A
+		// batch can be as large as the topic's limit (franz-go takes up to
+		// 1 GiB), and a request as large as its batch.
+		cfg.limit = limit
+		batch := min(limit, 1<<30)
+		opts = append(opts, kgo.ProducerBatchMaxBytes(batch), kgo.BrokerMaxWriteBytes(max(batch, 100<<20)))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return 0, fmt.Errorf("creating kafka client: %w", err)
 	}
 	defer cl.Close()
 
-	if err := ensureTopic(ctx, kadm.NewClient(cl), cfg, notes); err != nil {
-		return 0, err
-	}
-
 	var (
 		mu      sync.Mutex
 		acked   int
 		failed  error
+		failedN int                   // the failed record's value length
 		failedC = make(chan struct{}) // closed on the first failed record
 	)
-	onAck := func(_ *kgo.Record, err error) {
+	onAck := func(r *kgo.Record, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if err == nil {
@@ -113,7 +140,7 @@ func produceLines(ctx context.Context, cfg produceConfig, in io.Reader, notes io
 			return
 		}
 		if failed == nil {
-			failed = err
+			failed, failedN = err, len(r.Value)
 			close(failedC)
 		}
 	}
@@ -158,7 +185,7 @@ func produceLines(ctx context.Context, cfg produceConfig, in io.Reader, notes io
 	defer mu.Unlock()
 	switch {
 	case failed != nil && !errors.Is(failed, context.Canceled):
-		return acked, produceError(cfg, acked, failed)
+		return acked, produceError(cfg, acked, failedN, failed)
 	case ctx.Err() != nil:
 		return acked, fmt.Errorf("interrupted after writing %s to topic %q", count(acked, "record"), cfg.topic)
 	case lineErr != nil && !errors.Is(lineErr, errStopped):
@@ -182,7 +209,7 @@ func count(n int, noun string) string {
 var errStopped = errors.New("producing stopped")
 
 // produceError turns a failed record into a message that says what to fix.
-func produceError(cfg produceConfig, acked int, err error) error {
+func produceError(cfg produceConfig, acked, size int, err error) error {
 	written := fmt.Sprintf("records written before it: %d", acked)
 	switch {
 	case errors.Is(err, kerr.TopicAuthorizationFailed):
@@ -190,7 +217,13 @@ func produceError(cfg produceConfig, acked int, err error) error {
 	case errors.Is(err, kerr.ClusterAuthorizationFailed):
 		return fmt.Errorf("not allowed to produce idempotently: grant this client's principal IdempotentWrite on the cluster (records written: %d): %w", acked, err)
 	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
-		return fmt.Errorf("a line is too large for topic %q; raise the topic's max.message.bytes or shorten the line (%s): %w", cfg.topic, written, err)
+		if cfg.limit > 0 {
+			// A record batch adds about 70 bytes to the line, plus its key.
+			return fmt.Errorf("a line of %d bytes is too large for topic %q, whose max.message.bytes is %d (a record adds about 70 bytes to its line); raise the topic's max.message.bytes or shorten the line (%s): %w",
+				size, cfg.topic, cfg.limit, written, err)
+		}
+		return fmt.Errorf("a line of %d bytes is too large for topic %q (its max.message.bytes could not be read: %v); raise the topic's max.message.bytes or shorten the line (%s): %w",
+			size, cfg.topic, cfg.limitErr, written, err)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrRecordTimeout):
 		return fmt.Errorf("the broker did not acknowledge a record within %v; raise --timeout or check the broker (%s): %w", cfg.timeout, written, err)
 	}
@@ -269,6 +302,35 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, cfg produceConfig, notes
 		case <-tick.C:
 		}
 	}
+}
+
+// maxMessageBytes reads the topic's max.message.bytes: its own setting, or
+// the broker's message.max.bytes that it inherits.
+func maxMessageBytes(ctx context.Context, adm *kadm.Client, cfg produceConfig) (int32, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	rcs, err := adm.DescribeTopicConfigs(ctx, cfg.topic)
+	if err != nil {
+		return 0, err
+	}
+	rc, err := rcs.On(cfg.topic, nil)
+	if err != nil {
+		return 0, err
+	}
+	if rc.Err != nil {
+		return 0, rc.Err
+	}
+	for _, c := range rc.Configs {
+		if c.Key != "max.message.bytes" {
+			continue
+		}
+		n, err := strconv.ParseInt(c.MaybeValue(), 10, 32)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("max.message.bytes is %q", c.MaybeValue())
+		}
+		return int32(n), nil
+	}
+	return 0, errors.New("the broker did not return max.message.bytes")
 }
 
 func allLed(td kadm.TopicDetail) bool {

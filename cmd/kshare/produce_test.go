@@ -2,13 +2,19 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/kshare/kshare/internal/kafkatest"
 )
 
 func TestKeyFromJSON(t *testing.T) {
@@ -140,5 +146,52 @@ func TestProduceSilentBroker(t *testing.T) {
 	// would mean the timeout is not applied.
 	if took > 15*time.Second {
 		t.Errorf("took %v to give up with --timeout 1s", took)
+	}
+}
+
+// TestProduceLargeLine: a line larger than franz-go's default batch limit
+// (about 1 MB) goes through once the topic's max.message.bytes was raised,
+// and a line over the topic's limit fails with an error that names it.
+func TestProduceLargeLine(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	const limit = 6 << 20
+	v := strconv.Itoa(limit)
+	adm := kafkatest.Admin(t, addr)
+	resp, err := adm.AlterTopicConfigs(kafkatest.Context(t), []kadm.AlterConfig{{Name: "max.message.bytes", Value: &v}}, topic)
+	if err == nil {
+		_, err = resp.On(topic, nil)
+	}
+	if err != nil {
+		t.Fatalf("raising max.message.bytes of %s: %v", topic, err)
+	}
+	cfg := produceConfig{bootstrap: []string{addr}, topic: topic, partitions: 1, timeout: 10 * time.Second}
+	// The broker applies a config change a moment after it acknowledged
+	// it; wait until a describe shows it, as produce will read it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := maxMessageBytes(t.Context(), adm, cfg)
+		if err == nil && got == limit {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("max.message.bytes of %s still %d (%v) 10s after raising it to %d", topic, got, err, limit)
+		}
+		select {
+		case <-t.Context().Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+
+	line := strings.Repeat("x", 5<<20)
+	n, err := produceLines(t.Context(), cfg, strings.NewReader(line+"\n"), io.Discard)
+	if err != nil || n != 1 {
+		t.Fatalf("a 5 MiB line to a topic that takes 6 MiB: wrote %d, error %v", n, err)
+	}
+
+	_, err = produceLines(t.Context(), cfg, strings.NewReader(strings.Repeat("x", 7<<20)+"\n"), io.Discard)
+	want := fmt.Sprintf("a line of %d bytes is too large for topic %q, whose max.message.bytes is %d", 7<<20, topic, limit)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a 7 MiB line: error %v, want one containing %q", err, want)
 	}
 }
