@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
@@ -195,7 +196,7 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 				continue
 			}
 			st.stats.decodeErrors.Add(1)
-			rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Err: err}
+			rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, DeliveryCount: r.DeliveryCount(), Err: err}
 			switch src.onError {
 			case OnDecodeErrorReject:
 				st.log.Warn("rejected a record that does not decode", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
@@ -208,6 +209,7 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 			}
 			// fail: deliver the rows before it, then end the stream. The
 			// record and all after it are released, not lost.
+			rerr.Table = src.name
 			fail = rerr
 			for j := i; j < len(recs); j++ {
 				p.settle(j, table.Release)
@@ -334,16 +336,29 @@ func (m *member) shutdown() {
 }
 
 // RecordError is a decode error together with the coordinates of the
-// record at fault: "orders[0]@1234: field "quantity": expected INT, got "two"".
+// record at fault and how often the broker has handed it out:
+// "orders[0]@1234 (delivery 2): field "quantity": expected INT, got "two"".
 type RecordError struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	Err       error
+	Topic         string
+	Partition     int32
+	Offset        int64
+	DeliveryCount int32
+	// Table is set when the record stopped a query of that table
+	// ('scan.on-decode-error' = 'fail'). The record goes back to the group,
+	// so every later query stops on it too until the broker's delivery
+	// limit archives it; the message then says how to get past it.
+	Table string
+	Err   error
 }
 
 func (e *RecordError) Error() string {
-	return fmt.Sprintf("%s[%d]@%d: %v", e.Topic, e.Partition, e.Offset, e.Err)
+	msg := fmt.Sprintf("%s[%d]@%d (delivery %d): %v", e.Topic, e.Partition, e.Offset, e.DeliveryCount, e.Err)
+	if e.Table == "" {
+		return msg
+	}
+	return msg + fmt.Sprintf("; under '%s' = '%s' every query stops at this record until the broker's delivery limit archives it; "+
+		"to read past it, ALTER TABLE %s SET ('%s' = '%s') to drop it, or '%s' to hand it back and read on",
+		OptOnDecodeError, OnDecodeErrorFail, options.Cut(table.QuoteIdent(e.Table)), OptOnDecodeError, OnDecodeErrorReject, OnDecodeErrorRelease)
 }
 
 func (e *RecordError) Unwrap() error { return e.Err }

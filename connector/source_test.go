@@ -305,16 +305,39 @@ func TestDecodeErrorFail(t *testing.T) {
 		b.Ack.Done()
 	}
 	var re *connector.RecordError
-	if !errors.As(failure, &re) || re.Topic != topic || re.Partition != 0 || re.Offset != 500 {
-		t.Fatalf("error = %v, want a RecordError at %s[0]@500", failure, topic)
+	if !errors.As(failure, &re) || re.Topic != topic || re.Partition != 0 || re.Offset != 500 || re.DeliveryCount != 1 {
+		t.Fatalf("error = %v, want a RecordError at %s[0]@500, first delivery", failure, topic)
 	}
-	if want := fmt.Sprintf("%s[0]@500: field \"id\": expected BIGINT, got \"poison\"", topic); failure.Error() != want {
+	// The error is what a user reads: it names the option and both ways
+	// past the record, and how often it was handed out.
+	hint := "; under 'scan.on-decode-error' = 'fail' every query stops at this record until the broker's delivery limit archives it; " +
+		"to read past it, ALTER TABLE `ids` SET ('scan.on-decode-error' = 'reject') to drop it, or 'release' to hand it back and read on"
+	if want := fmt.Sprintf("%s[0]@500 (delivery 1): field \"id\": expected BIGINT, got \"poison\"", topic) + hint; failure.Error() != want {
 		t.Errorf("error text = %q, want %q", failure.Error(), want)
 	}
 	st.Close()
 	if len(r.seen) > 500 {
 		t.Errorf("delivered %d rows; only the 500 before the poison record may pass", len(r.seen))
 	}
+	// The next query under 'fail' stops on the same record, handed out a
+	// second time: what the message warns of.
+	again := open(t, src, mem)
+	ra := newReader(t, again)
+	for {
+		b, ids, err := ra.next(ctx)
+		if err != nil {
+			if !errors.As(err, &re) || re.Offset != 500 || re.DeliveryCount != 2 {
+				t.Fatalf("second query: error = %v, want the record at offset 500 on its second delivery", err)
+			}
+			break
+		}
+		for _, id := range ids {
+			r.seen[id]++
+		}
+		b.Record.Release()
+		b.Ack.Done()
+	}
+	again.Close()
 	// Nothing was lost: the poison record and the rest come back.
 	st2 := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": "reject"}), mem)
 	defer st2.Close()

@@ -113,7 +113,7 @@ func TestErrorKinds(t *testing.T) {
 		t.Errorf("a decode error must not be ErrSkipped")
 	}
 	_, err = dec.Decode([]byte(`{"items":[{"qty":1},{"qty":1.5e}]}`), rb.Fields())
-	if !errors.As(err, &de) || de.Field != "" || !strings.HasPrefix(de.Msg, "invalid JSON at offset 31") {
+	if !errors.As(err, &de) || de.Field != "" || !strings.HasPrefix(de.Msg, "invalid JSON at byte 31 of the value") {
 		t.Errorf("got %#v", err)
 	}
 	_, err = dec.Decode([]byte(`{"items":[{"qty":1},{"qty":{}}]}`), rb.Fields())

@@ -81,7 +81,7 @@ func (e *perr) decodeError() *table.DecodeError {
 }
 
 func syntaxErr(off int, format string, args ...any) *perr {
-	return &perr{syntax: true, msg: fmt.Sprintf("invalid JSON at offset %d: ", off) + fmt.Sprintf(format, args...)}
+	return &perr{syntax: true, msg: fmt.Sprintf("invalid JSON at byte %d of the value: ", off) + fmt.Sprintf(format, args...)}
 }
 
 func typeErr(format string, args ...any) *perr {

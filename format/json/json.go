@@ -51,7 +51,7 @@
 // Errors are *table.DecodeError: Field is the path of the value at fault
 // ("quantity", "items[2].sku", "attrs['color']", "[1].qty" for the second
 // element of a top-level array; empty when the value is not JSON, whose
-// message gives the byte offset), Msg says what was expected and what was
+// message says at which byte of the value), Msg says what was expected and what was
 // found: expected INT, got "two".
 //
 // A decoder reads the value's bytes in place: field names are matched

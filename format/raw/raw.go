@@ -222,14 +222,14 @@ func (d *decoder) text(value []byte) ([]byte, error) {
 		for i := 0; i < len(value); {
 			r, size := utf8.DecodeRune(value[i:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, d.fail("expected %s as UTF-8, got invalid UTF-8 at byte offset %d (0x%02x)", d.expect, i, value[i])
+				return nil, d.fail("expected %s as UTF-8, got invalid UTF-8 at byte %d of the value (0x%02x)", d.expect, i, value[i])
 			}
 			i += size
 		}
 	case asciiCharset:
 		for i, c := range value {
 			if c >= 0x80 {
-				return nil, d.fail("expected %s as US-ASCII, got byte 0x%02x at byte offset %d", d.expect, c, i)
+				return nil, d.fail("expected %s as US-ASCII, got byte 0x%02x at byte %d of the value", d.expect, c, i)
 			}
 		}
 		return value, nil
@@ -255,12 +255,12 @@ func (d *decoder) text(value []byte) ([]byte, error) {
 			case utf16.IsSurrogate(r) && r < 0xdc00 && i+4 <= len(value):
 				lo := rune(order.Uint16(value[i+2:]))
 				if lo < 0xdc00 || lo > 0xdfff {
-					return nil, d.fail("expected %s as %s, got an unpaired surrogate 0x%04x at byte offset %d", d.expect, d.csName, r, i)
+					return nil, d.fail("expected %s as %s, got an unpaired surrogate 0x%04x at byte %d of the value", d.expect, d.csName, r, i)
 				}
 				r = utf16.DecodeRune(r, lo)
 				i += 2
 			case utf16.IsSurrogate(r):
-				return nil, d.fail("expected %s as %s, got an unpaired surrogate 0x%04x at byte offset %d", d.expect, d.csName, r, i)
+				return nil, d.fail("expected %s as %s, got an unpaired surrogate 0x%04x at byte %d of the value", d.expect, d.csName, r, i)
 			}
 			buf = utf8.AppendRune(buf, r)
 		}
