@@ -61,6 +61,10 @@ func (p *Plan) Schema() *arrow.Schema { return p.schema }
 // Limit is the LIMIT clause's row count, if there is one.
 func (p *Plan) Limit() (int64, bool) { return p.limit, p.limit >= 0 }
 
+// Filters reports whether the query has a WHERE clause, whose filtered-out
+// records are accepted (see Rows).
+func (p *Plan) Filters() bool { return p.where != nil }
+
 // SQL is the statement as given.
 func (p *Plan) SQL() string { return p.sql }
 

@@ -99,6 +99,10 @@ type Stats struct {
 	// Released and Rejected count result rows the caller released or
 	// rejected with ReleaseRow and RejectRow.
 	Released, Rejected int64
+	// Filtered counts source rows WHERE filtered out. Their records are
+	// accepted (see Rows): consumed from the share group, not left for
+	// another consumer.
+	Filtered int64
 	// Elapsed is the time since Run, frozen when the query ends.
 	Elapsed time.Duration
 }
@@ -166,6 +170,7 @@ type Rows struct {
 	curOut   arrow.RecordBatch
 	curSel   []int
 	curMarks []table.Disposition
+	curDrop  int64 // rows of the current source batch WHERE dropped, accepted on settling
 	waited   bool // a wait has happened: later waits count from their own start
 
 	remaining int64 // rows still allowed; -1: unbounded
@@ -235,6 +240,9 @@ func checkStreamSchema(p *Plan, s *arrow.Schema) error {
 	}
 	return nil
 }
+
+// Plan is the query's plan.
+func (r *Rows) Plan() *Plan { return r.plan }
 
 // Columns are the result's columns with their Flink types, for headers.
 func (r *Rows) Columns() []table.Column { return r.plan.Columns() }
@@ -359,8 +367,9 @@ func (r *Rows) settle() {
 	r.stats.Delivered += int64(len(r.curMarks)) - rel - rej
 	r.stats.Released += rel
 	r.stats.Rejected += rej
+	r.stats.Filtered += r.curDrop
 	r.mu.Unlock()
-	r.cur, r.curOut, r.curSel, r.curMarks = nil, nil, nil, nil
+	r.cur, r.curOut, r.curSel, r.curMarks, r.curDrop = nil, nil, nil, nil, 0
 }
 
 // finish ends the query: it records why and closes the stream, so that what
@@ -498,14 +507,21 @@ func (r *Rows) handOut(b table.Batch) bool {
 	if len(sel) == 0 {
 		// Every row was filtered out: processed, so accepted.
 		b.Ack.Done()
+		r.mu.Lock()
+		r.stats.Filtered += int64(n)
+		r.mu.Unlock()
 		return false
 	}
-	// Rows after the last delivered one, if LIMIT cut the batch, go back.
+	// Rows after the last delivered one, if LIMIT cut the batch, go back;
+	// WHERE's drops before it are accepted with the batch.
+	seen := n
 	if last := sel[len(sel)-1]; r.remaining >= 0 && int64(len(sel)) == r.remaining {
 		for j := last + 1; j < n; j++ {
 			b.Ack.Mark(j, table.Release)
 		}
+		seen = last + 1
 	}
+	r.curDrop = int64(seen - len(sel))
 	r.cur, r.curOut, r.curSel = b.Ack, out, sel
 	r.curMarks = make([]table.Disposition, len(sel))
 	if r.remaining >= 0 {

@@ -117,6 +117,32 @@ func TestWhereFilteredRowsAreAccepted(t *testing.T) {
 	}
 	r.Close()
 	f.wantLog("b0: done: accept 0-2", "b1: done: accept 0-2", "close (0 unread)")
+	// Filtered rows are counted apart from the delivered ones.
+	if s := r.Stats(); s.Delivered != 2 || s.Filtered != 4 {
+		t.Errorf("delivered %d, filtered %d; want 2 and 4", s.Delivered, s.Filtered)
+	}
+	if !r.Plan().Filters() {
+		t.Error("Plan.Filters is false for a query with WHERE")
+	}
+}
+
+// Under LIMIT, only WHERE's drops before the last delivered row count as
+// filtered: the rows after it are released, not accepted.
+func TestFilteredCountStopsAtLimit(t *testing.T) {
+	f := newFixture(t, 6, rowsN(6)...)
+	r := f.run(context.Background(), "SELECT id FROM orders WHERE qty = 2 LIMIT 1", Options{})
+	for r.Next() {
+	}
+	r.Close()
+	f.wantLog("b0: done: accept 0-2, release 3-5", "close (0 unread)")
+	if s := r.Stats(); s.Delivered != 1 || s.Filtered != 2 {
+		t.Errorf("delivered %d, filtered %d; want 1 and 2", s.Delivered, s.Filtered)
+	}
+	r = f.run(context.Background(), "SELECT id FROM orders LIMIT 1", Options{})
+	r.Close()
+	if r.Plan().Filters() {
+		t.Error("Plan.Filters is true for a query without WHERE")
+	}
 }
 
 func TestBatchWithoutMatchIsSettledAtOnce(t *testing.T) {

@@ -203,6 +203,8 @@ Ctrl-D, quit or exit leaves.
   DROP TABLE [IF EXISTS] name;
   SHOW TABLES;  DESCRIBE name;  SHOW CREATE TABLE name;
   SELECT cols FROM name [WHERE predicate] [LIMIT n];
+                               rows WHERE filters out are accepted too: consumed,
+                               not left in the share group for another query
   SET;                         list the session settings
   SET 'key' = 'value';         change one:
       'output'       = 'table' | 'csv' | 'json'

@@ -79,7 +79,15 @@ type Shell struct {
 	// statusShown: the live row count is on the screen, to be erased
 	// before anything else is printed.
 	statusShown bool
+	// whereNoted: the session was told once that WHERE consumes what it
+	// filters out.
+	whereNoted bool
 }
+
+// WhereNote is printed on Stderr the first time a session runs a SELECT
+// with WHERE: a newcomer expects a filter to leave the other records for
+// someone else, and in a share group it does not.
+const WhereNote = "note: WHERE consumes the records it filters out: they are accepted, not left in the share group for another query (see help)"
 
 // New returns a shell that runs statements on eng.
 func New(eng Engine, cfg Config) *Shell {
@@ -228,6 +236,10 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 	rows, err := s.eng.Query(ctx, sql)
 	if err != nil {
 		return err
+	}
+	if !s.whereNoted && rows.Plan().Filters() {
+		s.whereNoted = true
+		fmt.Fprintln(s.errOut, WhereNote)
 	}
 	// Close settles the last batch and releases what the source fetched
 	// ahead; it must run whatever happens below, a panic included.
@@ -389,6 +401,9 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	fmt.Fprintf(w, "rejected: %d\n", src.Rejected)
 	fmt.Fprintf(w, "redelivered: %d\n", src.Redelivered)
 	fmt.Fprintf(w, "decode errors: %d\n", src.DecodeErrors)
+	if st.Filtered > 0 {
+		fmt.Fprintf(w, "filtered (accepted): %d\n", st.Filtered)
+	}
 	if src.Skipped > 0 {
 		fmt.Fprintf(w, "skipped: %d\n", src.Skipped)
 	}

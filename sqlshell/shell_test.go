@@ -330,3 +330,25 @@ func TestBackslashCommands(t *testing.T) {
 		t.Fatalf("got %v, want %q", err, table.NoBackslashCommands)
 	}
 }
+
+// The first SELECT with WHERE of a session says that WHERE consumes what
+// it filters out, once; --stats counts those rows apart from the rows shown.
+func TestWhereNoteAndFilteredStats(t *testing.T) {
+	sh, _, stderr := newMemShell(t, [][]int64{{1, 2}, {3}}, io.Discard)
+	sh.cfg.Stats = true
+	if err := sh.RunScript(t.Context(), "-e", "SELECT id FROM t LIMIT 0"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stderr.String(), WhereNote) {
+		t.Fatalf("a query without WHERE printed the note:\n%s", stderr)
+	}
+	if err := sh.RunScript(t.Context(), "-e", "SELECT id FROM t WHERE id <> 2; SELECT id FROM t WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(stderr.String(), WhereNote); n != 1 {
+		t.Errorf("the note was printed %d times, want once:\n%s", n, stderr)
+	}
+	if !strings.Contains(stderr.String(), "rows: 2\n") || !strings.Contains(stderr.String(), "filtered (accepted): 1\n") {
+		t.Errorf("stats do not count the filtered row apart:\n%s", stderr)
+	}
+}
