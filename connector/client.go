@@ -34,7 +34,9 @@ type clientConfig struct {
 	reqTimeout  time.Duration
 	maxPollRecs int32
 	discovery   time.Duration // metadata refresh: new topics and partitions
-	strict      bool          // record_limit acquisition
+	strict      bool          // record_limit acquisition, when modeSet
+	modeSet     bool          // the table set 'properties.share.acquire.mode'
+
 }
 
 // Defaults the connector applies where the user says nothing.
@@ -43,10 +45,15 @@ const (
 	// franz-go's 5 s default makes an idle query slow to notice Close and
 	// slow to see the first record; 500 ms is Kafka's own default.
 	defaultFetchWait = 500 * time.Millisecond
-	// defaultMaxPollRecords is franz-go's and Kafka's default. With no
-	// prefetch, it is also what one member holds at once, and 4 members x
-	// 500 stays within the broker's default per-partition cap of 2000 locks.
+	// defaultMaxPollRecords is franz-go's and Kafka's default, the most
+	// records one member takes at once when the table does not say (see
+	// pollRecords). With no prefetch it is also what one member holds.
 	defaultMaxPollRecords = 500
+	// partitionRecordLocks is the broker's default cap on the records of
+	// one partition locked at once (group.share.partition.max.record.locks).
+	// A member that asks while the cap is reached gets nothing, so members
+	// whose polls together exceed it sit idle.
+	partitionRecordLocks = 2000
 	// defaultFetchMaxBytes is the ShareFetch window (MaxBytes), the Java
 	// share consumer's value. franz-go's own default, 50 MiB, costs the
 	// broker dearly: Kafka 4.3 walks every producer-batch header inside the
@@ -90,6 +97,7 @@ func newClientConfig(v options.Values) (*clientConfig, error) {
 	if v.Has(OptRequestTimeoutMs) {
 		c.reqTimeout = time.Duration(v.Int(OptRequestTimeoutMs)) * time.Millisecond
 	}
+	c.modeSet = v.Has(OptShareAcquireMode)
 	c.strict = v.String(OptShareAcquireMode) == AcquireRecordLimit
 	if v.Has(OptMaxPollRecords) {
 		n := v.Int(OptMaxPollRecords)

@@ -31,6 +31,13 @@ func (kafkaConnector) Name() string                  { return Name }
 func (kafkaConnector) Options() *options.Set         { return Options }
 func (kafkaConnector) Metadata() []table.MetadataKey { return Metadata }
 
+// pollRecords is the default 'properties.max.poll.records' of a stream of
+// parallelism members: 500, less when that many members' polls would
+// exceed the broker's per-partition lock cap on one partition.
+func pollRecords(parallelism int) int32 {
+	return int32(max(1, min(defaultMaxPollRecords, partitionRecordLocks/parallelism)))
+}
+
 // NewSource checks the options that need more than one key to check and
 // prepares the members' configuration. It performs no I/O.
 func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
@@ -55,6 +62,11 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 	}
 	if s.parallelism < 1 {
 		s.parallelism = 1
+	}
+	if v.Has(OptMaxPollRecords) {
+		s.overLocks = s.parallelism*int(cc.maxPollRecs) > partitionRecordLocks
+	} else {
+		cc.maxPollRecs = pollRecords(s.parallelism)
 	}
 	if n := v.Int(OptBatchSize); n > 0 {
 		s.batchSize = int(n)

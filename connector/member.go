@@ -68,7 +68,7 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 		kgo.ShareAckCallback(m.onAcks),
 	)
 	opts = append(opts, testClientOpts...)
-	if s.client.strict {
+	if st.strict {
 		// record_limit: the broker splits producer batches so that one
 		// fetch acquires at most max.poll.records records.
 		opts = append(opts, kgo.ShareMaxRecordsStrict())

@@ -38,6 +38,9 @@ type source struct {
 	guarantee   string
 	onError     string
 	batchSize   int
+	// overLocks: the table's parallelism x max.poll.records exceeds the
+	// broker's default per-partition lock cap (Open warns).
+	overLocks bool
 
 	schema   *table.Schema
 	format   table.Format
@@ -66,14 +69,21 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if err := s.prepare(ctx); err != nil {
+	partitions, err := s.prepare(ctx)
+	if err != nil {
 		return nil, err
 	}
 	st := &stream{
 		src:    s,
+		strict: s.recordLimit(partitions),
 		schema: s.schema.Arrow(),
 		out:    make(chan item, s.parallelism),
 		log:    o.Logger.With("table", s.name, "group", s.group),
+	}
+	if s.overLocks {
+		st.log.Warn(fmt.Sprintf("'%s' x '%s' = %d x %d exceeds the %d records of one partition that the broker locks at once by default "+
+			"(group.share.partition.max.record.locks): members will sit idle on a partition they share unless the broker's cap is raised; "+
+			"lower '%s' or '%s'", OptParallelism, OptMaxPollRecords, s.parallelism, s.client.maxPollRecs, partitionRecordLocks, OptMaxPollRecords, OptParallelism))
 	}
 	st.ctx, st.cancel = context.WithCancel(context.Background())
 	for i := 0; i < s.parallelism; i++ {
@@ -99,19 +109,22 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 // prepare is the I/O done once per Open before any member joins: it turns
 // an unreachable cluster, refused credentials or a missing topic into an
 // error at query start instead of a member that waits forever.
-func (s *source) prepare(ctx context.Context) error {
+//
+// It returns how many partitions the table's topics have now.
+func (s *source) prepare(ctx context.Context) (int, error) {
 	cl, err := kgo.NewClient(s.client.opts()...)
 	if err != nil {
-		return fmt.Errorf("table '%s': kafka client: %w", s.name, err)
+		return 0, fmt.Errorf("table '%s': kafka client: %w", s.name, err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, s.client.reqTimeout+time.Second)
 	defer cancel()
 	adm := kadm.NewClient(cl)
+	partitions := 0
 	if len(s.topics) > 0 {
 		tds, err := adm.ListTopics(ctx, s.topics...)
 		if err != nil {
-			return s.connectError(err)
+			return 0, s.connectError(err)
 		}
 		var missing []string
 		for _, t := range s.topics {
@@ -120,7 +133,9 @@ func (s *source) prepare(ctx context.Context) error {
 			case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
 				missing = append(missing, "'"+t+"'")
 			case td.Err != nil:
-				return fmt.Errorf("table '%s': topic '%s': %w", s.name, t, td.Err)
+				return 0, fmt.Errorf("table '%s': topic '%s': %w", s.name, t, td.Err)
+			default:
+				partitions += len(td.Partitions)
 			}
 		}
 		if len(missing) > 0 {
@@ -128,10 +143,18 @@ func (s *source) prepare(ctx context.Context) error {
 			if len(missing) > 1 {
 				word = "topics"
 			}
-			return fmt.Errorf("table '%s': %s %s not found on %s; create it first, or check the 'topic' option", s.name, word, strings.Join(missing, ", "), strings.Join(s.client.seeds, ","))
+			return 0, fmt.Errorf("table '%s': %s %s not found on %s; create it first, or check the 'topic' option", s.name, word, strings.Join(missing, ", "), strings.Join(s.client.seeds, ","))
 		}
-	} else if _, err := adm.ListTopics(ctx); err != nil {
-		return s.connectError(err)
+	} else {
+		tds, err := adm.ListTopics(ctx)
+		if err != nil {
+			return 0, s.connectError(err)
+		}
+		for name, td := range tds {
+			if s.pattern.MatchString(name) {
+				partitions += len(td.Partitions)
+			}
+		}
 	}
 	var reset string
 	switch s.startup {
@@ -145,10 +168,23 @@ func (s *source) prepare(ctx context.Context) error {
 		// when the group first fetches a partition; a group that has
 		// already started keeps its position.
 		if err := kafkaadmin.SetShareGroupConfig(ctx, cl, s.group, map[string]string{"share.auto.offset.reset": reset}); err != nil {
-			return fmt.Errorf("table '%s': applying 'scan.startup.mode' = '%s': %w", s.name, s.startup, err)
+			return 0, fmt.Errorf("table '%s': applying 'scan.startup.mode' = '%s': %w", s.name, s.startup, err)
 		}
 	}
-	return nil
+	return partitions, nil
+}
+
+// recordLimit tells whether the members of a stream acquire in record_limit
+// mode. Unless the table says, they do when they outnumber the partitions:
+// in batch_optimized mode one member may then take a whole producer batch
+// (thousands of records) and leave the others of its partition idle, while
+// with a partition or more each, batch_optimized reads up to 3x faster
+// (whole batches per fetch, none split; see README "Delivery").
+func (s *source) recordLimit(partitions int) bool {
+	if s.client.modeSet {
+		return s.client.strict
+	}
+	return s.parallelism > partitions
 }
 
 // connectError says what a user checks when the first contact fails.
@@ -173,6 +209,7 @@ type item struct {
 // stream merges the batches of a table's members.
 type stream struct {
 	src     *source
+	strict  bool // record_limit acquisition (see recordLimit)
 	schema  *arrow.Schema
 	out     chan item
 	log     *slog.Logger

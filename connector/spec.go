@@ -143,12 +143,17 @@ var Options = &options.Set{
 		{Key: OptRequestTimeoutMs, Type: options.Int, Min: 1, HasMin: true,
 			Description: "Milliseconds to wait for a broker's answer to a request."},
 		{Key: OptMaxPollRecords, Type: options.Int, Min: 1, HasMin: true,
-			Description: "Most records one member takes from the broker at a time (500); each is locked for the member until it is settled ('batch_optimized' rounds up to whole producer batches)."},
-		{Key: OptShareAcquireMode, Type: options.Enum, Default: AcquireRecordLimit, Allowed: []string{AcquireRecordLimit, AcquireBatchOptimized},
-			Description: "Kafka's share.acquire.mode (4.2+). 'record_limit' has the broker split producer batches so that a member never holds more than " +
-				"'properties.max.poll.records' records: every member of a busy partition gets work, and a slow one holds little. 'batch_optimized' " +
-				"(the Java client's default) hands out whole producer batches; it was not measurably faster for kshare in the benchmark suite, " +
-				"and with large producer batches one member may take a partition's every lock."},
+			Description: "Most records one member takes from the broker at a time; each stays locked to the member until it is settled. " +
+				"Default 500 (Kafka's), lowered to 2000 / 'source.parallelism' when more than 4 members would together exceed the 2000 records of a partition " +
+				"that the broker locks at once (group.share.partition.max.record.locks); a table whose setting exceeds that is warned about when it opens. " +
+				"Slow readers that share a partition with other tables or processes want small polls (50 for 5 ms of work per row): " +
+				"a member holds its whole poll while it works through it."},
+		{Key: OptShareAcquireMode, Type: options.Enum, Allowed: []string{AcquireRecordLimit, AcquireBatchOptimized},
+			Description: "Kafka's share.acquire.mode (4.2+). Default: 'batch_optimized' when a stream's members are no more than the partitions of its topics, " +
+				"'record_limit' when they outnumber them. 'batch_optimized' (the Java client's default) hands out whole producer batches: " +
+				"no batch is split, and on 8 partitions it read 1.7x to 3x the records/s of 'record_limit'. 'record_limit' has the broker split batches " +
+				"so that a member never holds more than 'properties.max.poll.records' records: with members sharing a partition, 'batch_optimized' " +
+				"lets one member take a whole batch of thousands of records and leaves the others idle (1 partition, 4 members: 'record_limit' read 1.5x faster)."},
 
 		{Key: "properties.group.id", Refused: "a share group is named by 'share-group-id'"},
 		{Key: "properties.auto.offset.reset", Refused: "use 'scan.startup.mode' (share consumers refuse a client-side auto.offset.reset; the group's share.auto.offset.reset decides)"},

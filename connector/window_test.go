@@ -3,6 +3,7 @@ package connector_test
 import (
 	"context"
 	"encoding/binary"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -15,14 +16,15 @@ import (
 
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/table"
 )
 
-// fetchWatch records the MaxBytes of every ShareFetch the members send, read
-// off the wire by a dialer that wraps each connection: what the broker is
-// asked for, whatever franz-go's configuration says.
+// fetchWatch records every ShareFetch the members send, read off the wire
+// by a dialer that wraps each connection: what the broker is asked for,
+// whatever franz-go's configuration says.
 type fetchWatch struct {
-	mu       sync.Mutex
-	maxBytes []int32
+	mu   sync.Mutex
+	reqs []*kmsg.ShareFetchRequest
 }
 
 func (w *fetchWatch) dial(ctx context.Context, network, host string) (net.Conn, error) {
@@ -36,7 +38,18 @@ func (w *fetchWatch) dial(ctx context.Context, network, host string) (net.Conn, 
 func (w *fetchWatch) windows() []int32 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]int32(nil), w.maxBytes...)
+	var out []int32
+	for _, r := range w.reqs {
+		out = append(out, r.MaxBytes)
+	}
+	return out
+}
+
+// requests returns the ShareFetch requests seen so far.
+func (w *fetchWatch) requests() []*kmsg.ShareFetchRequest {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]*kmsg.ShareFetchRequest(nil), w.reqs...)
 }
 
 // watchedConn parses the request frames written to it (size, then a
@@ -74,7 +87,7 @@ func (c *watchedConn) inspect(frame []byte) {
 		return
 	}
 	c.w.mu.Lock()
-	c.w.maxBytes = append(c.w.maxBytes, req.MaxBytes)
+	c.w.reqs = append(c.w.reqs, &req)
 	c.w.mu.Unlock()
 }
 
@@ -160,4 +173,75 @@ func TestFetchWindowLargeRecords(t *testing.T) {
 		}
 	}
 	t.Logf("%d records of %d bytes in %d ShareFetch requests", len(values), 3<<19+100*20003, len(w.windows()))
+}
+
+// logBuffer is a slog handler's output that the test reads while the
+// members write.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestPollDefaults: the default poll size keeps a stream's members
+// within the broker's default lock cap of one partition (2000 records),
+// and a table whose settings exceed it says so when it opens. The default
+// acquisition mode is batch_optimized (0) unless the members outnumber the
+// partitions, then record_limit (1).
+func TestPollDefaults(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(100)...)
+	for _, tc := range []struct {
+		name     string
+		extra    map[string]string
+		want     int32
+		mode     int8
+		warnWant bool
+	}{
+		{"one member", nil, 500, 0, false},
+		{"sixteen members", map[string]string{"source.parallelism": "16"}, 125, 1, false},
+		{"set too large", map[string]string{"source.parallelism": "8", "properties.max.poll.records": "300"}, 300, 1, true},
+		{"mode set", map[string]string{"properties.share.acquire.mode": "record_limit"}, 500, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &fetchWatch{}
+			defer connector.SetClientOpts(kgo.Dialer(w.dial))()
+			logs := &logBuffer{}
+			src := newSource(t, addr, topic, kafkatest.ShareGroup(t, addr), tc.extra)
+			st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: checkedAlloc(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newReader(t, st)
+			r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == 100 })
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			reqs := w.requests()
+			if len(reqs) == 0 {
+				t.Fatal("no ShareFetch request seen")
+			}
+			for _, r := range reqs {
+				if r.MaxRecords != tc.want || r.ShareAcquireMode != tc.mode {
+					t.Fatalf("ShareFetch MaxRecords %d, ShareAcquireMode %d; want %d, %d", r.MaxRecords, r.ShareAcquireMode, tc.want, tc.mode)
+				}
+			}
+			warned := strings.Contains(logs.String(), "group.share.partition.max.record.locks")
+			if warned != tc.warnWant {
+				t.Errorf("warned about the lock cap: %v, want %v; log:\n%s", warned, tc.warnWant, logs.String())
+			}
+		})
+	}
 }
