@@ -155,7 +155,7 @@ func ExampleEngine_Register() {
 // again (to this or any other consumer of the share group), with its
 // delivery count raised. Rows not released are accepted when the query
 // moves on.
-func ExampleRows_ReleaseRow() {
+func ExampleEngine_Query_releaseRow() {
 	kafka := startKafka("jobs", `{"job": "a"}`, `{"job": "b"}`, `{"job": "c"}`)
 	defer kafka.Close()
 	ctx := context.Background()
