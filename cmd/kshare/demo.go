@@ -27,7 +27,10 @@ const (
 )
 
 // demoDDL is the table the demo defines, shown at start-up so that a newcomer
-// sees what a kafka-sharegroup table looks like.
+// sees what a kafka-sharegroup table looks like. testdata/orders.sql at the
+// top of the repository is this table for a broker of one's own, and
+// testdata/orders.jsonl orders as demoOrder makes them; TestSampleData
+// keeps both in step with the demo (go test -run TestSampleData -rewrite).
 const demoDDL = `CREATE TABLE orders (
   order_id   BIGINT,
   customer   STRING,
@@ -166,7 +169,7 @@ func produceOrders(ctx context.Context, cl *kgo.Client, rate int, first chan str
 		recs := make([]*kgo.Record, 0, n)
 		for range n {
 			id++
-			recs = append(recs, &kgo.Record{Key: strconv.AppendInt(nil, id, 10), Value: demoOrder(rnd, id)})
+			recs = append(recs, &kgo.Record{Key: strconv.AppendInt(nil, id, 10), Value: demoOrder(rnd, id, time.Now())})
 		}
 		if !firstDone && len(recs) > 0 {
 			// Wait for the first orders, so that the shell starts on a
@@ -187,14 +190,14 @@ func produceOrders(ctx context.Context, cl *kgo.Client, rate int, first chan str
 	}
 }
 
-func demoOrder(rnd *rand.Rand, id int64) []byte {
+func demoOrder(rnd *rand.Rand, id int64, now time.Time) []byte {
 	p := demoProducts[rnd.IntN(len(demoProducts))]
 	qty := 1 + rnd.IntN(5)
 	if rnd.IntN(10) == 0 {
 		qty += rnd.IntN(20)
 	}
 	cents := p.cents
-	ts := time.Now().UTC().Format("2006-01-02 15:04:05.000") + "Z"
+	ts := now.UTC().Format("2006-01-02 15:04:05.000") + "Z"
 	return fmt.Appendf(nil, `{"order_id": %d, "customer": %q, "product": %q, "quantity": %d, "price": %d.%02d, "status": %q, "order_time": %q}`,
 		id, demoCustomers[rnd.IntN(len(demoCustomers))], p.name, qty, cents/100, cents%100,
 		demoStatuses[rnd.IntN(len(demoStatuses))], ts)

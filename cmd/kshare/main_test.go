@@ -67,14 +67,18 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Setup:               setupScript,
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"waitkafka": cmdWaitKafka,
-			"records":   cmdRecords,
-			"subst":     cmdSubst,
-			"waitgroup": cmdWaitGroup,
-			"httpget":   cmdHTTPGet,
-		},
+		Cmds:                scriptCmds(),
 	})
+}
+
+func scriptCmds() map[string]func(*testscript.TestScript, bool, []string) {
+	return map[string]func(*testscript.TestScript, bool, []string){
+		"waitkafka": cmdWaitKafka,
+		"records":   cmdRecords,
+		"subst":     cmdSubst,
+		"waitgroup": cmdWaitGroup,
+		"httpget":   cmdHTTPGet,
+	}
 }
 
 func setupScript(env *testscript.Env) error {

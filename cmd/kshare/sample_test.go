@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the sample data in the top-level testdata/ from the demo")
+
+// topTestdata is the repository's top-level testdata/: the end-to-end
+// material that belongs to no single package.
+var topTestdata = filepath.Join("..", "..", "testdata")
+
+// sampleBootstrap is where the sample tables look for Kafka: the address
+// `kshare broker` serves by default.
+const sampleBootstrap = "127.0.0.1:9092"
+
+// TestSampleData keeps testdata/orders.sql and testdata/orders.jsonl what
+// the demo defines and produces (the orders with a fixed seed and clock),
+// so that the sample a newcomer uses with a broker of their own and the
+// demo are one table. -rewrite writes them from the demo.
+func TestSampleData(t *testing.T) {
+	want := map[string]string{
+		"orders.sql": fmt.Sprintf(demoDDL, sampleBootstrap) + ";\n",
+	}
+	rnd := rand.New(rand.NewPCG(1, 932))
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var jsonl bytes.Buffer
+	for id := int64(1); id <= 20; id++ {
+		jsonl.Write(demoOrder(rnd, id, start.Add(time.Duration(id)*50*time.Millisecond)))
+		jsonl.WriteByte('\n')
+	}
+	want["orders.jsonl"] = jsonl.String()
+	for name, w := range want {
+		path := filepath.Join(topTestdata, name)
+		if *rewrite {
+			if err := os.WriteFile(path, []byte(w), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test -run TestSampleData -rewrite writes it)", err)
+		}
+		if string(got) != w {
+			t.Errorf("%s is not what the demo has; go test -run TestSampleData -rewrite updates it. want:\n%s", path, w)
+		}
+	}
+}
+
+// TestReadmeUsesSamples: the statements the README gives a newcomer are
+// the sample files the scenarios run, word for word.
+func TestReadmeUsesSamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"lines.sql"} {
+		b, err := os.ReadFile(filepath.Join(topTestdata, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(readme, append(append([]byte("```sql\n"), b...), "```\n"...)) {
+			t.Errorf("README.md has no ```sql block that is testdata/%s:\n%s", name, b)
+		}
+	}
+}
+
+// TestScenarios runs testdata/scenarios/*.txtar at the top of the
+// repository: statements against a running broker with their expected
+// output, over the sample data. They get what TestScripts' scripts get,
+// and $TESTDATA (the top-level testdata/) and the command `sample FILE`,
+// which copies testdata/FILE into the script's directory pointed at the
+// test's broker, with topic and share-group names made unique.
+func TestScenarios(t *testing.T) {
+	abs, err := filepath.Abs(topTestdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := scriptCmds()
+	cmds["sample"] = cmdSample
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join(topTestdata, "scenarios"),
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("TESTDATA", abs)
+			return setupScript(env)
+		},
+		Cmds: cmds,
+	})
+}
+
+var sampleName = regexp.MustCompile(`'(topic|share-group-id)' = '([^']*)'`)
+
+func cmdSample(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sample FILE")
+	}
+	b, err := os.ReadFile(filepath.Join(ts.Getenv("TESTDATA"), args[0]))
+	ts.Check(err)
+	s := strings.ReplaceAll(string(b), "'"+sampleBootstrap+"'", "'"+ts.Getenv("KAFKA")+"'")
+	s = sampleName.ReplaceAllString(s, "'$1' = '$2-"+ts.Getenv("UNIQUE")+"'")
+	ts.Check(os.WriteFile(ts.MkAbs(filepath.Base(args[0])), []byte(s), 0o644))
+}
