@@ -50,8 +50,9 @@ func (p *poll) settleLocked(i int, d table.Disposition) {
 		return
 	}
 	p.settled[i] = true
-	p.records[i].Ack(ackStatus(d))
-	p.m.st.stats.count(d)
+	r := p.records[i]
+	p.m.acks.sent(r.Topic, r.Partition, d)
+	r.Ack(ackStatus(d))
 	p.pending--
 	if p.pending == 0 {
 		close(p.done)

@@ -56,6 +56,7 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 		guarantee:   v.String(OptDeliveryGuarantee),
 		onError:     v.String(OptOnDecodeError),
 		batchSize:   defaultBatchSize,
+		unavailable: v.Duration(OptBrokerUnavailableTimeout),
 		schema:      &b.Def.Schema,
 		format:      b.Format,
 		bound:       b,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -40,8 +41,14 @@ type member struct {
 	phys  []array.Builder
 	batch int
 	cur   *poll // the last poll, until the member stops
+	acks  ackLedger
 
-	closeErr error
+	// refused counts this member's acknowledgements the broker refused or
+	// that could not be sent; closeErr is what shutdown could not finish,
+	// reported by the stream's Close.
+	refused    atomic.Int64
+	refusedErr atomic.Pointer[error] // why the last refusal
+	closeErr   error
 }
 
 func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, error) {
@@ -66,6 +73,8 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 		// acquired, all of which its poll takes and renews until delivered.
 		kgo.MaxConcurrentFetches(prefetchFetches),
 		kgo.ShareAckCallback(m.onAcks),
+		kgo.WithHooks(st.health),
+		kgo.DisableClientMetrics(),
 	)
 	opts = append(opts, testClientOpts...)
 	if st.strict {
@@ -93,12 +102,28 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 	return m, nil
 }
 
-// onAcks logs acknowledgements the broker refused: their records come back
-// when their locks expire, so nothing is lost, but the user should see why
-// a record may be delivered twice.
+// onAcks counts what the broker answered for each partition's
+// acknowledgements, and logs those it refused: their records come back when
+// their locks expire, so nothing is lost, but the user should see why a
+// record may be delivered twice.
 func (m *member) onAcks(_ *kgo.Client, res kgo.ShareAckResults) {
-	if err := res.Error(); err != nil {
-		m.st.log.Warn("acknowledgement not applied; the records will be delivered again", "member", m.name, "err", err)
+	for _, r := range res {
+		n := m.acks.answered(r.Topic, r.Partition)
+		if r.Err == nil {
+			for d, c := range n {
+				m.st.stats.confirmed(table.Disposition(d), c)
+			}
+			continue
+		}
+		total := n[table.Accept] + n[table.Release] + n[table.Reject]
+		err := r.Err
+		m.refusedErr.Store(&err)
+		m.refused.Add(total)
+		m.st.stats.refused.Add(total)
+		if total > 0 {
+			m.st.log.Warn("acknowledgement not applied; the records will be delivered again",
+				"member", m.name, "topic", r.Topic, "partition", r.Partition, "records", total, "err", r.Err)
+		}
 	}
 }
 
@@ -318,19 +343,61 @@ func (m *member) wait(ctx context.Context, p *poll, pollAt time.Time) bool {
 
 // shutdown releases what this member still holds and leaves the group.
 // Close sends the pending acknowledgements (our releases among them) before
-// leaving, so another member gets the released records at once.
+// leaving, so another member gets the released records at once. Each step
+// is bounded (see health.closeContext): without a broker, the records'
+// locks expire on the broker and it delivers them again.
 func (m *member) shutdown() {
 	if m.cur != nil {
 		m.cur.releaseRest()
 	}
+	h, limit, start := m.st.health, m.st.src.client.reqTimeout, time.Now()
 	// Send every queued acknowledgement (the accepts of delivered rows and
 	// the releases above) on the open share session before leaving, rather
 	// than racing them against the session's close.
-	ctx, cancel := context.WithTimeout(context.Background(), m.st.src.client.reqTimeout)
-	if err := m.cl.FlushAcks(ctx); err != nil {
-		m.st.log.Warn("acknowledgements not sent before leaving; their records will be delivered again", "member", m.name, "err", err)
+	refused := m.refused.Load()
+	ctx, cancel := h.closeContext(start, limit)
+	err := m.cl.FlushAcks(ctx)
+	cancel()
+	switch {
+	case err != nil && m.acks.unconfirmed() > 0:
+		m.closeErr = fmt.Errorf("member %s: acknowledgements of %d records not applied by Kafka at %s; those records will be delivered again: %w",
+			m.name, m.acks.unconfirmed(), h.seeds, err)
+	case m.refused.Load() > refused:
+		m.closeErr = fmt.Errorf("member %s: acknowledgements of %d records not applied by Kafka at %s; those records will be delivered again: %w",
+			m.name, m.refused.Load()-refused, h.seeds, *m.refusedErr.Load())
+	}
+	if m.closeErr != nil {
+		m.st.log.Warn("acknowledgements not applied before leaving", "member", m.name, "err", m.closeErr)
+	}
+	// Leave with the same bound; Close then only tears down what is left.
+	ctx, cancel = h.closeContext(start, limit)
+	if err := m.cl.LeaveGroupContext(ctx); err != nil {
+		m.st.log.Debug("leaving the share group", "member", m.name, "err", err)
 	}
 	cancel()
+	// franz-go's Close waits for its fetch loops, which a dead or frozen
+	// broker holds for up to the fetch's wait plus 5 s: wait for it as
+	// for the steps above, and past that let it finish on its own (see
+	// closing), so that Ctrl-C returns at once.
+	done := make(chan struct{})
+	closing.Add(1)
+	go func() {
+		defer closing.Done()
+		m.cl.Close()
+		close(done)
+	}()
+	ctx, cancel = h.closeContext(start, limit)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		m.st.log.Debug("the kafka client finishes closing in the background", "member", m.name)
+	}
+	cancel()
+	m.rb.Release()
+}
+
+// discard frees a member that never ran: Open failed after it was built.
+func (m *member) discard() {
 	m.cl.Close()
 	m.rb.Release()
 }

@@ -38,6 +38,7 @@ type source struct {
 	guarantee   string
 	onError     string
 	batchSize   int
+	unavailable time.Duration // 'scan.broker-unavailable-timeout'; 0: retry forever
 	// overLocks: the table's parallelism x max.poll.records exceeds the
 	// broker's default per-partition lock cap (Open warns).
 	overLocks bool
@@ -79,6 +80,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 		schema: s.schema.Arrow(),
 		out:    make(chan item, s.parallelism),
 		log:    o.Logger.With("table", s.name, "group", s.group),
+		health: newHealth(s.client.seeds),
 	}
 	if s.overLocks {
 		st.log.Warn(fmt.Sprintf("'%s' x '%s' = %d x %d exceeds the %d records of one partition that the broker locks at once by default "+
@@ -89,13 +91,23 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	for i := 0; i < s.parallelism; i++ {
 		m, err := s.newMember(st, i, o)
 		if err != nil {
-			st.Close()
+			// The members built so far have not joined (nothing polled),
+			// but each has a client with goroutines and a record builder.
+			for _, m := range st.members {
+				m.discard()
+			}
+			st.cancel()
 			return nil, err
 		}
 		st.members = append(st.members, m)
 	}
 	st.stats.consumers = make([]atomic.Int64, len(st.members))
 	track(st)
+	st.wg.Add(1)
+	go func() {
+		defer st.wg.Done()
+		st.watch(st.ctx)
+	}()
 	for _, m := range st.members {
 		st.wg.Add(1)
 		go func() {
@@ -214,6 +226,8 @@ type stream struct {
 	out     chan item
 	log     *slog.Logger
 	members []*member
+	health  *health
+	outage  atomic.Pointer[time.Time] // since when no broker answers, as announced
 
 	ctx    context.Context // the members' lifetime, ended by Close
 	cancel context.CancelFunc
@@ -315,6 +329,14 @@ func (st *stream) Stats() table.Stats {
 		DecodeErrors: st.stats.decodeErrors.Load(),
 		Skipped:      st.stats.skipped.Load(),
 		Renewed:      st.stats.renewed.Load(),
+		AckRefused:   st.stats.refused.Load(),
+		Brokers:      st.health.seeds,
+	}
+	for _, m := range st.members {
+		s.AckUnconfirmed += m.acks.unconfirmed()
+	}
+	if p := st.outage.Load(); p != nil {
+		s.Unreachable = *p
 	}
 	for i, m := range st.members {
 		if i < len(st.stats.consumers) {
@@ -329,17 +351,19 @@ type counters struct {
 	records, rows                      atomic.Int64
 	accepted, released, rejected       atomic.Int64
 	redelivered, decodeErrors, skipped atomic.Int64
-	renewed                            atomic.Int64
+	renewed, refused                   atomic.Int64
 	consumers                          []atomic.Int64
 }
 
-func (c *counters) count(d table.Disposition) {
+// confirmed counts n acknowledgements of disposition d that the broker
+// applied.
+func (c *counters) confirmed(d table.Disposition, n int64) {
 	switch d {
 	case table.Accept:
-		c.accepted.Add(1)
+		c.accepted.Add(n)
 	case table.Release:
-		c.released.Add(1)
+		c.released.Add(n)
 	case table.Reject:
-		c.rejected.Add(1)
+		c.rejected.Add(n)
 	}
 }

@@ -19,16 +19,17 @@ import (
 
 // Keys of the WITH clause.
 const (
-	OptBootstrapServers  = "bootstrap.servers"
-	OptShareGroupID      = "share-group-id"
-	OptTopic             = "topic"
-	OptTopicPattern      = "topic-pattern"
-	OptParallelism       = "source.parallelism"
-	OptStartupMode       = "scan.startup.mode"
-	OptDeliveryGuarantee = "scan.delivery-guarantee"
-	OptOnDecodeError     = "scan.on-decode-error"
-	OptBatchSize         = "scan.batch-size"
-	OptDiscoveryInterval = "scan.topic-partition-discovery.interval"
+	OptBootstrapServers         = "bootstrap.servers"
+	OptShareGroupID             = "share-group-id"
+	OptTopic                    = "topic"
+	OptTopicPattern             = "topic-pattern"
+	OptParallelism              = "source.parallelism"
+	OptStartupMode              = "scan.startup.mode"
+	OptDeliveryGuarantee        = "scan.delivery-guarantee"
+	OptOnDecodeError            = "scan.on-decode-error"
+	OptBatchSize                = "scan.batch-size"
+	OptDiscoveryInterval        = "scan.topic-partition-discovery.interval"
+	OptBrokerUnavailableTimeout = "scan.broker-unavailable-timeout"
 
 	OptSecurityProtocol     = "properties.security.protocol"
 	OptSASLMechanism        = "properties.sasl.mechanism"
@@ -110,6 +111,12 @@ var Options = &options.Set{
 			Description: "Most rows of one Arrow batch, unless the reader asks for another bound when it opens a stream."},
 		{Key: OptDiscoveryInterval, Type: options.Duration, Default: "30s",
 			Description: "How often the members look for new topics matching 'topic-pattern' and new partitions (Flink's option of the same name; its default there is 5 minutes)."},
+		// 60 s: longer than a broker restart or a leader's failover (seconds
+		// to a few tens of seconds), so a query rides those out; short
+		// enough that a script or an export without a broker ends with an
+		// error within a minute rather than waiting unseen.
+		{Key: OptBrokerUnavailableTimeout, Type: options.Duration, Default: "60s",
+			Description: "How long a query waits while no broker answers before it ends with an error (the shell says at once that it cannot reach Kafka and is retrying); '0' retries forever."},
 
 		{Key: OptSecurityProtocol, Type: options.Enum, Default: ProtocolPlaintext,
 			Allowed:     []string{ProtocolPlaintext, ProtocolSSL, ProtocolSASLPlaintext, ProtocolSASLSSL},

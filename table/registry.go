@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -186,7 +187,17 @@ type Stats struct {
 	DecodeErrors int64
 	Skipped      int64 // values the format skipped (ignore-parse-errors)
 	Renewed      int64 // lock renewals sent for records still being delivered
-	Consumers    []ConsumerStats
+	// Accepted, Released and Rejected count what the broker confirmed.
+	// AckRefused counts acknowledgements it refused or that could not be
+	// sent (the broker went away, say): their records come again.
+	// AckUnconfirmed counts those sent without an answer yet.
+	AckRefused     int64
+	AckUnconfirmed int64
+	Consumers      []ConsumerStats
+	// Unreachable is when the stream's brokers (Brokers) stopped
+	// answering, while none answers; zero otherwise.
+	Unreachable time.Time
+	Brokers     string
 }
 
 // ConsumerStats counts one consumer's (group member's) records.

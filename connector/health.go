@@ -1,0 +1,199 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// How a stream notices that no broker answers. franz-go retries a lost
+// connection forever and says nothing to the poll loop, so the stream
+// watches its members' clients through franz-go's broker hooks: a read,
+// write or connect that fails starts an outage, and any read that succeeds
+// ends it.
+var (
+	// outageNotice is how long every contact must fail before the stream
+	// says so: a dropped connection that the next dial restores at once is
+	// not worth a word.
+	outageNotice = 2 * time.Second
+	// watchEvery is how often the stream looks at its health.
+	watchEvery = 250 * time.Millisecond
+	// closeSilence bounds each step of a member's Close (flushing its
+	// acknowledgements, leaving the group) while no broker answers: a
+	// living broker answers those requests in milliseconds, and Ctrl-C
+	// must return within a second whatever the broker does.
+	closeSilence = 750 * time.Millisecond
+)
+
+// closing counts the franz-go clients whose Close outlived their stream's
+// Close: without a broker, franz-go takes seconds to stop its fetch loops.
+// It owns those goroutines; WaitClosed waits for them.
+var closing sync.WaitGroup
+
+// WaitClosed waits until every Kafka client of a closed stream has stopped,
+// or ctx ends. A program that exits need not call it (the broker drops a
+// member that went away); a test that checks for leaked goroutines does.
+func WaitClosed(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		closing.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// health follows whether any broker answers the members of one stream. It
+// is a franz-go hook shared by the members' clients.
+type health struct {
+	seeds string
+
+	mu      sync.Mutex
+	lastOK  time.Time // the last read that succeeded
+	failing time.Time // the first failure after lastOK; zero when none
+	lastErr error
+	told    bool // the outage was announced
+}
+
+var (
+	_ kgo.HookBrokerRead    = (*health)(nil)
+	_ kgo.HookBrokerWrite   = (*health)(nil)
+	_ kgo.HookBrokerConnect = (*health)(nil)
+)
+
+func newHealth(seeds []string) *health {
+	return &health{seeds: strings.Join(seeds, ","), lastOK: time.Now()}
+}
+
+func (h *health) OnBrokerRead(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	h.note(err)
+}
+
+func (h *health) OnBrokerWrite(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	// A write that succeeds proves nothing about the broker (the kernel
+	// buffers it); only its failure counts.
+	if err != nil {
+		h.note(err)
+	}
+}
+
+func (h *health) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err != nil {
+		h.note(err)
+	}
+}
+
+func (h *health) note(err error) {
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, kgo.ErrClientClosed)) {
+		return // our own doing, not the broker's
+	}
+	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		h.lastOK, h.failing = now, time.Time{}
+		return
+	}
+	if h.failing.IsZero() {
+		h.failing = now
+	}
+	h.lastErr = err
+}
+
+// down reports since when no broker has answered, or the zero time.
+func (h *health) down() (since time.Time, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.failing, h.lastErr
+}
+
+// watch runs for the stream's lifetime: it says when no broker answers and
+// when one answers again, and ends the stream with an error once the outage
+// outlasts 'scan.broker-unavailable-timeout' (0: never).
+func (st *stream) watch(ctx context.Context) {
+	h := st.health
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		since, err := h.down()
+		h.mu.Lock()
+		told := h.told
+		h.mu.Unlock()
+		switch {
+		case since.IsZero() && told:
+			h.mu.Lock()
+			h.told = false
+			h.mu.Unlock()
+			st.outage.Store(nil)
+			st.log.Warn(fmt.Sprintf("Kafka at %s answers again", h.seeds))
+		case !since.IsZero() && !told && time.Since(since) >= outageNotice:
+			h.mu.Lock()
+			h.told = true
+			h.mu.Unlock()
+			st.outage.Store(&since)
+			st.log.Warn(fmt.Sprintf("cannot reach Kafka at %s since %s, retrying", h.seeds, since.Format("15:04:05")), "err", err)
+		}
+		if limit := st.src.unavailable; limit > 0 && !since.IsZero() && time.Since(since) >= limit {
+			err := fmt.Errorf("table '%s': no answer from Kafka at %s since %s (%s, the table's '%s'); check that the broker is running: %w",
+				st.src.name, h.seeds, since.Format("15:04:05"), limit, OptBrokerUnavailableTimeout, err)
+			st.send(ctx, item{err: err})
+			return
+		}
+	}
+}
+
+// closeContext bounds one step of a member's shutdown, which began at
+// start: it ends after limit, or once no broker has answered for
+// closeSilence, whichever comes first. Silence counts from start, or from
+// the last answer when contacts were failing already. A broker that answers
+// keeps the step going; a dead or frozen one cannot hold Close up.
+func (h *health) closeContext(start time.Time, limit time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	done := make(chan struct{})
+	silent := func() bool {
+		h.mu.Lock()
+		last, failing := h.lastOK, !h.failing.IsZero()
+		h.mu.Unlock()
+		if !failing && start.After(last) {
+			last = start
+		}
+		return time.Since(last) >= closeSilence
+	}
+	if silent() {
+		cancel()
+	}
+	go func() {
+		t := time.NewTicker(closeSilence / 5)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				close(done)
+				return
+			case <-t.C:
+			}
+			if silent() {
+				cancel()
+			}
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		<-done
+	}
+}

@@ -1,0 +1,289 @@
+package connector_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// link stands between the members and the broker, on loopback, and can be
+// cut: cutting closes every open connection and refuses new ones, as a
+// broker that died does; mending lets dials through again.
+type link struct {
+	mu    sync.Mutex
+	cut   bool
+	conns map[net.Conn]struct{}
+}
+
+func newLink(t *testing.T) *link {
+	l := &link{conns: map[net.Conn]struct{}{}}
+	t.Cleanup(connector.SetClientOpts(kgo.Dialer(l.dial)))
+	return l
+}
+
+func (l *link) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	l.mu.Lock()
+	cut := l.cut
+	l.mu.Unlock()
+	if cut {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, host)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cut {
+		c.Close()
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}
+	l.conns[c] = struct{}{}
+	return c, nil
+}
+
+func (l *link) set(cut bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cut = cut
+	if cut {
+		for c := range l.conns {
+			c.Close()
+		}
+		clear(l.conns)
+	}
+}
+
+// syncBuf is a log destination the members write to while the test reads.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// noLeaks checks, after every other cleanup of the test (the broker's
+// among them), that the test left no goroutine behind.
+func noLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := connector.WaitClosed(ctx); err != nil {
+			t.Errorf("kafka clients still closing: %v", err)
+		}
+		goleak.VerifyNone(t, ignore)
+	})
+}
+
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > within {
+			t.Fatalf("%s: not within %s", what, within)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
+	}
+	return time.Since(start)
+}
+
+// TestBrokerOutageIsVisible cuts the members off the broker under a running
+// stream: within a few seconds the stream says it cannot reach Kafka (log
+// and Stats), says when the broker is back and goes on delivering; cut off
+// again, it ends with an error naming 'scan.broker-unavailable-timeout',
+// and Close returns at once.
+func TestBrokerOutageIsVisible(t *testing.T) {
+	noLeaks(t)
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)
+	l := newLink(t)
+	var logs syncBuf
+	mem := checkedAlloc(t)
+	src := newSource(t, addr, topic, group, map[string]string{"scan.broker-unavailable-timeout": "5s"})
+	st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: mem, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			st.Close()
+		}
+	}()
+	ctx := kafkatest.Context(t)
+	r := newReader(t, st)
+	r.until(ctx, "the first records", func() bool { return len(r.seen) == 10 })
+
+	l.set(true)
+	took := waitUntil(t, 8*time.Second, "the outage is told", func() bool { return !st.Stats().Unreachable.IsZero() })
+	t.Logf("outage told after %s", took)
+	if s := st.Stats(); s.Brokers != addr {
+		t.Errorf("Stats.Brokers = %q, want %q", s.Brokers, addr)
+	}
+	waitUntil(t, time.Second, "the outage is logged", func() bool {
+		return strings.Contains(logs.String(), "cannot reach Kafka at "+addr+" since ")
+	})
+
+	l.set(false)
+	waitUntil(t, 15*time.Second, "the broker is back", func() bool { return st.Stats().Unreachable.IsZero() })
+	waitUntil(t, time.Second, "the return is logged", func() bool {
+		return strings.Contains(logs.String(), "Kafka at "+addr+" answers again")
+	})
+	kafkatest.Produce(t, addr, topic, []byte("10"), []byte("11"))
+	r.until(ctx, "records after the outage", func() bool { return len(r.seen) == 12 })
+
+	l.set(true)
+	start := time.Now()
+	_, err = st.Next(ctx)
+	if err == nil || !strings.Contains(err.Error(), "'scan.broker-unavailable-timeout'") {
+		t.Fatalf("Next without a broker: %v, want the broker-unavailable error", err)
+	}
+	if d := time.Since(start); d < 5*time.Second || d > 12*time.Second {
+		t.Errorf("the stream ended %s after the cut, want about the 5s timeout plus the notice", d)
+	}
+	t.Logf("ended: %v", err)
+	start = time.Now()
+	cerr := st.Close()
+	closed = true
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close without a broker took %s, want under a second", d)
+	}
+	t.Logf("Close: %v", cerr)
+}
+
+// TestCloseReportsUnsentAcks: when the broker is gone, the accepts of a
+// delivered batch cannot be sent; Close says so (it used to return nil
+// always) and returns within a second, and Stats counts them as
+// unconfirmed, not accepted.
+func TestCloseReportsUnsentAcks(t *testing.T) {
+	noLeaks(t)
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(5)...)
+	l := newLink(t)
+	mem := checkedAlloc(t)
+	st := open(t, newSource(t, addr, topic, group, nil), mem)
+	b, ids, err := newReader(t, st).next(kafkatest.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.set(true)
+	b.Record.Release()
+	b.Ack.Done()
+	start := time.Now()
+	cerr := st.Close()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close without a broker took %s, want under a second", d)
+	}
+	if cerr == nil || !strings.Contains(cerr.Error(), "not applied by Kafka at "+addr) {
+		t.Fatalf("Close = %v, want the acknowledgements it could not send", cerr)
+	}
+	s := st.Stats()
+	if s.Accepted != 0 || s.AckUnconfirmed+s.AckRefused != int64(len(ids)) {
+		t.Errorf("accepted %d, unconfirmed %d, refused %d; want 0 accepted and the %d accepts of the batch unconfirmed or refused",
+			s.Accepted, s.AckUnconfirmed, s.AckRefused, len(ids))
+	}
+	l.set(false)
+	// They come again, to a reader in the same group.
+	st2 := open(t, newSource(t, addr, topic, group, nil), mem)
+	r := newReader(t, st2)
+	r.until(kafkatest.Context(t), "the records whose accepts were lost", func() bool { return len(r.seen) == 5 })
+	if err := st2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := st2.Stats(); s.Accepted != 5 || s.AckRefused != 0 || s.AckUnconfirmed != 0 {
+		t.Errorf("second reader: accepted %d, refused %d, unconfirmed %d; want 5, 0, 0", s.Accepted, s.AckRefused, s.AckUnconfirmed)
+	}
+}
+
+// failingFormat gives decoders until its budget runs out, so that a member
+// after the first fails to start.
+type failingFormat struct {
+	idFormat
+	mu   *sync.Mutex
+	left *int
+}
+
+func (f failingFormat) NewDecoder(cols []table.Column, v options.Values) (table.Decoder, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if *f.left == 0 {
+		return nil, errors.New("no decoder left")
+	}
+	*f.left--
+	return f.idFormat.NewDecoder(cols, v)
+}
+
+// TestOpenFailureFreesBuiltMembers: when the third member cannot start,
+// the two built before it close their clients (no goroutine left) and
+// release their record builders.
+func TestOpenFailureFreesBuiltMembers(t *testing.T) {
+	noLeaks(t)
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	group := kafkatest.ShareGroup(t, addr)
+	left := 3 // NewSource's check, then two members
+	f := failingFormat{mu: &sync.Mutex{}, left: &left}
+	kvs := []options.KV{
+		{Key: "connector", Value: connector.Name},
+		{Key: "format", Value: "test-id"},
+		{Key: "bootstrap.servers", Value: addr},
+		{Key: "share-group-id", Value: group},
+		{Key: "topic", Value: topic},
+		{Key: "source.parallelism", Value: "3"},
+	}
+	vals, err := options.Parse(kvs, []string{"connector", "format"}, connector.Options, f.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: table.BigIntType()}}}}
+	c, err := table.LookupConnector(connector.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := c.NewSource(&table.Bound{Def: def, Connector: c, Format: f, Options: vals})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: mem})
+	if err == nil {
+		st.Close()
+		t.Fatal("Open succeeded with a member whose decoder failed")
+	}
+	if !strings.Contains(err.Error(), "no decoder left") {
+		t.Errorf("Open = %v, want the third member's error", err)
+	}
+	mem.AssertSize(t, 0)
+}
