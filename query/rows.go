@@ -105,6 +105,9 @@ type Stats struct {
 	Filtered int64
 	// Elapsed is the time since Run, frozen when the query ends.
 	Elapsed time.Duration
+	// Working is Elapsed without the wait that an idle timeout ended:
+	// the time rates are measured over.
+	Working time.Duration
 }
 
 // errIdle is the cause of a wait's context when the idle timeout ran out.
@@ -170,8 +173,9 @@ type Rows struct {
 	curOut   arrow.RecordBatch
 	curSel   []int
 	curMarks []table.Disposition
-	curDrop  int64 // rows of the current source batch WHERE dropped, accepted on settling
-	waited   bool // a wait has happened: later waits count from their own start
+	curDrop  int64     // rows of the current source batch WHERE dropped, accepted on settling
+	waited   bool      // a wait has happened: later waits count from their own start
+	waitFrom time.Time // when the last wait began
 
 	remaining int64 // rows still allowed; -1: unbounded
 	capReason EndReason
@@ -288,6 +292,7 @@ func (r *Rows) Stats() Stats {
 	}
 	if running {
 		s.Elapsed = time.Since(r.start)
+		s.Working = s.Elapsed
 	}
 	return s
 }
@@ -379,6 +384,10 @@ func (r *Rows) finish(reason EndReason, err error) {
 	if r.end == Running {
 		r.end, r.err = reason, err
 		r.stats.Elapsed = time.Since(r.start)
+		r.stats.Working = r.stats.Elapsed
+		if reason == EndIdle && !r.waitFrom.IsZero() {
+			r.stats.Working = r.waitFrom.Sub(r.start)
+		}
 	}
 	r.mu.Unlock()
 	r.closeStream()
@@ -462,6 +471,7 @@ func (r *Rows) wait() (table.Batch, bool) {
 		if !r.waited {
 			from = r.start
 		}
+		r.waitFrom = from
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithDeadlineCause(r.ctx, from.Add(d), errIdle)
 		defer cancel()

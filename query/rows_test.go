@@ -466,3 +466,25 @@ func TestSettings(t *testing.T) {
 		t.Error("Apply")
 	}
 }
+
+// TestIdleWaitIsNotWork: the idle timeout's wait that ends a query counts in
+// Elapsed but not in Working, over which rates are measured.
+func TestIdleWaitIsNotWork(t *testing.T) {
+	f := newFixture(t, 2, rowsN(3)...)
+	f.src.eof = false
+	const idle = 300 * time.Millisecond
+	r := f.run(context.Background(), "SELECT id FROM orders", Options{IdleTimeout: idle})
+	for r.Next() {
+	}
+	if r.EndReason() != EndIdle {
+		t.Fatalf("ended by %s, want idle", r.EndReason())
+	}
+	r.Close()
+	s := r.Stats()
+	if s.Elapsed < idle {
+		t.Errorf("Elapsed %s, want at least the idle timeout %s", s.Elapsed, idle)
+	}
+	if s.Working > s.Elapsed-idle+50*time.Millisecond {
+		t.Errorf("Working %s of Elapsed %s counts the idle wait of %s", s.Working, s.Elapsed, idle)
+	}
+}

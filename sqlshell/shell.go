@@ -26,6 +26,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kshare/kshare/query"
@@ -252,18 +253,18 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 	term := s.term()
 	live := term != nil && format == OutputTable
 	p := newPrinter(format, s.out, rows.Columns(), term)
+	var ls *liveStatus
 	if live {
-		s.status(0)
+		ls = s.startStatus(rows)
 	}
 	n, copyErr := copyRows(ctx, rows, p, func(n int64) {
 		if live {
-			if n < 0 {
-				s.clearStatus()
-			} else {
-				s.status(n)
-			}
+			ls.progress(n)
 		}
 	})
+	if live {
+		ls.stop()
+	}
 	closeErr := rows.Close()
 	closed = true
 	if live {
@@ -364,12 +365,90 @@ func releaseRows(rows *query.Rows, from, to int) {
 	}
 }
 
-// status shows the live row count on the line below the rows. It is
-// written without a newline, so that the next output overwrites it.
-func (s *Shell) status(n int64) {
-	fmt.Fprintf(s.out, "\r\x1b[K(%s so far; Ctrl-C stops the query)", plural(n, "row"))
+// status shows the live row count on the line below the rows, and that
+// no broker answers when none does. It is written without a newline, so
+// that the next output overwrites it.
+func (s *Shell) status(n int64, src table.Stats) {
+	outage := ""
+	if !src.Unreachable.IsZero() {
+		outage = fmt.Sprintf("cannot reach Kafka at %s since %s, retrying; ", src.Brokers, src.Unreachable.Format("15:04:05"))
+	}
+	fmt.Fprintf(s.out, "\r\x1b[K(%s so far; %sCtrl-C stops the query)", plural(n, "row"), outage)
 	s.out.Flush()
 	s.statusShown = true
+}
+
+// liveStatus keeps the status line up to date while a query waits for
+// rows: a broker that stops answering shows there within a second, not
+// only when the next batch comes. Its goroutine writes only while no batch
+// is being printed (between progress(n) and the next progress(-1)).
+type liveStatus struct {
+	s    *Shell
+	rows *query.Rows
+	mu   sync.Mutex
+	n    int64
+	busy bool      // a batch is being printed
+	was  time.Time // the outage shown
+	quit chan struct{}
+	done chan struct{}
+}
+
+// statusEvery is how often the status line looks for a change of the
+// brokers' health.
+var statusEvery = 500 * time.Millisecond
+
+func (s *Shell) startStatus(rows *query.Rows) *liveStatus {
+	ls := &liveStatus{s: s, rows: rows, quit: make(chan struct{}), done: make(chan struct{})}
+	ls.draw()
+	go func() {
+		defer close(ls.done)
+		t := time.NewTicker(statusEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ls.quit:
+				return
+			case <-t.C:
+				ls.mu.Lock()
+				if !ls.busy && !ls.rows.Stats().Source.Unreachable.Equal(ls.was) {
+					ls.drawLocked()
+				}
+				ls.mu.Unlock()
+			}
+		}
+	}()
+	return ls
+}
+
+func (ls *liveStatus) draw() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.drawLocked()
+}
+
+func (ls *liveStatus) drawLocked() {
+	src := ls.rows.Stats().Source
+	ls.was = src.Unreachable
+	ls.s.status(ls.n, src)
+}
+
+// progress is copyRows's callback: -1 before a batch is printed, the rows
+// so far after it was flushed.
+func (ls *liveStatus) progress(n int64) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if n < 0 {
+		ls.busy = true
+		ls.s.clearStatus()
+		return
+	}
+	ls.busy, ls.n = false, n
+	ls.drawLocked()
+}
+
+func (ls *liveStatus) stop() {
+	close(ls.quit)
+	<-ls.done
 }
 
 func (s *Shell) clearStatus() {
@@ -383,7 +462,9 @@ func (s *Shell) clearStatus() {
 // a person can read it and a script can grep it.
 func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	src := st.Source
-	secs := st.Elapsed.Seconds()
+	// Rows per second over the time the query worked: the idle timeout's
+	// wait that ended it is not work.
+	secs := st.Working.Seconds()
 	rate := 0.0
 	if secs > 0 {
 		rate = float64(rows) / secs
@@ -399,6 +480,12 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	fmt.Fprintf(w, "accepted: %d\n", src.Accepted)
 	fmt.Fprintf(w, "released: %d\n", src.Released)
 	fmt.Fprintf(w, "rejected: %d\n", src.Rejected)
+	if src.AckRefused > 0 {
+		fmt.Fprintf(w, "acknowledgements refused: %d\n", src.AckRefused)
+	}
+	if src.AckUnconfirmed > 0 {
+		fmt.Fprintf(w, "acknowledgements unconfirmed: %d\n", src.AckUnconfirmed)
+	}
 	fmt.Fprintf(w, "redelivered: %d\n", src.Redelivered)
 	fmt.Fprintf(w, "decode errors: %d\n", src.DecodeErrors)
 	if st.Filtered > 0 {

@@ -43,6 +43,8 @@ type memSource struct {
 	batches [][]int64
 	// handing runs before batch i is handed out.
 	handing func(i int)
+	// stats, when set, is what the stream's Stats says.
+	stats func() table.Stats
 
 	mu       sync.Mutex
 	verdicts map[int64]table.Disposition
@@ -102,7 +104,12 @@ func (st *memStream) Next(ctx context.Context) (table.Batch, error) {
 	return table.Batch{Record: rec, Ack: &memAcker{src: st.src, ids: ids, marks: map[int]table.Disposition{}}}, nil
 }
 
-func (st *memStream) Stats() table.Stats { return table.Stats{} }
+func (st *memStream) Stats() table.Stats {
+	if st.src.stats != nil {
+		return st.src.stats()
+	}
+	return table.Stats{}
+}
 func (st *memStream) Close() error       { return nil }
 
 type memAcker struct {

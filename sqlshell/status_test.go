@@ -1,0 +1,103 @@
+package sqlshell
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
+)
+
+// lockedBuf is a terminal the shell's status goroutine writes to while the
+// test reads it.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestStatusLineSaysBrokerIsGone: while the query waits for rows and the
+// source says no broker answers, the live status line says so, without
+// waiting for the next batch; when the broker is back, the line drops it.
+func TestStatusLineSaysBrokerIsGone(t *testing.T) {
+	defer func(d time.Duration) { statusEvery = d }(statusEvery)
+	statusEvery = 20 * time.Millisecond
+	out := &lockedBuf{}
+	sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, out)
+	sh.cfg.Height = func() int { return 24 }
+	since := time.Date(2026, 1, 2, 12, 3, 4, 0, time.Local)
+	var mu sync.Mutex
+	down := false
+	src.stats = func() table.Stats {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return table.Stats{Unreachable: since, Brokers: "kafka:9092"}
+		}
+		return table.Stats{Brokers: "kafka:9092"}
+	}
+	const gone = "(2 rows so far; cannot reach Kafka at kafka:9092 since 12:03:04, retrying; Ctrl-C stops the query)"
+	wait := func(what string, cond func(string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond(out.String()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not shown within 5s; screen: %q", what, out.String())
+			}
+			time.Sleep(10 * time.Millisecond) // polling the screen, with a deadline
+		}
+	}
+	src.handing = func(i int) {
+		if i != 1 {
+			return
+		}
+		mu.Lock()
+		down = true
+		mu.Unlock()
+		wait("the outage", func(s string) bool { return strings.Contains(s, gone) })
+		mu.Lock()
+		down = false
+		mu.Unlock()
+		wait("the broker's return", func(s string) bool {
+			i := strings.LastIndex(s, gone)
+			return strings.Contains(s[i:], "(2 rows so far; Ctrl-C stops the query)")
+		})
+	}
+	if err := sh.Run(t.Context(), "SELECT id FROM t"); err != nil {
+		t.Fatal(err)
+	}
+	if got := src.verdict(); len(got) != 3 {
+		t.Errorf("verdicts %v, want all 3 rows settled", got)
+	}
+}
+
+// TestStatsCountWhatTheBrokerConfirmed: --stats shows refused and
+// unconfirmed acknowledgements apart from accepted ones, and rows/s is
+// over the working time, not the idle wait that ended the query.
+func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
+	var b bytes.Buffer
+	WriteStats(&b, 100, query.Stats{
+		Source:  table.Stats{Records: 120, Accepted: 100, AckRefused: 20, AckUnconfirmed: 3},
+		Elapsed: 12 * time.Second,
+		Working: 2 * time.Second,
+	})
+	for _, want := range []string{"accepted: 100\n", "acknowledgements refused: 20\n", "acknowledgements unconfirmed: 3\n", "rows/s: 50.0\n", "elapsed: 12s\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("stats lack %q:\n%s", want, b.String())
+		}
+	}
+}
