@@ -20,6 +20,9 @@
 #                           <repo>/.cache/kafka-state); give each concurrent
 #                           broker its own
 #   KSHARE_KAFKA_START_TIMEOUT  seconds start waits for the broker (default 120)
+#   KSHARE_KAFKA_FIRST_PORTS  "PLAIN CONTROLLER SASL": ports for the first
+#                           attempt instead of free ones (for the test of
+#                           the retry after a port clash)
 #
 # The broker listens on loopback only: PLAINTEXT for most tests and SASL_SSL
 # with SCRAM-SHA-256/512 for the connector's security tests. Its certificates
@@ -299,9 +302,17 @@ start_once() {
 	local dir
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/kshare-kafka.XXXXXX")
 	ports_taken=
-	free_port plain_port
-	free_port controller_port
-	free_port sasl_port
+	if [[ -n ${KSHARE_KAFKA_FIRST_PORTS-} ]]; then
+		# For the harness's test of the retry below: the first attempt
+		# binds these ports (PLAINTEXT, CONTROLLER, SASL_SSL), as if
+		# another process had taken one since free_port chose it.
+		read -r plain_port controller_port sasl_port <<<"$KSHARE_KAFKA_FIRST_PORTS"
+		unset KSHARE_KAFKA_FIRST_PORTS
+	else
+		free_port plain_port
+		free_port controller_port
+		free_port sasl_port
+	fi
 	store_pass=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	local sasl_user=kshare sasl_password
 	sasl_password=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
