@@ -129,7 +129,7 @@ func TestBrokerOutageIsVisible(t *testing.T) {
 	l := newLink(t)
 	var logs syncBuf
 	mem := checkedAlloc(t)
-	src := newSource(t, addr, topic, group, map[string]string{"scan.broker-unavailable-timeout": "5s"})
+	src := newSource(t, addr, topic, group, map[string]string{"scan.broker-unavailable-timeout": "3s"})
 	st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: mem, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -168,8 +168,8 @@ func TestBrokerOutageIsVisible(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "'scan.broker-unavailable-timeout'") {
 		t.Fatalf("Next without a broker: %v, want the broker-unavailable error", err)
 	}
-	if d := time.Since(start); d < 5*time.Second || d > 12*time.Second {
-		t.Errorf("the stream ended %s after the cut, want about the 5s timeout plus the notice", d)
+	if d := time.Since(start); d < 3*time.Second || d > 10*time.Second {
+		t.Errorf("the stream ended %s after the cut, want about the 3s timeout", d)
 	}
 	t.Logf("ended: %v", err)
 	start = time.Now()
