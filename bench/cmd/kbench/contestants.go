@@ -120,19 +120,28 @@ func checkJava(t target, res measure.Result) (int64, float64, error) {
 }
 
 // kshareFetch is the fetch policy kshare's connector uses by default
-// (connector/client.go and member.go), as plain-loop settings: the one place
-// to change when the connector's defaults change. members is the table's
-// source.parallelism, partitions the topic's.
+// (connector/client.go, connector.go, source.go and member.go), as
+// plain-loop settings: the one place to change when the connector's
+// defaults change. members is the table's source.parallelism, partitions
+// the topic's.
 func kshareFetch(members, partitions int) franzPolicy {
-	return franzPolicy{
+	p := franzPolicy{
 		// The Java client's fetch.max.bytes: Kafka 4.3 walks every producer
 		// batch header inside the window on each ShareFetch.
 		fetchMaxBytes: 1 << 20,
-		strict:        false,
+		// record_limit only when members outnumber partitions: then
+		// whole batches would leave members of a shared partition idle.
+		strict: members > partitions,
 		// No prefetch: a prefetched batch's locks would run while the
 		// previous one is still being delivered.
 		prefetch: 0,
 	}
+	// 500, less beyond 4 members so that their polls fit under the
+	// broker's 2000 locks of one partition.
+	if n := max(1, min(500, 2000/members)); n != 500 {
+		p.maxRecords = int32(n)
+	}
+	return p
 }
 
 // franzTuned is the best a hand-written loop gets from settings alone: the

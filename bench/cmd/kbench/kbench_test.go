@@ -248,6 +248,7 @@ func TestFranzPolicyFlags(t *testing.T) {
 	for _, p := range []franzPolicy{
 		franzDefaults,
 		kshareFetch(1, 1),
+		kshareFetch(16, 1),
 		franzTuned(4, 8),
 		{fetchMaxBytes: 1 << 20, maxRecords: 50, strict: true, prefetch: 2},
 	} {
