@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/goleak"
 
@@ -214,6 +215,12 @@ func TestCloseReportsUnsentAcks(t *testing.T) {
 		t.Errorf("accepted %d, unconfirmed %d, refused %d; want 0 accepted and the %d accepts of the batch unconfirmed or refused",
 			s.Accepted, s.AckUnconfirmed, s.AckRefused, len(ids))
 	}
+	// Prometheus counts the refused ones as Stats does.
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(connector.Collector())
+	if got := metricOf(t, reg, "kshare_source_acks_refused_total", group); got != float64(s.AckRefused) {
+		t.Errorf("kshare_source_acks_refused_total = %v, Stats.AckRefused = %d", got, s.AckRefused)
+	}
 	l.set(false)
 	// They come again, to a reader in the same group.
 	st2 := open(t, newSource(t, addr, topic, group, nil), mem)
@@ -225,6 +232,28 @@ func TestCloseReportsUnsentAcks(t *testing.T) {
 	if s := st2.Stats(); s.Accepted != 5 || s.AckRefused != 0 || s.AckUnconfirmed != 0 {
 		t.Errorf("second reader: accepted %d, refused %d, unconfirmed %d; want 5, 0, 0", s.Accepted, s.AckRefused, s.AckUnconfirmed)
 	}
+}
+
+// metricOf is the value of a counter of one group, -1 when absent.
+func metricOf(t *testing.T, reg *prometheus.Registry, name, group string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "group" && l.GetValue() == group {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }
 
 // failingFormat gives decoders until its budget runs out, so that a member

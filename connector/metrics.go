@@ -62,6 +62,7 @@ func addStats(to *table.Stats, s table.Stats) {
 	to.DecodeErrors += s.DecodeErrors
 	to.Skipped += s.Skipped
 	to.Renewed += s.Renewed
+	to.AckRefused += s.AckRefused
 }
 
 var (
@@ -72,6 +73,8 @@ var (
 		"Rows the records decoded into.", labels, nil)
 	descAcks = prometheus.NewDesc("kshare_source_acks_total",
 		"Records settled, by disposition (accept, release, reject).", append(labels, "disposition"), nil)
+	descRefused = prometheus.NewDesc("kshare_source_acks_refused_total",
+		"Acknowledgements the broker refused or that could not be sent; their records are delivered again.", labels, nil)
 	descRedelivered = prometheus.NewDesc("kshare_source_redelivered_total",
 		"Records received with a delivery count above 1.", labels, nil)
 	descDecodeErrors = prometheus.NewDesc("kshare_source_decode_errors_total",
@@ -91,7 +94,7 @@ func Collector() prometheus.Collector { return collector{} }
 type collector struct{}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecords, descRows, descAcks, descRedelivered, descDecodeErrors, descSkipped, descRenewed, descOpen} {
+	for _, d := range []*prometheus.Desc{descRecords, descRows, descAcks, descRefused, descRedelivered, descDecodeErrors, descSkipped, descRenewed, descOpen} {
 		ch <- d
 	}
 }
@@ -138,6 +141,7 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descAcks, c.stats.Accepted, k.table, k.group, "accept")
 		counter(descAcks, c.stats.Released, k.table, k.group, "release")
 		counter(descAcks, c.stats.Rejected, k.table, k.group, "reject")
+		counter(descRefused, c.stats.AckRefused, k.table, k.group)
 		counter(descRedelivered, c.stats.Redelivered, k.table, k.group)
 		counter(descDecodeErrors, c.stats.DecodeErrors, k.table, k.group)
 		counter(descSkipped, c.stats.Skipped, k.table, k.group)
