@@ -122,7 +122,10 @@ var ErrSelectInExec = errors.New("SELECT in Exec")
 // TABLE ... SET ('key' = 'value') or RESET ('key'), DROP TABLE, SHOW TABLES, DESCRIBE, SHOW CREATE TABLE, SET 'key' = 'value', SET
 // (which lists the settings) and RESET ['key']. It returns the last
 // statement's result; ExecAll returns every one. The settings are
-// query.SettingOutput, query.SettingIdleTimeout and query.SettingMaxRows.
+// query.SettingOutput, query.SettingIdleTimeout, query.SettingMaxRows and
+// query.SettingMaxColumnWidth; the keys Flink SQL scripts start with
+// (query.FlinkSettings) are accepted too, and the result's message says
+// what each did.
 //
 // A script with a SELECT is refused before anything runs (ErrSelectInExec).
 // Otherwise statements run in order until one fails; the error says which.
@@ -178,8 +181,13 @@ func (e *Engine) exec(st table.Statement) (*table.Result, error) {
 			}
 			return res, nil
 		}
-		if err := e.settings.Set(st.Key, st.Value); err != nil {
+		note, err := e.settings.Set(st.Key, st.Value)
+		if err != nil {
 			return nil, err
+		}
+		if note != "" {
+			// A Flink key: say what it did in kshare.
+			return &table.Result{Message: note}, nil
 		}
 		return &table.Result{Message: fmt.Sprintf("'%s' set to '%s'", options.Cut(st.Key), options.Cut(st.Value))}, nil
 	case *table.Reset:

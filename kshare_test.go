@@ -197,7 +197,7 @@ func TestSettingsReachQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Rows; len(got) != 3 || got[0][1] != "5s" || got[1][1] != "1" || got[2][1] != "table" {
+	if got := res.Rows; len(got) != 4 || got[0][1] != "5s" || got[1][1] != "0" || got[2][1] != "1" || got[3][1] != "table" {
 		t.Errorf("SET: %v", got)
 	}
 	if s := eng.Settings(); s.MaxRows != 1 || s.IdleTimeout != 5*time.Second {

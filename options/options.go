@@ -30,7 +30,9 @@ const (
 	Bool
 	// Enum is one of Option.Allowed (case-insensitive; the declared spelling is kept).
 	Enum
-	// Duration is a Go duration ("500ms", "2s") or a bare number of milliseconds.
+	// Duration is a Go duration with a unit ("500ms", "2s", "1m"), or "0".
+	// A bare number is refused: '5' read as 5 ms surprises whoever meant
+	// seconds, and a unit costs nothing to write.
 	Duration
 )
 
@@ -459,7 +461,7 @@ func check(o *Option, name, val string) *Error {
 		}
 	case Duration:
 		if d, err := parseDuration(val); err != nil || d < 0 {
-			return bad("'%s' must be a duration such as '500ms' or '30s' (or a number of milliseconds), got '%s'", name, shown)
+			return bad("'%s' must be a duration with a unit such as '500ms', '30s' or '5m' (units: ms, s, m, h), got '%s'", name, shown)
 		}
 	case String:
 		if o.Required && strings.TrimSpace(val) == "" {
@@ -500,8 +502,8 @@ func canonicalEnum(o *Option, val string) (string, bool) {
 
 func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return time.Duration(n) * time.Millisecond, nil
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n != 0 {
+		return 0, fmt.Errorf("duration %q has no unit", s)
 	}
 	return time.ParseDuration(s)
 }

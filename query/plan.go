@@ -63,7 +63,7 @@ func (p *Plan) Limit() (int64, bool) { return p.limit, p.limit >= 0 }
 
 // Filters reports whether the query has a WHERE clause, whose filtered-out
 // records are accepted (see Rows).
-func (p *Plan) Filters() bool { return p.where != nil }
+func (p *Plan) Filters() bool { return p.where != nil && p.tbl != noTable }
 
 // SQL is the statement as given.
 func (p *Plan) SQL() string { return p.sql }
@@ -285,6 +285,9 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 	if len(s.From) != 1 {
 		return nil, unsupportedClause("JOIN", "a FROM list of several tables")
 	}
+	if noFrom(rw, s) {
+		return planNoFrom(rw, s)
+	}
 	var name, alias string
 	switch te := s.From[0].(type) {
 	case *sqlparser.AliasedTableExpr:
@@ -315,10 +318,16 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 	if err != nil {
 		return nil, unknownTable(cat, err)
 	}
-	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: []string{name}}}
+	qualifiers := []string{name}
 	if alias != "" {
-		p.scope.qualifiers = []string{alias}
+		qualifiers = []string{alias}
 	}
+	return planTable(rw, s, tbl, qualifiers)
+}
+
+// planTable plans s over tbl, whose name (or alias) is in qualifiers.
+func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers []string) (*Plan, error) {
+	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: qualifiers}}
 	plan := &Plan{sql: rw.src, tbl: tbl, limit: -1}
 	if s.Limit != nil {
 		if s.Limit.Offset != nil {
@@ -442,6 +451,9 @@ func (p *planner) unknownQualifier(q, in string) error {
 // column resolves a column name.
 func (p *planner) column(c *sqlparser.ColName) (node, error) {
 	name := c.Name.String()
+	if p.scope.tbl == noTable {
+		return nil, errorf(ErrUnknownColumn, "unknown column '%s': a SELECT without FROM reads no table", options.Cut(p.textOf(c)))
+	}
 	if q := c.Qualifier.Name.String(); q != "" {
 		if !c.Qualifier.Qualifier.IsEmpty() || !p.isQualifier(q) {
 			return nil, p.unknownQualifier(sqlparser.String(c.Qualifier), p.textOf(c))

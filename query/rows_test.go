@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
@@ -437,18 +438,27 @@ func TestSettings(t *testing.T) {
 	if s.Output != "table" || s.IdleTimeout != 0 || s.MaxRows != 0 {
 		t.Fatalf("defaults %+v", s)
 	}
-	for _, kv := range [][2]string{{"output", "JSON"}, {"idle-timeout", "1500"}, {"max-rows", "10"}} {
-		if err := s.Set(kv[0], kv[1]); err != nil {
+	for _, kv := range [][2]string{{"output", "JSON"}, {"idle-timeout", "1500ms"}, {"max-rows", "10"}, {"max-column-width", "30"}} {
+		if _, err := s.Set(kv[0], kv[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if s.Output != "json" || s.IdleTimeout != 1500*time.Millisecond || s.MaxRows != 10 {
+	if s.Output != "json" || s.IdleTimeout != 1500*time.Millisecond || s.MaxRows != 10 || s.MaxColumnWidth != 30 {
 		t.Fatalf("after SET %+v", s)
 	}
-	for _, kv := range [][2]string{{"output", "xml"}, {"max-rows", "-1"}, {"idle-timeout", "soon"}, {"max-row", "1"}} {
-		if err := s.Set(kv[0], kv[1]); err == nil {
+	for _, kv := range [][2]string{{"output", "xml"}, {"max-rows", "-1"}, {"idle-timeout", "soon"}, {"max-row", "1"},
+		{"max-column-width", "-1"}, {"sql-client.execution.result-mode", "paged"}} {
+		if _, err := s.Set(kv[0], kv[1]); err == nil {
 			t.Errorf("SET %s = %s: no error", kv[0], kv[1])
 		}
+	}
+	// A bare number is no duration: '5' is not taken as 5 ms.
+	_, err := s.Set("idle-timeout", "5")
+	if !errors.Is(err, options.ErrInvalid) || !strings.Contains(err.Error(), "units: ms, s, m, h") {
+		t.Errorf("SET idle-timeout = 5: got %v, want a refusal that lists the units", err)
+	}
+	if _, err := s.Set("idle-timeout", "0"); err != nil || s.IdleTimeout != 0 {
+		t.Errorf("SET idle-timeout = 0: %v, %v", err, s.IdleTimeout)
 	}
 	if err := s.Reset("max-rows"); err != nil || s.MaxRows != 0 || s.Output != "json" {
 		t.Fatalf("RESET max-rows: %v %+v", err, s)

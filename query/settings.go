@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -14,12 +15,16 @@ const (
 	// itself ignores it.
 	SettingOutput = "output"
 	// SettingIdleTimeout ends a query that received no record for that
-	// long (Options.IdleTimeout): '30s', '500ms', or a number of
-	// milliseconds; '0' waits until cancelled.
+	// long (Options.IdleTimeout): '30s', '500ms' (a unit is required); '0'
+	// waits until cancelled.
 	SettingIdleTimeout = "idle-timeout"
 	// SettingMaxRows ends a query after that many rows (Options.MaxRows);
 	// '0' means no bound.
 	SettingMaxRows = "max-rows"
+	// SettingMaxColumnWidth cuts values wider than that many characters in
+	// the shell's table output, with "..." at the end, as Flink's SQL
+	// client does; '0' shows every value whole. The query engine ignores it.
+	SettingMaxColumnWidth = "max-column-width"
 )
 
 // SettingOptions declares the session settings; SET and RESET accept these
@@ -30,18 +35,21 @@ var SettingOptions = &options.Set{
 		{Key: SettingOutput, Type: options.Enum, Allowed: []string{"table", "csv", "json"}, Default: "table",
 			Description: "How the shell prints results: 'table' (aligned columns), 'csv' or 'json' (one object per line)."},
 		{Key: SettingIdleTimeout, Type: options.Duration, Default: "0",
-			Description: "End a query when no record arrived for this long ('30s', '500ms', or milliseconds); '0' waits until cancelled."},
+			Description: "End a query when no record arrived for this long ('30s', '500ms'; a unit is required); '0' waits until cancelled."},
 		{Key: SettingMaxRows, Type: options.Int, Min: 0, HasMin: true, Default: "0",
 			Description: "End a query after this many result rows, as a LIMIT would; '0' means no bound."},
+		{Key: SettingMaxColumnWidth, Type: options.Int, Min: 0, HasMin: true, Default: "0",
+			Description: "In table output, cut values wider than this many characters with '...'; '0' shows them whole."},
 	},
 }
 
 // Settings are a session's settings, which SET and RESET change. The zero
 // value is not the default: start from DefaultSettings.
 type Settings struct {
-	Output      string
-	IdleTimeout time.Duration
-	MaxRows     int64
+	Output         string
+	IdleTimeout    time.Duration
+	MaxRows        int64
+	MaxColumnWidth int64
 }
 
 // DefaultSettings are the settings of a new session: output 'table', no
@@ -54,7 +62,31 @@ func DefaultSettings() Settings {
 
 // Set changes one setting. An unknown key or a bad value is an error that
 // says what is accepted; s is then unchanged.
-func (s *Settings) Set(key, value string) error {
+//
+// Keys of Flink's SQL client and of Flink that scripts commonly start with
+// are accepted too (see FlinkSettings): those kshare has a behaviour for
+// change that setting, the others change nothing. note then says which it
+// was, in one line; it is empty for kshare's own keys.
+func (s *Settings) Set(key, value string) (note string, err error) {
+	if f, ok := lookupFlink(key); ok {
+		if f.Setting == "" {
+			return fmt.Sprintf("'%s' is a Flink setting kshare has no use for (%s); accepted, nothing changed", options.Cut(key), f.Why), nil
+		}
+		v := value
+		if f.Map != nil {
+			if v, err = f.Map(value); err != nil {
+				return "", fmt.Errorf("'%s' %w", options.Cut(key), err)
+			}
+		}
+		if err := s.set(f.Setting, v); err != nil {
+			return "", fmt.Errorf("'%s' is kshare's '%s': %w", options.Cut(key), f.Setting, err)
+		}
+		return fmt.Sprintf("'%s' = '%s' is kshare's '%s' = '%s'%s", options.Cut(key), options.Cut(value), f.Setting, v, f.Why), nil
+	}
+	return "", s.set(key, value)
+}
+
+func (s *Settings) set(key, value string) error {
 	v, err := options.Parse([]options.KV{{Key: key, Value: value}}, nil, SettingOptions)
 	if err != nil {
 		return err
@@ -65,7 +97,14 @@ func (s *Settings) Set(key, value string) error {
 }
 
 // Reset sets key back to its default; an empty key resets every setting.
+// A Flink key resets the setting it maps to, if any.
 func (s *Settings) Reset(key string) error {
+	if f, ok := lookupFlink(key); ok {
+		if f.Setting == "" {
+			return nil
+		}
+		key = f.Setting
+	}
 	if key != "" {
 		o, ok := SettingOptions.Lookup(key)
 		if !ok {
@@ -95,6 +134,8 @@ func (s *Settings) apply(key string, v options.Values) {
 		s.IdleTimeout = v.Duration(key)
 	case SettingMaxRows:
 		s.MaxRows = v.Int(key)
+	case SettingMaxColumnWidth:
+		s.MaxColumnWidth = v.Int(key)
 	}
 }
 
@@ -103,6 +144,7 @@ func (s *Settings) apply(key string, v options.Values) {
 func (s Settings) List() []options.KV {
 	return []options.KV{
 		{Key: SettingIdleTimeout, Value: s.IdleTimeout.String()},
+		{Key: SettingMaxColumnWidth, Value: strconv.FormatInt(s.MaxColumnWidth, 10)},
 		{Key: SettingMaxRows, Value: strconv.FormatInt(s.MaxRows, 10)},
 		{Key: SettingOutput, Value: s.Output},
 	}

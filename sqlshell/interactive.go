@@ -210,6 +210,8 @@ Ctrl-D, quit or exit leaves.
       'output'       = 'table' | 'csv' | 'json'
       'idle-timeout' = '5s'    end a query after that long without a record ('0': never)
       'max-rows'     = '100'   end a query after that many rows ('0': no bound)
+      'max-column-width' = '30'  cut wider values with '...' ('0': show whole)
+      Flink's 'sql-client.*', 'execution.*', 'table.*', ... keys are accepted too
   RESET 'key';  RESET;         back to the default
 
 Rows are acknowledged to Kafka once they are on the screen: a record whose row

@@ -111,6 +111,9 @@ type tablePrinter struct {
 	// statement results such as SHOW CREATE TABLE; query values have
 	// theirs escaped, since a value is data a table must not let loose.
 	multiline bool
+	// cut, when above 0, is the 'max-column-width' setting: a value wider
+	// than that is cut to it, ending in "...", as Flink's SQL client does.
+	cut int
 }
 
 func newTablePrinter(w *bufio.Writer, cols []table.Column, term *terminal) *tablePrinter {
@@ -173,6 +176,9 @@ func (p *tablePrinter) cells(vals []string) error {
 			row[k] = strings.Join(lines, "\n")
 		} else {
 			row[k] = cleanCell(v)
+			if p.cut > 0 && runewidth.StringWidth(row[k]) > p.cut {
+				row[k] = runewidth.Truncate(row[k], p.cut, "...")
+			}
 		}
 	}
 	if !p.sized {

@@ -253,6 +253,9 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 	term := s.term()
 	live := term != nil && format == OutputTable
 	p := newPrinter(format, s.out, rows.Columns(), term)
+	if tp, ok := p.(*tablePrinter); ok {
+		tp.cut = int(s.eng.Settings().MaxColumnWidth)
+	}
 	var ls *liveStatus
 	if live {
 		ls = s.startStatus(rows)

@@ -1,0 +1,72 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kshare/kshare/options"
+)
+
+// FlinkSetting says what kshare does with a key of Flink's SQL client or of
+// Flink's configuration, so that a script written for Flink's SQL client
+// runs instead of stopping at its first SET.
+type FlinkSetting struct {
+	// Setting is the kshare setting the key maps to; empty when kshare has
+	// nothing to map it to (the key is then accepted and changes nothing).
+	Setting string
+	// Map turns the key's value into the setting's; nil keeps it as it is.
+	Map func(value string) (string, error)
+	// Why is said in the notice: what kshare does instead, or how the
+	// mapping reads.
+	Why string
+}
+
+// FlinkSettings are the keys Flink SQL scripts commonly start with, by key.
+// Keys under FlinkPrefixes that are not here are accepted with a notice too.
+var FlinkSettings = map[string]FlinkSetting{
+	"sql-client.execution.result-mode": {Setting: SettingOutput, Map: resultMode,
+		Why: " (kshare prints rows as they arrive, as 'tableau' does)"},
+	"sql-client.display.max-column-width": {Setting: SettingMaxColumnWidth},
+	"sql-client.execution.max-table-result.rows": {
+		Why: "kshare keeps no result table; 'max-rows' ends a query after N rows"},
+	"execution.runtime-mode": {
+		Why: "a share group is a stream; kshare always reads it as one"},
+	"table.local-time-zone": {
+		Why: "kshare shows TIMESTAMP_LTZ in UTC"},
+	"parallelism.default": {
+		Why: "a table's consumers are its 'source.parallelism' option"},
+	"execution.checkpointing.interval": {
+		Why: "kshare acknowledges records to Kafka instead of checkpointing"},
+}
+
+// FlinkPrefixes are the namespaces of Flink's configuration. A key under
+// one of them is Flink's, never kshare's (whose settings have no dots).
+var FlinkPrefixes = []string{
+	"sql-client.", "table.", "execution.", "pipeline.", "parallelism.", "state.", "restart-strategy.",
+	"taskmanager.", "jobmanager.", "python.", "rest.", "high-availability.", "metrics.", "cluster.",
+}
+
+func lookupFlink(key string) (FlinkSetting, bool) {
+	k := strings.ToLower(strings.TrimSpace(key))
+	if f, ok := FlinkSettings[k]; ok {
+		return f, true
+	}
+	for _, p := range FlinkPrefixes {
+		if strings.HasPrefix(k, p) {
+			return FlinkSetting{Why: "a Flink job setting"}, true
+		}
+	}
+	return FlinkSetting{}, false
+}
+
+// resultMode maps Flink's result modes to kshare's output: 'tableau' is
+// kshare's table output; 'table' (a paged view) and 'changelog' (rows with
+// their change kind) have no kshare counterpart, and every row of a share
+// group is an insert, so they print as 'tableau' does.
+func resultMode(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "tableau", "table", "changelog":
+		return "table", nil
+	}
+	return "", fmt.Errorf("must be one of 'tableau', 'table', 'changelog', got '%s'", options.Cut(v))
+}

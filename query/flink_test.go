@@ -1,0 +1,37 @@
+package query
+
+import (
+	"testing"
+)
+
+// The SETs a Flink SQL script starts with run: mapped where kshare has the
+// behaviour, accepted with a one-line notice where it has not.
+func TestFlinkSettings(t *testing.T) {
+	s := DefaultSettings()
+	s.Output = "csv"
+	for _, c := range []struct{ key, value, note string }{
+		{"sql-client.execution.result-mode", "TABLEAU", "'sql-client.execution.result-mode' = 'TABLEAU' is kshare's 'output' = 'table' (kshare prints rows as they arrive, as 'tableau' does)"},
+		{"sql-client.execution.result-mode", "changelog", "'sql-client.execution.result-mode' = 'changelog' is kshare's 'output' = 'table' (kshare prints rows as they arrive, as 'tableau' does)"},
+		{"sql-client.display.max-column-width", "30", "'sql-client.display.max-column-width' = '30' is kshare's 'max-column-width' = '30'"},
+		{"execution.runtime-mode", "streaming", "'execution.runtime-mode' is a Flink setting kshare has no use for (a share group is a stream; kshare always reads it as one); accepted, nothing changed"},
+		{"pipeline.name", "orders-job", "'pipeline.name' is a Flink setting kshare has no use for (a Flink job setting); accepted, nothing changed"},
+		{"table.exec.state.ttl", "1 h", "'table.exec.state.ttl' is a Flink setting kshare has no use for (a Flink job setting); accepted, nothing changed"},
+	} {
+		note, err := s.Set(c.key, c.value)
+		if err != nil || note != c.note {
+			t.Errorf("SET %s = %s: %v\n got  %q\n want %q", c.key, c.value, err, note, c.note)
+		}
+	}
+	if s.Output != "table" || s.MaxColumnWidth != 30 {
+		t.Errorf("settings after the Flink SETs: %+v", s)
+	}
+	if err := s.Reset("sql-client.display.max-column-width"); err != nil || s.MaxColumnWidth != 0 {
+		t.Errorf("RESET of a mapped Flink key: %v, %+v", err, s)
+	}
+	if err := s.Reset("pipeline.name"); err != nil {
+		t.Errorf("RESET of an unmapped Flink key: %v", err)
+	}
+	if _, err := s.Set("sql-client.display.max-column-width", "wide"); err == nil {
+		t.Error("SET sql-client.display.max-column-width = wide: no error")
+	}
+}

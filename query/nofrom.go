@@ -1,0 +1,81 @@
+package query
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/xwb1989/sqlparser"
+
+	"github.com/kshare/kshare/table"
+)
+
+// A SELECT without FROM (SELECT 1 + 1 AS two) answers one row, as Flink's
+// does: its expressions are evaluated over noTable, a table of no columns
+// whose source hands out one row and ends. Nothing is read from Kafka and
+// nothing is acknowledged.
+var noTable = &table.Table{
+	Bound:  &table.Bound{Def: &table.Definition{Name: "(no table)"}},
+	Source: oneRowSource{},
+}
+
+// noFrom reports whether s had no FROM clause: the parser kshare uses reads
+// one as FROM dual, so the text is what tells.
+func noFrom(rw *rewritten, s *sqlparser.Select) bool {
+	te, ok := s.From[0].(*sqlparser.AliasedTableExpr)
+	if !ok {
+		return false
+	}
+	if tn, ok := te.Expr.(sqlparser.TableName); !ok || !strings.EqualFold(tn.Name.String(), "dual") || !tn.Qualifier.IsEmpty() {
+		return false
+	}
+	for _, t := range rw.toks {
+		if t.word("from") {
+			return false
+		}
+	}
+	return true
+}
+
+func planNoFrom(rw *rewritten, s *sqlparser.Select) (*Plan, error) {
+	for _, e := range s.SelectExprs {
+		if _, ok := e.(*sqlparser.StarExpr); ok {
+			return nil, errorf(ErrSyntax, "SELECT * needs a FROM clause; a SELECT without FROM names its values (SELECT 1 + 1 AS two)")
+		}
+	}
+	return planTable(rw, s, noTable, nil)
+}
+
+type oneRowSource struct{}
+
+func (oneRowSource) Open(context.Context, table.OpenOptions) (table.Stream, error) {
+	return &oneRowStream{}, nil
+}
+
+type oneRowStream struct{ done bool }
+
+var noColumns = arrow.NewSchema(nil, nil)
+
+func (s *oneRowStream) Schema() *arrow.Schema { return noColumns }
+func (s *oneRowStream) Stats() table.Stats    { return table.Stats{} }
+func (s *oneRowStream) Close() error          { return nil }
+
+func (s *oneRowStream) Next(ctx context.Context) (table.Batch, error) {
+	if err := ctx.Err(); err != nil {
+		return table.Batch{}, err
+	}
+	if s.done {
+		return table.Batch{}, io.EOF
+	}
+	s.done = true
+	return table.Batch{Record: array.NewRecordBatch(noColumns, nil, 1), Ack: noAck{}}, nil
+}
+
+// noAck settles a row that came from no record.
+type noAck struct{}
+
+func (noAck) Mark(int, table.Disposition) {}
+func (noAck) Done()                       {}
+func (noAck) Abandon()                    {}
