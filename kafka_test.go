@@ -2,15 +2,19 @@ package kshare_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/query"
 )
@@ -175,5 +179,44 @@ func TestKafkaCancel(t *testing.T) {
 	cancel()
 	if <-done || rows.EndReason() != query.EndCancelled {
 		t.Fatalf("after cancel: %s, %v", rows.EndReason(), rows.Err())
+	}
+}
+
+// The poison flow a user goes through: under the default 'fail' every query
+// stops at the same record, with an error that says how often it was
+// handed out and how to get past it; ALTER TABLE sets 'reject', and the
+// next query reads on without the table being typed again.
+func TestKafkaPoisonRecordAlterTable(t *testing.T) {
+	eng := kafkaEngine(t, "a", "\xff", "b")
+	ctx := kafkatest.Context(t)
+	for delivery := 1; delivery <= 2; delivery++ {
+		rows, err := eng.Query(ctx, "SELECT v FROM t", kshare.IdleTimeout(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+		}
+		err = rows.Err()
+		rows.Close()
+		var re *connector.RecordError
+		if !errors.As(err, &re) || re.Offset != 1 || int(re.DeliveryCount) != delivery {
+			t.Fatalf("query %d: got %v, want the record at offset 1 on delivery %d", delivery, err, delivery)
+		}
+		for _, want := range []string{
+			fmt.Sprintf("[0]@1 (delivery %d): field \"v\": expected STRING as UTF-8, got invalid UTF-8 at byte 0 of the value (0xff)", delivery),
+			"under 'scan.on-decode-error' = 'fail' every query stops at this record",
+			"ALTER TABLE `t` SET ('scan.on-decode-error' = 'reject') to drop it, or 'release'",
+		} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("query %d: error %q does not say %q", delivery, err, want)
+			}
+		}
+	}
+	if _, err := eng.Exec(ctx, "ALTER TABLE t SET ('scan.on-decode-error' = 'reject')"); err != nil {
+		t.Fatal(err)
+	}
+	got, end := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(3*time.Second))
+	if !slices.Equal(got, []string{"b"}) || end != query.EndIdle {
+		t.Fatalf("after ALTER TABLE: %q, %s; want [b], idle", got, end)
 	}
 }
