@@ -353,4 +353,15 @@ func TestOpenErrorNamesTableOnce(t *testing.T) {
 	if n := strings.Count(err.Error(), "table 't'"); n != 1 || !strings.HasPrefix(err.Error(), "open table 't': ") {
 		t.Fatalf("got %q, want it to start with \"open table 't': \" and name the table once", err)
 	}
+	// A long name is quoted cut short, once.
+	long := strings.Repeat("z", 5000)
+	if _, err := eng.Exec(ctx, `CREATE TABLE `+long+` (id BIGINT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+		'bootstrap.servers' = '127.0.0.1:1', 'topic' = 'x', 'share-group-id' = 'g')`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = eng.Query(ctx, "SELECT * FROM "+long)
+	want := "open table '" + options.Cut(long) + "': "
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Count(err.Error(), options.Cut(long)) != 1 || len(err.Error()) > 500 {
+		t.Fatalf("got %q, want one cut name after %q", err, want)
+	}
 }

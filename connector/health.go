@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/options"
 )
 
 // How a stream notices that no broker answers. franz-go retries a lost
@@ -150,7 +152,7 @@ func (st *stream) watch(ctx context.Context) {
 		}
 		if limit := st.src.unavailable; limit > 0 && !since.IsZero() && time.Since(since) >= limit {
 			err := fmt.Errorf("table '%s': no answer from Kafka at %s since %s (%s, the table's '%s'); check that the broker is running: %w",
-				st.src.name, h.seeds, since.Format("15:04:05"), limit, OptBrokerUnavailableTimeout, err)
+				options.Cut(st.src.name), h.seeds, since.Format("15:04:05"), limit, OptBrokerUnavailableTimeout, err)
 			st.send(ctx, item{err: err})
 			return
 		}

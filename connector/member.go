@@ -58,7 +58,7 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 		// per record.
 		d, err := s.format.NewDecoder(s.physCols, s.bound.Options)
 		if err != nil {
-			return nil, fmt.Errorf("table '%s': %w", s.name, err)
+			return nil, fmt.Errorf("table '%s': %w", options.Cut(s.name), err)
 		}
 		dec = d
 	}
@@ -92,7 +92,7 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("table '%s': kafka client: %w", s.name, err)
+		return nil, fmt.Errorf("table '%s': kafka client: %w", options.Cut(s.name), err)
 	}
 	m.cl = cl
 	m.rb = array.NewRecordBuilder(o.Alloc, st.schema)
@@ -167,9 +167,9 @@ func (m *member) fetchError(fs kgo.Fetches) error {
 			return
 		}
 		if topic != "" {
-			first = fmt.Errorf("table '%s': reading %s[%d]: %w", m.st.src.name, topic, p, err)
+			first = fmt.Errorf("table '%s': reading %s[%d]: %w", options.Cut(m.st.src.name), topic, p, err)
 		} else {
-			first = fmt.Errorf("table '%s': share group '%s': %w", m.st.src.name, m.st.src.group, err)
+			first = fmt.Errorf("table '%s': share group '%s': %w", options.Cut(m.st.src.name), m.st.src.group, err)
 		}
 	})
 	return first

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/internal/kafkaadmin"
+	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
@@ -126,7 +127,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 func (s *source) prepare(ctx context.Context) (int, error) {
 	cl, err := kgo.NewClient(s.client.opts()...)
 	if err != nil {
-		return 0, fmt.Errorf("table '%s': kafka client: %w", s.name, err)
+		return 0, fmt.Errorf("table '%s': kafka client: %w", options.Cut(s.name), err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, s.client.reqTimeout+time.Second)
@@ -145,7 +146,7 @@ func (s *source) prepare(ctx context.Context) (int, error) {
 			case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
 				missing = append(missing, "'"+t+"'")
 			case td.Err != nil:
-				return 0, fmt.Errorf("table '%s': topic '%s': %w", s.name, t, td.Err)
+				return 0, fmt.Errorf("table '%s': topic '%s': %w", options.Cut(s.name), t, td.Err)
 			default:
 				partitions += len(td.Partitions)
 			}
@@ -155,7 +156,7 @@ func (s *source) prepare(ctx context.Context) (int, error) {
 			if len(missing) > 1 {
 				word = "topics"
 			}
-			return 0, fmt.Errorf("table '%s': %s %s not found on %s; create it first, or check the 'topic' option", s.name, word, strings.Join(missing, ", "), strings.Join(s.client.seeds, ","))
+			return 0, fmt.Errorf("table '%s': %s %s not found on %s; create it first, or check the 'topic' option", options.Cut(s.name), word, strings.Join(missing, ", "), strings.Join(s.client.seeds, ","))
 		}
 	} else {
 		tds, err := adm.ListTopics(ctx)
@@ -180,7 +181,7 @@ func (s *source) prepare(ctx context.Context) (int, error) {
 		// when the group first fetches a partition; a group that has
 		// already started keeps its position.
 		if err := kafkaadmin.SetShareGroupConfig(ctx, cl, s.group, map[string]string{"share.auto.offset.reset": reset}); err != nil {
-			return 0, fmt.Errorf("table '%s': applying 'scan.startup.mode' = '%s': %w", s.name, s.startup, err)
+			return 0, fmt.Errorf("table '%s': applying 'scan.startup.mode' = '%s': %w", options.Cut(s.name), s.startup, err)
 		}
 	}
 	return partitions, nil
@@ -204,12 +205,12 @@ func (s *source) connectError(err error) error {
 	seeds := strings.Join(s.client.seeds, ",")
 	var ke *kerr.Error
 	if errors.As(err, &ke) && (ke == kerr.SaslAuthenticationFailed || ke == kerr.IllegalSaslState || ke == kerr.UnsupportedSaslMechanism) {
-		return fmt.Errorf("table '%s': authentication to Kafka at %s failed (mechanism %s, user '%s'); check 'properties.sasl.*': %w", s.name, seeds, s.client.mechanism, s.client.user, err)
+		return fmt.Errorf("table '%s': authentication to Kafka at %s failed (mechanism %s, user '%s'); check 'properties.sasl.*': %w", options.Cut(s.name), seeds, s.client.mechanism, s.client.user, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("table '%s': no answer from Kafka at %s within %s; check 'bootstrap.servers', 'properties.security.protocol' and that the broker is running", s.name, seeds, s.client.reqTimeout)
+		return fmt.Errorf("table '%s': no answer from Kafka at %s within %s; check 'bootstrap.servers', 'properties.security.protocol' and that the broker is running", options.Cut(s.name), seeds, s.client.reqTimeout)
 	}
-	return fmt.Errorf("table '%s': cannot reach Kafka at %s; check 'bootstrap.servers' and that the broker is running: %w", s.name, seeds, err)
+	return fmt.Errorf("table '%s': cannot reach Kafka at %s; check 'bootstrap.servers' and that the broker is running: %w", options.Cut(s.name), seeds, err)
 }
 
 // item is what members hand the stream: a batch, or the error that ends it.

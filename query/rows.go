@@ -214,12 +214,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	}
 	st, err := p.tbl.Source.Open(ctx, table.OpenOptions{Alloc: o.Alloc, BatchSize: o.BatchSize, Logger: o.Logger})
 	if err != nil {
-		// A source's error may name its table already (the connector's
-		// do); the table is said once.
-		if strings.HasPrefix(err.Error(), "table '"+p.tbl.Name()+"'") {
-			return nil, fmt.Errorf("open %w", err)
-		}
-		return nil, fmt.Errorf("open table '%s': %w", options.Cut(p.tbl.Name()), err)
+		return nil, tableError("open", p.tbl.Name(), err)
 	}
 	if err := checkStreamSchema(p, st.Schema()); err != nil {
 		st.Close()
@@ -229,17 +224,28 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	return r, nil
 }
 
+// tableError says what failed on which table: "read table 't': ...". A
+// source's error may name its table already (the connector's do, as
+// "table 't': ..."); the table is then said once.
+func tableError(verb, name string, err error) error {
+	quoted := "table '" + options.Cut(name) + "'"
+	if strings.HasPrefix(err.Error(), quoted) {
+		return fmt.Errorf("%s %w", verb, err)
+	}
+	return fmt.Errorf("%s %s: %w", verb, quoted, err)
+}
+
 // checkStreamSchema makes sure the stream's batches are the table's columns,
 // which the plan's column indexes assume.
 func checkStreamSchema(p *Plan, s *arrow.Schema) error {
 	want := p.tbl.Schema().Arrow()
 	if s.NumFields() != want.NumFields() {
-		return fmt.Errorf("table '%s': the source's batches have %d columns, the table %d", p.tbl.Name(), s.NumFields(), want.NumFields())
+		return fmt.Errorf("table '%s': the source's batches have %d columns, the table %d", options.Cut(p.tbl.Name()), s.NumFields(), want.NumFields())
 	}
 	for i := range want.Fields() {
 		if !arrow.TypeEqual(s.Field(i).Type, want.Field(i).Type) {
 			return fmt.Errorf("table '%s': the source's column %d ('%s') is %s, the table's ('%s') %s",
-				p.tbl.Name(), i, s.Field(i).Name, s.Field(i).Type, want.Field(i).Name, want.Field(i).Type)
+				options.Cut(p.tbl.Name()), i, s.Field(i).Name, s.Field(i).Type, want.Field(i).Name, want.Field(i).Type)
 		}
 	}
 	return nil
@@ -409,7 +415,7 @@ func (r *Rows) closeStream() {
 	r.mu.Lock()
 	r.final = &final
 	if err != nil {
-		r.closeEr = fmt.Errorf("close table '%s': %w", options.Cut(r.plan.tbl.Name()), err)
+		r.closeEr = tableError("close", r.plan.tbl.Name(), err)
 		if r.err == nil {
 			r.err = r.closeEr
 		}
@@ -497,7 +503,7 @@ func (r *Rows) wait() (table.Batch, bool) {
 	case wctx.Err() != nil && context.Cause(wctx) == errIdle:
 		r.finish(EndIdle, nil)
 	default:
-		r.finish(EndError, fmt.Errorf("read table '%s': %w", options.Cut(r.plan.tbl.Name()), err))
+		r.finish(EndError, tableError("read", r.plan.tbl.Name(), err))
 	}
 	return table.Batch{}, false
 }
