@@ -13,6 +13,13 @@ import (
 // of its last poll is settled, because franz-go accepts whatever the
 // previous poll left pending: polling early would accept rows that were
 // never delivered.
+//
+// Each record is acked as soon as it is settled, accepts included, rather
+// than left for the next poll to accept in one pass: franz-go then sends
+// the acks while the reader still works, and the next ShareFetch goes
+// without them. Leaving accepts to the next poll was measured and cost a
+// third of the records/s (1 member: 19.5k-23.5k against 27.5k-29.6k;
+// BenchmarkSourceOrders, side by side).
 type poll struct {
 	m       *member
 	records []*kgo.Record
@@ -127,14 +134,19 @@ func (a *batchAck) Abandon() {
 }
 
 func (a *batchAck) settle(abandon bool) {
-	released := make([]bool, len(a.recs))
-	rejected := make([]bool, len(a.recs))
-	for row, d := range a.marks {
-		switch d {
-		case table.Release:
-			released[a.rowRec[row]] = true
-		case table.Reject:
-			rejected[a.rowRec[row]] = true
+	// Marks are rare (a LIMIT, a WHERE that releases, a reader's verdict):
+	// without them every record takes the batch's one disposition.
+	var released, rejected []bool
+	if a.marks != nil {
+		released = make([]bool, len(a.recs))
+		rejected = make([]bool, len(a.recs))
+		for row, d := range a.marks {
+			switch d {
+			case table.Release:
+				released[a.rowRec[row]] = true
+			case table.Reject:
+				rejected[a.rowRec[row]] = true
+			}
 		}
 	}
 	a.p.mu.Lock()
@@ -142,13 +154,13 @@ func (a *batchAck) settle(abandon bool) {
 	for i, rec := range a.recs {
 		d := table.Accept
 		switch {
-		case abandon && rejected[i]:
+		case abandon && rejected != nil && rejected[i]:
 			// An explicit reject is the caller's verdict on the record and
 			// stands even when the batch as a whole was not delivered.
 			d = table.Reject
-		case abandon || released[i]:
+		case abandon || (released != nil && released[i]):
 			d = table.Release
-		case rejected[i]:
+		case rejected != nil && rejected[i]:
 			d = table.Reject
 		}
 		a.p.settleLocked(int(rec), d)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,20 +54,26 @@ func benchTopic(b *testing.B, addr string, parts int32, n int) string {
 	return t
 }
 
-func ordersSource(b *testing.B, addr, topic, group string, parallelism int) table.Source {
-	def := table.NewDefinition("orders", []table.Column{
-		{Name: "order_id", Type: table.BigIntType()},
-		{Name: "customer_id", Type: table.StringType()},
-		{Name: "quantity", Type: table.IntType()},
-		{Name: "price", Type: table.DecimalType(10, 2)},
-	}, map[string]string{
+// ordersSource binds the orders table; extra are more WITH pairs, key then
+// value.
+func ordersSource(b *testing.B, addr, topic, group string, parallelism int, extra ...string) table.Source {
+	opts := map[string]string{
 		"connector":          connector.Name,
 		"format":             "json",
 		"bootstrap.servers":  addr,
 		"topic":              topic,
 		"share-group-id":     group,
 		"source.parallelism": strconv.Itoa(parallelism),
-	})
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		opts[extra[i]] = extra[i+1]
+	}
+	def := table.NewDefinition("orders", []table.Column{
+		{Name: "order_id", Type: table.BigIntType()},
+		{Name: "customer_id", Type: table.StringType()},
+		{Name: "quantity", Type: table.IntType()},
+		{Name: "price", Type: table.DecimalType(10, 2)},
+	}, opts)
 	t, err := table.NewTable(def)
 	if err != nil {
 		b.Fatal(err)
@@ -76,8 +83,9 @@ func ordersSource(b *testing.B, addr, topic, group string, parallelism int) tabl
 
 // BenchmarkSourceOrders reads N orders JSON records through the source
 // (decode into Arrow, at-least-once settling of every batch) and reports
-// records/s, for 1 and 4 members, on 1 and 4 partitions, without prefetch
-// (the connector's policy) and with one fetch of prefetch.
+// records/s and the process's CPU seconds per 100k records, for 1 and 4
+// members, on 1 and 4 partitions, without prefetch (the connector's policy)
+// and with one fetch of prefetch.
 //
 //	KSHARE_BENCH_N=200000 go test -run '^$' -bench BenchmarkSourceOrders ./connector
 func BenchmarkSourceOrders(b *testing.B) {
@@ -92,25 +100,62 @@ func BenchmarkSourceOrders(b *testing.B) {
 			for _, prefetch := range []int{0, 1} {
 				b.Run(fmt.Sprintf("partitions=%d/members=%d/prefetch=%d", parts, par, prefetch), func(b *testing.B) {
 					defer connector.SetPolicy(prefetch, true)()
-					var total time.Duration
+					var total, cpu time.Duration
 					for i := 0; i < b.N; i++ {
 						group := kafkatest.ShareGroup(b, addr)
 						src := ordersSource(b, addr, topic, group, par)
+						start, cpu0 := time.Now(), processCPU()
+						st := readOrders(b, src, n)
+						total += time.Since(start)
+						st.Close()
+						cpu += processCPU() - cpu0
+					}
+					b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "records/s")
+					// The process's CPU (client, decoding, reader): what a
+					// busy shared machine disturbs less than records/s.
+					b.ReportMetric(cpu.Seconds()*1e5/(float64(n)*float64(b.N)), "cpu-s/100k")
+				})
+			}
+		}
+	}
+}
+
+// processCPU is the CPU time (user and system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkAcquireMode reads N orders with each acquisition mode and poll
+// size, on 1 and 8 partitions with 1 and 4 members, and reports records/s
+// (README "Delivery" has the figures that chose the defaults). Use -count
+// to repeat it: the modes of one configuration run one after the other,
+// so a busy machine disturbs them alike.
+//
+//	KSHARE_BENCH_N=100000 go test -run '^$' -bench BenchmarkAcquireMode -benchtime 1x -count 2 ./connector
+func BenchmarkAcquireMode(b *testing.B) {
+	n := 100000
+	if s := os.Getenv("KSHARE_BENCH_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	addr := kafkatest.Bootstrap(b)
+	for _, parts := range []int32{1, 8} {
+		topic := benchTopic(b, addr, parts, n)
+		for _, par := range []int{1, 4} {
+			for _, mode := range []struct{ name, poll string }{
+				{connector.AcquireBatchOptimized, "500"}, {connector.AcquireRecordLimit, "500"}, {connector.AcquireRecordLimit, "125"},
+			} {
+				b.Run(fmt.Sprintf("partitions=%d/members=%d/mode=%s/poll=%s", parts, par, mode.name, mode.poll), func(b *testing.B) {
+					var total time.Duration
+					for i := 0; i < b.N; i++ {
+						group := kafkatest.ShareGroup(b, addr)
+						src := ordersSource(b, addr, topic, group, par,
+							connector.OptShareAcquireMode, mode.name, connector.OptMaxPollRecords, mode.poll)
 						start := time.Now()
-						st, err := src.Open(context.Background(), table.OpenOptions{Alloc: memory.NewGoAllocator()})
-						if err != nil {
-							b.Fatal(err)
-						}
-						got := 0
-						for got < n {
-							bt, err := st.Next(kafkatest.Context(b))
-							if err != nil {
-								b.Fatalf("after %d rows: %v", got, err)
-							}
-							got += int(bt.Record.NumRows())
-							bt.Record.Release()
-							bt.Ack.Done()
-						}
+						st := readOrders(b, src, n)
 						total += time.Since(start)
 						st.Close()
 					}
@@ -119,4 +164,23 @@ func BenchmarkSourceOrders(b *testing.B) {
 			}
 		}
 	}
+}
+
+// readOrders opens src and reads n rows, settling each batch as delivered;
+// the caller closes the stream.
+func readOrders(b *testing.B, src table.Source, n int) table.Stream {
+	st, err := src.Open(context.Background(), table.OpenOptions{Alloc: memory.NewGoAllocator()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for got := 0; got < n; {
+		bt, err := st.Next(kafkatest.Context(b))
+		if err != nil {
+			b.Fatalf("after %d rows: %v", got, err)
+		}
+		got += int(bt.Record.NumRows())
+		bt.Record.Release()
+		bt.Ack.Done()
+	}
+	return st
 }

@@ -187,24 +187,33 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 	st.stats.consumers[m.id].Add(int64(len(recs)))
 	pollAt := time.Now()
 
+	// A batch's slices are sized for a batch of one row per record, so
+	// that the common case appends without growing them.
+	newAck := func(left int) *batchAck {
+		n := min(left, m.batch)
+		return &batchAck{p: p, recs: make([]int32, 0, n), rowRec: make([]int32, 0, n)}
+	}
 	var (
-		ack     = &batchAck{p: p}
+		ack     = newAck(len(recs))
 		fail    error
 		batches []table.Batch
+		next    int // records handled so far
 	)
 	cut := func() {
 		if len(ack.rowRec) == 0 {
 			return
 		}
 		rec := m.rb.NewRecordBatch()
+		st.stats.rows.Add(int64(len(ack.rowRec)))
 		var a table.Acker = ack
 		if src.guarantee == GuaranteeAtMostOnce {
 			a = noAck{}
 		}
 		batches = append(batches, table.Batch{Record: rec, Ack: a})
-		ack = &batchAck{p: p}
+		ack = newAck(len(recs) - next)
 	}
 	for i, r := range recs {
+		next = i + 1
 		if r.DeliveryCount() > 1 {
 			st.stats.redelivered.Add(1)
 		}
@@ -257,7 +266,6 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 		for k := 0; k < n; k++ {
 			ack.rowRec = append(ack.rowRec, ri)
 		}
-		st.stats.rows.Add(int64(n))
 		if len(ack.rowRec) >= m.batch {
 			cut()
 		}
