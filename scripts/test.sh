@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh runs every kshare test: go vet, then go test -race against a real
+# test.sh runs every kshare test: go vet and gofmt, then go test -race against a real
 # Apache Kafka broker that it fetches (once, into .cache/kafka/), starts and
 # always stops again. Tests that have no real broker fall back to kfake;
 # here they all get the real one through KSHARE_KAFKA_BOOTSTRAP and the
@@ -78,6 +78,13 @@ fi
 # vet's verdict is kept and the tests still run, so one run shows both.
 vet=0
 step go vet ./... || vet=$?
+# gofmt's verdict counts with vet's: unformatted code fails the run.
+unformatted=$(gofmt -l . | grep -v '^\.cache/' || true)
+if [[ -n $unformatted ]]; then
+	say "not gofmt-clean (run gofmt -w on them):"
+	echo "$unformatted" >&2
+	vet=1
+fi
 tests=0
 # The timeout is generous for a shared two-core machine with the race
 # detector on; a healthy run takes a few minutes.

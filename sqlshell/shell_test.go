@@ -110,7 +110,7 @@ func (st *memStream) Stats() table.Stats {
 	}
 	return table.Stats{}
 }
-func (st *memStream) Close() error       { return nil }
+func (st *memStream) Close() error { return nil }
 
 type memAcker struct {
 	src   *memSource
