@@ -109,13 +109,13 @@ var Options = &options.Set{
 				"'reject' archives it and logs a warning; 'release' hands it back to the group, which delivers it again until the broker's delivery count limit."},
 		{Key: OptBatchSize, Type: options.Int, Default: "1024", Min: 1, HasMin: true,
 			Description: "Most rows of one Arrow batch, unless the reader asks for another bound when it opens a stream."},
-		{Key: OptDiscoveryInterval, Type: options.Duration, Default: "30s",
+		{Key: OptDiscoveryInterval, Type: options.Duration, Default: "30s", BareMillis: true,
 			Description: "How often the members look for new topics matching 'topic-pattern' and new partitions (Flink's option of the same name; its default there is 5 minutes)."},
 		// 60 s: longer than a broker restart or a leader's failover (seconds
 		// to a few tens of seconds), so a query rides those out; short
 		// enough that a script or an export without a broker ends with an
 		// error within a minute rather than waiting unseen.
-		{Key: OptBrokerUnavailableTimeout, Type: options.Duration, Default: "60s",
+		{Key: OptBrokerUnavailableTimeout, Type: options.Duration, Default: "60s", BareMillis: true,
 			Description: "How long a query waits while no broker answers before it ends with an error (the shell says at once that it cannot reach Kafka and is retrying); '0' retries forever."},
 
 		{Key: OptSecurityProtocol, Type: options.Enum, Default: ProtocolPlaintext,

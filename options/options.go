@@ -10,6 +10,7 @@ package options
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -30,9 +31,10 @@ const (
 	Bool
 	// Enum is one of Option.Allowed (case-insensitive; the declared spelling is kept).
 	Enum
-	// Duration is a Go duration with a unit ("500ms", "2s", "1m"), or "0".
-	// A bare number is refused: '5' read as 5 ms surprises whoever meant
-	// seconds, and a unit costs nothing to write.
+	// Duration is a number with a unit, in Flink's spelling ("500 ms",
+	// "30 s", "5 min", "2 hours") or Go's ("500ms", "1m30s"), or "0".
+	// A bare number is refused unless the option sets BareMillis: '5' read
+	// as 5 ms surprises whoever meant seconds.
 	Duration
 )
 
@@ -67,6 +69,11 @@ type Option struct {
 	Required bool
 	// Allowed lists the values of an Enum.
 	Allowed []string
+	// BareMillis lets a Duration be a bare number of milliseconds, as
+	// Flink's own duration options are: a WITH clause written for Flink
+	// ('scan.topic-partition-discovery.interval' = '60000') must mean the
+	// same here. Settings of kshare's own leave it off.
+	BareMillis bool
 	// Min is the smallest accepted Int (only when HasMin).
 	Min    int64
 	HasMin bool
@@ -185,7 +192,7 @@ func (v Values) Bool(key string) bool { return strings.EqualFold(strings.TrimSpa
 
 // Duration returns the value of a Duration option. Parse has validated it.
 func (v Values) Duration(key string) time.Duration {
-	d, _ := parseDuration(v.m[key])
+	d, _ := parseDuration(v.m[key], true)
 	return d
 }
 
@@ -460,8 +467,8 @@ func check(o *Option, name, val string) *Error {
 			return bad("'%s' must be one of %s, got '%s'", name, quoteAll(o.Allowed), shown)
 		}
 	case Duration:
-		if d, err := parseDuration(val); err != nil || d < 0 {
-			return bad("'%s' must be a duration with a unit such as '500ms', '30s' or '5m' (units: ms, s, m, h), got '%s'", name, shown)
+		if _, err := parseDuration(val, o.BareMillis); err != nil {
+			return bad("'%s' must be a duration with a unit such as '500 ms', '30 s' or '5 min' (units: %s), got '%s'", name, durationUnitsHelp, shown)
 		}
 	case String:
 		if o.Required && strings.TrimSpace(val) == "" {
@@ -500,12 +507,63 @@ func canonicalEnum(o *Option, val string) (string, bool) {
 	return "", false
 }
 
-func parseDuration(s string) (time.Duration, error) {
+// durationUnits are the unit labels of Flink's TimeUtils (plurals are the
+// label plus "s"); Go's compound spellings ("1m30s") are read by
+// time.ParseDuration instead.
+var durationUnits = map[string]time.Duration{
+	"d": 24 * time.Hour, "day": 24 * time.Hour,
+	"h": time.Hour, "hour": time.Hour,
+	"m": time.Minute, "min": time.Minute, "minute": time.Minute,
+	"s": time.Second, "sec": time.Second, "second": time.Second,
+	"ms": time.Millisecond, "milli": time.Millisecond, "millisecond": time.Millisecond,
+	"us": time.Microsecond, "\u00b5s": time.Microsecond, "micro": time.Microsecond, "microsecond": time.Microsecond,
+	"ns": time.Nanosecond, "nano": time.Nanosecond, "nanosecond": time.Nanosecond,
+}
+
+const durationUnitsHelp = "ms, s, min, h, d"
+
+// parseDuration reads a non-negative duration: "0", a whole number and one
+// unit of Flink's, or a Go duration. A bare number is milliseconds only
+// where bareMillis says so.
+func parseDuration(s string, bareMillis bool) (time.Duration, error) {
 	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n != 0 {
-		return 0, fmt.Errorf("duration %q has no unit", s)
+	digits := 0
+	for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' {
+		digits++
 	}
-	return time.ParseDuration(s)
+	if digits == 0 {
+		return 0, fmt.Errorf("duration %q does not start with a number", s)
+	}
+	n, err := strconv.ParseInt(s[:digits], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: %w", s, err)
+	}
+	label := strings.ToLower(strings.TrimSpace(s[digits:]))
+	if label == "" {
+		if n != 0 && !bareMillis {
+			return 0, fmt.Errorf("duration %q has no unit", s)
+		}
+		return scaleDuration(s, n, time.Millisecond)
+	}
+	unit, ok := durationUnits[label]
+	if !ok && len(label) > 2 && strings.HasSuffix(label, "s") {
+		unit, ok = durationUnits[strings.TrimSuffix(label, "s")]
+	}
+	if ok {
+		return scaleDuration(s, n, unit)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("duration %q: unknown unit", s)
+	}
+	return d, nil
+}
+
+func scaleDuration(s string, n int64, unit time.Duration) (time.Duration, error) {
+	if n > int64(math.MaxInt64/unit) {
+		return 0, fmt.Errorf("duration %q is too long", s)
+	}
+	return time.Duration(n) * unit, nil
 }
 
 func quoteAll(vals []string) string {

@@ -454,7 +454,7 @@ func TestSettings(t *testing.T) {
 	}
 	// A bare number is no duration: '5' is not taken as 5 ms.
 	_, err := s.Set("idle-timeout", "5")
-	if !errors.Is(err, options.ErrInvalid) || !strings.Contains(err.Error(), "units: ms, s, m, h") {
+	if !errors.Is(err, options.ErrInvalid) || !strings.Contains(err.Error(), "units: ms, s, min, h, d") {
 		t.Errorf("SET idle-timeout = 5: got %v, want a refusal that lists the units", err)
 	}
 	if _, err := s.Set("idle-timeout", "0"); err != nil || s.IdleTimeout != 0 {
