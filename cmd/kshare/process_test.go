@@ -399,8 +399,8 @@ func TestExportKilled(t *testing.T) {
 	}
 
 	seen := make([]int, n)
-	a := readIDs(t, first, seen)
-	b := readIDs(t, second, seen)
+	a := readIDs(t, first, seen, true)
+	b := readIDs(t, second, seen, false)
 	var missing []int
 	dups := 0
 	for id, c := range seen {
@@ -440,14 +440,24 @@ func waitFileSize(t *testing.T, path string, size int64) {
 }
 
 // readIDs checks that the CSV file at path is a header and whole rows of
-// ids, counts each id in seen and returns the number of rows.
-func readIDs(t *testing.T, path string, seen []int) int {
+// ids, counts each id in seen and returns the number of rows. A killed
+// export's file may end in a row cut short: the export writes each batch
+// with one write call, but the kernel can stop a write to a regular file at
+// a page boundary when SIGKILL arrives. That row's records were not
+// accepted (sync, then accept), so the row is left out of the count.
+func readIDs(t *testing.T, path string, seen []int, killed bool) int {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
+	if killed {
+		if i := strings.LastIndexByte(text, '\n'); i >= 0 && i < len(text)-1 {
+			t.Logf("%s ends in a row cut short by the kill: %q", path, text[i+1:])
+			text = text[:i+1]
+		}
+	}
 	if !strings.HasSuffix(text, "\n") {
 		t.Errorf("%s ends in the middle of a row: %q", path, text[max(0, len(text)-20):])
 	}
