@@ -230,11 +230,13 @@ func loadKeyPair(certFile, keyFile, password string) (tls.Certificate, error) {
 	switch {
 	case block.Type == "ENCRYPTED PRIVATE KEY":
 		return tls.Certificate{}, fmt.Errorf("'properties.ssl.key.location': %s is an encrypted PKCS#8 key, which Go cannot read; convert it (openssl pkey -in %s -out plain.pem) and drop 'properties.ssl.key.password'", keyFile, keyFile)
-	case x509.IsEncryptedPEMBlock(block): //nolint:staticcheck // the legacy format is what Kafka users have
+	//lint:ignore SA1019 the legacy PEM encryption (RFC 1423) is what openssl and Kafka users have
+	case x509.IsEncryptedPEMBlock(block):
 		if password == "" {
 			return tls.Certificate{}, fmt.Errorf("'properties.ssl.key.location': %s is encrypted; set 'properties.ssl.key.password'", keyFile)
 		}
-		der, err := x509.DecryptPEMBlock(block, []byte(password)) //nolint:staticcheck // see above
+		//lint:ignore SA1019 see above
+		der, err := x509.DecryptPEMBlock(block, []byte(password))
 		if err != nil {
 			return tls.Certificate{}, errors.New("'properties.ssl.key.password' does not decrypt the key in 'properties.ssl.key.location'")
 		}

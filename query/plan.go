@@ -386,7 +386,6 @@ func unknownTable(cat Catalog, err error) error {
 
 func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
 	cols := p.scope.tbl.Schema().Columns
-	var names []string
 	for i, it := range items {
 		switch it := it.(type) {
 		case *sqlparser.StarExpr:
@@ -396,7 +395,6 @@ func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
 			for k, c := range cols {
 				plan.exprs = append(plan.exprs, p.ref(k, c, c.Name))
 				plan.cols = append(plan.cols, table.Column{Name: c.Name, Type: c.Type, Comment: c.Comment})
-				names = append(names, c.Name)
 			}
 		case *sqlparser.AliasedExpr:
 			n, err := p.expr(it.Expr)
@@ -415,7 +413,6 @@ func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
 			}
 			plan.exprs = append(plan.exprs, n)
 			plan.cols = append(plan.cols, table.Column{Name: name, Type: n.typ()})
-			names = append(names, name)
 		default:
 			return unsupportedExpr(p.textOf(it))
 		}

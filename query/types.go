@@ -264,13 +264,6 @@ func adjustDecimal(p, s int) (int, int) {
 	return table.MaxDecimalPrecision, s
 }
 
-func withNull(t *table.DataType, notNull bool) *table.DataType {
-	if t.NotNull == notNull {
-		return t
-	}
-	return t.WithNotNull(notNull)
-}
-
 // arithType is the type of l op r, derived as Flink derives it:
 //
 //	integer op integer   the wider integer (INT + BIGINT = BIGINT; INT / INT = INT)

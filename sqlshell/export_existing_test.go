@@ -15,8 +15,8 @@ import (
 )
 
 // tryExport runs SELECT id FROM t over batches into o and returns Export's
-// result and error, and the records' verdicts.
-func tryExport(t *testing.T, batches [][]int64, o ExportOptions) (ExportResult, error, map[int64]string) {
+// result, the records' verdicts, and Export's error.
+func tryExport(t *testing.T, batches [][]int64, o ExportOptions) (ExportResult, map[int64]string, error) {
 	t.Helper()
 	sh, src, _ := newMemShell(t, batches, nil)
 	rows, err := sh.eng.Query(t.Context(), "SELECT id FROM t")
@@ -28,7 +28,7 @@ func tryExport(t *testing.T, batches [][]int64, o ExportOptions) (ExportResult, 
 	for id, d := range src.verdict() {
 		v[id] = fmt.Sprint(d)
 	}
-	return res, err, v
+	return res, v, err
 }
 
 func readFile(t *testing.T, path string) string {
@@ -50,7 +50,7 @@ func TestExportRefusesExistingFile(t *testing.T) {
 			if err := os.WriteFile(path, []byte("20,000 rows\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err, v := tryExport(t, [][]int64{{1}}, ExportOptions{Path: path, Format: format})
+			_, v, err := tryExport(t, [][]int64{{1}}, ExportOptions{Path: path, Format: format})
 			if !errors.Is(err, ErrFileExists) {
 				t.Fatalf("error %v, want ErrFileExists", err)
 			}
@@ -72,7 +72,7 @@ func TestExportOverwrite(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old,file\nwith,more\nrows,than\nthe,new\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err, _ := tryExport(t, [][]int64{{1}}, ExportOptions{Path: path, Existing: OverwriteExisting}); err != nil {
+	if _, _, err := tryExport(t, [][]int64{{1}}, ExportOptions{Path: path, Existing: OverwriteExisting}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, path); got != "id\n1\n" {
@@ -84,7 +84,7 @@ func TestExportAppendCSV(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.csv")
 	exportRows(t, [][]int64{{1, 2}}, ExportOptions{Path: path})
-	res, err, _ := tryExport(t, [][]int64{{3}, {4}}, ExportOptions{Path: path, Existing: AppendExisting})
+	res, _, err := tryExport(t, [][]int64{{3}, {4}}, ExportOptions{Path: path, Existing: AppendExisting})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestExportAppendCSV(t *testing.T) {
 
 	// --append to a file that is not there, or empty, starts it.
 	fresh := filepath.Join(dir, "fresh.csv")
-	if _, err, _ := tryExport(t, [][]int64{{5}}, ExportOptions{Path: fresh, Existing: AppendExisting}); err != nil {
+	if _, _, err := tryExport(t, [][]int64{{5}}, ExportOptions{Path: fresh, Existing: AppendExisting}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, fresh); got != "id\n5\n" {
@@ -114,7 +114,7 @@ func TestExportAppendCSV(t *testing.T) {
 		if err := os.WriteFile(p, []byte(c.content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err, v := tryExport(t, [][]int64{{9}}, ExportOptions{Path: p, Existing: AppendExisting})
+		_, v, err := tryExport(t, [][]int64{{9}}, ExportOptions{Path: p, Existing: AppendExisting})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
@@ -158,7 +158,7 @@ func TestExportAppendArrow(t *testing.T) {
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.arrows")
 	exportRows(t, [][]int64{{1, 2}}, ExportOptions{Path: whole, Format: FormatArrow})
-	res, err, _ := tryExport(t, [][]int64{{3}, {4}}, ExportOptions{Path: whole, Format: FormatArrow, Existing: AppendExisting})
+	res, _, err := tryExport(t, [][]int64{{3}, {4}}, ExportOptions{Path: whole, Format: FormatArrow, Existing: AppendExisting})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestExportAppendArrow(t *testing.T) {
 
 	torn := filepath.Join(dir, "torn.arrows")
 	writeTornStream(t, torn, []int64{7, 8})
-	if _, err, _ := tryExport(t, [][]int64{{9}}, ExportOptions{Path: torn, Format: FormatArrow, Existing: AppendExisting}); err != nil {
+	if _, _, err := tryExport(t, [][]int64{{9}}, ExportOptions{Path: torn, Format: FormatArrow, Existing: AppendExisting}); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(readArrowIDs(t, torn)); got != "[7 8 9]" {
@@ -183,7 +183,7 @@ func TestExportAppendArrow(t *testing.T) {
 	if err := os.WriteFile(csv, []byte("id\n1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err, _ = tryExport(t, [][]int64{{9}}, ExportOptions{Path: csv, Format: FormatArrow, Existing: AppendExisting})
+	_, _, err = tryExport(t, [][]int64{{9}}, ExportOptions{Path: csv, Format: FormatArrow, Existing: AppendExisting})
 	if err == nil || !strings.Contains(err.Error(), "not an Arrow IPC stream") {
 		t.Errorf("error %v", err)
 	}
@@ -195,7 +195,7 @@ func TestExportAppendArrow(t *testing.T) {
 func TestExportAppendParquet(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.parquet")
 	exportRows(t, [][]int64{{1, 2}}, ExportOptions{Path: path, Format: FormatParquet})
-	res, err, _ := tryExport(t, [][]int64{{3}}, ExportOptions{Path: path, Format: FormatParquet, Existing: AppendExisting})
+	res, _, err := tryExport(t, [][]int64{{3}}, ExportOptions{Path: path, Format: FormatParquet, Existing: AppendExisting})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package table
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -975,15 +974,3 @@ func (p *parser) integer() (int, *SyntaxError) {
 
 // cut shortens s to at most n bytes for messages (options.CutTo).
 func cut(s string, n int) string { return options.CutTo(s, n) }
-
-// sortedFold sorts names ignoring case, for stable listings.
-func sortedFold(names []string) []string {
-	sort.Slice(names, func(i, j int) bool {
-		a, b := strings.ToLower(names[i]), strings.ToLower(names[j])
-		if a != b {
-			return a < b
-		}
-		return names[i] < names[j]
-	})
-	return names
-}

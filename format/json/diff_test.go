@@ -134,7 +134,7 @@ func genRow(rng *rand.Rand, odd bool) (flink, arrowForm []byte) {
 	add("b", wrong(strconv.FormatBool(rng.IntN(2) == 0)))
 	add("i8", wrong(strconv.Itoa(rng.IntN(256)-128)))
 	add("i16", wrong(strconv.Itoa(rng.IntN(65536)-32768)))
-	add("i32", wrong(strconv.FormatInt(int64(rng.Int32())-int64(rng.Int32()), 10)))
+	add("i32", wrong(strconv.FormatInt(rng.Int64N(1<<32)-1<<31, 10)))
 	add("i64", wrong(strconv.FormatInt(int64(rng.Uint64()), 10)))
 	add("f32", wrong(strconv.FormatFloat(float64(float32(rng.NormFloat64()*1e3)), 'g', -1, 32)))
 	add("f64", wrong(genDouble(rng)))
