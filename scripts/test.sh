@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh runs every kshare test: go vet and gofmt, then go test -race against a real
+# test.sh runs every kshare test: go vet, staticcheck and gofmt, then go test -race against a real
 # Apache Kafka broker that it fetches (once, into .cache/kafka/), starts and
 # always stops again. Tests that have no real broker fall back to kfake;
 # here they all get the real one through KSHARE_KAFKA_BOOTSTRAP and the
@@ -78,6 +78,10 @@ fi
 # vet's verdict is kept and the tests still run, so one run shows both.
 vet=0
 step go vet ./... || vet=$?
+# staticcheck (pinned by the tool line in go.mod) finds what vet does not:
+# dead code, results never used, deprecated calls. Its verdict counts
+# with vet's.
+step go tool staticcheck ./... || vet=$?
 # gofmt's verdict counts with vet's: unformatted code fails the run.
 unformatted=$(gofmt -l . | grep -v '^\.cache/' || true)
 if [[ -n $unformatted ]]; then
@@ -100,7 +104,7 @@ if (($# == 0)); then
 		go test -race -count=1 -timeout 20m . ./connector/ ./cmd/... ./internal/... || fake=$?
 fi
 
-say "go vet exit $vet, go test exit $tests (real broker), $fake (kfake), $((SECONDS - start)) s in all"
+say "vet, staticcheck and gofmt exit $vet, go test exit $tests (real broker), $fake (kfake), $((SECONDS - start)) s in all"
 if ((tests == 0)); then
 	tests=$fake
 fi
