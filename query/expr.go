@@ -21,6 +21,9 @@ import (
 // A node is a planned expression. It evaluates on a whole batch at once and
 // returns one value per row of the batch; its array's Arrow type is always
 // typ().ArrowType(), so that nodes compose without checking each other.
+//
+// A node type embeds exprBase for its type and text and states only what is
+// its own: its operands and how it evaluates.
 type node interface {
 	typ() *table.DataType
 	// eval returns an array of b.NumRows() values, which the caller
@@ -28,8 +31,33 @@ type node interface {
 	eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error)
 	// text is the expression as written, for messages.
 	text() string
-	// constant reports whether the node reads no column.
-	constant() bool
+	// operands are the nodes this one evaluates, so that code walking the
+	// tree (constant folding, and what reads which column) needs no case
+	// per node type.
+	operands() []node
+}
+
+// exprBase is what every node has: its result type and its text.
+type exprBase struct {
+	t   *table.DataType
+	src string // as written
+}
+
+func (e *exprBase) typ() *table.DataType { return e.t }
+func (e *exprBase) text() string         { return e.src }
+
+// isConstant reports whether n reads no column: only a column reference
+// reads one, so a node is constant when all its operands are.
+func isConstant(n node) bool {
+	if _, ok := n.(*colRef); ok {
+		return false
+	}
+	for _, o := range n.operands() {
+		if !isConstant(o) {
+			return false
+		}
+	}
+	return true
 }
 
 // evalCtx carries what every kernel needs: the allocator, and a context for
@@ -103,30 +131,29 @@ func releaseAll(as []arrow.Array) {
 	}
 }
 
-// evalBoth evaluates two operands; on error nothing is left to release.
-func evalBoth(ec *evalCtx, b arrow.RecordBatch, l, r node) (arrow.Array, arrow.Array, error) {
-	la, err := l.eval(ec, b)
-	if err != nil {
-		return nil, nil, err
+// evalArgs evaluates operands in order; the caller releases the arrays
+// (releaseAll). On error nothing is left to release.
+func evalArgs(ec *evalCtx, b arrow.RecordBatch, ns ...node) ([]arrow.Array, error) {
+	as := make([]arrow.Array, len(ns))
+	for k, n := range ns {
+		a, err := n.eval(ec, b)
+		if err != nil {
+			releaseAll(as)
+			return nil, err
+		}
+		as[k] = a
 	}
-	ra, err := r.eval(ec, b)
-	if err != nil {
-		la.Release()
-		return nil, nil, err
-	}
-	return la, ra, nil
+	return as, nil
 }
 
-// colRef reads a column of the table.
+// colRef reads a column of the table; its text is the name as written.
 type colRef struct {
-	idx  int
-	col  table.Column
-	name string // as written
+	exprBase
+	idx int
+	col table.Column
 }
 
-func (c *colRef) typ() *table.DataType { return c.col.Type }
-func (c *colRef) text() string         { return c.name }
-func (c *colRef) constant() bool       { return false }
+func (c *colRef) operands() []node { return nil }
 func (c *colRef) eval(_ *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	a := b.Column(c.idx)
 	a.Retain()
@@ -135,37 +162,34 @@ func (c *colRef) eval(_ *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // literal is a constant, held as a scalar and spread over the batch.
 type literal struct {
-	t   *table.DataType
+	exprBase
 	val scalar.Scalar
-	src string
 }
 
-func (l *literal) typ() *table.DataType { return l.t }
-func (l *literal) text() string         { return l.src }
-func (l *literal) constant() bool       { return true }
+func newLiteral(t *table.DataType, val scalar.Scalar, src string) *literal {
+	return &literal{exprBase: exprBase{t: t, src: src}, val: val}
+}
+
+func (l *literal) operands() []node { return nil }
 func (l *literal) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	return scalar.MakeArrayFromScalar(l.val, int(b.NumRows()), ec.mem)
 }
 
 // arith is + - * / % on numbers.
 type arith struct {
+	exprBase
 	op   string
 	l, r node
-	t    *table.DataType
-	src  string
 }
 
-func (n *arith) typ() *table.DataType { return n.t }
-func (n *arith) text() string         { return n.src }
-func (n *arith) constant() bool       { return n.l.constant() && n.r.constant() }
-
+func (n *arith) operands() []node { return []node{n.l, n.r} }
 func (n *arith) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	la, ra, err := evalBoth(ec, b, n.l, n.r)
+	as, err := evalArgs(ec, b, n.l, n.r)
 	if err != nil {
 		return nil, err
 	}
-	defer la.Release()
-	defer ra.Release()
+	defer releaseAll(as)
+	la, ra := as[0], as[1]
 	switch {
 	case n.t.Kind == table.Decimal:
 		return decimalArith(ec.mem, n, la, ra)
@@ -303,15 +327,13 @@ func decimalArith(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Arr
 	return b.NewArray(), nil
 }
 
-// neg is unary minus.
+// neg is unary minus; its type is its operand's.
 type neg struct {
-	e   node
-	src string
+	exprBase
+	e node
 }
 
-func (n *neg) typ() *table.DataType { return n.e.typ() }
-func (n *neg) text() string         { return n.src }
-func (n *neg) constant() bool       { return n.e.constant() }
+func (n *neg) operands() []node { return []node{n.e} }
 func (n *neg) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	a, err := n.e.eval(ec, b)
 	if err != nil {
@@ -340,24 +362,20 @@ func (n *neg) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // compare is = <> < <= > >=.
 type compare struct {
+	exprBase
 	op   string
 	l, r node
 	ct   *table.DataType // the type both sides are compared as
-	src  string
-	t    *table.DataType
 }
 
-func (n *compare) typ() *table.DataType { return n.t }
-func (n *compare) text() string         { return n.src }
-func (n *compare) constant() bool       { return n.l.constant() && n.r.constant() }
+func (n *compare) operands() []node { return []node{n.l, n.r} }
 func (n *compare) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	la, ra, err := evalBoth(ec, b, n.l, n.r)
+	as, err := evalArgs(ec, b, n.l, n.r)
 	if err != nil {
 		return nil, err
 	}
-	defer la.Release()
-	defer ra.Release()
-	return compareArrays(ec, n.op, la, n.l.typ(), ra, n.r.typ(), n.ct)
+	defer releaseAll(as)
+	return compareArrays(ec, n.op, as[0], n.l.typ(), as[1], n.r.typ(), n.ct)
 }
 
 var compareFuncs = map[string]string{
@@ -420,15 +438,12 @@ func decimalCompare(mem memory.Allocator, op string, la arrow.Array, lt *table.D
 // side is evaluated only on the rows the left side does not decide, so that
 // `qty <> 0 AND price / qty > 2` never divides by zero, as in Flink.
 type logic struct {
+	exprBase
 	or   bool
 	l, r node
-	src  string
-	t    *table.DataType
 }
 
-func (n *logic) typ() *table.DataType { return n.t }
-func (n *logic) text() string         { return n.src }
-func (n *logic) constant() bool       { return n.l.constant() && n.r.constant() }
+func (n *logic) operands() []node { return []node{n.l, n.r} }
 func (n *logic) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	la, err := n.l.eval(ec, b)
 	if err != nil {
@@ -497,14 +512,11 @@ func (n *logic) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // not is NOT, which keeps NULL.
 type not struct {
-	e   node
-	src string
-	t   *table.DataType
+	exprBase
+	e node
 }
 
-func (n *not) typ() *table.DataType { return n.t }
-func (n *not) text() string         { return n.src }
-func (n *not) constant() bool       { return n.e.constant() }
+func (n *not) operands() []node { return []node{n.e} }
 func (n *not) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	a, err := n.e.eval(ec, b)
 	if err != nil {
@@ -516,15 +528,13 @@ func (n *not) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // isTest is IS [NOT] NULL and IS [NOT] TRUE/FALSE, which are never NULL.
 type isTest struct {
+	exprBase
 	what string // "null", "true", "false"
 	neg  bool
 	e    node
-	src  string
 }
 
-func (n *isTest) typ() *table.DataType { return &table.DataType{Kind: table.Boolean, NotNull: true} }
-func (n *isTest) text() string         { return n.src }
-func (n *isTest) constant() bool       { return n.e.constant() }
+func (n *isTest) operands() []node { return []node{n.e} }
 func (n *isTest) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	a, err := n.e.eval(ec, b)
 	if err != nil {
@@ -553,24 +563,14 @@ func (n *isTest) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 // answer for NULLs on either side (NULL when nothing matched and a NULL was
 // involved).
 type inList struct {
+	exprBase
 	x     node
 	items []node
 	cts   []*table.DataType
 	neg   bool
-	src   string
-	t     *table.DataType
 }
 
-func (n *inList) typ() *table.DataType { return n.t }
-func (n *inList) text() string         { return n.src }
-func (n *inList) constant() bool {
-	for _, it := range n.items {
-		if !it.constant() {
-			return false
-		}
-	}
-	return n.x.constant()
-}
+func (n *inList) operands() []node { return append([]node{n.x}, n.items...) }
 func (n *inList) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	xa, err := n.x.eval(ec, b)
 	if err != nil {
@@ -614,28 +614,20 @@ func (n *inList) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // between is x [NOT] BETWEEN lo AND hi: lo <= x AND x <= hi.
 type between struct {
+	exprBase
 	x, lo, hi  node
 	ctLo, ctHi *table.DataType
 	neg        bool
-	src        string
-	t          *table.DataType
 }
 
-func (n *between) typ() *table.DataType { return n.t }
-func (n *between) text() string         { return n.src }
-func (n *between) constant() bool       { return n.x.constant() && n.lo.constant() && n.hi.constant() }
+func (n *between) operands() []node { return []node{n.x, n.lo, n.hi} }
 func (n *between) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	xa, err := n.x.eval(ec, b)
+	as, err := evalArgs(ec, b, n.x, n.lo, n.hi)
 	if err != nil {
 		return nil, err
 	}
-	defer xa.Release()
-	la, ha, err := evalBoth(ec, b, n.lo, n.hi)
-	if err != nil {
-		return nil, err
-	}
-	defer la.Release()
-	defer ha.Release()
+	defer releaseAll(as)
+	xa, la, ha := as[0], as[1], as[2]
 	ge, err := compareArrays(ec, ">=", xa, n.x.typ(), la, n.lo.typ(), n.ctLo)
 	if err != nil {
 		return nil, err
@@ -656,16 +648,13 @@ func (n *between) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // like is x [NOT] LIKE 'pattern' [ESCAPE 'c'].
 type like struct {
+	exprBase
 	x     node
 	match func(string) bool // nil: the pattern is NULL
 	neg   bool
-	src   string
-	t     *table.DataType
 }
 
-func (n *like) typ() *table.DataType { return n.t }
-func (n *like) text() string         { return n.src }
-func (n *like) constant() bool       { return n.x.constant() }
+func (n *like) operands() []node { return []node{n.x} }
 func (n *like) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	a, err := n.x.eval(ec, b)
 	if err != nil {
@@ -746,17 +735,14 @@ func likeMatcher(pattern string, esc rune) (func(string) bool, error) {
 // cast is CAST and TRY_CAST (and typed literals, and the coercion of a
 // string literal compared with another type).
 type cast struct {
+	exprBase
 	e   node
-	t   *table.DataType
 	try bool
-	src string
 	// hint: the user wrote CAST, so a failure mentions TRY_CAST.
 	hint bool
 }
 
-func (n *cast) typ() *table.DataType { return n.t }
-func (n *cast) text() string         { return n.src }
-func (n *cast) constant() bool       { return n.e.constant() }
+func (n *cast) operands() []node { return []node{n.e} }
 func (n *cast) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	a, err := n.e.eval(ec, b)
 	if err != nil {

@@ -237,7 +237,7 @@ type planner struct {
 }
 
 func (p *planner) ref(k int, c table.Column, name string) *colRef {
-	r := &colRef{idx: k, col: c, name: name}
+	r := &colRef{exprBase: exprBase{t: c.Type, src: name}, idx: k, col: c}
 	p.refs = append(p.refs, r)
 	return r
 }
@@ -550,11 +550,9 @@ func (p *planner) castSpec(f *sqlparser.FuncExpr) (castSpec, bool) {
 
 // untyped is a NULL literal whose type comes from where it is used (a + NULL
 // is NULL of a's type).
-type untyped struct{ src string }
+type untyped struct{ exprBase }
 
-func (u *untyped) typ() *table.DataType { return nil }
-func (u *untyped) text() string         { return u.src }
-func (u *untyped) constant() bool       { return true }
+func (u *untyped) operands() []node { return nil }
 func (u *untyped) eval(*evalCtx, arrow.RecordBatch) (arrow.Array, error) {
 	return nil, fmt.Errorf("query: untyped NULL evaluated")
 }
@@ -565,7 +563,7 @@ func typedNull(n node, t *table.DataType) node {
 		return n
 	}
 	t = t.WithNotNull(false)
-	return &literal{t: t, val: scalar.MakeNullScalar(t.ArrowType()), src: n.text()}
+	return newLiteral(t, scalar.MakeNullScalar(t.ArrowType()), n.text())
 }
 
 func boolType(notNull bool) *table.DataType {
@@ -593,7 +591,7 @@ func (p *planner) expr(e sqlparser.Expr) (node, error) {
 	case *literal, *untyped:
 		return n, nil
 	}
-	if !n.constant() {
+	if !isConstant(n) {
 		return n, nil
 	}
 	return fold(n)
@@ -616,7 +614,7 @@ func fold(n node) (node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query: folding %s: %w", n.text(), err)
 	}
-	return &literal{t: n.typ(), val: sc, src: n.text()}, nil
+	return newLiteral(n.typ(), sc, n.text()), nil
 }
 
 func (p *planner) expr1(e sqlparser.Expr) (node, error) {
@@ -629,9 +627,9 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 	case *sqlparser.SQLVal:
 		return p.value(e, src)
 	case *sqlparser.NullVal:
-		return &untyped{src: "NULL"}, nil
+		return &untyped{exprBase{src: "NULL"}}, nil
 	case sqlparser.BoolVal:
-		return &literal{t: boolType(true), val: scalar.NewBooleanScalar(bool(e)), src: src}, nil
+		return newLiteral(boolType(true), scalar.NewBooleanScalar(bool(e)), src), nil
 	case *sqlparser.AndExpr:
 		return p.logic(false, e.Left, e.Right, src)
 	case *sqlparser.OrExpr:
@@ -641,7 +639,7 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &not{e: x, src: src, t: boolType(notNull(x))}, nil
+		return &not{exprBase: exprBase{t: boolType(notNull(x)), src: src}, e: x}, nil
 	case *sqlparser.ComparisonExpr:
 		return p.comparison(e, src)
 	case *sqlparser.RangeCond:
@@ -660,7 +658,7 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 				return nil, errorf(ErrType, "IS %s needs a BOOLEAN operand, got %s (%s)", strings.ToUpper(op), tn(x.typ()), x.text())
 			}
 		}
-		return &isTest{what: what, neg: neg, e: x, src: src}, nil
+		return &isTest{exprBase: exprBase{t: boolType(true), src: src}, what: what, neg: neg, e: x}, nil
 	case *sqlparser.BinaryExpr:
 		switch e.Operator {
 		case "+", "-", "*", "/", "%":
@@ -685,7 +683,7 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 			if e.Operator == "+" {
 				return x, nil
 			}
-			return &neg{e: x, src: src}, nil
+			return &neg{exprBase: exprBase{t: x.typ(), src: src}, e: x}, nil
 		}
 		return nil, unsupportedExpr("operator " + strings.TrimSpace(e.Operator))
 	case *sqlparser.FuncExpr:
@@ -713,13 +711,13 @@ func (p *planner) value(v *sqlparser.SQLVal, src string) (node, error) {
 	switch v.Type {
 	case sqlparser.StrVal:
 		t := &table.DataType{Kind: table.Char, Length: utf8.RuneCountInString(s), NotNull: true}
-		return &literal{t: t, val: scalar.NewStringScalar(s), src: src}, nil
+		return newLiteral(t, scalar.NewStringScalar(s), src), nil
 	case sqlparser.IntVal:
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			if n >= math.MinInt32 && n <= math.MaxInt32 {
-				return &literal{t: &table.DataType{Kind: table.Int, NotNull: true}, val: scalar.NewInt32Scalar(int32(n)), src: src}, nil
+				return newLiteral(&table.DataType{Kind: table.Int, NotNull: true}, scalar.NewInt32Scalar(int32(n)), src), nil
 			}
-			return &literal{t: &table.DataType{Kind: table.BigInt, NotNull: true}, val: scalar.NewInt64Scalar(n), src: src}, nil
+			return newLiteral(&table.DataType{Kind: table.BigInt, NotNull: true}, scalar.NewInt64Scalar(n), src), nil
 		}
 		return decimalLiteral(s, src)
 	case sqlparser.FloatVal:
@@ -728,7 +726,7 @@ func (p *planner) value(v *sqlparser.SQLVal, src string) (node, error) {
 			if err != nil {
 				return nil, errorf(ErrSyntax, "bad number %s", s)
 			}
-			return &literal{t: &table.DataType{Kind: table.Double, NotNull: true}, val: scalar.NewFloat64Scalar(f), src: src}, nil
+			return newLiteral(&table.DataType{Kind: table.Double, NotNull: true}, scalar.NewFloat64Scalar(f), src), nil
 		}
 		return decimalLiteral(s, src)
 	case sqlparser.HexVal:
@@ -739,9 +737,9 @@ func (p *planner) value(v *sqlparser.SQLVal, src string) (node, error) {
 		t := &table.DataType{Kind: table.Binary, Length: max(len(b), 1), NotNull: true}
 		if len(b) == 0 {
 			t = &table.DataType{Kind: table.Varbinary, Length: table.MaxLength, NotNull: true}
-			return &literal{t: t, val: scalar.NewBinaryScalar(memory.NewBufferBytes(b), arrow.BinaryTypes.Binary), src: src}, nil
+			return newLiteral(t, scalar.NewBinaryScalar(memory.NewBufferBytes(b), arrow.BinaryTypes.Binary), src), nil
 		}
-		return &literal{t: t, val: scalar.NewFixedSizeBinaryScalar(memory.NewBufferBytes(b), t.ArrowType()), src: src}, nil
+		return newLiteral(t, scalar.NewFixedSizeBinaryScalar(memory.NewBufferBytes(b), t.ArrowType()), src), nil
 	case sqlparser.ValArg:
 		return nil, unsupportedExpr("a parameter (?)")
 	}
@@ -764,7 +762,7 @@ func decimalLiteral(s, src string) (node, error) {
 		return nil, errorf(ErrType, "number %s has more than %d digits", s, table.MaxDecimalPrecision)
 	}
 	t := &table.DataType{Kind: table.Decimal, Precision: prec, Scale: scale, NotNull: true}
-	return &literal{t: t, val: scalar.NewDecimal128Scalar(decimal128.FromBigInt(v), t.ArrowType()), src: src}, nil
+	return newLiteral(t, scalar.NewDecimal128Scalar(decimal128.FromBigInt(v), t.ArrowType()), src), nil
 }
 
 func (p *planner) boolOperand(e sqlparser.Expr, op string) (node, error) {
@@ -796,7 +794,7 @@ func (p *planner) logic(or bool, le, re sqlparser.Expr, src string) (node, error
 	if err != nil {
 		return nil, err
 	}
-	return &logic{or: or, l: l, r: r, src: src, t: boolType(notNull(l, r))}, nil
+	return &logic{exprBase: exprBase{t: boolType(notNull(l, r)), src: src}, or: or, l: l, r: r}, nil
 }
 
 func (p *planner) arith(op string, le, re sqlparser.Expr, src string) (node, error) {
@@ -820,7 +818,7 @@ func (p *planner) arith(op string, le, re sqlparser.Expr, src string) (node, err
 	if err != nil {
 		return nil, &Error{Kind: ErrType, Msg: err.Error() + " (" + src + ")"}
 	}
-	return &arith{op: op, l: l, r: r, t: t, src: src}, nil
+	return &arith{exprBase: exprBase{t: t, src: src}, op: op, l: l, r: r}, nil
 }
 
 // operands plans both sides of a comparison and finds the type they are
@@ -872,7 +870,7 @@ func coerceLiteral(n node, to *table.DataType) (node, error) {
 	if !castable(lit.t, t) {
 		return n, nil
 	}
-	return fold(&cast{e: lit, t: t, src: lit.src})
+	return fold(&cast{exprBase: exprBase{t: t, src: lit.src}, e: lit})
 }
 
 func (p *planner) comparison(e *sqlparser.ComparisonExpr, src string) (node, error) {
@@ -903,7 +901,7 @@ func (p *planner) comparison(e *sqlparser.ComparisonExpr, src string) (node, err
 	if op == "!=" {
 		op = "<>"
 	}
-	return &compare{op: op, l: l, r: r, ct: ct, src: src, t: boolType(notNull(l, r))}, nil
+	return &compare{exprBase: exprBase{t: boolType(notNull(l, r)), src: src}, op: op, l: l, r: r, ct: ct}, nil
 }
 
 func (p *planner) in(e *sqlparser.ComparisonExpr, src string) (node, error) {
@@ -915,7 +913,7 @@ func (p *planner) in(e *sqlparser.ComparisonExpr, src string) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &inList{neg: e.Operator == "not in", src: src}
+	n := &inList{exprBase: exprBase{src: src}, neg: e.Operator == "not in"}
 	nn := true
 	for _, it := range tuple {
 		item, err := p.expr(it)
@@ -957,8 +955,8 @@ func (p *planner) between(e *sqlparser.RangeCond, src string) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &between{x: x2, lo: lo, hi: hi, ctLo: ctLo, ctHi: ctHi, neg: e.Operator == sqlparser.NotBetweenStr,
-		src: src, t: boolType(notNull(x2, lo, hi))}, nil
+	return &between{exprBase: exprBase{t: boolType(notNull(x2, lo, hi)), src: src},
+		x: x2, lo: lo, hi: hi, ctLo: ctLo, ctHi: ctHi, neg: e.Operator == sqlparser.NotBetweenStr}, nil
 }
 
 func (p *planner) like(e *sqlparser.ComparisonExpr, src string) (node, error) {
@@ -974,7 +972,7 @@ func (p *planner) like(e *sqlparser.ComparisonExpr, src string) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &like{x: x, neg: e.Operator == "not like", src: src}
+	n := &like{exprBase: exprBase{src: src}, x: x, neg: e.Operator == "not like"}
 	lit, ok := pat.(*literal)
 	if _, isNull := pat.(*untyped); isNull {
 		n.t = boolType(false)
@@ -1035,7 +1033,7 @@ func (p *planner) function(f *sqlparser.FuncExpr, src string) (node, error) {
 			return nil, errorf(ErrType, "cannot cast %s to %s (%s)", tn(x.typ()), tn(to), src)
 		}
 		to = to.WithNotNull(x.typ().NotNull && !spec.try)
-		return &cast{e: x, t: to, try: spec.try, src: src, hint: !spec.lit && !spec.try}, nil
+		return &cast{exprBase: exprBase{t: to, src: src}, e: x, try: spec.try, hint: !spec.lit && !spec.try}, nil
 	}
 	lower := strings.ToLower(name)
 	switch {
