@@ -154,18 +154,6 @@ func widens(from, to *table.DataType) bool {
 	return from.Kind == table.Float && to.Kind == table.Double
 }
 
-func intRange(k table.Kind) (lo, hi int64) {
-	switch k {
-	case table.TinyInt:
-		return math.MinInt8, math.MaxInt8
-	case table.SmallInt:
-		return math.MinInt16, math.MaxInt16
-	case table.Int:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.MinInt64, math.MaxInt64
-}
-
 func intAppender(b array.Builder) func(int64) {
 	switch b := b.(type) {
 	case *array.Int8Builder:
@@ -204,7 +192,7 @@ func pow10(n int) *big.Int {
 // and Java do; a value out of the target's range is an error where Flink
 // would wrap around.
 func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
-	lo, hi := intRange(to.Kind)
+	lo, hi := table.IntRange(to.Kind)
 	app := intAppender(b)
 	var get func(int) (int64, string)
 	switch {

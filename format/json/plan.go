@@ -103,7 +103,7 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 		n.fast = fastString
 	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
 		n.fast = fastInt
-		n.min, n.max = intRange(t.Kind)
+		n.min, n.max = table.IntRange(t.Kind)
 	case table.Boolean, table.Float, table.Double:
 	case table.Varbinary:
 		n.expect += " as base64"

@@ -243,19 +243,6 @@ func parseIntToken(data []byte, i int) (int64, int, numStatus, *perr) {
 
 func (n *node) intFits(v int64) bool { return v >= n.min && v <= n.max }
 
-// intRange is the range of an integer kind.
-func intRange(k table.Kind) (int64, int64) {
-	switch k {
-	case table.TinyInt:
-		return math.MinInt8, math.MaxInt8
-	case table.SmallInt:
-		return math.MinInt16, math.MaxInt16
-	case table.Int:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.MinInt64, math.MaxInt64
-}
-
 // parseFloat reads a number's text without copying it into a string.
 func (n *node) parseFloat(s []byte) (float64, bool) {
 	bitSize := 64
