@@ -113,7 +113,9 @@ func castArray(ec *evalCtx, a arrow.Array, from, to *table.DataType, try bool) (
 		return castError(quoted(i), to, why)
 	}
 	var err error
-	switch {
+	switch k, ok := numCasts[castKey{from.ArrowType().ID(), to.ArrowType().ID()}]; {
+	case ok:
+		err = k(a, b, to, fail)
 	case isInt(to):
 		err = castToInt(b, a, from, to, fail)
 	case isApprox(to):
@@ -154,6 +156,119 @@ func widens(from, to *table.DataType) bool {
 	return from.Kind == table.Float && to.Kind == table.Double
 }
 
+// castEach is the loop of every cast that goes value by value: a NULL stays
+// NULL; get reads value i as the target's Go value, or says why it does not
+// fit, and then fail decides (an error, or a NULL for TRY_CAST); put appends.
+func castEach[T any](a arrow.Array, b array.Builder, get func(int) (T, string), put func(T), fail func(int, string) error) error {
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v, why := get(i)
+		if why != "" {
+			if err := fail(i, why); err != nil {
+				return err
+			}
+			continue
+		}
+		put(v)
+	}
+	return nil
+}
+
+// A castKernel casts array a, whose Arrow type is the key's from, into b,
+// whose type is the key's to (the SQL type to).
+type castKernel func(a arrow.Array, b array.Builder, to *table.DataType, fail func(int, string) error) error
+
+type castKey struct{ from, to arrow.Type }
+
+// numCasts holds a kernel for every pair of numeric Arrow types that kshare's
+// integers and approximate numbers use: one generic function, numCast,
+// instantiated per pair. (Pairs that widen go to arrow's compute instead, see
+// castArray.)
+var numCasts = map[castKey]castKernel{}
+
+// numeric is the Go value type of an integer or approximate SQL type.
+type numeric interface {
+	int8 | int16 | int32 | int64 | float32 | float64
+}
+
+func init() {
+	addNumCasts[int8]()
+	addNumCasts[int16]()
+	addNumCasts[int32]()
+	addNumCasts[int64]()
+	addNumCasts[float32]()
+	addNumCasts[float64]()
+}
+
+func addNumCasts[F numeric]() {
+	add := func(to arrow.DataType, k castKernel) {
+		numCasts[castKey{arrow.GetDataType[F]().ID(), to.ID()}] = k
+	}
+	add(arrow.PrimitiveTypes.Int8, numCast[F, int8])
+	add(arrow.PrimitiveTypes.Int16, numCast[F, int16])
+	add(arrow.PrimitiveTypes.Int32, numCast[F, int32])
+	add(arrow.PrimitiveTypes.Int64, numCast[F, int64])
+	add(arrow.PrimitiveTypes.Float32, numCast[F, float32])
+	add(arrow.PrimitiveTypes.Float64, numCast[F, float64])
+}
+
+func isFloat[T numeric]() bool {
+	var z T
+	switch any(z).(type) {
+	case float32, float64:
+		return true
+	}
+	return false
+}
+
+// numCast casts between numbers. To an integer it truncates toward zero
+// (3.9 -> 3, -3.9 -> -3), as Flink and Java do; a value out of the target's
+// range, or not finite, is an error where Flink would wrap around. To a
+// float it rounds to the nearest.
+func numCast[F, T numeric](a arrow.Array, b array.Builder, to *table.DataType, fail func(int, string) error) error {
+	in := a.(arrow.TypedArray[F])
+	put := b.(interface{ Append(T) }).Append
+	var get func(int) (T, string)
+	switch {
+	case isFloat[T]():
+		get = func(i int) (T, string) { return T(float64(in.Value(i))), "" }
+	case isFloat[F]():
+		lo, hi := table.IntRange(to.Kind)
+		get = func(i int) (T, string) {
+			v, why := truncFloat(float64(in.Value(i)))
+			if why == "" && (v < lo || v > hi) {
+				why = "out of range"
+			}
+			return T(v), why
+		}
+	default:
+		lo, hi := table.IntRange(to.Kind)
+		get = func(i int) (T, string) {
+			v := int64(in.Value(i))
+			if v < lo || v > hi {
+				return 0, "out of range"
+			}
+			return T(v), ""
+		}
+	}
+	return castEach(a, b, get, put, fail)
+}
+
+// truncFloat is v truncated toward zero as an int64, or why it has none.
+func truncFloat(v float64) (int64, string) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, "not a finite number"
+	}
+	v = math.Trunc(v)
+	if v < -9.223372036854775808e18 || v >= 9.223372036854775808e18 {
+		return 0, "out of range"
+	}
+	return int64(v), ""
+}
+
 func intAppender(b array.Builder) func(int64) {
 	switch b := b.(type) {
 	case *array.Int8Builder:
@@ -188,30 +303,12 @@ func pow10(n int) *big.Int {
 	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
 }
 
-// Casts to integers truncate toward zero (3.9 -> 3, -3.9 -> -3), as Flink
-// and Java do; a value out of the target's range is an error where Flink
-// would wrap around.
+// castToInt casts the other kinds to an integer, with numCast's rules: a
+// DECIMAL truncates toward zero, and a value out of the target's range is an
+// error where Flink would wrap around.
 func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
-	lo, hi := table.IntRange(to.Kind)
-	app := intAppender(b)
 	var get func(int) (int64, string)
 	switch {
-	case isInt(from):
-		r := intReader(a)
-		get = func(i int) (int64, string) { return r(i), "" }
-	case isApprox(from):
-		r := floatReader(a)
-		get = func(i int) (int64, string) {
-			v := r(i)
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return 0, "not a finite number"
-			}
-			v = math.Trunc(v)
-			if v < -9.223372036854775808e18 || v >= 9.223372036854775808e18 {
-				return 0, "out of range"
-			}
-			return int64(v), ""
-		}
 	case from.Kind == table.Decimal:
 		d := a.(*array.Decimal128)
 		div := pow10(from.Scale)
@@ -245,35 +342,21 @@ func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail fu
 	default:
 		return errorf(ErrUnsupported, "cannot cast %s to %s", from, to)
 	}
-	for i := 0; i < a.Len(); i++ {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	lo, hi := table.IntRange(to.Kind)
+	inRange := func(i int) (int64, string) {
 		v, why := get(i)
 		if why == "" && (v < lo || v > hi) {
 			why = "out of range"
 		}
-		if why != "" {
-			if err := fail(i, why); err != nil {
-				return err
-			}
-			continue
-		}
-		app(v)
+		return v, why
 	}
-	return nil
+	return castEach(a, b, inRange, intAppender(b), fail)
 }
 
+// castToFloat casts the other kinds to FLOAT or DOUBLE.
 func castToFloat(b array.Builder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
 	var get func(int) (float64, string)
 	switch {
-	case isInt(from):
-		r := intReader(a)
-		get = func(i int) (float64, string) { return float64(r(i)), "" }
-	case isApprox(from):
-		r := floatReader(a)
-		get = func(i int) (float64, string) { return r(i), "" }
 	case from.Kind == table.Decimal:
 		d := a.(*array.Decimal128)
 		scale := int32(from.Scale)
@@ -304,28 +387,14 @@ func castToFloat(b array.Builder, a arrow.Array, from *table.DataType, fail func
 			return v, ""
 		}
 	}
-	var app func(float64)
+	var put func(float64)
 	switch b := b.(type) {
 	case *array.Float32Builder:
-		app = func(v float64) { b.Append(float32(v)) }
+		put = func(v float64) { b.Append(float32(v)) }
 	case *array.Float64Builder:
-		app = b.Append
+		put = b.Append
 	}
-	for i := 0; i < a.Len(); i++ {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
-		v, why := get(i)
-		if why != "" {
-			if err := fail(i, why); err != nil {
-				return err
-			}
-			continue
-		}
-		app(v)
-	}
-	return nil
+	return castEach(a, b, get, put, fail)
 }
 
 // parseDecimal reads a decimal number (an optional sign, digits with an
@@ -439,24 +508,17 @@ func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *table.Da
 			return rescale(v, sc, s), ""
 		}
 	}
-	for i := 0; i < a.Len(); i++ {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	fits := func(i int) (decimal128.Num, string) {
 		v, why := get(i)
 		if why == "" && !fitsDecimal(v, to.Precision) {
 			why = "out of range"
 		}
 		if why != "" {
-			if err := fail(i, why); err != nil {
-				return err
-			}
-			continue
+			return decimal128.Num{}, why
 		}
-		b.Append(decimal128.FromBigInt(v))
+		return decimal128.FromBigInt(v), ""
 	}
-	return nil
+	return castEach(a, b, fits, b.Append, fail)
 }
 
 func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
@@ -486,21 +548,7 @@ func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fa
 			return false, "not a boolean"
 		}
 	}
-	for i := 0; i < a.Len(); i++ {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
-		v, why := get(i)
-		if why != "" {
-			if err := fail(i, why); err != nil {
-				return err
-			}
-			continue
-		}
-		b.Append(v)
-	}
-	return nil
+	return castEach(a, b, get, b.Append, fail)
 }
 
 // castToString renders values as Formatter does (bytes as their UTF-8
@@ -575,24 +623,14 @@ func castToDate(b *array.Date32Builder, a arrow.Array, from *table.DataType, fai
 			return days, ""
 		}
 	}
-	for i := 0; i < a.Len(); i++ {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	inRange := func(i int) (arrow.Date32, string) {
 		v, why := get(i)
 		if why == "" && (v < math.MinInt32 || v > math.MaxInt32) {
 			why = "out of range"
 		}
-		if why != "" {
-			if err := fail(i, why); err != nil {
-				return err
-			}
-			continue
-		}
-		b.Append(arrow.Date32(v))
+		return arrow.Date32(v), why
 	}
-	return nil
+	return castEach(a, b, inRange, b.Append, fail)
 }
 
 // truncNanos cuts nsec to p fractional digits: Flink truncates, not rounds,
@@ -633,30 +671,16 @@ func castToTime(b array.Builder, a arrow.Array, from, to *table.DataType, fail f
 			return v, ""
 		}
 	}
-	var app func(int64)
+	var put func(int64)
 	switch b := b.(type) {
 	case *array.Time32Builder:
 		div := unitNanos(b.Type().(*arrow.Time32Type).Unit)
-		app = func(v int64) { b.Append(arrow.Time32(v / div)) }
+		put = func(v int64) { b.Append(arrow.Time32(truncNanos(v, to.Precision) / div)) }
 	case *array.Time64Builder:
 		div := unitNanos(b.Type().(*arrow.Time64Type).Unit)
-		app = func(v int64) { b.Append(arrow.Time64(v / div)) }
+		put = func(v int64) { b.Append(arrow.Time64(truncNanos(v, to.Precision) / div)) }
 	}
-	for i := 0; i < a.Len(); i++ {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
-		v, why := get(i)
-		if why != "" {
-			if err := fail(i, why); err != nil {
-				return err
-			}
-			continue
-		}
-		app(truncNanos(v, to.Precision))
-	}
-	return nil
+	return castEach(a, b, get, put, fail)
 }
 
 func castToTimestamp(b *array.TimestampBuilder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
@@ -677,29 +701,18 @@ func castToTimestamp(b *array.TimestampBuilder, a arrow.Array, from, to *table.D
 	}
 	unit := unitNanos(b.Type().(*arrow.TimestampType).Unit)
 	per := nanosPerSec / unit
-	for i := 0; i < a.Len(); i++ {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	inRange := func(i int) (arrow.Timestamp, string) {
 		t, why := get(i)
-		var v int64
-		if why == "" {
-			var ok bool
-			v, ok = toUnits(t, per, unit, to.Precision)
-			if !ok {
-				why = "out of range"
-			}
-		}
 		if why != "" {
-			if err := fail(i, why); err != nil {
-				return err
-			}
-			continue
+			return 0, why
 		}
-		b.Append(arrow.Timestamp(v))
+		v, ok := toUnits(t, per, unit, to.Precision)
+		if !ok {
+			return 0, "out of range"
+		}
+		return arrow.Timestamp(v), ""
 	}
-	return nil
+	return castEach(a, b, inRange, b.Append, fail)
 }
 
 // toUnits expresses t in units (per to the second, unit nanoseconds each),
