@@ -21,7 +21,10 @@ import (
 
 // clientConfig is what the Kafka client settings of a table ('bootstrap.servers'
 // and 'properties.*') say, in franz-go's terms. It is built once at CREATE
-// TABLE time with no I/O, so a bad setting is an error there, not at query time.
+// TABLE time with no I/O, so a bad setting is an error there, not at query
+// time. Its values, defaults included, come from the declarations in
+// spec.go, which options.Parse has applied and checked; opts and
+// memberOpts are the one place that turns them into franz-go options.
 type clientConfig struct {
 	seeds       []string
 	clientID    string
@@ -29,84 +32,34 @@ type clientConfig struct {
 	mechanism   string      // "" when no SASL
 	user        string
 	password    string // never printed
-	fetchMaxB   int32  // 'properties.fetch.max.bytes'; 0: sized by each member (see fetchWindow)
+	fetchMaxB   int32  // 'properties.fetch.max.bytes'
 	fetchWait   time.Duration
 	reqTimeout  time.Duration
-	maxPollRecs int32
+	maxPollRecs int32         // 'properties.max.poll.records', its default computed by pollDefault
 	discovery   time.Duration // metadata refresh: new topics and partitions
 	strict      bool          // record_limit acquisition, when modeSet
 	modeSet     bool          // the table set 'properties.share.acquire.mode'
-
 }
-
-// Defaults the connector applies where the user says nothing.
-const (
-	// defaultFetchWait bounds how long the broker holds an empty ShareFetch.
-	// franz-go's 5 s default makes an idle query slow to notice Close and
-	// slow to see the first record; 500 ms is Kafka's own default.
-	defaultFetchWait = 500 * time.Millisecond
-	// defaultMaxPollRecords is franz-go's and Kafka's default, the most
-	// records one member takes at once when the table does not say (see
-	// pollRecords). With no prefetch it is also what one member holds.
-	defaultMaxPollRecords = 500
-	// partitionRecordLocks is the broker's default cap on the records of
-	// one partition locked at once (group.share.partition.max.record.locks).
-	// A member that asks while the cap is reached gets nothing, so members
-	// whose polls together exceed it sit idle.
-	partitionRecordLocks = 2000
-	// defaultFetchMaxBytes is the ShareFetch window (MaxBytes), the Java
-	// share consumer's value. franz-go's own default, 50 MiB, costs the
-	// broker dearly: Kafka 4.3 walks every producer-batch header inside the
-	// window on each share fetch (about 4,000 reads per fetch at 50 MiB
-	// against 86 at 1 MiB) and gave half the records/s (issue 10). Large
-	// records need no larger window: Kafka 4.3 hands out a whole poll
-	// regardless (measured: 500 records of 20 kB, 10 MB, in one ShareFetch
-	// of MaxBytes 1 MiB; a 1.5 MiB record in one too), so the window bounds
-	// the scan, not what one fetch brings (TestFetchWindowLargeRecords).
-	defaultFetchMaxBytes = 1 << 20
-	// defaultRequestTimeout bounds how long a first contact with the
-	// cluster may take before Open reports it unreachable.
-	defaultRequestTimeout = 10 * time.Second
-)
 
 func newClientConfig(v options.Values) (*clientConfig, error) {
 	c := &clientConfig{
-		fetchWait:   defaultFetchWait,
-		reqTimeout:  defaultRequestTimeout,
-		maxPollRecs: defaultMaxPollRecords,
+		clientID:    v.String(OptClientID),
+		fetchMaxB:   v.Int32(OptFetchMaxBytes),
+		fetchWait:   v.Duration(OptFetchMaxWaitMs),
+		reqTimeout:  v.Duration(OptRequestTimeoutMs),
+		maxPollRecs: v.Int32(OptMaxPollRecords),
+		discovery:   v.Duration(OptDiscoveryInterval),
+		modeSet:     v.Has(OptShareAcquireMode),
+		strict:      v.String(OptShareAcquireMode) == AcquireRecordLimit,
 	}
-	// spec.go's declarations and Validate have checked each value and the
-	// rules between them; what is left is what needs more than the text.
-	var errs []error
 	for _, hp := range strings.Split(v.String(OptBootstrapServers), ",") {
 		if hp = strings.TrimSpace(hp); hp != "" {
 			c.seeds = append(c.seeds, hp)
 		}
 	}
-	c.clientID = v.String(OptClientID)
-	if v.Has(OptFetchMaxBytes) {
-		n := v.Int(OptFetchMaxBytes)
-		if n < 1 || n > 1<<31-1 {
-			errs = append(errs, fmt.Errorf("'properties.fetch.max.bytes' must be between 1 and 2147483647, got '%d'", n))
-		}
-		c.fetchMaxB = int32(n)
-	}
-	if v.Has(OptFetchMaxWaitMs) {
-		c.fetchWait = time.Duration(v.Int(OptFetchMaxWaitMs)) * time.Millisecond
-	}
-	if v.Has(OptRequestTimeoutMs) {
-		c.reqTimeout = time.Duration(v.Int(OptRequestTimeoutMs)) * time.Millisecond
-	}
-	c.modeSet = v.Has(OptShareAcquireMode)
-	c.strict = v.String(OptShareAcquireMode) == AcquireRecordLimit
-	if v.Has(OptMaxPollRecords) {
-		n := v.Int(OptMaxPollRecords)
-		if n < 1 || n > 1<<31-1 {
-			errs = append(errs, fmt.Errorf("'properties.max.poll.records' must be between 1 and 2147483647, got '%d'", n))
-		}
-		c.maxPollRecs = int32(n)
-	}
-
+	// spec.go's declarations and Validate have checked each value and the
+	// rules between them; what is left is what needs more than the text.
+	var errs []error
 	proto := v.String(OptSecurityProtocol)
 	useTLS := proto == ProtocolSSL || proto == ProtocolSASLSSL
 	useSASL := proto == ProtocolSASLPlaintext || proto == ProtocolSASLSSL
@@ -274,11 +227,13 @@ func verifyChainOnly(raw [][]byte, roots *x509.CertPool) error {
 	return err
 }
 
-// opts are the franz-go options every client of the table shares.
+// opts are the franz-go options every client of the table shares: the
+// one Open checks the cluster with, and each member's (see memberOpts).
 func (c *clientConfig) opts() []kgo.Opt {
 	o := []kgo.Opt{
 		kgo.SeedBrokers(c.seeds...),
 		kgo.FetchMaxWait(c.fetchWait),
+		kgo.FetchMaxBytes(c.fetchMaxB),
 		kgo.DialTimeout(c.reqTimeout),
 		kgo.RequestTimeoutOverhead(c.reqTimeout),
 		// A cluster that cannot be reached or refuses us must surface as an
@@ -295,16 +250,44 @@ func (c *clientConfig) opts() []kgo.Opt {
 	if c.clientID != "" {
 		o = append(o, kgo.ClientID(c.clientID))
 	}
-	if c.fetchMaxB > 0 {
-		o = append(o, kgo.FetchMaxBytes(c.fetchMaxB))
-	} else {
-		o = append(o, kgo.FetchMaxBytes(defaultFetchMaxBytes))
-	}
 	if c.tls != nil {
 		o = append(o, kgo.DialTLSConfig(c.tls.Clone()))
 	}
 	if m := c.saslMechanism(); m != nil {
 		o = append(o, kgo.SASL(m))
+	}
+	return o
+}
+
+// memberOpts are the franz-go options of member m of stream st: opts, and
+// what makes the client a share-group member.
+func (c *clientConfig) memberOpts(s *source, st *stream, m *member) []kgo.Opt {
+	o := append(c.opts(),
+		kgo.ShareGroup(s.group),
+		kgo.ShareMaxRecords(c.maxPollRecs),
+		// No prefetch: a prefetched batch's locks run while the previous
+		// batch is still being delivered, so a slow reader would get
+		// records whose lock already expired and that went to another
+		// member too. Without it a member holds only what its one fetch
+		// acquired, all of which its poll takes and renews until delivered.
+		kgo.MaxConcurrentFetches(prefetchFetches),
+		kgo.ShareAckCallback(m.onAcks),
+		kgo.WithHooks(st.health),
+		kgo.DisableClientMetrics(),
+	)
+	o = append(o, testClientOpts...)
+	if st.strict {
+		// record_limit: the broker splits producer batches so that one
+		// fetch acquires at most max.poll.records records.
+		o = append(o, kgo.ShareMaxRecordsStrict())
+	}
+	if s.pattern != nil {
+		o = append(o, kgo.ConsumeRegex(), kgo.ConsumeTopics(s.pattern.String()))
+	} else {
+		o = append(o, kgo.ConsumeTopics(s.topics...))
+	}
+	if c.clientID == "" {
+		o = append(o, kgo.ClientID("kshare-"+m.name))
 	}
 	return o
 }

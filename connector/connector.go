@@ -31,13 +31,6 @@ func (kafkaConnector) Name() string                  { return Name }
 func (kafkaConnector) Options() *options.Set         { return Options }
 func (kafkaConnector) Metadata() []table.MetadataKey { return Metadata }
 
-// pollRecords is the default 'properties.max.poll.records' of a stream of
-// parallelism members: 500, less when that many members' polls would
-// exceed the broker's per-partition lock cap on one partition.
-func pollRecords(parallelism int) int32 {
-	return int32(max(1, min(defaultMaxPollRecords, partitionRecordLocks/parallelism)))
-}
-
 // NewSource checks the options that need more than one key to check and
 // prepares the members' configuration. It performs no I/O.
 func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
@@ -46,7 +39,6 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc.discovery = v.Duration(OptDiscoveryInterval)
 	s := &source{
 		name:        b.Def.Name,
 		client:      cc,
@@ -55,23 +47,15 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 		startup:     v.String(OptStartupMode),
 		guarantee:   v.String(OptDeliveryGuarantee),
 		onError:     v.String(OptOnDecodeError),
-		batchSize:   defaultBatchSize,
+		batchSize:   int(v.Int(OptBatchSize)),
 		unavailable: v.Duration(OptBrokerUnavailableTimeout),
 		schema:      &b.Def.Schema,
 		format:      b.Format,
 		bound:       b,
 	}
-	if s.parallelism < 1 {
-		s.parallelism = 1
-	}
-	if v.Has(OptMaxPollRecords) {
-		s.overLocks = s.parallelism*int(cc.maxPollRecs) > partitionRecordLocks
-	} else {
-		cc.maxPollRecs = pollRecords(s.parallelism)
-	}
-	if n := v.Int(OptBatchSize); n > 0 {
-		s.batchSize = int(n)
-	}
+	// A default poll size keeps within the broker's lock cap (pollDefault);
+	// one the table sets may not, and Open warns.
+	s.overLocks = v.Has(OptMaxPollRecords) && s.parallelism*int(cc.maxPollRecs) > partitionRecordLocks
 	if t := v.String(OptTopic); t != "" {
 		for _, name := range strings.Split(t, ";") {
 			if name = strings.TrimSpace(name); name != "" {
@@ -97,11 +81,6 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 			return nil, fmt.Errorf("column '%s': %w", c.Name, err)
 		}
 		s.meta = append(s.meta, metaCol{idx: i, fill: fill})
-	}
-	// The format says now, at CREATE TABLE, whether it can decode these
-	// columns; each member makes its own decoder at Open.
-	if _, err := b.Format.NewDecoder(s.physCols, v); err != nil {
-		return nil, err
 	}
 	return s, nil
 }

@@ -1,6 +1,10 @@
 package connector
 
-import "github.com/twmb/franz-go/pkg/kgo"
+import (
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
 
 // SetPolicy lets this package's tests and benchmarks measure the delivery
 // policy both ways; it returns a func that restores the production policy.
@@ -18,5 +22,12 @@ func SetClientOpts(opts ...kgo.Opt) (restore func()) {
 	return func() { testClientOpts = old }
 }
 
-// DefaultFetchMaxBytes is the window a member starts with.
-const DefaultFetchMaxBytes = defaultFetchMaxBytes
+// DefaultFetchMaxBytes is the window a member starts with, as declared.
+var DefaultFetchMaxBytes = func() int32 {
+	o, _ := Options.Lookup(OptFetchMaxBytes)
+	n, err := strconv.ParseInt(o.Default, 10, 32)
+	if err != nil {
+		panic(err)
+	}
+	return int32(n)
+}()

@@ -282,7 +282,7 @@ func TestOpenFailureFreesBuiltMembers(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
 	group := kafkatest.ShareGroup(t, addr)
-	left := 3 // NewSource's check, then two members
+	left := 2 // two members build theirs, the third fails
 	f := failingFormat{mu: &sync.Mutex{}, left: &left}
 	kvs := []options.KV{
 		{Key: "connector", Value: connector.Name},

@@ -63,34 +63,7 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 		dec = d
 	}
 	m := &member{st: st, id: i, name: fmt.Sprintf("%s-%d", s.group, i), dec: dec, batch: o.BatchSize}
-	opts := append(s.client.opts(),
-		kgo.ShareGroup(s.group),
-		kgo.ShareMaxRecords(s.client.maxPollRecs),
-		// No prefetch: a prefetched batch's locks run while the previous
-		// batch is still being delivered, so a slow reader would get
-		// records whose lock already expired and that went to another
-		// member too. Without it a member holds only what its one fetch
-		// acquired, all of which its poll takes and renews until delivered.
-		kgo.MaxConcurrentFetches(prefetchFetches),
-		kgo.ShareAckCallback(m.onAcks),
-		kgo.WithHooks(st.health),
-		kgo.DisableClientMetrics(),
-	)
-	opts = append(opts, testClientOpts...)
-	if st.strict {
-		// record_limit: the broker splits producer batches so that one
-		// fetch acquires at most max.poll.records records.
-		opts = append(opts, kgo.ShareMaxRecordsStrict())
-	}
-	if s.pattern != nil {
-		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(s.pattern.String()))
-	} else {
-		opts = append(opts, kgo.ConsumeTopics(s.topics...))
-	}
-	if s.client.clientID == "" {
-		opts = append(opts, kgo.ClientID("kshare-"+m.name))
-	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(s.client.memberOpts(s, st, m)...)
 	if err != nil {
 		return nil, fmt.Errorf("table '%s': kafka client: %w", options.Cut(s.name), err)
 	}

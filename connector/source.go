@@ -22,10 +22,6 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// defaultBatchSize bounds the rows of one Arrow batch when neither the table
-// nor the reader says otherwise.
-const defaultBatchSize = 1024
-
 // source is a kafka-sharegroup table's reader factory: its options are
 // parsed and checked; each Open starts new members of the share group.
 type source struct {

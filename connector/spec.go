@@ -9,6 +9,7 @@ package connector
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -76,6 +77,30 @@ const pemAdvice = "Java key stores are not supported; use PEM files: 'properties
 
 const sourceOnly = "the kafka-sharegroup connector only reads; it has no sink"
 
+const (
+	keyAdvice   = "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"
+	startAdvice = "a share group has no per-partition start; 'scan.startup.mode' takes group-offsets, earliest-offset or latest-offset"
+)
+
+const (
+	// defaultMaxPollRecords is franz-go's and Kafka's default, the most
+	// records one member takes at once when the table does not say (see
+	// pollDefault). With no prefetch it is also what one member holds.
+	defaultMaxPollRecords = 500
+	// partitionRecordLocks is the broker's default cap on the records of
+	// one partition locked at once (group.share.partition.max.record.locks).
+	// A member that asks while the cap is reached gets nothing, so members
+	// whose polls together exceed it sit idle.
+	partitionRecordLocks = 2000
+)
+
+// pollDefault is the default 'properties.max.poll.records' of a table of
+// 'source.parallelism' members: 500, less when that many members' polls
+// would exceed the broker's per-partition lock cap on one partition.
+func pollDefault(v options.Values) string {
+	return strconv.Itoa(max(1, min(defaultMaxPollRecords, partitionRecordLocks/int(v.Int(OptParallelism)))))
+}
+
 // Options are the keys of a kafka-sharegroup table's WITH clause, besides
 // 'connector' and 'format', which the table layer reads. Validate holds the
 // rules between keys.
@@ -107,7 +132,7 @@ var Options = &options.Set{
 			Allowed: []string{OnDecodeErrorFail, OnDecodeErrorReject, OnDecodeErrorRelease},
 			Description: "What a record that the format cannot decode does: 'fail' ends the stream with the error (the record is released); " +
 				"'reject' archives it and logs a warning; 'release' hands it back to the group, which delivers it again until the broker's delivery count limit."},
-		{Key: OptBatchSize, Type: options.Int, Default: "1024", Min: 1, HasMin: true,
+		{Key: OptBatchSize, Type: options.Int, Default: "1024", Min: 1, HasMin: true, Unit: options.Rows,
 			Description: "Most rows of one Arrow batch, unless the reader asks for another bound when it opens a stream."},
 		{Key: OptDiscoveryInterval, Type: options.Duration, Default: "30s", BareMillis: true,
 			Description: "How often the members look for new topics matching 'topic-pattern' and new partitions (Flink's option of the same name; its default there is 5 minutes)."},
@@ -141,17 +166,33 @@ var Options = &options.Set{
 			Description: "'https' checks that the broker's certificate names the host connected to; empty turns the check off."},
 		{Key: OptClientID, Type: options.String,
 			Description: "Client id the brokers see in their logs and quotas."},
-		{Key: OptFetchMaxBytes, Type: options.Int, Min: 1, HasMin: true,
-			Description: "The window of each share fetch, in bytes (Kafka's fetch.max.bytes). Default 1048576 (1 MiB, the Java share consumer's value): " +
+		// The default, 1 MiB, is the Java share consumer's. franz-go's own,
+		// 50 MiB, costs the broker dearly: Kafka 4.3 walks every
+		// producer-batch header inside the window on each share fetch
+		// (about 4,000 reads per fetch at 50 MiB against 86 at 1 MiB) and
+		// gave half the records/s (issue 10). Large records need no larger
+		// window: Kafka 4.3 hands out a whole poll regardless (measured: 500
+		// records of 20 kB, 10 MB, in one ShareFetch of MaxBytes 1 MiB; a
+		// 1.5 MiB record in one too), so the window bounds the scan, not
+		// what one fetch brings (TestFetchWindowLargeRecords).
+		{Key: OptFetchMaxBytes, Type: options.Int, Default: "1048576", Min: 1, HasMin: true, Max: math.MaxInt32, HasMax: true, Unit: options.Bytes,
+			Description: "The window of each share fetch (Kafka's fetch.max.bytes); the default, 1 MiB, is the Java share consumer's: " +
 				"Kafka 4.3 scans the producer batches of the whole window on every share fetch, so franz-go's 50 MiB cost the broker up to 4x the CPU per record and up to half the records/s; " +
 				"a larger window brings no more records, since a fetch hands out up to 'properties.max.poll.records' records whatever their size, and a record larger than the window is still fetched."},
-		{Key: OptFetchMaxWaitMs, Type: options.Int, Min: 0, HasMin: true,
-			Description: "Milliseconds a broker may wait for records before answering a fetch."},
-		{Key: OptRequestTimeoutMs, Type: options.Int, Min: 1, HasMin: true,
-			Description: "Milliseconds to wait for a broker's answer to a request."},
-		{Key: OptMaxPollRecords, Type: options.Int, Min: 1, HasMin: true,
+		// 500 ms is Kafka's own default; franz-go's 5 s makes an idle query
+		// slow to notice Close and slow to see the first record. franz-go
+		// refuses less than 10 ms, and the wire field is an int32.
+		{Key: OptFetchMaxWaitMs, Type: options.Int, Default: "500", Min: 10, HasMin: true, Max: math.MaxInt32, HasMax: true, Unit: options.Milliseconds,
+			Description: "How long a broker may wait for records before answering a fetch."},
+		// It bounds a first contact with the cluster before Open reports it
+		// unreachable, and each request after. franz-go takes it as its
+		// request timeout overhead, which it keeps within 100 ms to 15 min.
+		{Key: OptRequestTimeoutMs, Type: options.Int, Default: "10000", Min: 100, HasMin: true, Max: 900000, HasMax: true, Unit: options.Milliseconds,
+			Description: "How long to wait for a broker's answer to a request."},
+		{Key: OptMaxPollRecords, Type: options.Int, Default: strconv.Itoa(defaultMaxPollRecords), DefaultFrom: pollDefault,
+			Min: 1, HasMin: true, Max: math.MaxInt32, HasMax: true, Unit: options.Records,
 			Description: "Most records one member takes from the broker at a time; each stays locked to the member until it is settled. " +
-				"Default 500 (Kafka's), lowered to 2000 / 'source.parallelism' when more than 4 members would together exceed the 2000 records of a partition " +
+				"The default, Kafka's 500, is lowered to 2000 / 'source.parallelism' when more than 4 members would together exceed the 2000 records of a partition " +
 				"that the broker locks at once (group.share.partition.max.record.locks); a table whose setting exceeds that is warned about when it opens. " +
 				"Slow readers that share a partition with other tables or processes want small polls (50 for 5 ms of work per row): " +
 				"a member holds its whole poll while it works through it."},
@@ -166,7 +207,7 @@ var Options = &options.Set{
 		{Key: "properties.auto.offset.reset", Refused: "use 'scan.startup.mode' (share consumers refuse a client-side auto.offset.reset; the group's share.auto.offset.reset decides)"},
 		{Key: "properties.enable.auto.commit", Refused: "a share group commits no offsets; records are acknowledged as 'scan.delivery-guarantee' says"},
 		{Key: "properties.isolation.level", Refused: "set the group config share.isolation.level on the broker"},
-		{Key: "properties.key.deserializer", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
+		{Key: "properties.key.deserializer", Refused: keyAdvice},
 		{Key: "properties.value.deserializer", Refused: "values are decoded by the table's 'format'"},
 		{Key: "properties.ssl.truststore.location", Refused: pemAdvice},
 		{Key: "properties.ssl.truststore.password", Refused: pemAdvice, Secret: true},
@@ -175,11 +216,11 @@ var Options = &options.Set{
 		{Key: "properties.ssl.keystore.password", Refused: pemAdvice, Secret: true},
 		{Key: "properties.ssl.keystore.type", Refused: pemAdvice},
 		{Key: "properties.sasl.kerberos.service.name", Refused: "GSSAPI (Kerberos) is not supported; use 'properties.sasl.mechanism' PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"},
-		{Key: "key.format", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
-		{Key: "key.fields", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
+		{Key: "key.format", Refused: keyAdvice},
+		{Key: "key.fields", Refused: keyAdvice},
 		{Key: "value.fields-include", Refused: "every physical column is read from the record value"},
-		{Key: "scan.startup.specific-offsets", Refused: "a share group has no per-partition start; 'scan.startup.mode' takes group-offsets, earliest-offset or latest-offset"},
-		{Key: "scan.startup.timestamp-millis", Refused: "a share group has no per-partition start; 'scan.startup.mode' takes group-offsets, earliest-offset or latest-offset"},
+		{Key: "scan.startup.specific-offsets", Refused: startAdvice},
+		{Key: "scan.startup.timestamp-millis", Refused: startAdvice},
 		{Key: "scan.bounded.mode", Refused: "a share group is a queue without an end; stop the query instead"},
 		{Key: "sink.partitioner", Refused: sourceOnly},
 		{Key: "sink.delivery-guarantee", Refused: sourceOnly},

@@ -33,8 +33,11 @@ func Markdown(set *Set) string {
 		if o.Type == Enum {
 			typ = strings.Join(code(o.Allowed), ", ")
 		}
-		if o.Type == Int && o.HasMin {
-			typ += fmt.Sprintf(" >= %d", o.Min)
+		if o.Type == Int {
+			typ = strings.TrimPrefix(intRange(&o), "an ")
+		}
+		if o.Unit != "" {
+			typ += ", in " + string(o.Unit)
 		}
 		if o.Secret {
 			typ += " (secret)"

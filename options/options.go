@@ -25,7 +25,7 @@ type Type int
 const (
 	// String is any text, including the empty string.
 	String Type = iota
-	// Int is a base-10 integer, bounded below by Option.Min.
+	// Int is a base-10 integer, bounded by Option.Min and Option.Max.
 	Int
 	// Bool is true or false (case-insensitive).
 	Bool
@@ -77,6 +77,19 @@ type Option struct {
 	// Min is the smallest accepted Int (only when HasMin).
 	Min    int64
 	HasMin bool
+	// Max is the largest accepted Int (only when HasMax): the limit of
+	// the field that carries it (math.MaxInt32 for a Kafka int32), or of
+	// the client that applies it.
+	Max    int64
+	HasMax bool
+	// Unit is what an Int counts. Values.Duration reads an Int in
+	// Milliseconds as a time.Duration, so no caller scales it again.
+	Unit Unit
+	// DefaultFrom, when set, computes the default from the other values
+	// of the set (a poll size from the parallelism), once every value has
+	// parsed. Default is then the value it starts from, which the
+	// documentation shows; Description says the rule.
+	DefaultFrom func(v Values) string
 	// Description is one sentence for the generated documentation.
 	Description string
 	// Secret values never appear in SHOW CREATE TABLE, errors or logs.
@@ -93,6 +106,17 @@ type Option struct {
 	// follows "'key' ": it must not repeat a secret value.
 	Check func(value string) error
 }
+
+// Unit is what an Int option counts; the documentation shows it.
+type Unit string
+
+// Units of Int options.
+const (
+	Milliseconds Unit = "ms"
+	Bytes        Unit = "bytes"
+	Records      Unit = "records"
+	Rows         Unit = "rows"
+)
 
 // Set is the options one component (a connector or a format) accepts.
 type Set struct {
@@ -161,8 +185,9 @@ type KV struct {
 
 // Values are the parsed options of one table. Lookups are by canonical key.
 type Values struct {
-	m   map[string]string
-	set map[string]bool // keys the user wrote (after alias resolution)
+	m    map[string]string
+	set  map[string]bool    // keys the user wrote (after alias resolution)
+	decl map[string]*Option // the declaration of every key of the sets
 }
 
 // Has reports whether the user set key (a default does not count).
@@ -190,8 +215,24 @@ func (v Values) Int(key string) int64 {
 // Bool returns the value of a Bool option. Parse has validated it.
 func (v Values) Bool(key string) bool { return strings.EqualFold(strings.TrimSpace(v.m[key]), "true") }
 
-// Duration returns the value of a Duration option. Parse has validated it.
+// Int32 returns the value of an Int option whose declared range fits an
+// int32 (a Kafka int32 field): Parse has checked it against that range.
+// It panics for an option declared without such a range, which is a
+// programming error that any test of the option finds.
+func (v Values) Int32(key string) int32 {
+	o := v.decl[key]
+	if o == nil || o.Type != Int || !o.HasMin || !o.HasMax || o.Min < math.MinInt32 || o.Max > math.MaxInt32 {
+		panic(fmt.Sprintf("options: Int32(%q) of an option not declared as an integer within int32", key))
+	}
+	return int32(v.Int(key))
+}
+
+// Duration returns the value of a Duration option, or of an Int option
+// in Milliseconds. Parse has validated it.
 func (v Values) Duration(key string) time.Duration {
+	if o := v.decl[key]; o != nil && o.Type == Int && o.Unit == Milliseconds {
+		return time.Duration(v.Int(key)) * time.Millisecond
+	}
 	d, _ := parseDuration(v.m[key], true)
 	return d
 }
@@ -267,7 +308,15 @@ func (es Errors) Unwrap() []error {
 // returned error, if any, is an Errors holding every problem; no problem's
 // text holds the value of a secret option.
 func Parse(kvs []KV, ignore []string, sets ...*Set) (Values, error) {
-	v := Values{m: map[string]string{}, set: map[string]bool{}}
+	v := Values{m: map[string]string{}, set: map[string]bool{}, decl: map[string]*Option{}}
+	for _, s := range sets {
+		if s == nil {
+			continue
+		}
+		for i := range s.Options {
+			v.decl[s.Options[i].Key] = &s.Options[i]
+		}
+	}
 	var errs Errors
 	seenBy := map[string]string{} // canonical key -> name the user used
 	listed := false
@@ -363,9 +412,19 @@ func Parse(kvs []KV, ignore []string, sets ...*Set) (Values, error) {
 			errs = append(errs, &Error{Kind: ErrMissing, Key: first, Msg: msg})
 		}
 	}
-	// Cross-field rules read values, so they run only once every value is
-	// known to be good.
+	// Computed defaults and cross-field rules read values, so they run
+	// only once every value is known to be good.
 	if len(errs) == 0 {
+		for _, s := range sets {
+			if s == nil {
+				continue
+			}
+			for i := range s.Options {
+				if o := &s.Options[i]; o.DefaultFrom != nil && !v.set[o.Key] {
+					v.m[o.Key] = o.DefaultFrom(v)
+				}
+			}
+		}
 		for _, s := range sets {
 			if s == nil || s.Validate == nil {
 				continue
@@ -451,11 +510,8 @@ func check(o *Option, name, val string) *Error {
 	switch o.Type {
 	case Int:
 		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
-		if err != nil || (o.HasMin && n < o.Min) {
-			if o.HasMin {
-				return bad("'%s' must be an integer >= %d, got '%s'", name, o.Min, shown)
-			}
-			return bad("'%s' must be an integer, got '%s'", name, shown)
+		if err != nil || (o.HasMin && n < o.Min) || (o.HasMax && n > o.Max) {
+			return bad("'%s' must be %s, got '%s'", name, intRange(o), shown)
 		}
 	case Bool:
 		t := strings.TrimSpace(val)
@@ -481,6 +537,20 @@ func check(o *Option, name, val string) *Error {
 		}
 	}
 	return nil
+}
+
+// intRange says which integers o accepts: "an integer >= 1", "an integer
+// from 1 to 2147483647".
+func intRange(o *Option) string {
+	switch {
+	case o.HasMin && o.HasMax:
+		return fmt.Sprintf("an integer from %d to %d", o.Min, o.Max)
+	case o.HasMin:
+		return fmt.Sprintf("an integer >= %d", o.Min)
+	case o.HasMax:
+		return fmt.Sprintf("an integer <= %d", o.Max)
+	}
+	return "an integer"
 }
 
 func normalize(o *Option, val string) string {

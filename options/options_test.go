@@ -3,9 +3,12 @@ package options
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testSet exercises every type and feature of a declaration; the fuzz
@@ -101,18 +104,14 @@ func TestParseCollectsEveryProblem(t *testing.T) {
 		}
 	}
 	msg := err.Error()
-	for _, want := range []string{
+	mustContain(t, "message", msg,
 		"unsupported option 'topics' for connector 'test' (did you mean 'topic'?); supported: check, ",
 		"'parallelism' must be an integer >= 1, got 'four'",
 		"'mode' must be one of 'group-offsets', 'earliest-offset', got 'x'",
 		"unsupported option 'group.id' for connector 'test': use 'group'",
 		"'pin' must be an integer, got '******'",
 		"missing required options 'servers', 'group' and one of 'topic' or 'topic-pattern' for connector 'test'",
-	} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message lacks %q:\n%s", want, msg)
-		}
-	}
+	)
 	if strings.Contains(msg, "12ab") || strings.Contains(msg, "hunter2") {
 		t.Errorf("secret value in message: %s", msg)
 	}
@@ -128,14 +127,10 @@ func TestParseConflicts(t *testing.T) {
 	if !errors.Is(err, ErrDuplicate) {
 		t.Fatalf("got %v", err)
 	}
-	for _, want := range []string{
+	mustContain(t, "message", err.Error(),
 		"option 'parallelism' is set twice (as 'parallelism' and 'scan.parallelism'); keep one",
 		"option 'group' is set twice; keep one",
-	} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("message lacks %q: %v", want, err)
-		}
-	}
+	)
 	// A bad value is still a value given: no "missing" noise about its group.
 	_, err = Parse(kvs(append(base, "topic-pattern", "(")...), nil, testSet())
 	if errors.Is(err, ErrMissing) || err.Error() != "'topic-pattern' must be a regular expression" {
@@ -160,14 +155,10 @@ func TestParseSeveralSets(t *testing.T) {
 	_, err := Parse(kvs("servers", "h", "group", "g", "topic", "t", "json.ignore-parse-eror", "true"),
 		[]string{"connector", "format"}, testSet(), format)
 	msg := err.Error()
-	for _, want := range []string{
+	mustContain(t, "message", msg,
 		"unsupported option 'json.ignore-parse-eror' for format 'json' (did you mean 'json.ignore-parse-errors'?); supported: check, connector, flag, format, group,",
 		"missing required option 'json.must' for format 'json'",
-	} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message lacks %q:\n%s", want, msg)
-		}
-	}
+	)
 }
 
 func TestClosest(t *testing.T) {
@@ -184,7 +175,7 @@ func TestClosest(t *testing.T) {
 
 func TestMarkdown(t *testing.T) {
 	got := Markdown(testSet())
-	for _, want := range []string{
+	mustContain(t, "markdown", got,
 		"| Key | Type | Default | Required | Description |\n| --- | --- | --- | --- | --- |\n",
 		"| `servers` (also `properties.servers`) | string |  | yes | Where to connect. |\n",
 		"| `topic` | string |  | one of `topic`, `topic-pattern` |  |\n",
@@ -192,11 +183,7 @@ func TestMarkdown(t *testing.T) {
 		"| `check` | `https`, empty | `https` | no |  |\n",
 		"| `password` | string (secret) |  | no |  |\n",
 		"| `group.id` | use 'group' |\n",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, got)
-		}
-	}
+	)
 }
 
 func TestLooksSecret(t *testing.T) {
@@ -206,6 +193,81 @@ func TestLooksSecret(t *testing.T) {
 	} {
 		if LooksSecret(k) != want {
 			t.Errorf("LooksSecret(%q) = %v", k, !want)
+		}
+	}
+}
+
+// rangeSet declares what a Kafka client's settings need: an int32 range,
+// milliseconds, and a default computed from another option.
+func rangeSet() *Set {
+	return &Set{Owner: "connector 'test'", Options: []Option{
+		{Key: "members", Type: Int, Default: "1", Min: 1, HasMin: true},
+		{Key: "wait.ms", Type: Int, Default: "500", Min: 10, HasMin: true, Max: math.MaxInt32, HasMax: true, Unit: Milliseconds},
+		{Key: "poll", Type: Int, Default: "500", Min: 1, HasMin: true, Max: math.MaxInt32, HasMax: true, Unit: Records,
+			DefaultFrom: func(v Values) string { return strconv.FormatInt(min(500, 2000/v.Int("members")), 10) }},
+		{Key: "below", Type: Int, Max: 9, HasMax: true},
+	}}
+}
+
+// TestIntRangeUnitAndComputedDefault: the declaration alone bounds a
+// value, scales it by its unit and computes its default.
+func TestIntRangeUnitAndComputedDefault(t *testing.T) {
+	v, err := Parse(nil, nil, rangeSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Int32("poll") != 500 || v.Duration("wait.ms") != 500*time.Millisecond || v.Has("poll") {
+		t.Errorf("defaults: poll %d, wait %s, set %v", v.Int32("poll"), v.Duration("wait.ms"), v.Has("poll"))
+	}
+	v, err = Parse(kvs("members", "16", "wait.ms", "2147483647"), nil, rangeSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Int32("poll") != 125 || v.Duration("wait.ms") != math.MaxInt32*time.Millisecond {
+		t.Errorf("computed: poll %d, wait %s", v.Int32("poll"), v.Duration("wait.ms"))
+	}
+	// A value the user sets wins over the computed default.
+	if v, err = Parse(kvs("members", "16", "poll", "300"), nil, rangeSet()); err != nil || v.Int32("poll") != 300 {
+		t.Errorf("set: poll %d, %v", v.Int32("poll"), err)
+	}
+	_, err = Parse(kvs("poll", "2147483648", "wait.ms", "5", "below", "10", "members", "0"), nil, rangeSet())
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("errors.Is(%v, ErrInvalid) false", err)
+	}
+	mustContain(t, "message", err.Error(),
+		"'poll' must be an integer from 1 to 2147483647, got '2147483648'",
+		"'wait.ms' must be an integer from 10 to 2147483647, got '5'",
+		"'below' must be an integer <= 9, got '10'",
+		"'members' must be an integer >= 1, got '0'",
+	)
+	mustContain(t, "markdown", Markdown(rangeSet()),
+		"| `wait.ms` | integer from 10 to 2147483647, in ms | `500` | no |  |\n",
+		"| `poll` | integer from 1 to 2147483647, in records | `500` | no |  |\n",
+		"| `below` | integer <= 9 |  | no |  |\n",
+	)
+}
+
+// TestInt32NeedsADeclaredRange: reading an option as an int32 that its
+// declaration does not bound to one is a programming error.
+func TestInt32NeedsADeclaredRange(t *testing.T) {
+	v, err := Parse(nil, nil, rangeSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Int32 of an option without an int32 range did not panic")
+		}
+	}()
+	v.Int32("members")
+}
+
+// mustContain reports each of wants that got, the text of what, lacks.
+func mustContain(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, got)
 		}
 	}
 }
