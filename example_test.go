@@ -3,9 +3,13 @@ package kshare_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -273,4 +277,68 @@ func ExampleEngine_Query_arrowIPC() {
 	fmt.Println(r.Schema().Field(0).Name, r.Schema().Field(1).Name, n)
 	// Output:
 	// v is_b 4
+}
+
+// Run a function on each row, eight at a time: a row whose function
+// returns nil is done, an error hands it out again (here, to try once more),
+// and an error wrapped with kshare.Reject drops it for good.
+func ExampleWork() {
+	kafka := startKafka("jobs",
+		`{"id": 1, "prompt": "hello"}`,
+		`{"id": 2, "prompt": ""}`,
+		`{"id": 3, "prompt": "flaky"}`,
+	)
+	defer kafka.Close()
+	ctx := context.Background()
+	eng := kshare.New()
+	_, err := eng.Exec(ctx, `CREATE TABLE jobs (id BIGINT, prompt STRING) WITH (
+		'connector' = 'kafka-sharegroup', 'format' = 'json',
+		'bootstrap.servers' = '`+kafka.ListenAddrs()[0]+`', 'topic' = 'jobs',
+		'share-group-id' = 'classifiers', 'scan.startup.mode' = 'earliest-offset')`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	type job struct {
+		ID     int64  `kshare:"id"`
+		Prompt string `kshare:"prompt"`
+	}
+	var (
+		mu   sync.Mutex
+		done []string
+	)
+	// MaxRows ends this example after the four rows it hands out (three
+	// jobs and the flaky one's second try); a worker service leaves it out
+	// and runs until its context ends.
+	stats, err := kshare.Work(ctx, eng, "SELECT id, prompt FROM jobs", 8,
+		func(ctx context.Context, r kshare.Row) error {
+			var j job
+			if err := r.Scan(&j); err != nil {
+				return kshare.Reject(err)
+			}
+			o, _ := r.Origin()
+			switch {
+			case j.Prompt == "":
+				return kshare.Reject(errors.New("empty prompt"))
+			case j.Prompt == "flaky" && o.DeliveryCount == 1:
+				return errors.New("model timed out")
+			}
+			mu.Lock()
+			done = append(done, fmt.Sprintf("%d %s (delivery %d)", j.ID, strings.ToUpper(j.Prompt), o.DeliveryCount))
+			mu.Unlock()
+			return nil
+		},
+		kshare.RowTimeout(time.Minute),
+		kshare.WorkQuery(kshare.MaxRows(4)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	sort.Strings(done)
+	for _, d := range done {
+		fmt.Println(d)
+	}
+	fmt.Printf("accepted %d, released %d, rejected %d\n", stats.Accepted, stats.Released, stats.Rejected)
+	// Output:
+	// 1 HELLO (delivery 1)
+	// 3 FLAKY (delivery 2)
+	// accepted 2, released 1, rejected 1
 }

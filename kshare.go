@@ -270,6 +270,11 @@ func (e *Engine) Query(ctx context.Context, sql string, opts ...QueryOption) (*q
 	if err != nil {
 		return nil, err
 	}
+	return e.run(ctx, p, opts)
+}
+
+// run starts p with the session's settings and then opts.
+func (e *Engine) run(ctx context.Context, p *query.Plan, opts []QueryOption) (*query.Rows, error) {
 	o := query.Options{Alloc: e.mem, Logger: e.log}
 	e.Settings().Apply(&o)
 	for _, opt := range opts {

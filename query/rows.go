@@ -188,6 +188,8 @@ type Rows struct {
 	final   *table.Stats
 	closed  bool
 	closeEr error
+	held    int        // batches out with Hold and not settled
+	heldC   *sync.Cond // see heldCond
 }
 
 var _ array.RecordReader = (*Rows)(nil)
@@ -293,7 +295,8 @@ func (r *Rows) Stats() Stats {
 	r.mu.Unlock()
 	if final != nil {
 		s.Source = *final
-	} else if r.stream != nil && running {
+	} else if r.stream != nil {
+		// Running, or ended while held batches keep the stream open.
 		s.Source = r.stream.Stats()
 	}
 	if running {
@@ -363,8 +366,15 @@ func (r *Rows) settle() {
 	if r.cur == nil {
 		return
 	}
+	r.settleBatch(r.cur, r.curOut, r.curMarks, r.curDrop)
+	r.cur, r.curOut, r.curSel, r.curMarks, r.curDrop = nil, nil, nil, nil, 0
+}
+
+// settleBatch settles one batch as delivered and counts its rows: the
+// current one, or one taken out with Hold.
+func (r *Rows) settleBatch(ack table.Acker, out arrow.RecordBatch, marks []table.Disposition, drop int64) {
 	var rel, rej int64
-	for _, m := range r.curMarks {
+	for _, m := range marks {
 		switch m {
 		case table.Release:
 			rel++
@@ -372,15 +382,14 @@ func (r *Rows) settle() {
 			rej++
 		}
 	}
-	r.cur.Done()
-	r.curOut.Release()
+	ack.Done()
+	out.Release()
 	r.mu.Lock()
-	r.stats.Delivered += int64(len(r.curMarks)) - rel - rej
+	r.stats.Delivered += int64(len(marks)) - rel - rej
 	r.stats.Released += rel
 	r.stats.Rejected += rej
-	r.stats.Filtered += r.curDrop
+	r.stats.Filtered += drop
 	r.mu.Unlock()
-	r.cur, r.curOut, r.curSel, r.curMarks, r.curDrop = nil, nil, nil, nil, 0
 }
 
 // finish ends the query: it records why and closes the stream, so that what
@@ -401,7 +410,9 @@ func (r *Rows) finish(reason EndReason, err error) {
 
 func (r *Rows) closeStream() {
 	r.mu.Lock()
-	if r.closed {
+	if r.closed || r.held > 0 {
+		// A held batch keeps the stream open (see Held); the last one's
+		// Done closes it.
 		r.mu.Unlock()
 		return
 	}
@@ -423,9 +434,10 @@ func (r *Rows) closeStream() {
 	r.mu.Unlock()
 }
 
-// Close settles the current batch as delivered, closes the stream (which
-// releases every record fetched and not handed out) and returns the error of
-// closing it, if any. It is safe to call more than once.
+// Close settles the current batch as delivered, waits until every batch
+// taken out with Hold is settled, closes the stream (which releases every
+// record fetched and not handed out) and returns the error of closing it,
+// if any. It is safe to call more than once.
 func (r *Rows) Close() error {
 	r.settle()
 	reason := EndClosed
@@ -433,6 +445,8 @@ func (r *Rows) Close() error {
 		reason = r.capReason // the bound was reached; Close only came first
 	}
 	r.finish(reason, nil)
+	r.waitHeld()
+	r.closeStream()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.closeEr

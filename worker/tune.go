@@ -1,0 +1,71 @@
+package worker
+
+import (
+	"strconv"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// Poll sizing for a pool, as table options of the query it runs. franz-go
+// fixes a member's poll size when its client is made, so the pool sets it
+// when it opens the query, from its concurrency:
+//
+//   - 'properties.max.poll.records' = the concurrency (Config.PollRecords
+//     when set): a member holds at most one row per worker, so a slow pool
+//     does not sit on 500 records that other consumers of the group could
+//     be working on.
+//   - 'properties.share.acquire.mode' = 'record_limit', so that the broker
+//     honours that bound instead of handing out whole producer batches.
+//   - 'source.parallelism' = 2: while one member's poll is being worked on,
+//     the other's waits ready, so a worker that finishes finds its next row
+//     at once rather than after a fetch's round trip (a member fetches only
+//     once its whole poll is settled). Records waiting so are held at most
+//     about one row's time.
+//
+// Both members' polls together stay within the broker's default cap of
+// records locked per partition (2000, group.share.partition.max.record.locks).
+// An option the table sets itself is left as it is.
+const (
+	tuneMembers     = 2
+	partitionLocks  = 2000
+	connectorKafka  = "kafka-sharegroup"
+	tableConnectorK = "connector"
+)
+
+// Tune returns def's options with the poll sizing above for a pool of
+// concurrency workers, and false for a table it has nothing to change on
+// (another connector's, or one that sets every option itself).
+// pollRecords, when above 0, is the poll size to use instead of the
+// concurrency.
+func Tune(def *table.Definition, concurrency, pollRecords int) ([]options.KV, bool) {
+	out := append([]options.KV(nil), def.Options...)
+	if c, _ := def.Option(tableConnectorK); c != connectorKafka {
+		return out, false
+	}
+	members := tuneMembers
+	if v, ok := def.Option(connector.OptParallelism); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			members = n
+		}
+	} else if _, ok := def.Option("scan.parallelism"); ok {
+		members = 0 // the alias is set: leave it
+	} else {
+		out = append(out, options.KV{Key: connector.OptParallelism, Value: strconv.Itoa(members)})
+	}
+	if _, ok := def.Option(connector.OptMaxPollRecords); !ok {
+		n := concurrency
+		if pollRecords > 0 {
+			n = pollRecords
+		}
+		if members > 0 {
+			n = min(n, partitionLocks/members)
+		}
+		out = append(out, options.KV{Key: connector.OptMaxPollRecords, Value: strconv.Itoa(max(n, 1))})
+	}
+	if _, ok := def.Option(connector.OptShareAcquireMode); !ok {
+		out = append(out, options.KV{Key: connector.OptShareAcquireMode, Value: connector.AcquireRecordLimit})
+	}
+	return out, len(out) > len(def.Options)
+}

@@ -1,0 +1,320 @@
+// Package worker runs a function on each row of a query, many rows at once,
+// and settles each row's record by what the function said: done (accept),
+// failed (release: the broker delivers it again, its delivery count rising)
+// or never to work (reject). It is what kshare.Work and `kshare work` are
+// built on: the Go API hands rows to a Go function, the command to a
+// program (see Command).
+//
+// # Delivery
+//
+// A record is accepted only once its row is done: the rows of a batch are
+// settled together when the batch's last row is done, each with its own
+// outcome. A batch stays held until then, and the connector renews the
+// locks of its records for as long as that takes, so a row that runs
+// longer than the group's lock duration is not handed to another consumer
+// meanwhile. A row is started only when a worker is free to start it: the
+// pool takes the next row from the query when a worker asks for one.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
+)
+
+// Row is one row handed to a worker: its values by column name (query.Row)
+// and, when the source can tell, the record it came from.
+type Row struct {
+	query.Row
+	origin    connector.Origin
+	hasOrigin bool
+}
+
+// Origin is the record behind the row: topic, partition, offset, delivery
+// count and key. ok is false when the table's source does not tell.
+func (r Row) Origin() (o connector.Origin, ok bool) { return r.origin, r.hasOrigin }
+
+// Func works on one row. It returns nil when the row is done (its record
+// is accepted), an error to have the row delivered again (released), or an
+// error wrapped with Reject to have it never delivered again (rejected). A
+// panic releases the row and is logged with its stack. ctx ends at the
+// row's timeout (Config.Timeout) and when the pool stops (see Config.Drain).
+type Func func(ctx context.Context, r Row) error
+
+// ErrReject marks an error as final: the row's record is rejected, never
+// delivered again. Wrap an error with Reject, or with fmt.Errorf("...: %w",
+// worker.ErrReject).
+var ErrReject = errors.New("rejected")
+
+// Reject wraps err so that the row is rejected rather than released.
+func Reject(err error) error {
+	if err == nil {
+		return ErrReject
+	}
+	return rejectError{err}
+}
+
+type rejectError struct{ err error }
+
+func (e rejectError) Error() string        { return e.err.Error() }
+func (e rejectError) Unwrap() []error      { return []error{e.err, ErrReject} }
+func (e rejectError) Is(target error) bool { return target == ErrReject }
+
+// Config are a pool's settings.
+type Config struct {
+	// Concurrency is how many rows run at once; at least 1.
+	Concurrency int
+	// Timeout bounds each row: its context ends after Timeout, and a row
+	// that fails after that is logged as timed out. 0: no bound.
+	Timeout time.Duration
+	// Drain is how long rows already running may go on once the context
+	// given to Run ends: no new row starts, and after Drain the running
+	// rows' contexts end too. 0 ends them at once.
+	Drain time.Duration
+	// Logger receives a line per row that failed, timed out, panicked or
+	// was rejected, with the record's coordinates; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrConcurrency is returned for a Config.Concurrency below 1.
+var ErrConcurrency = errors.New("concurrency must be at least 1")
+
+// Stats count a pool's rows.
+type Stats struct {
+	// Accepted, Released and Rejected count rows by outcome; Running
+	// counts rows started and not finished.
+	Accepted, Released, Rejected, Running int64
+	// Panics and TimedOut count released rows whose function panicked or
+	// ran past Config.Timeout.
+	Panics, TimedOut int64
+	// Query is the query's counts (records, acknowledgements, ...).
+	Query query.Stats
+}
+
+// Done is the rows finished, whatever their outcome.
+func (s Stats) Done() int64 { return s.Accepted + s.Released + s.Rejected }
+
+// Pool runs a Func over the rows of one query; see Run.
+type Pool struct {
+	cfg  Config
+	rows *query.Rows
+	fn   Func
+	log  *slog.Logger
+
+	accepted, released, rejected, running atomic.Int64
+	panics, timedOut                      atomic.Int64
+}
+
+// New returns a pool that runs fn on the rows of rows with cfg. Run starts
+// it; Stats may be read from any goroutine meanwhile.
+func New(rows *query.Rows, cfg Config, fn Func) (*Pool, error) {
+	if cfg.Concurrency < 1 {
+		return nil, fmt.Errorf("%w, got %d", ErrConcurrency, cfg.Concurrency)
+	}
+	if fn == nil {
+		return nil, errors.New("worker: nil function")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Pool{cfg: cfg, rows: rows, fn: fn, log: log}, nil
+}
+
+// Stats counts the pool's rows so far.
+func (p *Pool) Stats() Stats {
+	return Stats{
+		Accepted: p.accepted.Load(), Released: p.released.Load(), Rejected: p.rejected.Load(),
+		Running: p.running.Load(), Panics: p.panics.Load(), TimedOut: p.timedOut.Load(),
+		Query: p.rows.Stats(),
+	}
+}
+
+// Run works through the query's rows until it ends (LIMIT, max rows, idle
+// timeout, an error) or ctx ends, then waits for the running rows (at most
+// Config.Drain after ctx ended), settles them, and closes the query. Rows
+// taken from the query and not started are released. The error is the
+// query's (context.Canceled when ctx ended it), or nil.
+//
+// rows should have been started with ctx (or a context that ends with it),
+// so that a Run waiting for the next row stops when ctx ends.
+func (p *Pool) Run(ctx context.Context) (Stats, error) {
+	// Running rows do not end with ctx: they have Config.Drain to finish.
+	base, stopRows := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRows()
+	finished := make(chan struct{})
+	var watch sync.WaitGroup
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		select {
+		case <-finished:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTimer(p.cfg.Drain)
+		defer t.Stop()
+		select {
+		case <-finished:
+		case <-t.C:
+			stopRows()
+		}
+	}()
+
+	tasks := make(chan task)
+	var workers sync.WaitGroup
+	for range p.cfg.Concurrency {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for t := range tasks {
+				p.run(base, t)
+			}
+		}()
+	}
+	p.dispatch(ctx, tasks)
+	close(tasks)
+	workers.Wait()
+	close(finished)
+	watch.Wait()
+	p.rows.Close()
+	return p.Stats(), p.rows.Err()
+}
+
+// task is row i of a held batch.
+type task struct {
+	b *batch
+	i int
+}
+
+// batch is a held batch and the outcome of each of its rows so far; the
+// worker that finishes its last row settles it.
+type batch struct {
+	h     *query.Held
+	marks []table.Disposition
+	left  atomic.Int32
+}
+
+func (b *batch) finish(i int, d table.Disposition) {
+	// Each row's mark is written by the one worker that ran it; the
+	// atomic countdown orders those writes before the settling.
+	b.marks[i] = d
+	if b.left.Add(-1) == 0 {
+		for j, d := range b.marks {
+			if d != table.Accept {
+				b.h.Mark(j, d)
+			}
+		}
+		b.h.Done()
+	}
+}
+
+// dispatch hands rows to the workers, one at a time as they ask for them,
+// until the query ends or ctx does.
+func (p *Pool) dispatch(ctx context.Context, tasks chan<- task) {
+	for p.rows.Next() {
+		h, err := p.rows.Hold()
+		if err != nil {
+			// Next returned a batch, so there is one to hold.
+			panic(fmt.Sprintf("worker: hold after Next: %v", err))
+		}
+		b := &batch{h: h, marks: make([]table.Disposition, h.Len())}
+		b.left.Store(int32(h.Len()))
+		for i := 0; i < h.Len(); i++ {
+			select {
+			case tasks <- task{b, i}:
+				continue
+			case <-ctx.Done():
+			}
+			// Stopping: what was not started goes back at once.
+			for j := i; j < h.Len(); j++ {
+				p.released.Add(1)
+				b.finish(j, table.Release)
+			}
+			return
+		}
+	}
+}
+
+// run runs the function on one row and records its outcome.
+func (p *Pool) run(base context.Context, t task) {
+	p.running.Add(1)
+	defer p.running.Add(-1)
+	row := Row{Row: t.b.h.Row(t.i)}
+	if ack, src := t.b.h.Source(t.i); ack != nil {
+		if o, ok := ack.(interface {
+			RowOrigin(int) (connector.Origin, bool)
+		}); ok {
+			row.origin, row.hasOrigin = o.RowOrigin(src)
+		}
+	}
+	ctx, cancel := base, context.CancelFunc(func() {})
+	if p.cfg.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(base, p.cfg.Timeout)
+	}
+	stack, err := call(ctx, p.fn, row)
+	timedOut := err != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) && base.Err() == nil
+	cancel()
+	d := table.Accept
+	switch {
+	case err == nil:
+		p.accepted.Add(1)
+	case stack != nil:
+		d = table.Release
+		p.released.Add(1)
+		p.panics.Add(1)
+		p.log.Error("row released: the worker panicked", append(row.logAttrs(), "panic", err, "stack", string(stack))...)
+	case errors.Is(err, ErrReject):
+		d = table.Reject
+		p.rejected.Add(1)
+		p.log.Warn("row rejected", append(row.logAttrs(), "err", err)...)
+	case timedOut:
+		d = table.Release
+		p.released.Add(1)
+		p.timedOut.Add(1)
+		p.log.Warn("row released: it ran past the timeout", append(row.logAttrs(), "timeout", p.cfg.Timeout, "err", err)...)
+	default:
+		d = table.Release
+		p.released.Add(1)
+		p.log.Warn("row released", append(row.logAttrs(), "err", err)...)
+	}
+	t.b.finish(t.i, d)
+}
+
+// call runs fn, turning a panic into an error with its stack.
+func call(ctx context.Context, fn Func, row Row) (stack []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			stack, err = debug.Stack(), fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return nil, fn(ctx, row)
+}
+
+// logAttrs are the row's coordinates for a log line.
+func (r Row) logAttrs() []any {
+	if !r.hasOrigin {
+		return []any{"row", r.Index()}
+	}
+	o := r.origin
+	return []any{"topic", o.Topic, "partition", o.Partition, "offset", o.Offset, "delivery_count", o.DeliveryCount}
+}
+
+// Run runs fn over rows with cfg; see Pool.Run.
+func Run(ctx context.Context, rows *query.Rows, cfg Config, fn Func) (Stats, error) {
+	p, err := New(rows, cfg, fn)
+	if err != nil {
+		rows.Close()
+		return Stats{}, err
+	}
+	return p.Run(ctx)
+}

@@ -1,0 +1,64 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+func TestReject(t *testing.T) {
+	base := errors.New("bad input")
+	for _, err := range []error{Reject(base), fmt.Errorf("job 3: %w", Reject(base)), fmt.Errorf("x: %w", ErrReject), Reject(nil)} {
+		if !errors.Is(err, ErrReject) {
+			t.Errorf("%v: not ErrReject", err)
+		}
+	}
+	if !errors.Is(Reject(base), base) || Reject(base).Error() != "bad input" {
+		t.Errorf("Reject hides its error: %v", Reject(base))
+	}
+	if errors.Is(base, ErrReject) {
+		t.Errorf("a plain error is a reject")
+	}
+}
+
+func TestTune(t *testing.T) {
+	def := func(kv ...string) *table.Definition {
+		d := &table.Definition{Name: "t", Options: []options.KV{{Key: "connector", Value: "kafka-sharegroup"}}}
+		for i := 0; i < len(kv); i += 2 {
+			d.Options = append(d.Options, options.KV{Key: kv[i], Value: kv[i+1]})
+		}
+		return d
+	}
+	cases := []struct {
+		def         *table.Definition
+		conc, poll  int
+		want        []string
+		wantChanged bool
+	}{
+		{def(), 32, 0, []string{"source.parallelism=2", "properties.max.poll.records=32", "properties.share.acquire.mode=record_limit"}, true},
+		{def(), 32, 500, []string{"source.parallelism=2", "properties.max.poll.records=500", "properties.share.acquire.mode=record_limit"}, true},
+		// Two polls stay within the partition's 2000 locks.
+		{def(), 5000, 0, []string{"source.parallelism=2", "properties.max.poll.records=1000", "properties.share.acquire.mode=record_limit"}, true},
+		{def("source.parallelism", "8"), 500, 0, []string{"source.parallelism=8", "properties.max.poll.records=250", "properties.share.acquire.mode=record_limit"}, true},
+		// What the table says stays.
+		{def("source.parallelism", "1", "properties.max.poll.records", "7", "properties.share.acquire.mode", "batch_optimized"), 32, 0,
+			[]string{"source.parallelism=1", "properties.max.poll.records=7", "properties.share.acquire.mode=batch_optimized"}, false},
+		{&table.Definition{Options: []options.KV{{Key: "connector", Value: "other"}}}, 4, 0, []string{}, false},
+	}
+	for i, c := range cases {
+		got, changed := Tune(c.def, c.conc, c.poll)
+		var kvs []string
+		for _, kv := range got {
+			if kv.Key != "connector" {
+				kvs = append(kvs, kv.Key+"="+kv.Value)
+			}
+		}
+		if !slices.Equal(kvs, c.want) && !(len(kvs) == 0 && len(c.want) == 0) || changed != c.wantChanged {
+			t.Errorf("case %d: %v, %v; want %v, %v", i, kvs, changed, c.want, c.wantChanged)
+		}
+	}
+}
