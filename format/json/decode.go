@@ -210,17 +210,13 @@ func (d *decoder) rootArray(data []byte, i int, emit bool) (rows, end int, err *
 			}
 			return 0, 0, typeErr("expected a JSON object, got %s", describeValue(data[j:e])).index(k)
 		}
-		j = skipWS(data, j)
-		if j >= len(data) {
-			return 0, 0, unexpected(data, j, "',' or ']'")
+		var more bool
+		var err *perr
+		if j, more, err = afterMember(data, j, ']'); err != nil {
+			return 0, 0, err
 		}
-		switch data[j] {
-		case ',':
-			j = skipWS(data, j+1)
-		case ']':
-			return rows, j + 1, nil
-		default:
-			return 0, 0, unexpected(data, j, "',' or ']'")
+		if !more {
+			return rows, j, nil
 		}
 	}
 }
@@ -613,17 +609,9 @@ func (d *decoder) walkArray(n *node, data []byte, i int, emit bool) (int, *perr)
 		if err != nil {
 			return 0, err.index(k)
 		}
-		j = skipWS(data, end)
-		if j >= len(data) {
-			return 0, unexpected(data, j, "',' or ']'")
-		}
-		switch data[j] {
-		case ',':
-			j = skipWS(data, j+1)
-		case ']':
-			return j + 1, nil
-		default:
-			return 0, unexpected(data, j, "',' or ']'")
+		var more bool
+		if j, more, err = afterMember(data, end, ']'); !more {
+			return j, err
 		}
 	}
 }
@@ -662,26 +650,15 @@ func (d *decoder) walkMap(n *node, data []byte, i int, emit bool) (int, *perr) {
 		if emit {
 			k.appendScalar(&k.sc)
 		}
-		j = skipWS(data, end)
-		if j >= len(data) || data[j] != ':' {
-			return 0, unexpected(data, j, "':'")
+		if j, err = colon(data, end); err != nil {
+			return 0, err
 		}
-		j = skipWS(data, j+1)
-		end, err = d.walk(n.val, data, j, emit)
-		if err != nil {
+		if end, err = d.walk(n.val, data, j, emit); err != nil {
 			return 0, err.key(string(content))
 		}
-		j = skipWS(data, end)
-		if j >= len(data) {
-			return 0, unexpected(data, j, "',' or '}'")
-		}
-		switch data[j] {
-		case ',':
-			j = skipWS(data, j+1)
-		case '}':
-			return j + 1, nil
-		default:
-			return 0, unexpected(data, j, "',' or '}'")
+		var more bool
+		if j, more, err = afterMember(data, end, '}'); !more {
+			return j, err
 		}
 	}
 }
@@ -722,11 +699,9 @@ func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
 			if err != nil {
 				return 0, err
 			}
-			j = skipWS(data, end)
-			if j >= len(data) || data[j] != ':' {
-				return 0, unexpected(data, j, "':'")
+			if j, err = colon(data, end); err != nil {
+				return 0, err
 			}
-			j = skipWS(data, j+1)
 			switch {
 			case f < 0:
 				j, err = skipValue(data, j, 1)
@@ -761,19 +736,13 @@ func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
 			if f >= 0 {
 				next = f + 1
 			}
-			j = skipWS(data, j)
-			if j >= len(data) {
-				return 0, unexpected(data, j, "',' or '}'")
+			var more bool
+			if j, more, err = afterMember(data, j, '}'); err != nil {
+				return 0, err
 			}
-			if data[j] == ',' {
-				j = skipWS(data, j+1)
-				continue
-			}
-			if data[j] == '}' {
-				j++
+			if !more {
 				break
 			}
-			return 0, unexpected(data, j, "',' or '}'")
 		}
 	}
 	if !emit {

@@ -116,40 +116,32 @@ func (n *node) fromNumber(data []byte, i int, sc *scalar) (int, bool, *perr) {
 			sc.d = decimal128.FromI64(v)
 			return end, false, nil
 		}
-		end, _, err := scanNumber(data, i)
-		if err != nil {
-			return 0, false, err
-		}
-		d, st := parseDecimal(data[i:end], n.prec, n.scale)
-		if st != numOK {
-			return 0, false, n.mismatch(data[i:end], whyRange)
-		}
-		sc.d = d
-		return end, false, nil
-	case table.Float, table.Double:
-		end, _, err := scanNumber(data, i)
-		if err != nil {
-			return 0, false, err
-		}
-		f, ok := n.parseFloat(data[i:end])
-		if !ok {
-			return 0, false, n.mismatch(data[i:end], whyRange)
-		}
-		sc.f = f
-		return end, false, nil
-	case table.Char, table.Varchar:
-		end, _, err := scanNumber(data, i)
-		if err != nil {
-			return 0, false, err
-		}
-		sc.b = data[i:end]
-		return end, false, nil
 	}
+	// The other kinds read the number's text once its grammar is checked.
 	end, _, err := scanNumber(data, i)
 	if err != nil {
 		return 0, false, err
 	}
-	return 0, false, n.mismatch(data[i:end], "")
+	tok := data[i:end]
+	switch n.kind {
+	case table.Decimal:
+		d, st := parseDecimal(tok, n.prec, n.scale)
+		if st != numOK {
+			return 0, false, n.mismatch(tok, whyRange)
+		}
+		sc.d = d
+	case table.Float, table.Double:
+		f, ok := n.parseFloat(tok)
+		if !ok {
+			return 0, false, n.mismatch(tok, whyRange)
+		}
+		sc.f = f
+	case table.Char, table.Varchar:
+		sc.b = tok
+	default:
+		return 0, false, n.mismatch(tok, "")
+	}
+	return end, false, nil
 }
 
 // quickDecimal reads the common shape of a decimal, up to 18 digits with

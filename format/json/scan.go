@@ -218,6 +218,35 @@ func scanNumber(data []byte, i int) (end int, isInt bool, err *perr) {
 	return j, isInt, nil
 }
 
+// afterMember reads what follows a member of an array (close is ']') or of
+// an object (close is '}') that ends at data[end]: after a ',' it returns the
+// position of the next member and more; after close, the position past it.
+func afterMember(data []byte, end int, close byte) (j int, more bool, err *perr) {
+	j = skipWS(data, end)
+	if j < len(data) {
+		switch data[j] {
+		case ',':
+			return skipWS(data, j+1), true, nil
+		case close:
+			return j + 1, false, nil
+		}
+	}
+	if close == ']' {
+		return 0, false, unexpected(data, j, "',' or ']'")
+	}
+	return 0, false, unexpected(data, j, "',' or '}'")
+}
+
+// colon reads the ':' after a field name that ends at data[end] and returns
+// the position of the field's value.
+func colon(data []byte, end int) (int, *perr) {
+	j := skipWS(data, end)
+	if j >= len(data) || data[j] != ':' {
+		return 0, unexpected(data, j, "':'")
+	}
+	return skipWS(data, j+1), nil
+}
+
 // literal checks that data[i:] starts with word (true, false, null).
 func literal(data []byte, i int, word string) (int, *perr) {
 	if len(data)-i >= len(word) && string(data[i:i+len(word)]) == word {
@@ -259,17 +288,9 @@ func skipValue(data []byte, i int, depth int) (int, *perr) {
 			if err != nil {
 				return 0, err
 			}
-			j = skipWS(data, end)
-			if j >= len(data) {
-				return 0, unexpected(data, j, "',' or ']'")
-			}
-			switch data[j] {
-			case ',':
-				j = skipWS(data, j+1)
-			case ']':
-				return j + 1, nil
-			default:
-				return 0, unexpected(data, j, "',' or ']'")
+			var more bool
+			if j, more, err = afterMember(data, end, ']'); !more {
+				return j, err
 			}
 		}
 	case c == '{':
@@ -288,25 +309,15 @@ func skipValue(data []byte, i int, depth int) (int, *perr) {
 			if err != nil {
 				return 0, err
 			}
-			j = skipWS(data, end)
-			if j >= len(data) || data[j] != ':' {
-				return 0, unexpected(data, j, "':'")
-			}
-			end, err = skipValue(data, skipWS(data, j+1), depth+1)
-			if err != nil {
+			if j, err = colon(data, end); err != nil {
 				return 0, err
 			}
-			j = skipWS(data, end)
-			if j >= len(data) {
-				return 0, unexpected(data, j, "',' or '}'")
+			if end, err = skipValue(data, j, depth+1); err != nil {
+				return 0, err
 			}
-			switch data[j] {
-			case ',':
-				j = skipWS(data, j+1)
-			case '}':
-				return j + 1, nil
-			default:
-				return 0, unexpected(data, j, "',' or '}'")
+			var more bool
+			if j, more, err = afterMember(data, end, '}'); !more {
+				return j, err
 			}
 		}
 	}
