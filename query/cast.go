@@ -469,13 +469,13 @@ func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *table.Da
 	s := to.Scale
 	switch {
 	case isInt(from):
-		r := intReader(a)
+		r := IntReader(a)
 		get = func(i int) (*big.Int, string) { return rescale(big.NewInt(r(i)), 0, s), "" }
 	case from.Kind == table.Decimal:
 		d := a.(*array.Decimal128)
 		get = func(i int) (*big.Int, string) { return rescale(d.Value(i).BigInt(), from.Scale, s), "" }
 	case isApprox(from):
-		r := floatReader(a)
+		r := FloatReader(a)
 		bits := 64
 		if from.Kind == table.Float {
 			bits = 32
@@ -528,10 +528,10 @@ func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fa
 		r := a.(*array.Boolean)
 		get = func(i int) (bool, string) { return r.Value(i), "" }
 	case isInt(from):
-		r := intReader(a)
+		r := IntReader(a)
 		get = func(i int) (bool, string) { return r(i) != 0, "" }
 	case isApprox(from):
-		r := floatReader(a)
+		r := FloatReader(a)
 		get = func(i int) (bool, string) { return r(i) != 0, "" }
 	case from.Kind == table.Decimal:
 		d := a.(*array.Decimal128)

@@ -75,11 +75,11 @@ func TestNumCasts(t *testing.T) {
 				case out.IsNull(i):
 					t.Errorf("%s %v to %s: got NULL, want %v", from, v, to, want)
 				case isApprox(to):
-					if got := floatReader(out)(i); got != want.(float64) && !(math.IsNaN(got) && math.IsNaN(want.(float64))) {
+					if got := FloatReader(out)(i); got != want.(float64) && !(math.IsNaN(got) && math.IsNaN(want.(float64))) {
 						t.Errorf("%s %v to %s: got %v, want %v", from, v, to, got, want)
 					}
 				default:
-					if got := intReader(out)(i); got != want.(int64) {
+					if got := IntReader(out)(i); got != want.(int64) {
 						t.Errorf("%s %v to %s: got %v, want %v", from, v, to, got, want)
 					}
 				}

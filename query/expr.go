@@ -238,7 +238,7 @@ func (n *arith) evalError(err error) error {
 // intMod is % on integers, with Java's sign rule (the sign of the dividend),
 // which Go's % shares.
 func intMod(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Array, error) {
-	lr, rr := intReader(la), intReader(ra)
+	lr, rr := IntReader(la), IntReader(ra)
 	b := array.NewBuilder(mem, n.t.ArrowType())
 	defer b.Release()
 	b.Reserve(la.Len())
@@ -264,7 +264,7 @@ func decReader(a arrow.Array, t *table.DataType) func(int) *big.Int {
 		d := a.(*array.Decimal128)
 		return func(i int) *big.Int { return d.Value(i).BigInt() }
 	}
-	r := intReader(a)
+	r := IntReader(a)
 	return func(i int) *big.Int { return big.NewInt(r(i)) }
 }
 

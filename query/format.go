@@ -56,7 +56,7 @@ func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string 
 		scale := int32(t.Scale)
 		return func(i int) string { return decimalString(d.Value(i), scale) }
 	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
-		get := intReader(a)
+		get := IntReader(a)
 		return func(i int) string { return strconv.FormatInt(get(i), 10) }
 	case table.Float:
 		f := a.(*array.Float32)
@@ -78,37 +78,23 @@ func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string 
 	case table.Array:
 		l := a.(*array.List)
 		elem := Formatter(l.ListValues(), t.Elem)
+		item := func(b *strings.Builder, _, j int) { b.WriteString(orNull(elem(j))) }
 		return func(i int) string {
 			start, end := l.ValueOffsets(i)
-			var b strings.Builder
-			b.WriteByte('[')
-			for j := start; j < end; j++ {
-				if j > start {
-					b.WriteString(", ")
-				}
-				b.WriteString(orNull(elem(int(j))))
-			}
-			b.WriteByte(']')
-			return b.String()
+			return joinItems('[', ']', i, int(start), int(end), item)
 		}
 	case table.Map:
 		m := a.(*array.Map)
 		keys := Formatter(m.Keys(), t.Key)
 		vals := Formatter(m.Items(), t.Value)
+		item := func(b *strings.Builder, _, j int) {
+			b.WriteString(orNull(keys(j)))
+			b.WriteByte('=')
+			b.WriteString(orNull(vals(j)))
+		}
 		return func(i int) string {
 			start, end := m.ValueOffsets(i)
-			var b strings.Builder
-			b.WriteByte('{')
-			for j := start; j < end; j++ {
-				if j > start {
-					b.WriteString(", ")
-				}
-				b.WriteString(orNull(keys(int(j))))
-				b.WriteByte('=')
-				b.WriteString(orNull(vals(int(j))))
-			}
-			b.WriteByte('}')
-			return b.String()
+			return joinItems('{', '}', i, int(start), int(end), item)
 		}
 	case table.Row:
 		s := a.(*array.Struct)
@@ -116,20 +102,25 @@ func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string 
 		for k, f := range t.Fields {
 			fields[k] = Formatter(s.Field(k), f.Type)
 		}
-		return func(i int) string {
-			var b strings.Builder
-			b.WriteByte('(')
-			for k, f := range fields {
-				if k > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(orNull(f(i)))
-			}
-			b.WriteByte(')')
-			return b.String()
-		}
+		item := func(b *strings.Builder, i, k int) { b.WriteString(orNull(fields[k](i))) }
+		return func(i int) string { return joinItems('(', ')', i, 0, len(fields), item) }
 	}
 	return func(int) string { return "?" }
+}
+
+// joinItems renders the items from..to-1 of row i between open and close,
+// separated by ", ", as Flink prints ARRAY, MAP and ROW values.
+func joinItems(open, close byte, i, from, to int, item func(b *strings.Builder, i, j int)) string {
+	var b strings.Builder
+	b.WriteByte(open)
+	for j := from; j < to; j++ {
+		if j > from {
+			b.WriteString(", ")
+		}
+		item(&b, i, j)
+	}
+	b.WriteByte(close)
+	return b.String()
 }
 
 func orNull(s string, ok bool) string {
@@ -243,7 +234,10 @@ func formatTimestamp(t instant, p int) string {
 // type per kind of type, so that casts and kernels are written once per kind
 // and not once per Arrow type.
 
-func intReader(a arrow.Array) func(int) int64 {
+// IntReader yields the values of an array of an integer type, TINYINT to
+// BIGINT, as int64s; the shell's JSON output reads them with it too. Any
+// other array is the caller's programming error and panics.
+func IntReader(a arrow.Array) func(int) int64 {
 	switch a := a.(type) {
 	case *array.Int8:
 		return func(i int) int64 { return int64(a.Value(i)) }
@@ -254,17 +248,18 @@ func intReader(a arrow.Array) func(int) int64 {
 	case *array.Int64:
 		return a.Value
 	}
-	panic("query: intReader of " + a.DataType().String())
+	panic("query: IntReader of " + a.DataType().String())
 }
 
-func floatReader(a arrow.Array) func(int) float64 {
+// FloatReader is IntReader for FLOAT and DOUBLE, as float64s.
+func FloatReader(a arrow.Array) func(int) float64 {
 	switch a := a.(type) {
 	case *array.Float32:
 		return func(i int) float64 { return float64(a.Value(i)) }
 	case *array.Float64:
 		return a.Value
 	}
-	panic("query: floatReader of " + a.DataType().String())
+	panic("query: FloatReader of " + a.DataType().String())
 }
 
 func bytesReader(a arrow.Array) func(int) []byte {

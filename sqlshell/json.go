@@ -35,17 +35,24 @@ import (
 //	ROW                        an object of the row's fields
 //	NULL                       null
 
-// jsonRow renders the rows of one batch as JSON objects.
+// jsonRow renders the rows of one batch, or of one ROW column, as JSON
+// objects.
 type jsonRow struct {
 	keys []string // `"name":`, quoted once
 	vals []func(b []byte, row int) []byte
 }
 
 func newJSONRow(cols []table.Column, rec arrow.RecordBatch) *jsonRow {
-	r := &jsonRow{keys: make([]string, len(cols)), vals: make([]func([]byte, int) []byte, len(cols))}
-	for k, c := range cols {
-		r.keys[k] = string(appendJSONString(nil, c.Name)) + ":"
-		r.vals[k] = jsonValue(rec.Column(k), c.Type)
+	return newJSONObject(cols, rec.Column)
+}
+
+// newJSONObject renders fields as the members of an object; column(k) is the
+// array of field k.
+func newJSONObject(fields []table.Column, column func(k int) arrow.Array) *jsonRow {
+	r := &jsonRow{keys: make([]string, len(fields)), vals: make([]func([]byte, int) []byte, len(fields))}
+	for k, f := range fields {
+		r.keys[k] = string(appendJSONString(nil, f.Name)) + ":"
+		r.vals[k] = jsonValue(column(k), f.Type)
 	}
 	return r
 }
@@ -80,21 +87,13 @@ func jsonNonNull(a arrow.Array, t *table.DataType) func([]byte, int) []byte {
 		v := a.(*array.Boolean)
 		return func(b []byte, i int) []byte { return strconv.AppendBool(b, v.Value(i)) }
 	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
-		get := intValue(a)
-		if get == nil {
-			break
-		}
+		get := query.IntReader(a)
 		return func(b []byte, i int) []byte { return strconv.AppendInt(b, get(i), 10) }
 	case table.Float, table.Double:
+		get := query.FloatReader(a)
 		bits := 64
-		var get func(int) float64
-		switch v := a.(type) {
-		case *array.Float32:
-			bits, get = 32, func(i int) float64 { return float64(v.Value(i)) }
-		case *array.Float64:
-			get = v.Value
-		default:
-			return textValue(a, t)
+		if t.Kind == table.Float {
+			bits = 32
 		}
 		return func(b []byte, i int) []byte {
 			f := get(i)
@@ -139,14 +138,7 @@ func jsonNonNull(a arrow.Array, t *table.DataType) func([]byte, int) []byte {
 		elem := jsonValue(l.ListValues(), t.Elem)
 		return func(b []byte, i int) []byte {
 			start, end := l.ValueOffsets(i)
-			b = append(b, '[')
-			for j := start; j < end; j++ {
-				if j > start {
-					b = append(b, ',')
-				}
-				b = elem(b, int(j))
-			}
-			return append(b, ']')
+			return appendMembers(b, '[', ']', int(start), int(end), elem)
 		}
 	case table.Map:
 		m, ok := a.(*array.Map)
@@ -169,45 +161,42 @@ func jsonNonNull(a arrow.Array, t *table.DataType) func([]byte, int) []byte {
 			}
 		}
 		val := jsonValue(m.Items(), t.Value)
+		entry := func(b []byte, j int) []byte {
+			b = key(b, j)
+			b = append(b, ':')
+			return val(b, j)
+		}
 		return func(b []byte, i int) []byte {
 			start, end := m.ValueOffsets(i)
-			b = append(b, '{')
-			for j := start; j < end; j++ {
-				if j > start {
-					b = append(b, ',')
-				}
-				b = key(b, int(j))
-				b = append(b, ':')
-				b = val(b, int(j))
-			}
-			return append(b, '}')
+			return appendMembers(b, '{', '}', int(start), int(end), entry)
 		}
 	case table.Row:
 		s, ok := a.(*array.Struct)
 		if !ok || s.NumField() != len(t.Fields) {
 			break
 		}
-		keys := make([]string, len(t.Fields))
-		vals := make([]func([]byte, int) []byte, len(t.Fields))
+		fields := make([]table.Column, len(t.Fields))
 		for k, f := range t.Fields {
-			keys[k] = string(appendJSONString(nil, f.Name)) + ":"
-			vals[k] = jsonValue(s.Field(k), f.Type)
+			fields[k] = table.Column{Name: f.Name, Type: f.Type}
 		}
-		return func(b []byte, i int) []byte {
-			b = append(b, '{')
-			for k := range keys {
-				if k > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, keys[k]...)
-				b = vals[k](b, i)
-			}
-			return append(b, '}')
-		}
+		return newJSONObject(fields, s.Field).append
 	}
 	// Strings, dates and times, and anything not matched above: the text
 	// the table output shows, as a JSON string.
 	return textValue(a, t)
+}
+
+// appendMembers appends the members from..to-1 of an ARRAY or MAP value
+// between open and close, separated by commas.
+func appendMembers(b []byte, open, close byte, from, to int, member func(b []byte, j int) []byte) []byte {
+	b = append(b, open)
+	for j := from; j < to; j++ {
+		if j > from {
+			b = append(b, ',')
+		}
+		b = member(b, j)
+	}
+	return append(b, close)
 }
 
 func textValue(a arrow.Array, t *table.DataType) func([]byte, int) []byte {
@@ -216,20 +205,6 @@ func textValue(a arrow.Array, t *table.DataType) func([]byte, int) []byte {
 		s, _ := f(i)
 		return appendJSONString(b, s)
 	}
-}
-
-func intValue(a arrow.Array) func(int) int64 {
-	switch v := a.(type) {
-	case *array.Int8:
-		return func(i int) int64 { return int64(v.Value(i)) }
-	case *array.Int16:
-		return func(i int) int64 { return int64(v.Value(i)) }
-	case *array.Int32:
-		return func(i int) int64 { return int64(v.Value(i)) }
-	case *array.Int64:
-		return v.Value
-	}
-	return nil
 }
 
 // appendJSONString appends s as a JSON string. encoding/json escapes what
