@@ -52,6 +52,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 
@@ -146,7 +147,7 @@ func (e *Engine) ExecAll(ctx context.Context, sql string) ([]*table.Result, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sts, err := table.Parse(sql)
+	sts, err := parse.Parse(sql)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
 
@@ -133,7 +134,7 @@ func runScenario(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *sce
 	}
 	switch fields[0] {
 	case "table":
-		sts, err := table.Parse(strings.Join(sc.input, "\n"))
+		sts, err := parse.Parse(strings.Join(sc.input, "\n"))
 		if err != nil {
 			return []string{"error: " + err.Error()}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
 
@@ -288,7 +289,7 @@ func batchesFromJSON(t testing.TB, mem memory.Allocator, schema *arrow.Schema, l
 func newCatalog(t testing.TB, ddl string) *table.Catalog {
 	t.Helper()
 	cat := table.NewCatalogWith(testRegistry())
-	sts, err := table.Parse(ddl)
+	sts, err := parse.Parse(ddl)
 	if err != nil {
 		t.Fatalf("ddl: %v", err)
 	}

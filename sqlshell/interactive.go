@@ -10,7 +10,7 @@ import (
 
 	"github.com/peterh/liner"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/parse"
 )
 
 // Prompts: the first line of a statement, and the lines that continue it.
@@ -116,7 +116,7 @@ func (s *Shell) Interactive(ctx context.Context, historyFile string) error {
 					saveHistory()
 					return nil
 				case "backslash":
-					fmt.Fprintln(s.cfg.Stderr, table.NoBackslashCommands)
+					fmt.Fprintln(s.cfg.Stderr, parse.NoBackslashCommands)
 					continue
 				}
 				fmt.Fprint(s.cfg.Stdout, helpText)

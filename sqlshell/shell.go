@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 )
@@ -119,7 +120,7 @@ type ScriptError struct {
 func (e *ScriptError) Error() string {
 	// A syntax error's place is given within the statement; said within
 	// the script, an editor can jump to it.
-	var se *table.SyntaxError
+	var se *parse.SyntaxError
 	if errors.As(e.Err, &se) && e.Err == error(se) && e.Col > 0 {
 		col := se.Column
 		if se.Line == 1 {
@@ -162,7 +163,7 @@ func (s *Shell) Run(ctx context.Context, sql string) (err error) {
 		}
 	}()
 	defer s.out.Flush()
-	sts, err := table.Parse(sql)
+	sts, err := parse.Parse(sql)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 )
@@ -333,8 +334,8 @@ func TestBackslashCommands(t *testing.T) {
 	}
 	sh, _, _ := newMemShell(t, nil, io.Discard)
 	err := sh.RunScript(context.Background(), "-e", `\d orders`)
-	if err == nil || !strings.Contains(err.Error(), table.NoBackslashCommands) {
-		t.Fatalf("got %v, want %q", err, table.NoBackslashCommands)
+	if err == nil || !strings.Contains(err.Error(), parse.NoBackslashCommands) {
+		t.Fatalf("got %v, want %q", err, parse.NoBackslashCommands)
 	}
 }
 

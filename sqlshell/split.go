@@ -19,7 +19,7 @@ type Statement struct {
 
 // Split cuts src into statements at each ';' that is outside quotes ('...',
 // "...", `...`) and comments (-- to the end of the line, /* ... */), the same
-// rules table.Parse follows, so that a ';' inside a string never ends a
+// rules parse.Parse follows, so that a ';' inside a string never ends a
 // statement early. Statements holding only white space and comments are
 // dropped.
 //

@@ -27,8 +27,8 @@ func fromArrow(t arrow.DataType, nullable bool, depth int) (*DataType, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: nil", ErrNoSQLType)
 	}
-	if depth > maxTypeDepth {
-		return nil, fmt.Errorf("%w: nested deeper than %d levels", ErrNoSQLType, maxTypeDepth)
+	if depth > MaxTypeDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d levels", ErrNoSQLType, MaxTypeDepth)
 	}
 	var dt *DataType
 	switch a := t.(type) {
@@ -45,7 +45,7 @@ func fromArrow(t arrow.DataType, nullable bool, depth int) (*DataType, error) {
 		dt = BytesType()
 	case *arrow.Decimal128Type:
 		dt = DecimalType(int(a.Precision), int(a.Scale))
-		if err := dt.checkParams(); err != nil {
+		if err := dt.CheckParams(); err != nil {
 			return nil, fmt.Errorf("%w: %s (%v)", ErrNoSQLType, t, err)
 		}
 	case *arrow.Int8Type:
@@ -98,7 +98,7 @@ func fromArrow(t arrow.DataType, nullable bool, depth int) (*DataType, error) {
 			}
 			dt.Fields = append(dt.Fields, Field{Name: f.Name, Type: ft})
 		}
-		if err := dt.checkParams(); err != nil {
+		if err := dt.CheckParams(); err != nil {
 			return nil, fmt.Errorf("%w: %s (%v)", ErrNoSQLType, t, err)
 		}
 	default:

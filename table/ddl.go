@@ -10,6 +10,12 @@ import (
 	"github.com/kshare/kshare/options"
 )
 
+// ErrInvalidDefinition is returned for a table definition that reads well
+// but cannot be (two columns of one name, DECIMAL(40, 2), ...): by Validate
+// for a definition built in Go, and by the parser (package parse) for one
+// written in SQL.
+var ErrInvalidDefinition = errors.New("invalid table definition")
+
 // Masked stands for a secret value wherever a definition is shown.
 const Masked = "******"
 
@@ -187,7 +193,7 @@ func (d *Definition) Clone() *Definition {
 	return &c
 }
 
-// Validate checks what Parse checks of a definition built in Go: a name,
+// Validate checks what parse.Parse checks of a definition built in Go: a name,
 // at least one column, column names unique ignoring case, and every type
 // well formed. Every problem wraps ErrInvalidDefinition.
 func (d *Definition) Validate() error {

@@ -1,11 +1,12 @@
 // Package table is kshare's SQL surface below the query engine: the Flink
-// SQL type model and its Arrow mapping, the DDL parser, the binding of a
-// table definition to its connector and format, the catalog, and the
-// registries that connectors and formats join by name.
+// SQL type model and its Arrow mapping, the statements and table
+// definitions, the binding of a definition to its connector and format,
+// the catalog, and the registries that connectors and formats join by
+// name. Reading SQL text is package parse's job; table does not import it.
 //
 // A script goes through three steps, none of which performs I/O:
 //
-//	sts, err := table.Parse(script)      // typed statements, or errors with line:column
+//	sts, err := parse.Parse(script)      // typed statements, or errors with line:column
 //	res, err := catalog.Exec(sts[i])     // CREATE TABLE binds: options, metadata, format
 //	stream, err := t.Source.Open(ctx, o) // the connector connects here
 //

@@ -1,6 +1,7 @@
 package table_test
 
 import (
+	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
+
+var rewrite = flag.Bool("rewrite", false, "rewrite README.md's option tables")
 
 const readmePath = "../README.md"
 

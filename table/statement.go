@@ -6,7 +6,7 @@ import (
 	"github.com/kshare/kshare/options"
 )
 
-// A Statement is one statement of a script, as Parse returns it. String is
+// A Statement is one statement of a script, as parse.Parse returns it. String is
 // its canonical SQL text, which parses back to an equal statement (but see
 // Definition.String for secrets).
 type Statement interface {

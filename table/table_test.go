@@ -9,7 +9,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/kshare/kshare/internal/ddltest"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
 
@@ -17,7 +19,7 @@ const withOK = `WITH ('connector' = 'kafka-sharegroup', 'format' = 'json', 'boot
 
 func parseOne(t *testing.T, src string) table.Statement {
 	t.Helper()
-	sts, err := table.Parse(src)
+	sts, err := parse.Parse(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,43 +29,8 @@ func parseOne(t *testing.T, src string) table.Statement {
 	return sts[0]
 }
 
-func TestParseErrorKinds(t *testing.T) {
-	for src, kind := range map[string]error{
-		"CREATE TABLE t (a FOO)":                       table.ErrSyntax,
-		"CREATE TABLE t (a INT, b AS a + 1)":           table.ErrUnsupported,
-		"CREATE TABLE t (a INT, WATERMARK FOR a AS a)": table.ErrUnsupported,
-		"CREATE TABLE t (a INT) PARTITIONED BY (a)":    table.ErrUnsupported,
-		"CREATE TABLE t (a DECIMAL(40))":               table.ErrInvalidDefinition,
-		"CREATE TABLE t (a INT, A INT)":                table.ErrInvalidDefinition,
-		"SELECT 'x":                                    table.ErrSyntax,
-	} {
-		_, err := table.Parse(src)
-		if !errors.Is(err, kind) {
-			t.Errorf("%s: got %v, want %v", src, err, kind)
-		}
-		var se *table.SyntaxError
-		if !errors.As(err, &se) || se.Line != 1 || se.Column < 1 {
-			t.Errorf("%s: no position in %#v", src, err)
-		}
-	}
-	// Several refused clauses come back together.
-	_, err := table.Parse("CREATE TABLE t (a AS 1, PRIMARY KEY (a) NOT ENFORCED)")
-	var ses table.SyntaxErrors
-	if !errors.As(err, &ses) || len(ses) != 2 {
-		t.Errorf("got %#v", err)
-	}
-}
-
-func TestPositionCountsCharacters(t *testing.T) {
-	_, err := table.Parse("CREATE TABLE t (\n  `caf\u00e9 \u00fc` INT, b FOO)")
-	var se *table.SyntaxError
-	if !errors.As(err, &se) || se.Line != 2 || se.Column != 19 {
-		t.Fatalf("got %v", err)
-	}
-}
-
 func TestBindErrorKinds(t *testing.T) {
-	reg := testRegistry()
+	reg := ddltest.Registry()
 	for src, kinds := range map[string][]error{
 		"CREATE TABLE t (a INT) WITH ('connector' = 'x', 'format' = 'y')":                                               {table.ErrUnknownConnector, table.ErrUnknownFormat},
 		"CREATE TABLE t (a INT) WITH ('format' = 'json')":                                                               {options.ErrMissing},
@@ -89,7 +56,7 @@ func TestBindErrorKinds(t *testing.T) {
 }
 
 func TestBindGoDefinition(t *testing.T) {
-	reg := testRegistry()
+	reg := ddltest.Registry()
 	cols := []table.Column{
 		{Name: "id", Type: table.BigIntType().WithNotNull(true)},
 		{Name: "off", Type: table.BigIntType(), Metadata: true, MetadataKey: "offset", Virtual: true},
@@ -153,7 +120,7 @@ func TestBindGoDefinition(t *testing.T) {
 }
 
 func TestCatalogErrors(t *testing.T) {
-	cat := table.NewCatalogWith(testRegistry())
+	cat := table.NewCatalogWith(ddltest.Registry())
 	if _, err := cat.Exec(parseOne(t, "CREATE TABLE Orders (a INT) "+withOK)); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +158,7 @@ func TestCatalogErrors(t *testing.T) {
 // TestCatalogConcurrent is meant for -race: creates, drops, lookups and
 // listings of the same names from many goroutines.
 func TestCatalogConcurrent(t *testing.T) {
-	reg := testRegistry()
+	reg := ddltest.Registry()
 	cat := table.NewCatalogWith(reg)
 	var tables []*table.Table
 	for i := range 4 {
@@ -316,8 +283,8 @@ func TestRegistryPanics(t *testing.T) {
 	for name, f := range map[string]func(r *table.Registry){
 		"nil connector": func(r *table.Registry) { r.RegisterConnector(nil) },
 		"nil format":    func(r *table.Registry) { r.RegisterFormat(nil) },
-		"empty name":    func(r *table.Registry) { r.RegisterFormat(fakeFormat{}) },
-		"twice":         func(r *table.Registry) { r.RegisterConnector(fakeConnector{}) },
+		"empty name":    func(r *table.Registry) { r.RegisterFormat(ddltest.Format{}) },
+		"twice":         func(r *table.Registry) { r.RegisterConnector(ddltest.Connector{}) },
 	} {
 		func() {
 			defer func() {
@@ -325,7 +292,7 @@ func TestRegistryPanics(t *testing.T) {
 					t.Errorf("%s: no panic", name)
 				}
 			}()
-			f(testRegistry())
+			f(ddltest.Registry())
 		}()
 	}
 	if _, err := table.NewRegistry().LookupConnector("x"); !errors.Is(err, table.ErrUnknownConnector) || !strings.Contains(err.Error(), "none registered") {
@@ -336,7 +303,7 @@ func TestRegistryPanics(t *testing.T) {
 // TestDeclarations guards the data the table layer and the README rely
 // on: no key declared twice, defaults that parse, descriptions present.
 func TestDeclarations(t *testing.T) {
-	for _, set := range []*options.Set{table.TableOptions, fakeConnector{}.Options(), testRegistry().Formats()[0].Options(), testRegistry().Formats()[1].Options()} {
+	for _, set := range []*options.Set{table.TableOptions, ddltest.Connector{}.Options(), ddltest.Registry().Formats()[0].Options(), ddltest.Registry().Formats()[1].Options()} {
 		seen := map[string]bool{}
 		var kvs []options.KV
 		for _, o := range set.Options {
@@ -362,10 +329,10 @@ func TestDeclarations(t *testing.T) {
 // An ALTER TABLE whose options do not bind leaves the table as it was, and
 // one that binds replaces it as a whole.
 func TestAlterTableKeepsTableOnError(t *testing.T) {
-	cat := table.NewCatalogWith(testRegistry())
+	cat := table.NewCatalogWith(ddltest.Registry())
 	exec := func(src string) (*table.Result, error) {
 		t.Helper()
-		sts, err := table.Parse(src)
+		sts, err := parse.Parse(src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,19 +358,5 @@ func TestAlterTableKeepsTableOnError(t *testing.T) {
 	}
 	if v, _ := before.Bound.Def.Option("scan.on-decode-error"); v != "" {
 		t.Fatalf("ALTER changed the old table's definition in place: %s", before.DDL())
-	}
-}
-
-// A byte that is not UTF-8 is called that, wherever it is in the script.
-func TestParseInvalidUTF8(t *testing.T) {
-	for src, at := range map[string]string{
-		"CREATE TABLE \xff (a INT)": "line 1, column 14",
-		"SET 'a' = 'b\xfe'":         "line 1, column 13",
-		"SELECT 1;\nSELECT `\xc3`":  "line 2, column 9",
-	} {
-		_, err := table.Parse(src)
-		if !errors.Is(err, table.ErrSyntax) || !strings.Contains(err.Error(), at+": invalid UTF-8") {
-			t.Errorf("%q: got %v, want invalid UTF-8 at %s", src, err, at)
-		}
 	}
 }

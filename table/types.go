@@ -32,6 +32,11 @@ const (
 	Row
 )
 
+// MaxTypeDepth bounds the nesting of ARRAY, MAP and ROW types: deep enough
+// for any schema a person writes, shallow enough that a hostile script
+// cannot exhaust the stack.
+const MaxTypeDepth = 1000
+
 // MaxLength is the length of STRING (VARCHAR(MaxLength)) and BYTES
 // (VARBINARY(MaxLength)), as in Flink.
 const MaxLength = 2147483647
@@ -86,7 +91,7 @@ func (t *DataType) WithNotNull(notNull bool) *DataType {
 // String is the canonical Flink spelling of the type: STRING for
 // VARCHAR(2147483647), DECIMAL(10, 2), TIMESTAMP_LTZ(3), ARRAY<INT NOT NULL>,
 // ROW<`a` INT, `b` STRING 'description'>, with " NOT NULL" where it
-// applies. Parse reads it back to an equal type.
+// applies. parse.Type reads it back to an equal type.
 func (t *DataType) String() string {
 	var b strings.Builder
 	t.write(&b)
@@ -308,10 +313,10 @@ func (t *DataType) Validate() error {
 }
 
 func (t *DataType) validate(depth int) error {
-	if depth > maxTypeDepth {
-		return fmt.Errorf("type nested deeper than %d levels", maxTypeDepth)
+	if depth > MaxTypeDepth {
+		return fmt.Errorf("type nested deeper than %d levels", MaxTypeDepth)
 	}
-	if err := t.checkParams(); err != nil {
+	if err := t.CheckParams(); err != nil {
 		return err
 	}
 	switch t.Kind {
@@ -332,8 +337,8 @@ func (t *DataType) validate(depth int) error {
 	return nil
 }
 
-// checkParams checks t's own parameters, not those of the types inside it.
-func (t *DataType) checkParams() error {
+// CheckParams checks t's own parameters, not those of the types inside it.
+func (t *DataType) CheckParams() error {
 	switch t.Kind {
 	case Char, Varchar, Binary, Varbinary:
 		if t.Length < 1 || t.Length > MaxLength {

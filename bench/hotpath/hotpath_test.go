@@ -32,6 +32,7 @@ import (
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/sqlshell"
 	"github.com/kshare/kshare/table"
@@ -118,7 +119,7 @@ func decodeBatch(tb testing.TB, format table.Format, cols string, vals [][]byte)
 // bind makes a table of cols in format and its decoder.
 func bind(tb testing.TB, format table.Format, cols string) (*table.Definition, table.Decoder) {
 	tb.Helper()
-	stmts, err := table.Parse(fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'bench-memory', 'format' = '%s')", cols, format.Name()))
+	stmts, err := parse.Parse(fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'bench-memory', 'format' = '%s')", cols, format.Name()))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/sqlshell"
 	"github.com/kshare/kshare/table"
 )
@@ -102,7 +103,7 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 		}
 		defer stop()
 	}
-	sts, err := table.Parse(sql)
+	sts, err := parse.Parse(sql)
 	if err != nil {
 		return fmt.Errorf("--query: %w", err)
 	}

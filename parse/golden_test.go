@@ -1,7 +1,6 @@
-package table_test
+package parse_test
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,66 +9,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
+	"github.com/kshare/kshare/internal/ddltest"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/ddl/*.txt and README.md's option tables")
-
-// The golden scenarios bind against fakes that carry the real declarations
-// (connector/spec.go, format/*/spec.go), in a registry of their own: the
-// messages are the real ones, and no broker or decoder is involved.
-type fakeConnector struct{}
-
-func (fakeConnector) Name() string                  { return "kafka-sharegroup" }
-func (fakeConnector) Options() *options.Set         { return connector.Options }
-func (fakeConnector) Metadata() []table.MetadataKey { return connector.Metadata }
-func (fakeConnector) NewSource(b *table.Bound) (table.Source, error) {
-	if err := connector.Validate(b.Options); err != nil {
-		return nil, err
-	}
-	return fakeSource{}, nil
-}
-
-type fakeSource struct{}
-
-func (fakeSource) Open(context.Context, table.OpenOptions) (table.Stream, error) {
-	return nil, errors.New("fake source: no broker")
-}
-
-type fakeFormat struct {
-	name  string
-	opts  *options.Set
-	check func([]table.Column) error
-}
-
-func (f fakeFormat) Name() string          { return f.name }
-func (f fakeFormat) Options() *options.Set { return f.opts }
-func (f fakeFormat) NewDecoder(cols []table.Column, _ options.Values) (table.Decoder, error) {
-	if f.check != nil {
-		if err := f.check(cols); err != nil {
-			return nil, err
-		}
-	}
-	return fakeDecoder{}, nil
-}
-
-type fakeDecoder struct{}
-
-func (fakeDecoder) Decode([]byte, []array.Builder) (int, error) { return 0, errors.New("fake decoder") }
-
-func testRegistry() *table.Registry {
-	r := table.NewRegistry()
-	r.RegisterConnector(fakeConnector{})
-	r.RegisterFormat(fakeFormat{name: "json", opts: json.Options})
-	r.RegisterFormat(fakeFormat{name: "raw", opts: raw.Options, check: raw.CheckColumns})
-	return r
-}
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/ddl/*.txt")
 
 // A scenario file is a sequence of cases. A case is optional '#' comment
 // lines, a SQL script, a line "----", and the expected output, which ends
@@ -158,7 +107,7 @@ func TestGolden(t *testing.T) {
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			cases := readCases(t, path)
-			cat := table.NewCatalogWith(testRegistry())
+			cat := table.NewCatalogWith(ddltest.Registry())
 			changed := false
 			for i := range cases {
 				c := &cases[i]
@@ -186,9 +135,9 @@ func TestGolden(t *testing.T) {
 // run executes a script on cat and renders what each statement returned;
 // the script stops at its first error, as a script in the shell does.
 func run(t *testing.T, cat *table.Catalog, script string) string {
-	sts, err := table.Parse(script)
+	sts, err := parse.Parse(script)
 	if err != nil {
-		checkKinds(t, err, table.ErrSyntax, table.ErrUnsupported, table.ErrInvalidDefinition)
+		checkKinds(t, err, parse.ErrSyntax, parse.ErrUnsupported, table.ErrInvalidDefinition)
 		return "error: " + err.Error()
 	}
 	var out []string
@@ -213,7 +162,7 @@ func run(t *testing.T, cat *table.Catalog, script string) string {
 
 // secretValues are the values of secret keys in a script's WITH clauses.
 func secretValues(script string) []string {
-	sts, err := table.Parse(script)
+	sts, err := parse.Parse(script)
 	if err != nil {
 		return nil
 	}
@@ -254,7 +203,7 @@ func checkRoundTrip(t *testing.T, st table.Statement) {
 			text = strings.Replace(text, "CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ", 1)
 		}
 	}
-	back, err := table.Parse(text)
+	back, err := parse.Parse(text)
 	if err != nil || len(back) != 1 {
 		t.Errorf("canonical text does not parse back: %v\n%s", err, text)
 		return
@@ -278,7 +227,7 @@ func checkShowCreate(t *testing.T, cat *table.Catalog, def *table.Definition) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sts, err := table.Parse(tbl.DDL())
+	sts, err := parse.Parse(tbl.DDL())
 	if err != nil {
 		t.Fatalf("SHOW CREATE TABLE output does not parse: %v\n%s", err, tbl.DDL())
 	}

@@ -1,4 +1,4 @@
-package table_test
+package parse_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
 
@@ -21,27 +22,27 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		sts, err := table.Parse(src)
+		sts, err := parse.Parse(src)
 		if err != nil {
 			if sts != nil {
 				t.Fatal("statements returned with an error")
 			}
-			var se *table.SyntaxError
+			var se *parse.SyntaxError
 			if !errors.As(err, &se) {
 				t.Fatalf("not a SyntaxError: %T %v", err, err)
 			}
-			var all []*table.SyntaxError
-			var ses table.SyntaxErrors
+			var all []*parse.SyntaxError
+			var ses parse.SyntaxErrors
 			if errors.As(err, &ses) {
 				all = ses
 			} else {
-				all = []*table.SyntaxError{se}
+				all = []*parse.SyntaxError{se}
 			}
 			for _, e := range all {
 				if e.Line < 1 || e.Column < 1 || e.Kind == nil || e.Msg == "" {
 					t.Fatalf("bad error %#v", e)
 				}
-				if !errors.Is(err, table.ErrSyntax) && !errors.Is(err, table.ErrUnsupported) && !errors.Is(err, table.ErrInvalidDefinition) {
+				if !errors.Is(err, parse.ErrSyntax) && !errors.Is(err, parse.ErrUnsupported) && !errors.Is(err, table.ErrInvalidDefinition) {
 					t.Fatalf("error of no kind: %v", err)
 				}
 			}
@@ -58,7 +59,7 @@ func FuzzParse(f *testing.F) {
 				}
 				_ = def.Schema.Arrow()
 				text := def.DDL(nil)
-				back, err := table.Parse(text)
+				back, err := parse.Parse(text)
 				if err != nil || len(back) != 1 {
 					t.Fatalf("DDL does not parse back: %v\n%s", err, text)
 				}
@@ -74,7 +75,7 @@ func FuzzParse(f *testing.F) {
 				continue
 			}
 			text := st.String()
-			back, err := table.Parse(text)
+			back, err := parse.Parse(text)
 			if err != nil || len(back) != 1 {
 				t.Fatalf("%T %q does not parse back: %v", st, text, err)
 			}

@@ -1,0 +1,72 @@
+// Package ddltest holds what the tests of DDL (package parse's scenario
+// files, package table's catalog tests) bind against: fakes of the
+// kafka-sharegroup connector and the json and raw formats that carry the
+// real declarations (connector/spec.go, format/*/spec.go), so that the
+// messages are the real ones while no broker or decoder is involved.
+package ddltest
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/format/json"
+	"github.com/kshare/kshare/format/raw"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// Connector is the kafka-sharegroup connector's declarations, with a
+// source that validates its options and never connects.
+type Connector struct{}
+
+func (Connector) Name() string                  { return "kafka-sharegroup" }
+func (Connector) Options() *options.Set         { return connector.Options }
+func (Connector) Metadata() []table.MetadataKey { return connector.Metadata }
+func (Connector) NewSource(b *table.Bound) (table.Source, error) {
+	if err := connector.Validate(b.Options); err != nil {
+		return nil, err
+	}
+	return fakeSource{}, nil
+}
+
+type fakeSource struct{}
+
+func (fakeSource) Open(context.Context, table.OpenOptions) (table.Stream, error) {
+	return nil, errors.New("fake source: no broker")
+}
+
+// Format is a format's declarations (Decl) under its name (Kind), whose
+// decoder checks the columns with Check, if set, and decodes nothing.
+type Format struct {
+	Kind  string
+	Decl  *options.Set
+	Check func([]table.Column) error
+}
+
+func (f Format) Name() string          { return f.Kind }
+func (f Format) Options() *options.Set { return f.Decl }
+func (f Format) NewDecoder(cols []table.Column, _ options.Values) (table.Decoder, error) {
+	if f.Check != nil {
+		if err := f.Check(cols); err != nil {
+			return nil, err
+		}
+	}
+	return fakeDecoder{}, nil
+}
+
+type fakeDecoder struct{}
+
+func (fakeDecoder) Decode([]byte, []array.Builder) (int, error) { return 0, errors.New("fake decoder") }
+
+// Registry is a registry of its own holding the fakes: the connector
+// 'kafka-sharegroup' and the formats 'json' and 'raw'.
+func Registry() *table.Registry {
+	r := table.NewRegistry()
+	r.RegisterConnector(Connector{})
+	r.RegisterFormat(Format{Kind: "json", Decl: json.Options})
+	r.RegisterFormat(Format{Kind: "raw", Decl: raw.Options, Check: raw.CheckColumns})
+	return r
+}

@@ -1,0 +1,272 @@
+package parse
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// Type reads a Flink SQL type name, NOT NULL or NULL included, as a column
+// of CREATE TABLE declares it: INT, DECIMAL(10, 2), TIMESTAMP(3) WITH LOCAL
+// TIME ZONE, ARRAY<ROW<a INT, b STRING>>. It is the one reader of type
+// names: CREATE TABLE, CAST and the format tests all use it. The error is
+// a *SyntaxError (or SyntaxErrors) with the place in src.
+func Type(src string) (*table.DataType, error) {
+	p := &parser{lx: NewLexer(src), src: src}
+	dt, err := p.dataType(0)
+	if err != nil {
+		return nil, p.fatal(err)
+	}
+	if t := p.peek(); t.Kind != EOF {
+		return nil, p.fatal(p.errorf(t, ErrSyntax, "expected the end of the type %s, got %s", dt, describe(t)))
+	}
+	switch len(p.errs) {
+	case 0:
+		return dt, nil
+	case 1:
+		return nil, p.errs[0]
+	}
+	return nil, p.errs
+}
+
+// typeNames are the type names Parse knows, for "unknown type" messages.
+var typeNames = []string{
+	"ARRAY", "BIGINT", "BINARY", "BOOLEAN", "BYTES", "CHAR", "DATE", "DEC", "DECIMAL", "DOUBLE",
+	"FLOAT", "INT", "INTEGER", "MAP", "NUMERIC", "ROW", "SMALLINT", "STRING", "TIME", "TIMESTAMP",
+	"TIMESTAMP_LTZ", "TINYINT", "VARBINARY", "VARCHAR",
+}
+
+// dataType reads a Flink SQL type, NOT NULL or NULL included.
+func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
+	t := p.peek()
+	if depth > table.MaxTypeDepth {
+		return nil, p.errorf(t, ErrInvalidDefinition, "type nested deeper than %d levels", table.MaxTypeDepth)
+	}
+	if t.Kind != Ident {
+		return nil, p.errorf(t, ErrSyntax, "expected a type, got %s", describe(t))
+	}
+	p.advance()
+	var dt *table.DataType
+	var err *SyntaxError
+	switch name := strings.ToUpper(t.Val); name {
+	case "CHAR", "CHARACTER":
+		dt = &table.DataType{Kind: table.Char}
+		dt.Length, err = p.optInt(1)
+	case "VARCHAR":
+		dt = &table.DataType{Kind: table.Varchar}
+		dt.Length, err = p.optInt(1)
+	case "STRING":
+		dt = table.StringType()
+	case "BOOLEAN":
+		dt = table.BooleanType()
+	case "BINARY":
+		dt = &table.DataType{Kind: table.Binary}
+		dt.Length, err = p.optInt(1)
+	case "VARBINARY":
+		dt = &table.DataType{Kind: table.Varbinary}
+		dt.Length, err = p.optInt(1)
+	case "BYTES":
+		dt = table.BytesType()
+	case "DECIMAL", "DEC", "NUMERIC":
+		dt = &table.DataType{Kind: table.Decimal, Precision: table.DefaultDecimalPrecision}
+		if p.isSymbol(p.peek(), "(") {
+			p.advance()
+			if dt.Precision, err = p.integer(); err != nil {
+				return nil, err
+			}
+			if p.isSymbol(p.peek(), ",") {
+				p.advance()
+				if dt.Scale, err = p.integer(); err != nil {
+					return nil, err
+				}
+			}
+			err = p.expectSymbol(")", " after the parameters of "+name)
+		}
+	case "TINYINT":
+		dt = &table.DataType{Kind: table.TinyInt}
+	case "SMALLINT":
+		dt = &table.DataType{Kind: table.SmallInt}
+	case "INT", "INTEGER":
+		dt = table.IntType()
+	case "BIGINT":
+		dt = table.BigIntType()
+	case "FLOAT":
+		dt = &table.DataType{Kind: table.Float}
+	case "DOUBLE":
+		p.acceptKeywords("PRECISION")
+		dt = table.DoubleType()
+	case "DATE":
+		dt = &table.DataType{Kind: table.Date}
+	case "TIME":
+		dt = &table.DataType{Kind: table.Time}
+		dt.Precision, err = p.optInt(table.DefaultTimePrecision)
+		if err == nil && p.isKeyword(p.peek(), "WITH") && p.isKeyword(p.peekN(1), "TIME") {
+			return nil, p.errorf(p.peek(), ErrUnsupported, "TIME WITH TIME ZONE is not supported (nor by Flink); use TIME(p)")
+		}
+		p.acceptKeywords("WITHOUT", "TIME", "ZONE")
+	case "TIMESTAMP":
+		dt = &table.DataType{Kind: table.Timestamp}
+		if dt.Precision, err = p.optInt(table.DefaultTimestampPrecision); err != nil {
+			return nil, err
+		}
+		switch {
+		case p.acceptKeywords("WITHOUT", "TIME", "ZONE"):
+		case p.acceptKeywords("WITH", "LOCAL", "TIME", "ZONE"):
+			dt.Kind = table.TimestampLTZ
+		case p.isKeyword(p.peek(), "WITH") && p.isKeyword(p.peekN(1), "TIME"):
+			return nil, p.errorf(p.peek(), ErrUnsupported, "TIMESTAMP WITH TIME ZONE is not supported (nor by Flink); use TIMESTAMP_LTZ(p) for an instant or TIMESTAMP(p) for a wall-clock time")
+		}
+	case "TIMESTAMP_LTZ":
+		dt = &table.DataType{Kind: table.TimestampLTZ}
+		dt.Precision, err = p.optInt(table.DefaultTimestampPrecision)
+	case "ARRAY":
+		dt = &table.DataType{Kind: table.Array}
+		if err = p.expectSymbol("<", " after ARRAY (ARRAY<INT>)"); err != nil {
+			return nil, err
+		}
+		if dt.Elem, err = p.dataType(depth + 1); err != nil {
+			return nil, err
+		}
+		err = p.expectSymbol(">", " to close ARRAY<")
+	case "MAP":
+		dt = &table.DataType{Kind: table.Map}
+		if err = p.expectSymbol("<", " after MAP (MAP<STRING, INT>)"); err != nil {
+			return nil, err
+		}
+		if dt.Key, err = p.dataType(depth + 1); err != nil {
+			return nil, err
+		}
+		if err = p.expectSymbol(",", " between the key and value types of MAP"); err != nil {
+			return nil, err
+		}
+		if dt.Value, err = p.dataType(depth + 1); err != nil {
+			return nil, err
+		}
+		err = p.expectSymbol(">", " to close MAP<")
+	case "ROW":
+		dt = &table.DataType{Kind: table.Row}
+		err = p.rowFields(dt, depth)
+	case "MULTISET", "INTERVAL", "RAW", "VARIANT", "NULL", "SYMBOL", "DESCRIPTOR", "STRUCTURED":
+		return nil, p.errorf(t, ErrUnsupported, "type %s is not supported (supported: %s)", name, strings.Join(typeNames, ", "))
+	default:
+		msg := fmt.Sprintf("unknown type %s (known: %s)", describe(t), strings.Join(typeNames, ", "))
+		if near := options.Closest(name, typeNames); near != "" {
+			msg = fmt.Sprintf("unknown type %s (did you mean '%s'? known: %s)", describe(t), near, strings.Join(typeNames, ", "))
+		}
+		return nil, p.errorf(t, ErrSyntax, "%s", msg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A ROW's fields were checked as they were read, with their places.
+	if dt.Kind != table.Row {
+		if e := dt.CheckParams(); e != nil {
+			p.invalid(t, "%s", e.Error())
+		}
+	}
+	switch n := p.peek(); {
+	case p.isKeyword(n, "NOT"):
+		if !p.isKeyword(p.peekN(1), "NULL") {
+			return nil, p.errorf(p.peekN(1), ErrSyntax, "expected NULL after NOT, got %s", describe(p.peekN(1)))
+		}
+		p.advance()
+		p.advance()
+		dt.NotNull = true
+	case p.isKeyword(n, "NULL"):
+		p.advance()
+	}
+	return dt, nil
+}
+
+// rowFields reads ROW<name T, ...> or ROW(name T, ...); a field may have a
+// description, as a string after its type (Flink's form) or after COMMENT.
+func (p *parser) rowFields(dt *table.DataType, depth int) *SyntaxError {
+	open := p.peek()
+	closer := ""
+	switch {
+	case p.isSymbol(open, "<"):
+		closer = ">"
+	case p.isSymbol(open, "("):
+		closer = ")"
+	default:
+		return p.errorf(open, ErrSyntax, "expected '<' or '(' after ROW (ROW<a INT, b STRING>), got %s", describe(open))
+	}
+	p.advance()
+	dt.Fields = []table.Field{}
+	if p.isSymbol(p.peek(), closer) {
+		p.advance()
+		return nil
+	}
+	for {
+		n := p.peek()
+		if n.Kind != Ident && n.Kind != QuotedIdent {
+			return p.errorf(n, ErrSyntax, "expected a field name in ROW, got %s", describe(n))
+		}
+		p.advance()
+		if a := p.peek(); p.isSymbol(a, ",") || p.isSymbol(a, closer) {
+			return p.errorf(n, ErrSyntax, "expected a field name and its type in ROW (ROW<`name` %s>), got only %s", cut(n.Val, 40), describe(n))
+		}
+		for _, f := range dt.Fields {
+			if strings.EqualFold(f.Name, n.Val) {
+				p.invalid(n, "duplicate field '%s' in ROW (field names ignore case)", cut(n.Val, options.MaxQuoted))
+				break
+			}
+		}
+		ft, err := p.dataType(depth + 1)
+		if err != nil {
+			return err
+		}
+		f := table.Field{Name: n.Val, Type: ft}
+		if p.acceptKeywords("COMMENT") && p.peek().Kind != String {
+			c := p.peek()
+			return p.errorf(c, ErrSyntax, "expected a description in quotes after COMMENT, got %s", describe(c))
+		}
+		if c := p.peek(); c.Kind == String {
+			p.advance()
+			f.Comment = c.Val
+		}
+		dt.Fields = append(dt.Fields, f)
+		t := p.peek()
+		if p.isSymbol(t, ",") {
+			p.advance()
+			continue
+		}
+		if p.isSymbol(t, closer) {
+			p.advance()
+			return nil
+		}
+		return p.errorf(t, ErrSyntax, "expected ',' or '%s' after a field of ROW, got %s", closer, describe(t))
+	}
+}
+
+// optInt reads an optional "(n)", returning def when there is none.
+func (p *parser) optInt(def int) (int, *SyntaxError) {
+	if !p.isSymbol(p.peek(), "(") {
+		return def, nil
+	}
+	p.advance()
+	n, err := p.integer()
+	if err != nil {
+		return 0, err
+	}
+	return n, p.expectSymbol(")", " after the type's parameter")
+}
+
+func (p *parser) integer() (int, *SyntaxError) {
+	t := p.peek()
+	if t.Kind != Number {
+		return 0, p.errorf(t, ErrSyntax, "expected a number, got %s", describe(t))
+	}
+	if strings.Trim(t.Val, "0123456789") != "" {
+		return 0, p.errorf(t, ErrSyntax, "expected a whole number, got %s", describe(t))
+	}
+	p.advance()
+	n, err := strconv.Atoi(t.Val)
+	if err != nil || n > table.MaxLength {
+		return 0, p.errorf(t, ErrInvalidDefinition, "number %s is too large (at most %d)", cut(t.Val, 40), table.MaxLength)
+	}
+	return n, nil
+}
