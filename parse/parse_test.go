@@ -56,3 +56,65 @@ func TestParseInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// Type reads what a column declares, and TypeAt says where in the whole
+// statement a problem is.
+func TestType(t *testing.T) {
+	for src, want := range map[string]string{
+		"INT":                                    "INT",
+		"character varying(5) not null":          "VARCHAR(5) NOT NULL",
+		"TIMESTAMP(3) WITH LOCAL TIME ZONE":      "TIMESTAMP_LTZ(3)",
+		"ARRAY<ROW<a INT, `b c` STRING 'desc'>>": "ARRAY<ROW<`a` INT, `b c` STRING 'desc'>>",
+		"DOUBLE PRECISION /* a comment */":       "DOUBLE",
+	} {
+		got, err := parse.Type(src)
+		if err != nil || got.String() != want {
+			t.Errorf("%q: got %v, %v, want %s", src, got, err, want)
+		}
+	}
+	for src, want := range map[string]error{
+		"INT INT":        parse.ErrSyntax,
+		"DECIMAL(1.5)":   parse.ErrSyntax,
+		"VARCHAR(0)":     parse.ErrInvalidDefinition,
+		"INTERVAL":       parse.ErrUnsupported,
+		"":               parse.ErrSyntax,
+		"ARRAY<INT":      parse.ErrSyntax,
+		"TIME WITH TIME": parse.ErrUnsupported,
+	} {
+		if _, err := parse.Type(src); !errors.Is(err, want) {
+			t.Errorf("%q: got %v, want %v", src, err, want)
+		}
+	}
+	const stmt = "SELECT CAST(x AS\n  DECIMAL(40, 2)) FROM t"
+	start := strings.Index(stmt, "DECIMAL")
+	_, err := parse.TypeAt(stmt, start, strings.Index(stmt, ")) FROM")+1)
+	var se *parse.SyntaxError
+	if !errors.As(err, &se) || se.Line != 2 || se.Column != 3 {
+		t.Fatalf("got %v, want an error at line 2, column 3", err)
+	}
+}
+
+// FuzzType checks that Type never panics, and that a type it accepts
+// prints as text that reads back to the same type.
+func FuzzType(f *testing.F) {
+	for _, s := range []string{"INT", "ROW<a ARRAY<MAP<STRING, BYTES>>>", "TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL", "DECIMAL(10, 2)", "CHAR VARYING(3)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		dt, err := parse.Type(src)
+		if err != nil {
+			var se *parse.SyntaxError
+			if !errors.As(err, &se) || se.Line < 1 || se.Column < 1 {
+				t.Fatalf("%q: error without a place: %v", src, err)
+			}
+			return
+		}
+		if err := dt.Validate(); err != nil {
+			t.Fatalf("%q: accepted an invalid type: %v", src, err)
+		}
+		back, err := parse.Type(dt.String())
+		if err != nil || !back.Equal(dt) {
+			t.Fatalf("%q prints as %q, which reads back as %v, %v", src, dt, back, err)
+		}
+	})
+}

@@ -14,8 +14,14 @@ import (
 // TIME ZONE, ARRAY<ROW<a INT, b STRING>>. It is the one reader of type
 // names: CREATE TABLE, CAST and the format tests all use it. The error is
 // a *SyntaxError (or SyntaxErrors) with the place in src.
-func Type(src string) (*table.DataType, error) {
-	p := &parser{lx: NewLexer(src), src: src}
+func Type(src string) (*table.DataType, error) { return TypeAt(src, 0, len(src)) }
+
+// TypeAt reads the type name src[start:end] as Type does, with the places
+// of its errors in src: a CAST's target is read where it stands in the
+// statement.
+func TypeAt(src string, start, end int) (*table.DataType, error) {
+	src = src[:end]
+	p := &parser{lx: &Lexer{src: src, pos: start}, src: src}
 	dt, err := p.dataType(0)
 	if err != nil {
 		return nil, p.fatal(err)
@@ -54,6 +60,9 @@ func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
 	switch name := strings.ToUpper(t.Val); name {
 	case "CHAR", "CHARACTER":
 		dt = &table.DataType{Kind: table.Char}
+		if p.acceptKeywords("VARYING") {
+			dt.Kind = table.Varchar
+		}
 		dt.Length, err = p.optInt(1)
 	case "VARCHAR":
 		dt = &table.DataType{Kind: table.Varchar}

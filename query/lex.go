@@ -188,10 +188,11 @@ func syntaxAt(src string, off int, msg string) *Error {
 
 // castSpec is one CAST the rewrite took out of the statement.
 type castSpec struct {
-	typ  string // the target type as written, for messages
-	try  bool   // TRY_CAST: NULL instead of an error
-	lit  bool   // a typed literal (TIMESTAMP '...'), printed as such
-	kind litKind
+	typ        string // the target type as written, for messages
+	start, end int    // where the target type stands in the source
+	try        bool   // TRY_CAST: NULL instead of an error
+	lit        bool   // a typed literal (TIMESTAMP '...'), printed as such
+	kind       litKind
 }
 
 type litKind int
@@ -287,7 +288,7 @@ func rewrite(src string) (*rewritten, error) {
 			typeSpans[asAt] = closeAt
 			typ := strings.TrimSpace(src[toks[asAt].end:toks[closeAt].start])
 			n := len(rw.casts)
-			rw.casts = append(rw.casts, castSpec{typ: typ, try: t.word("try_cast")})
+			rw.casts = append(rw.casts, castSpec{typ: typ, start: toks[asAt].end, end: toks[closeAt].start, try: t.word("try_cast")})
 			rw.edits = append(rw.edits,
 				edit{t.start, t.end, fmt.Sprintf("%s%d", castFunc, n)},
 				edit{toks[asAt].start, toks[closeAt].start, ""})

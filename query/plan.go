@@ -1021,7 +1021,7 @@ func (p *planner) function(f *sqlparser.FuncExpr, src string) (node, error) {
 		if spec.lit {
 			to, err = literalType(spec, x)
 		} else {
-			to, err = parseCastType(spec.typ)
+			to, err = castType(p.rw, spec)
 		}
 		if err != nil {
 			return nil, err

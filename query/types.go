@@ -1,200 +1,42 @@
 package query
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
 
-// parseCastType reads the target of a CAST, spelled as Flink spells it. Only
-// scalar types are targets: a cast to ARRAY, MAP or ROW would need a cast of
-// every element, which kshare does not do.
-func parseCastType(src string) (*table.DataType, error) {
-	all, err := scan(src)
+// castType reads the target of a CAST with the type parser every table
+// uses (parse.TypeAt), where it stands in the statement. Only scalar types
+// are targets: a cast to ARRAY, MAP or ROW would need a cast of every
+// element, which kshare does not do.
+func castType(rw *rewritten, spec castSpec) (*table.DataType, error) {
+	t, err := parse.TypeAt(rw.src, spec.start, spec.end)
 	if err != nil {
-		return nil, err
-	}
-	var toks []token
-	for _, t := range all {
-		if t.kind != tComment {
-			toks = append(toks, t)
+		var se *parse.SyntaxError
+		if !errors.As(err, &se) {
+			return nil, err
 		}
-	}
-	p := &typeParser{src: src, toks: toks}
-	t, err := p.parse()
-	if err != nil {
-		return nil, err
-	}
-	if p.i < len(p.toks) {
-		return nil, errorf(ErrSyntax, "unexpected %q after type %s in CAST(... AS %s)", p.toks[p.i].text, t, src)
-	}
-	return t, nil
-}
-
-type typeParser struct {
-	src  string
-	toks []token
-	i    int
-}
-
-func (p *typeParser) peekWord(w string) bool {
-	return p.i < len(p.toks) && p.toks[p.i].word(w)
-}
-
-func (p *typeParser) acceptWords(ws ...string) bool {
-	if p.i+len(ws) > len(p.toks) {
-		return false
-	}
-	for k, w := range ws {
-		if !p.toks[p.i+k].word(w) {
-			return false
+		kind := ErrSyntax
+		switch {
+		case errors.Is(se, parse.ErrUnsupported):
+			kind = ErrUnsupported
+		case errors.Is(se, parse.ErrInvalidDefinition):
+			kind = ErrType
 		}
+		return nil, errorf(kind, "CAST(... AS %s) at line %d, column %d: %s", spec.typ, se.Line, se.Column, se.Msg)
 	}
-	p.i += len(ws)
-	return true
-}
-
-// params reads an optional (n) or (n, m); it returns nil when there is none.
-func (p *typeParser) params() ([]int, error) {
-	if p.i >= len(p.toks) || !p.toks[p.i].punct("(") {
-		return nil, nil
+	switch t.Kind {
+	case table.Array, table.Map, table.Row:
+		return nil, unsupportedCast(t.Kind.String())
 	}
-	p.i++
-	var out []int
-	for {
-		if p.i >= len(p.toks) || p.toks[p.i].kind != tNumber {
-			return nil, errorf(ErrSyntax, "expected a number in the parameters of type %s", p.src)
-		}
-		n, err := strconv.Atoi(p.toks[p.i].text)
-		if err != nil {
-			return nil, errorf(ErrSyntax, "bad type parameter %q in %s", p.toks[p.i].text, p.src)
-		}
-		out = append(out, n)
-		p.i++
-		if p.i < len(p.toks) && p.toks[p.i].punct(",") {
-			p.i++
-			continue
-		}
-		if p.i < len(p.toks) && p.toks[p.i].punct(")") {
-			p.i++
-			return out, nil
-		}
-		return nil, errorf(ErrSyntax, "expected , or ) in the parameters of type %s", p.src)
-	}
+	return t.WithNotNull(false), nil
 }
 
 const castTargets = "CHAR, VARCHAR, STRING, BOOLEAN, BINARY, VARBINARY, BYTES, DECIMAL, TINYINT, SMALLINT, " +
 	"INT, BIGINT, FLOAT, DOUBLE, DATE, TIME, TIMESTAMP, TIMESTAMP_LTZ"
-
-func (p *typeParser) parse() (*table.DataType, error) {
-	if p.i >= len(p.toks) || p.toks[p.i].kind != tWord {
-		return nil, errorf(ErrSyntax, "expected a type in CAST(... AS %s); types: %s", p.src, castTargets)
-	}
-	name := strings.ToUpper(p.toks[p.i].text)
-	p.i++
-	one := func(def, lo, hi int, what string) (int, error) {
-		ps, err := p.params()
-		if err != nil {
-			return 0, err
-		}
-		switch len(ps) {
-		case 0:
-			return def, nil
-		case 1:
-			if ps[0] < lo || ps[0] > hi {
-				return 0, errorf(ErrType, "%s of %s must be between %d and %d, got %d", what, name, lo, hi, ps[0])
-			}
-			return ps[0], nil
-		}
-		return 0, errorf(ErrSyntax, "%s takes one parameter, got %d", name, len(ps))
-	}
-	switch name {
-	case "CHAR", "CHARACTER":
-		if p.acceptWords("VARYING") {
-			n, err := one(1, 1, table.MaxLength, "length")
-			return &table.DataType{Kind: table.Varchar, Length: n}, err
-		}
-		n, err := one(1, 1, table.MaxLength, "length")
-		return &table.DataType{Kind: table.Char, Length: n}, err
-	case "VARCHAR":
-		n, err := one(1, 1, table.MaxLength, "length")
-		return &table.DataType{Kind: table.Varchar, Length: n}, err
-	case "STRING":
-		return table.StringType(), nil
-	case "BOOLEAN":
-		return table.BooleanType(), nil
-	case "BINARY":
-		n, err := one(1, 1, table.MaxLength, "length")
-		return &table.DataType{Kind: table.Binary, Length: n}, err
-	case "VARBINARY":
-		n, err := one(1, 1, table.MaxLength, "length")
-		return &table.DataType{Kind: table.Varbinary, Length: n}, err
-	case "BYTES":
-		return table.BytesType(), nil
-	case "DECIMAL", "DEC", "NUMERIC":
-		ps, err := p.params()
-		if err != nil {
-			return nil, err
-		}
-		prec, scale := table.DefaultDecimalPrecision, 0
-		switch len(ps) {
-		case 0:
-		case 1:
-			prec = ps[0]
-		case 2:
-			prec, scale = ps[0], ps[1]
-		default:
-			return nil, errorf(ErrSyntax, "DECIMAL takes at most two parameters, got %d", len(ps))
-		}
-		if prec < 1 || prec > table.MaxDecimalPrecision {
-			return nil, errorf(ErrType, "precision of DECIMAL must be between 1 and %d, got %d", table.MaxDecimalPrecision, prec)
-		}
-		if scale < 0 || scale > prec {
-			return nil, errorf(ErrType, "scale of DECIMAL(%d, %d) must be between 0 and the precision %d", prec, scale, prec)
-		}
-		return table.DecimalType(prec, scale), nil
-	case "TINYINT":
-		return &table.DataType{Kind: table.TinyInt}, nil
-	case "SMALLINT":
-		return &table.DataType{Kind: table.SmallInt}, nil
-	case "INT", "INTEGER":
-		return table.IntType(), nil
-	case "BIGINT":
-		return table.BigIntType(), nil
-	case "FLOAT":
-		return &table.DataType{Kind: table.Float}, nil
-	case "DOUBLE":
-		p.acceptWords("PRECISION")
-		return table.DoubleType(), nil
-	case "DATE":
-		return &table.DataType{Kind: table.Date}, nil
-	case "TIME":
-		n, err := one(table.DefaultTimePrecision, 0, table.MaxTimePrecision, "precision")
-		p.acceptWords("WITHOUT", "TIME", "ZONE")
-		return &table.DataType{Kind: table.Time, Precision: n}, err
-	case "TIMESTAMP":
-		n, err := one(table.DefaultTimestampPrecision, 0, table.MaxTimePrecision, "precision")
-		if err != nil {
-			return nil, err
-		}
-		if p.acceptWords("WITH", "LOCAL", "TIME", "ZONE") {
-			return &table.DataType{Kind: table.TimestampLTZ, Precision: n}, nil
-		}
-		if p.peekWord("WITH") {
-			return nil, unsupportedCast("TIMESTAMP WITH TIME ZONE")
-		}
-		p.acceptWords("WITHOUT", "TIME", "ZONE")
-		return &table.DataType{Kind: table.Timestamp, Precision: n}, nil
-	case "TIMESTAMP_LTZ":
-		n, err := one(table.DefaultTimestampPrecision, 0, table.MaxTimePrecision, "precision")
-		return &table.DataType{Kind: table.TimestampLTZ, Precision: n}, err
-	case "ARRAY", "MAP", "ROW", "MULTISET", "INTERVAL", "RAW":
-		return nil, unsupportedCast(name)
-	}
-	return nil, errorf(ErrSyntax, "unknown type %s in CAST(... AS %s); types: %s", name, p.src, castTargets)
-}
 
 func unsupportedCast(what string) *Error {
 	return errorf(ErrUnsupported, "CAST to %s is not supported; CAST targets: %s", what, castTargets)
