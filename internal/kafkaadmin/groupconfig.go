@@ -92,3 +92,56 @@ func SetShareGroupConfig(ctx context.Context, cl Requester, group string, cfg ma
 	}
 	return nil
 }
+
+// GroupConfig is one config of a group as DescribeConfigs reports it.
+type GroupConfig struct {
+	Name  string
+	Value string // empty when the broker sends no value (a sensitive one)
+	// Source says where the value comes from: GROUP_CONFIG when the group
+	// sets it, else the broker's own setting (STATIC_BROKER_CONFIG,
+	// DYNAMIC_DEFAULT_BROKER_CONFIG) or Kafka's default (DEFAULT_CONFIG).
+	Source kmsg.ConfigSource
+}
+
+// DescribeGroupConfigs returns every config the broker reports for the group
+// named group (share.*, consumer.* and streams.* alike: the GROUP resource
+// does not know the group's type), in the broker's order. As with
+// SetShareGroupConfig, kadm has no call for GROUP resources, and a
+// resource's error code is the only sign of a refusal: it is returned
+// wrapped as the matching kerr error.
+func DescribeGroupConfigs(ctx context.Context, cl Requester, group string) ([]GroupConfig, error) {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType = kmsg.ConfigResourceTypeGroupConfig
+	res.ResourceName = group
+	req.Resources = append(req.Resources, res)
+	kresp, err := cl.Request(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("describing configs of group %q: %w", group, err)
+	}
+	resp, ok := kresp.(*kmsg.DescribeConfigsResponse)
+	if !ok {
+		return nil, fmt.Errorf("describing configs of group %q: unexpected response type %T", group, kresp)
+	}
+	for _, r := range resp.Resources {
+		if r.ResourceType != kmsg.ConfigResourceTypeGroupConfig || r.ResourceName != group {
+			continue
+		}
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			if r.ErrorMessage != nil && *r.ErrorMessage != "" {
+				return nil, fmt.Errorf("describing configs of group %q: %w (broker: %s)", group, err, *r.ErrorMessage)
+			}
+			return nil, fmt.Errorf("describing configs of group %q: %w", group, err)
+		}
+		out := make([]GroupConfig, 0, len(r.Configs))
+		for _, c := range r.Configs {
+			gc := GroupConfig{Name: c.Name, Source: c.Source}
+			if c.Value != nil {
+				gc.Value = *c.Value
+			}
+			out = append(out, gc)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("describing configs of group %q: the broker's answer does not mention the group", group)
+}
