@@ -50,7 +50,6 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 		batchSize:   int(v.Int(OptBatchSize)),
 		unavailable: v.Duration(OptBrokerUnavailableTimeout),
 		schema:      &b.Def.Schema,
-		format:      b.Format,
 		bound:       b,
 	}
 	// A default poll size keeps within the broker's lock cap (pollDefault);
@@ -71,16 +70,10 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 		}
 		s.pattern = re
 	}
-	s.physCols, s.physIdx = b.Def.Schema.Physical()
-	for i, c := range b.Def.Schema.Columns {
-		if !c.Metadata {
-			continue
-		}
-		fill, err := metaFiller(c.Key())
-		if err != nil {
-			return nil, fmt.Errorf("column '%s': %w", c.Name, err)
-		}
-		s.meta = append(s.meta, metaCol{idx: i, fill: fill})
+	// The table layer checked the metadata columns against Metadata; a
+	// key without a filler is a bug best found at CREATE TABLE.
+	if _, err := metaColumns(&b.Def.Schema); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

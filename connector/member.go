@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -29,19 +28,16 @@ var (
 	testClientOpts []kgo.Opt
 )
 
-// member is one share-group member: its own franz-go client, decoder and
-// batch builder, run by one goroutine that the stream owns.
+// member is one share-group member: its own franz-go client and record
+// builder (decoder included), run by one goroutine that the stream owns.
 type member struct {
-	st    *stream
-	id    int
-	name  string
-	cl    *kgo.Client
-	dec   table.Decoder
-	rb    *array.RecordBuilder
-	phys  []array.Builder
-	batch int
-	cur   *poll // the last poll, until the member stops
-	acks  ackLedger
+	st   *stream
+	id   int
+	name string
+	cl   *kgo.Client
+	rb   *RecordBuilder
+	cur  *poll // the last poll, until the member stops
+	acks ackLedger
 
 	// refused counts this member's acknowledgements the broker refused or
 	// that could not be sent; closeErr is what shutdown could not finish,
@@ -52,26 +48,17 @@ type member struct {
 }
 
 func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, error) {
-	var dec table.Decoder
-	if len(s.physCols) > 0 {
-		// A table of metadata columns only has nothing to decode: one row
-		// per record.
-		d, err := s.format.NewDecoder(s.physCols, s.bound.Options)
-		if err != nil {
-			return nil, fmt.Errorf("table '%s': %w", options.Cut(s.name), err)
-		}
-		dec = d
+	rb, err := newRecordBuilder(s.bound, st.schema, o.Alloc, o.BatchSize)
+	if err != nil {
+		return nil, err
 	}
-	m := &member{st: st, id: i, name: fmt.Sprintf("%s-%d", s.group, i), dec: dec, batch: o.BatchSize}
+	m := &member{st: st, id: i, name: fmt.Sprintf("%s-%d", s.group, i), rb: rb}
 	cl, err := kgo.NewClient(s.client.memberOpts(s, st, m)...)
 	if err != nil {
+		rb.Release()
 		return nil, fmt.Errorf("table '%s': kafka client: %w", options.Cut(s.name), err)
 	}
 	m.cl = cl
-	m.rb = array.NewRecordBuilder(o.Alloc, st.schema)
-	for _, i := range s.physIdx {
-		m.phys = append(m.phys, m.rb.Field(i))
-	}
 	return m, nil
 }
 
@@ -163,7 +150,7 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 	// A batch's slices are sized for a batch of one row per record, so
 	// that the common case appends without growing them.
 	newAck := func(left int) *batchAck {
-		n := min(left, m.batch)
+		n := min(left, m.rb.Size())
 		return &batchAck{p: p, recs: make([]int32, 0, n), rowRec: make([]int32, 0, n)}
 	}
 	var (
@@ -176,7 +163,7 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 		if len(ack.rowRec) == 0 {
 			return
 		}
-		rec := m.rb.NewRecordBatch()
+		rec := m.rb.NewBatch()
 		st.stats.rows.Add(int64(len(ack.rowRec)))
 		var a table.Acker = ack
 		if src.guarantee == GuaranteeAtMostOnce {
@@ -190,10 +177,7 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 		if r.DeliveryCount() > 1 {
 			st.stats.redelivered.Add(1)
 		}
-		n, err := 1, error(nil)
-		if m.dec != nil {
-			n, err = m.dec.Decode(r.Value, m.phys)
-		}
+		n, err := m.rb.Append(r.Value, r)
 		if err != nil {
 			if errors.Is(err, table.ErrSkipped) {
 				// The format's options say to skip such values: the
@@ -228,18 +212,12 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 			p.settle(i, table.Accept)
 			continue
 		}
-		for _, mc := range src.meta {
-			b := m.rb.Field(mc.idx)
-			for k := 0; k < n; k++ {
-				mc.fill(b, r)
-			}
-		}
 		ri := int32(len(ack.recs))
 		ack.recs = append(ack.recs, int32(i))
 		for k := 0; k < n; k++ {
 			ack.rowRec = append(ack.rowRec, ri)
 		}
-		if len(ack.rowRec) >= m.batch {
+		if m.rb.Full() {
 			cut()
 		}
 	}

@@ -6,8 +6,66 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/format/batch"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
 )
+
+// RecordBuilder turns Kafka records into a table's Arrow batches: the
+// table's format decodes each value into the physical columns, and the
+// record's metadata fills the metadata columns, once per row.
+type RecordBuilder = batch.MetaBuilder[*kgo.Record]
+
+// NewRecordBuilder returns the builder that each member of a stream of
+// table b decodes its records with, allocating from alloc and cutting
+// batches of size rows (0 or less: the table's 'scan.batch-size'). It is
+// exported so that bench/hotpath measures the path the members take.
+func NewRecordBuilder(b *table.Bound, alloc memory.Allocator, size int) (*RecordBuilder, error) {
+	return newRecordBuilder(b, b.Def.Schema.Arrow(), alloc, size)
+}
+
+// newRecordBuilder is NewRecordBuilder over schema, the Arrow form of b's
+// schema that the stream hands out.
+func newRecordBuilder(b *table.Bound, schema *arrow.Schema, alloc memory.Allocator, size int) (*RecordBuilder, error) {
+	meta, err := metaColumns(&b.Def.Schema)
+	if err != nil {
+		return nil, err
+	}
+	cols, idx := b.Def.Schema.Physical()
+	var dec table.Decoder
+	if len(cols) > 0 {
+		if dec, err = b.Format.NewDecoder(cols, b.Options); err != nil {
+			return nil, fmt.Errorf("table '%s': %w", options.Cut(b.Def.Name), err)
+		}
+	} else {
+		// A table of metadata columns only has nothing to decode: one
+		// row per record (nil would mean every column is physical).
+		idx = []int{}
+	}
+	if size <= 0 {
+		size = int(b.Options.Int(OptBatchSize))
+	}
+	return batch.NewMetaBuilder(alloc, schema, idx, dec, size, meta), nil
+}
+
+// metaColumns are the metadata columns of schema with their fillers.
+func metaColumns(s *table.Schema) ([]batch.Meta[*kgo.Record], error) {
+	var meta []batch.Meta[*kgo.Record]
+	for i, c := range s.Columns {
+		if !c.Metadata {
+			continue
+		}
+		fill, err := metaFiller(c.Key())
+		if err != nil {
+			return nil, fmt.Errorf("column '%s': %w", c.Name, err)
+		}
+		meta = append(meta, batch.Meta[*kgo.Record]{Index: i, Fill: fill})
+	}
+	return meta, nil
+}
 
 // metaFill appends one record's metadata value to a metadata column. The
 // declared type may be wider than the key's own (BIGINT for 'partition',

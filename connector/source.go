@@ -40,17 +40,8 @@ type source struct {
 	// broker's default per-partition lock cap (Open warns).
 	overLocks bool
 
-	schema   *table.Schema
-	format   table.Format
-	bound    *table.Bound
-	physIdx  []int // positions of the physical columns in the schema
-	physCols []table.Column
-	meta     []metaCol
-}
-
-type metaCol struct {
-	idx  int
-	fill metaFill
+	schema *table.Schema
+	bound  *table.Bound
 }
 
 var _ table.Source = (*source)(nil)

@@ -3,8 +3,9 @@ package connector
 // This file declares, as data, what a kafka-sharegroup table may say: its
 // WITH clause keys and its metadata keys. The table layer parses and checks
 // a CREATE TABLE against these declarations, and the README's tables are
-// generated from them. It imports only options and table, so that table's
-// tests can read it.
+// generated from them. It imports only options, table and format/batch (the
+// batch builder, whose default size is the table's), so that table's tests
+// can read it.
 
 import (
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -132,7 +134,7 @@ var Options = &options.Set{
 			Allowed: []string{OnDecodeErrorFail, OnDecodeErrorReject, OnDecodeErrorRelease},
 			Description: "What a record that the format cannot decode does: 'fail' ends the stream with the error (the record is released); " +
 				"'reject' archives it and logs a warning; 'release' hands it back to the group, which delivers it again until the broker's delivery count limit."},
-		{Key: OptBatchSize, Type: options.Int, Default: "1024", Min: 1, HasMin: true, Unit: options.Rows,
+		{Key: OptBatchSize, Type: options.Int, Default: strconv.Itoa(batch.DefaultSize), Min: 1, HasMin: true, Unit: options.Rows,
 			Description: "Most rows of one Arrow batch, unless the reader asks for another bound when it opens a stream."},
 		{Key: OptDiscoveryInterval, Type: options.Duration, Default: "30s", BareMillis: true,
 			Description: "How often the members look for new topics matching 'topic-pattern' and new partitions (Flink's option of the same name; its default there is 5 minutes)."},

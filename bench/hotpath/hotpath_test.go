@@ -1,10 +1,13 @@
 // Package hotpath benchmarks what kshare does per row once a record is out
-// of Kafka, stage by stage, on the orders the benchmark suite reads: decode
-// the JSON into Arrow, run the query (SELECT *, WHERE quantity > 1), write
-// CSV the way `kshare -e ... --output csv` does. No broker is involved: an
-// in-memory source hands out already decoded batches, so each figure is the
-// CPU cost of one stage. scripts/bench.sh measures the whole path against a
-// broker; these tell where its CPU time goes.
+// of Kafka, stage by stage, on the orders the benchmark suite reads: turn
+// the records into Arrow batches as a kafka-sharegroup member does
+// (connector.NewRecordBuilder: the JSON decoded, metadata columns filled),
+// run the query (SELECT *, WHERE quantity > 1), write CSV the way
+// `kshare -e ... --output csv` does. No broker is involved: the query and
+// output stages read an in-memory source that hands out already decoded
+// batches, so each figure is the CPU cost of one stage. scripts/bench.sh
+// measures the whole path against a broker; these tell where its CPU time
+// goes.
 //
 // One op is one row, so ns/op is per row; rows/s is reported too, and
 // rows/cpu-s: rows per second of the process's CPU time (garbage collection
@@ -25,9 +28,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/bench/internal/orders"
+	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
@@ -39,17 +44,20 @@ import (
 )
 
 // batchRows is the connector's default batch size ('scan.batch-size').
-const batchRows = 1024
+const batchRows = batch.DefaultSize
 
 const ordersCols = "order_id BIGINT, customer_id STRING, quantity INT, price DECIMAL(10, 2)"
 
-// values returns the JSON of orders 0..n-1, as the benchmark loads them.
-func values(n int) [][]byte {
-	vs := make([][]byte, n)
-	for i := range vs {
-		vs[i] = orders.At(int64(i)).Append(nil)
+// records returns orders 0..n-1 as the records a member polls: the JSON
+// as the benchmark loads it, on partition 0 of topic 'orders'.
+func records(n int) []*kgo.Record {
+	start := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	rs := make([]*kgo.Record, n)
+	for i := range rs {
+		rs[i] = &kgo.Record{Topic: "orders", Offset: int64(i), Timestamp: start.Add(time.Duration(i) * time.Millisecond),
+			Value: orders.At(int64(i)).Append(nil)}
 	}
-	return vs
+	return rs
 }
 
 // memConnector is a source of already decoded batches: a stream of its
@@ -101,40 +109,39 @@ func (noAck) Mark(int, table.Disposition) {}
 func (noAck) Done()                       {}
 func (noAck) Abandon()                    {}
 
-// decodeBatch decodes the first batchRows orders with format's decoder
-// into a table of columns cols.
-func decodeBatch(tb testing.TB, format table.Format, cols string, vals [][]byte) arrow.RecordBatch {
+// decodeBatch turns recs into one batch of a kafka-sharegroup table of
+// columns cols in format, as a member would.
+func decodeBatch(tb testing.TB, format, cols string, recs []*kgo.Record) arrow.RecordBatch {
 	tb.Helper()
-	def, dec := bind(tb, format, cols)
-	b := batch.NewBuilder(memory.NewGoAllocator(), def.Schema.Arrow(), nil, dec, len(vals))
-	defer b.Release()
-	for _, v := range vals {
-		if _, err := b.Append(v); err != nil {
+	rb := recordBuilder(tb, format, cols, memory.NewGoAllocator(), len(recs))
+	defer rb.Release()
+	for _, r := range recs {
+		if _, err := rb.Append(r.Value, r); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	return b.NewBatch()
+	return rb.NewBatch()
 }
 
-// bind makes a table of cols in format and its decoder.
-func bind(tb testing.TB, format table.Format, cols string) (*table.Definition, table.Decoder) {
+// recordBuilder is the builder a member of a kafka-sharegroup table of
+// columns cols in format decodes its records with (size 0: the table's
+// 'scan.batch-size'). Binding the table does no I/O: no broker is needed.
+func recordBuilder(tb testing.TB, format, cols string, alloc memory.Allocator, size int) *connector.RecordBuilder {
 	tb.Helper()
-	stmts, err := parse.Parse(fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'bench-memory', 'format' = '%s')", cols, format.Name()))
+	stmts, err := parse.Parse(fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'kafka-sharegroup', 'format' = '%s', "+
+		"'bootstrap.servers' = '127.0.0.1:9092', 'share-group-id' = 'bench', 'topic' = 'orders')", cols, format))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	def := stmts[0].(*table.CreateTable).Def
-	phys, _ := def.Schema.Physical()
-	// The format's defaults, as a table without format options gets them.
-	vals, err := options.Parse(nil, nil, format.Options())
+	b, err := table.Bind(stmts[0].(*table.CreateTable).Def)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dec, err := format.NewDecoder(phys, vals)
+	rb, err := connector.NewRecordBuilder(b, alloc, size)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return def, dec
+	return rb
 }
 
 func registry() *table.Registry {
@@ -177,22 +184,34 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkDecodeJSON is the connector's per-record work of a json table:
-// decode one value into the batch's builders.
+// BenchmarkDecodeJSON is a member's per-record work of a json table:
+// decode one record's value into the batch's builders, and cut a batch of
+// 'scan.batch-size' rows when it is full.
 func BenchmarkDecodeJSON(b *testing.B) {
-	vals := values(batchRows)
-	def, dec := bind(b, json.Format{}, ordersCols)
-	bb := batch.NewBuilder(memory.NewGoAllocator(), def.Schema.Arrow(), nil, dec, batchRows)
-	defer bb.Release()
+	benchDecode(b, ordersCols)
+}
+
+// BenchmarkDecodeJSONMetadata is BenchmarkDecodeJSON with three metadata
+// columns, which the member fills from each record.
+func BenchmarkDecodeJSONMetadata(b *testing.B) {
+	benchDecode(b, ordersCols+", part INT METADATA FROM 'partition' VIRTUAL, off BIGINT METADATA FROM 'offset' VIRTUAL, "+
+		"ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL")
+}
+
+func benchDecode(b *testing.B, cols string) {
+	recs := records(batchRows)
+	rb := recordBuilder(b, "json", cols, memory.NewGoAllocator(), 0)
+	defer rb.Release()
 	b.ReportAllocs()
 	cpu0, start := processCPU(), time.Now()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := bb.Append(vals[i%batchRows]); err != nil {
+		r := recs[i%batchRows]
+		if _, err := rb.Append(r.Value, r); err != nil {
 			b.Fatal(err)
 		}
-		if bb.Full() {
-			bb.NewBatch().Release()
+		if rb.Full() {
+			rb.NewBatch().Release()
 		}
 	}
 	perRow(b, start, cpu0)
@@ -220,7 +239,7 @@ func runQuery(b *testing.B, rec arrow.RecordBatch, cols, format, sql string) {
 // BenchmarkSelectStar is the query layer's cost when it has nothing to do
 // but hand batches on and settle them.
 func BenchmarkSelectStar(b *testing.B) {
-	rec := decodeBatch(b, json.Format{}, ordersCols, values(batchRows))
+	rec := decodeBatch(b, "json", ordersCols, records(batchRows))
 	defer rec.Release()
 	runQuery(b, rec, ordersCols, "json", "SELECT * FROM orders")
 }
@@ -228,7 +247,7 @@ func BenchmarkSelectStar(b *testing.B) {
 // BenchmarkWhereQuantity is the filter of the suite's WHERE contestant,
 // which keeps about 4 rows in 5.
 func BenchmarkWhereQuantity(b *testing.B) {
-	rec := decodeBatch(b, json.Format{}, ordersCols, values(batchRows))
+	rec := decodeBatch(b, "json", ordersCols, records(batchRows))
 	defer rec.Release()
 	runQuery(b, rec, ordersCols, "json", "SELECT * FROM orders WHERE quantity > 1")
 }
@@ -262,7 +281,7 @@ func (e shellEngine) Query(ctx context.Context, sql string) (*query.Rows, error)
 // BenchmarkCSVOrders writes the orders' four columns (BIGINT, STRING, INT,
 // DECIMAL(10, 2)) as CSV.
 func BenchmarkCSVOrders(b *testing.B) {
-	rec := decodeBatch(b, json.Format{}, ordersCols, values(batchRows))
+	rec := decodeBatch(b, "json", ordersCols, records(batchRows))
 	defer rec.Release()
 	shellCSV(b, rec, ordersCols, "json", "SELECT * FROM orders")
 }
@@ -270,7 +289,7 @@ func BenchmarkCSVOrders(b *testing.B) {
 // BenchmarkCSVRaw writes the raw contestant's one STRING column, the whole
 // JSON value, which CSV has to quote and whose quotes it doubles.
 func BenchmarkCSVRaw(b *testing.B) {
-	rec := decodeBatch(b, raw.Format{}, "line STRING", values(batchRows))
+	rec := decodeBatch(b, "raw", "line STRING", records(batchRows))
 	defer rec.Release()
 	shellCSV(b, rec, "line STRING", "raw", "SELECT * FROM orders")
 }
@@ -279,8 +298,7 @@ func BenchmarkCSVRaw(b *testing.B) {
 // where benchmarks do not run: every row of the source comes out of a
 // query, and the filter keeps the rows it should.
 func TestMemorySourceRunsQueries(t *testing.T) {
-	vals := values(batchRows)
-	rec := decodeBatch(t, json.Format{}, ordersCols, vals)
+	rec := decodeBatch(t, "json", ordersCols, records(batchRows))
 	defer rec.Release()
 	for _, c := range []struct {
 		sql  string
@@ -305,5 +323,32 @@ func TestMemorySourceRunsQueries(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: %d rows, want %d", c.sql, got, c.want)
 		}
+	}
+}
+
+// TestRecordBuilderRows keeps BenchmarkDecodeJSONMetadata honest: the
+// builder it measures gives a row per record with its metadata, cuts
+// batches at 'scan.batch-size', and frees all it allocated.
+func TestRecordBuilderRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rb := recordBuilder(t, "json", ordersCols+", off BIGINT METADATA FROM 'offset' VIRTUAL", mem, 0)
+	defer rb.Release()
+	if rb.Size() != batchRows {
+		t.Errorf("batch size %d, want the declared 'scan.batch-size' %d", rb.Size(), batchRows)
+	}
+	recs := records(3)
+	for _, r := range recs {
+		if _, err := rb.Append(r.Value, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := rb.NewBatch()
+	defer rec.Release()
+	if rec.NumRows() != 3 || rec.NumCols() != 5 {
+		t.Fatalf("batch of %d rows and %d columns, want 3 and 5", rec.NumRows(), rec.NumCols())
+	}
+	if got := fmt.Sprint(rec.Column(0), rec.Column(4)); got != fmt.Sprintf("[%d %d %d] [0 1 2]", orders.FirstID, orders.FirstID+1, orders.FirstID+2) {
+		t.Errorf("order_id and offset columns: %s", got)
 	}
 }

@@ -1,7 +1,8 @@
 // Package batch gathers the rows a table.Decoder appends into Arrow record
-// batches of a chosen size. It is a convenience for callers that decode
-// values outside a connector (tests, tools); the kafka-sharegroup connector
-// drives its own array.RecordBuilder because it interleaves metadata columns.
+// batches of a chosen size, with the metadata columns a connector fills
+// from each value's source (MetaBuilder). The kafka-sharegroup connector's
+// members build their batches with it, and so do tests and tools that
+// decode values outside a connector.
 package batch
 
 import (
@@ -15,7 +16,8 @@ import (
 )
 
 // DefaultSize is the number of rows of a batch when NewBuilder is given a
-// size of 0 or less.
+// size of 0 or less; the kafka-sharegroup connector declares it as the
+// default of 'scan.batch-size'.
 const DefaultSize = 1024
 
 // Builder decodes values into the physical columns of a schema and cuts
@@ -24,6 +26,7 @@ const DefaultSize = 1024
 type Builder struct {
 	rb       *array.RecordBuilder
 	dataLen  []int // per field: bytes of the last batch's string or binary data
+	lastRows int   // rows of the last batch
 	dec      table.Decoder
 	physical []array.Builder
 	size     int
@@ -33,7 +36,9 @@ type Builder struct {
 // NewBuilder returns a Builder over schema whose decoder fills the fields at
 // the positions physical (in table order); nil means every field is
 // physical. Fields that are not physical (metadata columns) are the caller's
-// to fill through Field, one value per row Append reported, before NewBatch.
+// to fill through Field, one value per row Append reported, before NewBatch
+// (or MetaBuilder's to fill). A nil dec means there is nothing to decode
+// (physical is empty): each value is one row.
 // size is the number of rows at which Full reports true; 0 or less means
 // DefaultSize. The builder allocates from alloc.
 func NewBuilder(alloc memory.Allocator, schema *arrow.Schema, physical []int, dec table.Decoder, size int) *Builder {
@@ -55,16 +60,17 @@ func NewBuilder(alloc memory.Allocator, schema *arrow.Schema, physical []int, de
 		}
 		cols[i] = rb.Field(p)
 	}
-	b := &Builder{rb: rb, dec: dec, physical: cols, size: size, dataLen: make([]int, schema.NumFields())}
-	b.reserve()
-	return b
+	return &Builder{rb: rb, dec: dec, physical: cols, size: size, dataLen: make([]int, schema.NumFields())}
 }
 
-// reserve makes room for a batch up front, so that buffers are not regrown
-// and copied while it fills: Size rows, and for string and binary columns
-// as many bytes as the previous batch held.
+// reserve makes room for the next batch up front, so that buffers are not
+// regrown and copied while it fills: as many rows, and for string and
+// binary columns as many bytes, as the last batch held. The last batch is
+// the best guess there is: a connector's batches are as large as its polls,
+// often far below Size, and reserving Size rows for each would allocate
+// (and zero) many times what they use. The first batch grows as it fills.
 func (b *Builder) reserve() {
-	b.rb.Reserve(b.size)
+	b.rb.Reserve(b.lastRows)
 	for i, f := range b.rb.Fields() {
 		if d, ok := f.(interface{ ReserveData(int) }); ok && b.dataLen[i] > 0 {
 			d.ReserveData(b.dataLen[i])
@@ -76,6 +82,10 @@ func (b *Builder) reserve() {
 // rows it added (0 or more: a JSON array gives one row per element). On an
 // error nothing was appended and the error is the decoder's.
 func (b *Builder) Append(value []byte) (int, error) {
+	if b.dec == nil {
+		b.rows++
+		return 1, nil
+	}
 	n, err := b.dec.Decode(value, b.physical)
 	b.rows += n
 	return n, err
@@ -115,7 +125,7 @@ func (b *Builder) NewBatch() arrow.RecordBatch {
 	} else {
 		rec = b.rb.NewRecordBatch()
 	}
-	b.rows = 0
+	b.lastRows, b.rows = b.rows, 0
 	b.reserve()
 	return rec
 }
@@ -127,4 +137,53 @@ func (b *Builder) Release() {
 		b.rb.Release()
 		b.rb = nil
 	}
+}
+
+// Meta is a column that is not physical (a metadata column) and how to fill
+// it from the source of a value: R is what the metadata is read from (a
+// Kafka record, say).
+type Meta[R any] struct {
+	// Index is the column's position in the schema.
+	Index int
+	// Fill appends one value read from src to b, the column's builder.
+	Fill func(b array.Builder, src R)
+}
+
+// MetaBuilder is a Builder that fills the metadata columns as well: Append
+// decodes a value and gives each row it became the metadata of its source.
+type MetaBuilder[R any] struct {
+	*Builder
+	cols  []array.Builder // the metadata columns' builders, as meta lists them
+	fills []func(array.Builder, R)
+}
+
+// NewMetaBuilder is NewBuilder whose fields that are not physical are the
+// columns meta declares, filled by Append.
+func NewMetaBuilder[R any](alloc memory.Allocator, schema *arrow.Schema, physical []int, dec table.Decoder, size int, meta []Meta[R]) *MetaBuilder[R] {
+	b := &MetaBuilder[R]{Builder: NewBuilder(alloc, schema, physical, dec, size)}
+	for _, m := range meta {
+		if m.Index < 0 || m.Index >= schema.NumFields() {
+			b.Release()
+			panic(fmt.Sprintf("batch: metadata column position %d outside a schema of %d fields", m.Index, schema.NumFields()))
+		}
+		b.cols = append(b.cols, b.rb.Field(m.Index))
+		b.fills = append(b.fills, m.Fill)
+	}
+	return b
+}
+
+// Append decodes value into the physical columns and fills every metadata
+// column from src once for each row the value gave. It returns the number
+// of rows; on an error nothing was appended and the error is the decoder's.
+func (b *MetaBuilder[R]) Append(value []byte, src R) (int, error) {
+	n, err := b.Builder.Append(value)
+	if err != nil {
+		return n, err
+	}
+	for i, col := range b.cols {
+		for range n {
+			b.fills[i](col, src)
+		}
+	}
+	return n, nil
 }

@@ -1,6 +1,7 @@
 package batch_test
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -16,6 +17,11 @@ import (
 type digits struct{}
 
 func (digits) Decode(value []byte, cols []array.Builder) (int, error) {
+	for _, c := range value {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%q is not a digit", c)
+		}
+	}
 	for _, c := range value {
 		cols[0].(*array.Int64Builder).Append(int64(c - '0'))
 		cols[1].(*array.StringBuilder).Append(string(c))
@@ -89,6 +95,61 @@ func TestBatchOutlivesBuilder(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	if rec.NumRows() != 2 || rec.Column(1).(*array.String).Value(1) != "9" {
+		t.Errorf("batch %v", rec)
+	}
+}
+
+// TestMetaBuilder fills the metadata columns from each value's source,
+// once per row the value gave, and appends nothing for a value that fails.
+func TestMetaBuilder(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "offset", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "s", Type: arrow.BinaryTypes.String},
+	}, nil)
+	offset := batch.Meta[int64]{Index: 1, Fill: func(b array.Builder, off int64) { b.(*array.Int64Builder).Append(off) }}
+	b := batch.NewMetaBuilder(mem, schema, []int{0, 2}, digits{}, 4, []batch.Meta[int64]{offset})
+	defer b.Release()
+	for off, v := range []string{"12", "", "x", "3"} {
+		n, err := b.Append([]byte(v), int64(off))
+		if (err != nil) != (v == "x") || (err == nil && n != len(v)) {
+			t.Fatalf("Append(%q) = %d, %v", v, n, err)
+		}
+	}
+	rec := b.NewBatch()
+	defer rec.Release()
+	var got []string
+	for r := 0; r < int(rec.NumRows()); r++ {
+		got = append(got, strconv.FormatInt(rec.Column(0).(*array.Int64).Value(r), 10)+" "+
+			strconv.FormatInt(rec.Column(1).(*array.Int64).Value(r), 10)+" "+rec.Column(2).(*array.String).Value(r))
+	}
+	if want := "[1 0 1 2 0 2 3 3 3]"; fmt.Sprint(got) != want {
+		t.Errorf("rows %v, want %s", got, want)
+	}
+}
+
+// TestMetaBuilderWithoutDecoder: a table of metadata columns only decodes
+// nothing and gets one row per value.
+func TestMetaBuilderWithoutDecoder(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "offset", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	offset := batch.Meta[int64]{Index: 0, Fill: func(b array.Builder, off int64) { b.(*array.Int64Builder).Append(off) }}
+	b := batch.NewMetaBuilder(mem, schema, []int{}, nil, 2, []batch.Meta[int64]{offset})
+	defer b.Release()
+	for off := range int64(2) {
+		if n, err := b.Append([]byte("ignored"), off+7); n != 1 || err != nil {
+			t.Fatalf("Append = %d, %v", n, err)
+		}
+	}
+	if !b.Full() {
+		t.Errorf("%d rows of 2 and not full", b.Len())
+	}
+	rec := b.NewBatch()
+	defer rec.Release()
+	if col := rec.Column(0).(*array.Int64); rec.NumRows() != 2 || col.Value(0) != 7 || col.Value(1) != 8 {
 		t.Errorf("batch %v", rec)
 	}
 }
