@@ -1,0 +1,444 @@
+package json
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/kshare/kshare/table"
+)
+
+// Inferred is a schema proposed from sample JSON values by Infer.
+type Inferred struct {
+	// Columns are the top-level fields of the samples' objects, in the
+	// order they were first seen.
+	Columns []table.Column
+	// Options are the format options the columns need to decode, such as
+	// 'json.timestamp-format.standard' = 'ISO-8601' when the timestamps use
+	// 'T' between date and time.
+	Options map[string]string
+	// Rows is how many rows the samples hold (an array value holds one per
+	// object), Skipped how many values gave none: not JSON, not an object
+	// or array of objects, empty (tombstones) or null.
+	Rows, Skipped int
+}
+
+// Inference limits. A fraction with more digits than MaxInferredScale, or
+// written with an exponent, makes a DOUBLE: such numbers are measurements,
+// not amounts. An object with more than MaxInferredFields distinct keys
+// across the samples, or whose keys all begin with a digit, is a MAP: its
+// keys are data, not field names.
+const (
+	MaxInferredScale  = 4
+	MaxInferredFields = 32
+)
+
+// Infer proposes a column per top-level field of values, each a JSON object
+// (or an array of objects) as this format decodes them, choosing for each
+// field the narrowest type every sample fits:
+//
+//	true/false                        BOOLEAN
+//	integers                          BIGINT (DECIMAL(38, 0) beyond its range)
+//	numbers with a fraction           DECIMAL(p, s), or DOUBLE (see MaxInferredScale)
+//	"yyyy-MM-dd"                      DATE
+//	"yyyy-MM-dd HH:mm:ss[.fff]"       TIMESTAMP(3), or more digits where samples have them
+//	the same ending in Z or +hh:mm    TIMESTAMP_LTZ(3)
+//	objects                           ROW<...> of their fields, or MAP<STRING, V>
+//	arrays                            ARRAY<element type>
+//	anything else, or a mix           STRING (the decoder gives a number's or
+//	                                  object's JSON text to a STRING column)
+//
+// A field that is null in every sample is a STRING. Timestamps written with
+// 'T' are proposed with 'json.timestamp-format.standard' = 'ISO-8601', which
+// holds for the whole table: when some columns use ' ' and others 'T', the
+// fewer become STRING.
+func Infer(values [][]byte) Inferred {
+	root := &shape{}
+	var inf Inferred
+	for _, v := range values {
+		n := root.rows
+		if !root.addValue(v) {
+			inf.Skipped++
+			continue
+		}
+		inf.Rows += root.rows - n
+	}
+	iso := root.preferISO()
+	for _, name := range root.order {
+		inf.Columns = append(inf.Columns, table.Column{Name: name, Type: root.fields[name].resolve(iso)})
+	}
+	inf.Options = map[string]string{}
+	if iso {
+		inf.Options[OptTimestampStandard] = TimestampISO8601
+	}
+	return inf
+}
+
+// shape accumulates what the samples of one field looked like.
+type shape struct {
+	kinds uint8 // bits of the JSON kinds seen (kindBool, ...)
+
+	// numbers
+	bigInt    bool // an integer beyond int64
+	intDigits int  // most digits before the point
+	scale     int  // most digits after the point
+	double    bool // an exponent, or more than MaxInferredScale digits after the point
+
+	// strings: each is cleared by a sample that is not of its form
+	date, tsSQL, tsISO, tsZone, tsLocal bool
+	strings                             int
+	frac                                int // most fractional second digits
+
+	// objects
+	fields map[string]*shape
+	order  []string
+	rows   int // objects added at the top level (root only)
+
+	// arrays
+	elem *shape
+}
+
+const (
+	kindBool uint8 = 1 << iota
+	kindNumber
+	kindString
+	kindObject
+	kindArray
+)
+
+// addValue adds a top-level value: an object, or an array of objects. It
+// reports whether the value held any row.
+func (s *shape) addValue(v []byte) bool {
+	dec := stdjson.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	x, err := decodeOrdered(dec, 0)
+	if err != nil {
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return false // more than one value
+	}
+	switch x := x.(type) {
+	case *object:
+		s.addObject(x)
+		s.rows++
+		return true
+	case []any:
+		found := false
+		for _, e := range x {
+			if o, ok := e.(*object); ok {
+				s.addObject(o)
+				s.rows++
+				found = true
+			}
+		}
+		return found
+	}
+	return false
+}
+
+// object is a JSON object with its keys in the order written (a key written
+// twice keeps its first place and its last value, as the decoder does).
+type object struct {
+	keys []string
+	vals map[string]any
+}
+
+// errTooDeep stops Infer at the decoder's nesting bound (maxDepth), so
+// that a hostile value cannot exhaust the stack.
+var errTooDeep = errors.New("json nested too deep")
+
+// decodeOrdered reads one JSON value from dec: objects as *object, arrays
+// as []any, numbers as json.Number.
+func decodeOrdered(dec *stdjson.Decoder, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, errTooDeep
+	}
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t {
+	case stdjson.Delim('{'):
+		o := &object{vals: map[string]any{}}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			k, _ := kt.(string)
+			v, err := decodeOrdered(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if _, seen := o.vals[k]; !seen {
+				o.keys = append(o.keys, k)
+			}
+			o.vals[k] = v
+		}
+		_, err := dec.Token() // '}'
+		return o, err
+	case stdjson.Delim('['):
+		a := []any{}
+		for dec.More() {
+			v, err := decodeOrdered(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := dec.Token() // ']'
+		return a, err
+	}
+	return t, nil
+}
+
+// addObject adds the fields of o.
+func (s *shape) addObject(o *object) {
+	if s.fields == nil {
+		s.fields = map[string]*shape{}
+	}
+	for _, k := range o.keys {
+		f, ok := s.fields[k]
+		if !ok {
+			f = &shape{}
+			s.fields[k] = f
+			s.order = append(s.order, k)
+		}
+		f.add(o.vals[k])
+	}
+}
+
+func (s *shape) add(x any) {
+	switch x := x.(type) {
+	case nil:
+	case bool:
+		s.kinds |= kindBool
+	case stdjson.Number:
+		s.kinds |= kindNumber
+		s.addNumber(string(x))
+	case string:
+		s.kinds |= kindString
+		s.addString(x)
+	case *object:
+		s.kinds |= kindObject
+		s.addObject(x)
+	case []any:
+		s.kinds |= kindArray
+		if s.elem == nil {
+			s.elem = &shape{}
+		}
+		for _, e := range x {
+			s.elem.add(e)
+		}
+	}
+}
+
+func (s *shape) addNumber(n string) {
+	n = strings.TrimPrefix(n, "-")
+	if strings.ContainsAny(n, "eE") {
+		s.double = true
+		return
+	}
+	whole, frac, _ := strings.Cut(n, ".")
+	s.intDigits = max(s.intDigits, len(whole))
+	s.scale = max(s.scale, len(frac))
+	if len(frac) > MaxInferredScale {
+		s.double = true
+	}
+	// 19 digits may or may not fit int64; 9223372036854775807 is its top.
+	if len(frac) == 0 && (len(whole) > 19 || len(whole) == 19 && whole > "9223372036854775807") {
+		s.bigInt = true
+	}
+}
+
+func (s *shape) addString(v string) {
+	if s.strings == 0 {
+		s.date, s.tsSQL, s.tsISO, s.tsZone, s.tsLocal = true, true, true, true, true
+	}
+	s.strings++
+	b := []byte(v)
+	_, rest, ok := parseDate(b)
+	if !ok {
+		s.date, s.tsSQL, s.tsISO = false, false, false
+		return
+	}
+	if len(rest) == 0 {
+		s.tsSQL, s.tsISO = false, false
+		return
+	}
+	s.date = false
+	switch rest[0] {
+	case ' ':
+		s.tsISO = false
+	case 'T':
+		s.tsSQL = false
+	default:
+		s.tsSQL, s.tsISO = false, false
+		return
+	}
+	t := rest[1:]
+	_, tail, ok := parseTime(t)
+	if !ok {
+		s.tsSQL, s.tsISO = false, false
+		return
+	}
+	if i := bytes.IndexByte(t[:len(t)-len(tail)], '.'); i >= 0 {
+		s.frac = max(s.frac, len(t)-len(tail)-i-1)
+	}
+	if len(tail) == 0 {
+		s.tsZone = false
+	} else if _, ok := parseOffset(tail); ok {
+		s.tsLocal = false
+	} else {
+		s.tsSQL, s.tsISO = false, false
+	}
+}
+
+// timestamp reports whether every sample is a timestamp, and in which
+// separator style.
+func (s *shape) timestamp() (sql, iso bool) {
+	if s.kinds != kindString || !(s.tsZone || s.tsLocal) {
+		return false, false
+	}
+	return s.tsSQL, s.tsISO
+}
+
+// preferISO counts the timestamp fields (at any depth) written in each
+// style and reports whether 'T' wins: the standard is one option for the
+// whole table.
+func (s *shape) preferISO() bool {
+	var sql, iso int
+	var walk func(*shape)
+	walk = func(s *shape) {
+		if s == nil {
+			return
+		}
+		a, b := s.timestamp()
+		if a {
+			sql++
+		}
+		if b {
+			iso++
+		}
+		for _, f := range s.fields {
+			walk(f)
+		}
+		walk(s.elem)
+	}
+	walk(s)
+	return iso > sql
+}
+
+func (s *shape) resolve(iso bool) *table.DataType {
+	switch s.kinds {
+	case 0:
+		return table.StringType()
+	case kindBool:
+		return table.BooleanType()
+	case kindNumber:
+		switch {
+		case s.double:
+			return table.DoubleType()
+		case s.scale == 0 && !s.bigInt:
+			return table.BigIntType()
+		case s.scale == 0 && s.intDigits <= table.MaxDecimalPrecision:
+			return table.DecimalType(table.MaxDecimalPrecision, 0)
+		case s.scale == 0:
+			return table.DoubleType()
+		}
+		// Room for larger amounts than the samples show: at least eight
+		// digits before the point.
+		p := max(s.intDigits, 8) + s.scale
+		if p > table.MaxDecimalPrecision {
+			return table.DoubleType()
+		}
+		return table.DecimalType(p, s.scale)
+	case kindString:
+		if s.date {
+			return &table.DataType{Kind: table.Date}
+		}
+		sql, isoForm := s.timestamp()
+		if (sql && !iso) || (isoForm && iso) {
+			p := min(max(s.frac, 3), table.MaxTimePrecision)
+			if s.tsLocal {
+				return &table.DataType{Kind: table.Timestamp, Precision: p}
+			}
+			return table.TimestampLTZType(p)
+		}
+		return table.StringType()
+	case kindObject:
+		if s.isMap() {
+			v := &shape{}
+			for _, f := range s.fields {
+				v.merge(f)
+			}
+			return table.MapType(table.StringType(), v.resolve(iso))
+		}
+		t := &table.DataType{Kind: table.Row}
+		for _, name := range s.order {
+			t.Fields = append(t.Fields, table.Field{Name: name, Type: s.fields[name].resolve(iso)})
+		}
+		return t
+	case kindArray:
+		elem := s.elem
+		if elem == nil {
+			elem = &shape{}
+		}
+		return &table.DataType{Kind: table.Array, Elem: elem.resolve(iso)}
+	}
+	return table.StringType()
+}
+
+// isMap tells an object whose keys are data (ids, dates) from a record with
+// named fields.
+func (s *shape) isMap() bool {
+	if len(s.fields) > MaxInferredFields {
+		return true
+	}
+	for k := range s.fields {
+		if k == "" || k[0] < '0' || k[0] > '9' {
+			return false
+		}
+	}
+	return len(s.fields) > 0
+}
+
+// merge adds what o saw to s, for the values of a MAP, which share one type.
+func (s *shape) merge(o *shape) {
+	s.kinds |= o.kinds
+	s.bigInt = s.bigInt || o.bigInt
+	s.double = s.double || o.double
+	s.intDigits = max(s.intDigits, o.intDigits)
+	s.scale = max(s.scale, o.scale)
+	if o.strings > 0 {
+		if s.strings == 0 {
+			s.date, s.tsSQL, s.tsISO, s.tsZone, s.tsLocal = o.date, o.tsSQL, o.tsISO, o.tsZone, o.tsLocal
+		} else {
+			s.date, s.tsSQL, s.tsISO = s.date && o.date, s.tsSQL && o.tsSQL, s.tsISO && o.tsISO
+			s.tsZone, s.tsLocal = s.tsZone && o.tsZone, s.tsLocal && o.tsLocal
+		}
+		s.strings += o.strings
+		s.frac = max(s.frac, o.frac)
+	}
+	for _, k := range o.order {
+		if s.fields == nil {
+			s.fields = map[string]*shape{}
+		}
+		f, ok := s.fields[k]
+		if !ok {
+			f = &shape{}
+			s.fields[k] = f
+			s.order = append(s.order, k)
+		}
+		f.merge(o.fields[k])
+	}
+	if o.elem != nil {
+		if s.elem == nil {
+			s.elem = &shape{}
+		}
+		s.elem.merge(o.elem)
+	}
+}
