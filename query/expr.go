@@ -208,7 +208,7 @@ func (n *arith) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 		return nil, err
 	}
 	defer rc.Release()
-	fn := map[string]string{"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}[n.op]
+	fn := arithFuncs[n.op]
 	if n.op == "/" && isApprox(n.t) {
 		// Floating-point division by zero gives Infinity or NaN, as in
 		// Flink (Java); compute's checked divide would fail instead.
@@ -220,6 +220,9 @@ func (n *arith) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	}
 	return out, nil
 }
+
+// arithFuncs are arrow's checked compute functions for the operators.
+var arithFuncs = map[string]string{"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
 
 // errDivZero is what every division by zero wraps.
 var errDivZero = errors.New("division by zero")
