@@ -79,6 +79,9 @@ func (a *Admin) ProposeTable(ctx context.Context, topic string, o ProposeOptions
 	if inf.Rows == 0 {
 		return nil, fmt.Errorf("%s: none of the %d records read holds a JSON object; only format 'json' is inferred (use 'format' = 'raw' to read the values as they are)", doing, len(values))
 	}
+	if len(inf.Columns) == 0 {
+		return nil, fmt.Errorf("%s: the JSON objects of the %d records read have no named fields to make columns of", doing, len(values))
+	}
 	opts := map[string]string{
 		table.KeyConnector:  "kafka-sharegroup",
 		table.KeyFormat:     json.Format{}.Name(),

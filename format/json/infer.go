@@ -5,7 +5,9 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kshare/kshare/table"
 )
@@ -66,7 +68,7 @@ func Infer(values [][]byte) Inferred {
 		inf.Rows += root.rows - n
 	}
 	iso := root.preferISO()
-	for _, name := range root.order {
+	for _, name := range root.named() {
 		inf.Columns = append(inf.Columns, table.Column{Name: name, Type: root.fields[name].resolve(iso)})
 	}
 	inf.Options = map[string]string{}
@@ -85,6 +87,7 @@ type shape struct {
 	intDigits int  // most digits before the point
 	scale     int  // most digits after the point
 	double    bool // an exponent, or more than MaxInferredScale digits after the point
+	huge      bool // a number out of DOUBLE's range
 
 	// strings: each is cleared by a sample that is not of its form
 	date, tsSQL, tsISO, tsZone, tsLocal bool
@@ -111,6 +114,11 @@ const (
 // addValue adds a top-level value: an object, or an array of objects. It
 // reports whether the value held any row.
 func (s *shape) addValue(v []byte) bool {
+	// encoding/json would read invalid UTF-8 as U+FFFD; the decoder
+	// refuses such a value, so Infer does too.
+	if !utf8.Valid(v) {
+		return false
+	}
 	dec := stdjson.NewDecoder(bytes.NewReader(v))
 	dec.UseNumber()
 	x, err := decodeOrdered(dec, 0)
@@ -139,11 +147,11 @@ func (s *shape) addValue(v []byte) bool {
 	return false
 }
 
-// object is a JSON object with its keys in the order written (a key written
-// twice keeps its first place and its last value, as the decoder does).
+// object is a JSON object's members in the order written, a key written
+// twice included: the decoder requires every occurrence to fit the column.
 type object struct {
 	keys []string
-	vals map[string]any
+	vals []any
 }
 
 // errTooDeep stops Infer at the decoder's nesting bound (maxDepth), so
@@ -162,7 +170,7 @@ func decodeOrdered(dec *stdjson.Decoder, depth int) (any, error) {
 	}
 	switch t {
 	case stdjson.Delim('{'):
-		o := &object{vals: map[string]any{}}
+		o := &object{}
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
@@ -173,10 +181,8 @@ func decodeOrdered(dec *stdjson.Decoder, depth int) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			if _, seen := o.vals[k]; !seen {
-				o.keys = append(o.keys, k)
-			}
-			o.vals[k] = v
+			o.keys = append(o.keys, k)
+			o.vals = append(o.vals, v)
 		}
 		_, err := dec.Token() // '}'
 		return o, err
@@ -200,14 +206,14 @@ func (s *shape) addObject(o *object) {
 	if s.fields == nil {
 		s.fields = map[string]*shape{}
 	}
-	for _, k := range o.keys {
+	for i, k := range o.keys {
 		f, ok := s.fields[k]
 		if !ok {
 			f = &shape{}
 			s.fields[k] = f
 			s.order = append(s.order, k)
 		}
-		f.add(o.vals[k])
+		f.add(o.vals[i])
 	}
 }
 
@@ -237,6 +243,9 @@ func (s *shape) add(x any) {
 }
 
 func (s *shape) addNumber(n string) {
+	if _, err := strconv.ParseFloat(n, 64); err != nil {
+		s.huge = true // beyond DOUBLE: only a STRING holds its text
+	}
 	n = strings.TrimPrefix(n, "-")
 	if strings.ContainsAny(n, "eE") {
 		s.double = true
@@ -340,6 +349,8 @@ func (s *shape) resolve(iso bool) *table.DataType {
 		return table.BooleanType()
 	case kindNumber:
 		switch {
+		case s.huge && (s.double || s.scale > 0 || s.intDigits > table.MaxDecimalPrecision):
+			return table.StringType()
 		case s.double:
 			return table.DoubleType()
 		case s.scale == 0 && !s.bigInt:
@@ -377,8 +388,12 @@ func (s *shape) resolve(iso bool) *table.DataType {
 			}
 			return table.MapType(table.StringType(), v.resolve(iso))
 		}
+		names := s.named()
+		if len(names) == 0 {
+			return table.StringType() // only {}: its text
+		}
 		t := &table.DataType{Kind: table.Row}
-		for _, name := range s.order {
+		for _, name := range names {
 			t.Fields = append(t.Fields, table.Field{Name: name, Type: s.fields[name].resolve(iso)})
 		}
 		return t
@@ -390,6 +405,24 @@ func (s *shape) resolve(iso bool) *table.DataType {
 		return &table.DataType{Kind: table.Array, Elem: elem.resolve(iso)}
 	}
 	return table.StringType()
+}
+
+// named returns the field names that can be columns or ROW fields, in the
+// order first seen: an empty name cannot be declared, and a name that
+// differs from an earlier one only in case would be a duplicate (column
+// names ignore case). The decoder leaves the fields without a column alone.
+func (s *shape) named() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range s.order {
+		low := strings.ToLower(k)
+		if k == "" || seen[low] {
+			continue
+		}
+		seen[low] = true
+		out = append(out, k)
+	}
+	return out
 }
 
 // isMap tells an object whose keys are data (ids, dates) from a record with
@@ -410,6 +443,7 @@ func (s *shape) isMap() bool {
 func (s *shape) merge(o *shape) {
 	s.kinds |= o.kinds
 	s.bigInt = s.bigInt || o.bigInt
+	s.huge = s.huge || o.huge
 	s.double = s.double || o.double
 	s.intDigits = max(s.intDigits, o.intDigits)
 	s.scale = max(s.scale, o.scale)

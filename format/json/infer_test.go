@@ -1,6 +1,7 @@
 package json
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
 
@@ -101,4 +103,59 @@ func decodeAll(t *testing.T, inf Inferred, values [][]byte) {
 	if rows != inf.Rows {
 		t.Errorf("the decoder read %d rows of the samples with the proposed columns, Infer counted %d", rows, inf.Rows)
 	}
+}
+
+// FuzzInfer feeds arbitrary values, one per line, to Infer. Whatever they
+// are, the proposal must be a valid table whose DDL parses back to itself,
+// and the decoder must read every row Infer counted, with no error on a
+// value Infer took.
+func FuzzInfer(f *testing.F) {
+	for _, s := range []string{
+		`{"id": 1, "ok": true, "price": 12.5, "ts": "2026-12-01 10:00:00.123", "u": {"a": [1, 2]}, "m": {"1": 2}}`,
+		`{"a": "2026-12-01T10:00:00Z", "b": "2026-12-01"}` + "\n" + `[{"a": null}, {"A": 1, "": 2}]`,
+		`{"x": 1, "x": "one"}` + "\n" + `{"y": {}}` + "\n" + `{"z": 1e400, "w": 123456789012345678901234567890}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		values := bytes.Split(data, []byte("\n"))
+		inf := Infer(values)
+		if len(inf.Columns) == 0 {
+			return
+		}
+		def := table.NewDefinition("t", inf.Columns, inf.Options)
+		if err := def.Validate(); err != nil {
+			t.Fatalf("inferred an invalid table: %v\n%s", err, def.DDL(nil))
+		}
+		sts, err := parse.Parse(def.DDL(nil))
+		if err != nil {
+			t.Fatalf("the inferred DDL does not parse: %v\n%s", err, def.DDL(nil))
+		}
+		if ct, ok := sts[0].(*table.CreateTable); len(sts) != 1 || !ok || !ct.Def.Equal(def) {
+			t.Fatalf("the inferred DDL parses to something else: %v", sts)
+		}
+		var kvs []options.KV
+		for k, v := range inf.Options {
+			kvs = append(kvs, options.KV{Key: k, Value: v})
+		}
+		vals, err := options.Parse(kvs, nil, Options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := Format{}.NewDecoder(inf.Columns, vals)
+		if err != nil {
+			t.Fatalf("the inferred columns make no decoder: %v", err)
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: inf.Columns}).Arrow())
+		defer rb.Release()
+		for i, v := range values {
+			want := Infer([][]byte{v}).Rows
+			n, err := dec.Decode(v, rb.Fields())
+			if want > 0 && (err != nil || n != want) {
+				t.Fatalf("value %d (%q): decoded %d rows, error %v; Infer counted %d", i, v, n, err, want)
+			}
+		}
+	})
 }
