@@ -393,3 +393,6 @@ func (r Row) assignValue(fv reflect.Value, k int, val any) error {
 	}
 	return nil
 }
+
+// RecordBatch is the batch the row is in; the row is at Index.
+func (r Row) RecordBatch() arrow.RecordBatch { return r.rec }

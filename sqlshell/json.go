@@ -218,3 +218,10 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	return append(b, q...)
 }
+
+// JSONRows returns an encoder of rec's rows, each as the JSON object that
+// --output json prints for it (without a newline), for callers that hand
+// rows on one at a time (kshare work).
+func JSONRows(cols []table.Column, rec arrow.RecordBatch) func(b []byte, i int) []byte {
+	return newJSONRow(cols, rec).append
+}

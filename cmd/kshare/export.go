@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"golang.org/x/term"
 
@@ -27,91 +25,52 @@ const exportSynopsis = "--init FILE --query SELECT --out FILE|- [--append|--over
 
 func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	var (
-		inits       []scriptSource
-		sql, out    string
-		format      string
-		maxRows     int64
-		idleTimeout time.Duration
-		stats       bool
-		metricsAddr string
-		appendOut   bool
-		overwrite   bool
-		help        bool
+		q         queryFlags
+		out       string
+		format    string
+		appendOut bool
+		overwrite bool
 	)
 	fs := newFlagSet("export", exportSynopsis, std)
-	// A usage error is one line and a pointer to the help, which is too
-	// long to scroll past for a mistyped flag; -h and --help are flags of
-	// their own so that the flag package's errors do not print it.
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "see kshare export --help") }
-	fs.BoolVar(&help, "h", false, "print this help")
-	fs.BoolVar(&help, "help", false, "print this help")
-	fs.Var(scriptFlag{list: &inits, file: true}, "init", "`file` of statements (CREATE TABLE, SET) to run first; repeatable")
-	fs.StringVar(&sql, "query", "", "the `SELECT` whose rows are exported (required)")
+	q.register(fs, "exported", "exporting")
 	fs.StringVar(&out, "out", "", "`file` to write, or - for standard output (required)")
 	fs.BoolVar(&appendOut, "append", false, "add the rows to an existing --out file (see above)")
 	fs.BoolVar(&overwrite, "overwrite", false, "replace an existing --out file")
 	fs.StringVar(&format, "format", "csv", "csv (RFC 4180, a header row), arrow (Arrow IPC stream) or parquet")
-	fs.Int64Var(&maxRows, "max-rows", 0, "end after `N` rows (0: no bound)")
-	fs.DurationVar(&idleTimeout, "idle-timeout", 0, "end once no record arrived for this `duration` (0: run until interrupted)")
-	fs.BoolVar(&stats, "stats", false, "print a summary on stderr at the end")
-	fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`host:port`/metrics while exporting")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if help {
-		fmt.Fprintf(fs.Output(), "usage: kshare export %s\n\n", exportSynopsis)
-		fmt.Fprint(fs.Output(), exportHelp)
-		fs.PrintDefaults()
-		return flag.ErrHelp
+	if err := q.printHelp(fs, exportSynopsis, exportHelp); err != nil {
+		return err
+	}
+	if err := q.check(fs); err != nil {
+		return err
 	}
 	switch {
-	case strings.TrimSpace(sql) == "":
-		return usagef(fs, "--query is required")
 	case out == "":
 		return usagef(fs, "--out is required (a file, or - for standard output)")
 	case format != sqlshell.FormatCSV && format != sqlshell.FormatArrow && format != sqlshell.FormatParquet:
 		return usagef(fs, "--format must be csv, arrow or parquet, got %q", format)
 	case format == sqlshell.FormatParquet && out == "-":
 		return usagef(fs, "--format parquet needs --out FILE, not standard output (see -h)")
-	case maxRows < 0:
-		return usagef(fs, "--max-rows must not be negative, got %d", maxRows)
-	case idleTimeout < 0:
-		return usagef(fs, "--idle-timeout must not be negative, got %v", idleTimeout)
 	case appendOut && overwrite:
 		return usagef(fs, "--append and --overwrite exclude each other")
 	}
-	if metricsAddr != "" {
-		if _, _, err := splitAddr(metricsAddr); err != nil {
-			return usagef(fs, "--metrics-addr: %v", err)
-		}
-	}
 
 	eng := newEngine()
-	for _, s := range inits {
-		b, err := os.ReadFile(s.name)
-		if err != nil {
-			return fmt.Errorf("reading --init %s: %w", s.name, err)
-		}
-		if err := execScript(ctx, eng, s.name, string(b)); err != nil {
-			return err
-		}
+	if err := q.runInits(ctx, eng); err != nil {
+		return err
 	}
-	if metricsAddr != "" {
-		stop, err := serveMetrics(metricsAddr, std.err)
+	if q.metricsAddr != "" {
+		stop, err := serveMetrics(q.metricsAddr, std.err)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
-	sts, err := parse.Parse(sql)
-	if err != nil {
-		return fmt.Errorf("--query: %w", err)
-	}
-	if len(sts) != 1 {
-		return fmt.Errorf("--query: want one SELECT, got %d statements", len(sts))
-	}
-	if _, ok := sts[0].(*table.Select); !ok {
-		return fmt.Errorf("--query: want a SELECT, got %s", firstWord(sts[0].String()))
+	sql, maxRows, idleTimeout, stats := q.sql, q.maxRows, q.idleTimeout, q.stats
+	if err := checkSelect(sql); err != nil {
+		return err
 	}
 	// The plan tells the columns before any record is read, so that an
 	// --out that cannot be written fails before the share group is joined.
@@ -175,6 +134,21 @@ func execScript(ctx context.Context, eng engine, name, src string) error {
 		if _, err := eng.Exec(ctx, st.Text); err != nil {
 			return &sqlshell.ScriptError{Name: name, Line: st.Line, Col: st.Col, Err: err}
 		}
+	}
+	return nil
+}
+
+// checkSelect makes sure --query is one SELECT.
+func checkSelect(sql string) error {
+	sts, err := parse.Parse(sql)
+	if err != nil {
+		return fmt.Errorf("--query: %w", err)
+	}
+	if len(sts) != 1 {
+		return fmt.Errorf("--query: want one SELECT, got %d statements", len(sts))
+	}
+	if _, ok := sts[0].(*table.Select); !ok {
+		return fmt.Errorf("--query: want a SELECT, got %s", firstWord(sts[0].String()))
 	}
 	return nil
 }

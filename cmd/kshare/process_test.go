@@ -69,8 +69,14 @@ func idValues(from, to int) [][]byte {
 // stderr; the test's cleanup kills it if it still runs.
 func startKshare(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	t.Helper()
+	return startKshareEnv(t, nil, args...)
+}
+
+// startKshareEnv is startKshare with more environment variables.
+func startKshareEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(kshareBin(t), args...)
-	cmd.Env = kshareEnv(t)
+	cmd.Env = append(kshareEnv(t), env...)
 	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {

@@ -66,13 +66,13 @@ func TestReadmeUsesSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"lines.sql"} {
+	for name, lang := range map[string]string{"lines.sql": "sql", "classify.py": "python"} {
 		b, err := os.ReadFile(filepath.Join(topTestdata, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(readme, append(append([]byte("```sql\n"), b...), "```\n"...)) {
-			t.Errorf("README.md has no ```sql block that is testdata/%s:\n%s", name, b)
+		if !bytes.Contains(readme, append(append([]byte("```"+lang+"\n"), b...), "```\n"...)) {
+			t.Errorf("README.md has no ```%s block that is testdata/%s:\n%s", lang, name, b)
 		}
 	}
 }
