@@ -1,7 +1,9 @@
 // Package admin shows and steers a Kafka cluster's topics and share groups:
 // what SHOW TOPICS, DESCRIBE TOPIC, SHOW SHARE GROUPS, DESCRIBE SHARE GROUP,
 // ALTER SHARE GROUP and DROP SHARE GROUP report and do, as Go calls whose
-// results are plain rows (see Row) ready for a statement's result table.
+// results are plain rows (see Row) ready for a statement's result table;
+// the offsets TABLE(PEEK(...)) reads (PeekRanges); and a CREATE TABLE
+// proposed from a topic's JSON records (ProposeTable).
 //
 // It is built on franz-go's kadm (share-group calls of KIP-932, lag of
 // KIP-1226) and, for the GROUP config resource that kadm lacks, on

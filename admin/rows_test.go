@@ -29,7 +29,7 @@ func TestRowsRender(t *testing.T) {
 	if got != want {
 		t.Errorf("rendered:\n%s\nwant:\n%s", got, want)
 	}
-	for _, r := range []admin.Row{admin.TopicRow{}, admin.TopicPartition{}, admin.Config{}, admin.GroupRow{}, admin.GroupPartition{}, admin.Member{}, admin.ResetRow{}} {
+	for _, r := range []admin.Row{admin.TopicRow{}, admin.TopicPartition{}, admin.Config{}, admin.GroupRow{}, admin.GroupPartition{}, admin.Member{}, admin.ResetRow{}, admin.PeekRange{}} {
 		if len(r.Columns()) != len(r.Strings()) {
 			t.Errorf("%T: %d columns, %d values", r, len(r.Columns()), len(r.Strings()))
 		}
