@@ -114,4 +114,3 @@ func (a *Admin) PeekRanges(ctx context.Context, group string, topics []string) (
 	}
 	return out, nil
 }
-
