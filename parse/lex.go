@@ -21,6 +21,7 @@ const (
 	Number           // 12, 1.5, .5, 1e3, 2.5E-3
 	Symbol           // any other single character
 	Comment          // -- to the end of the line, or /* ... */
+	Invalid          // text the lexer could not read, returned with its error
 )
 
 // Token is one lexeme of a script. Val is the identifier or the literal
@@ -66,8 +67,19 @@ func NewLexer(src string) *Lexer { return &Lexer{src: src} }
 func (l *Lexer) Open() bool { return l.open }
 
 // Next returns the next token; at the end of the script a token of kind
-// EOF. An error is a *SyntaxError at the place of the problem.
+// EOF. An error is a *SyntaxError at the place of the problem, returned
+// with a token of kind Invalid that spans the text passed.
 func (l *Lexer) Next() (Token, error) {
+	t, err := l.next()
+	if err != nil {
+		return Token{Kind: Invalid, Start: t.Start, End: l.pos}, err
+	}
+	return t, nil
+}
+
+// next returns a token, or an error with a token whose Start is where the
+// text that could not be read starts.
+func (l *Lexer) next() (Token, error) {
 	for {
 		l.skipSpace()
 		start := l.pos
@@ -84,7 +96,7 @@ func (l *Lexer) Next() (Token, error) {
 			i := strings.Index(l.src[l.pos+2:], "*/")
 			if i < 0 {
 				l.pos, l.open = len(l.src), true
-				return Token{}, l.errAt(start, ErrSyntax, "unterminated comment: /* without */")
+				return Token{Start: start}, l.errAt(start, ErrSyntax, "unterminated comment: /* without */")
 			}
 			l.pos += 2 + i + 2
 		}
@@ -100,20 +112,20 @@ func (l *Lexer) Next() (Token, error) {
 	switch {
 	case r == utf8.RuneError && w == 1:
 		l.pos++
-		return Token{}, l.invalidUTF8(start)
+		return Token{Start: start}, l.invalidUTF8(start)
 	case r == '\\':
 		// psql's habit (\d, \dt); an error at once, where the shell would
 		// otherwise wait for a ';' that a backslash command never has.
 		l.pos++
-		return Token{}, l.errAt(start, ErrSyntax, NoBackslashCommands)
+		return Token{Start: start}, l.errAt(start, ErrSyntax, NoBackslashCommands)
 	case r == '\'' || r == '"' || r == '`':
 		val, err := l.quoted(byte(r))
 		if err != nil {
-			return Token{}, err
+			return Token{Start: start}, err
 		}
 		kind := map[rune]Kind{'\'': String, '"': DQString, '`': QuotedIdent}[r]
 		if kind == QuotedIdent && val == "" {
-			return Token{}, l.errAt(start, ErrSyntax, "empty identifier ``")
+			return Token{Start: start}, l.errAt(start, ErrSyntax, "empty identifier ``")
 		}
 		return Token{Kind: kind, Val: val, Start: start, End: l.pos}, nil
 	case isIdentStart(r):
