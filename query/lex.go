@@ -1,15 +1,17 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/kshare/kshare/parse"
 )
 
-// The statement is read twice: once by a small scanner of our own, which
-// turns Flink's spellings into ones xwb1989/sqlparser (a MySQL grammar)
-// accepts, and then by sqlparser itself. The scanner knows only tokens; the
+// The statement is read twice: once by parse's lexer, on whose tokens the
+// rewrite here turns Flink's spellings into ones xwb1989/sqlparser (a MySQL grammar)
+// accepts, and then by sqlparser itself. The rewrite knows only tokens; the
 // grammar stays sqlparser's.
 //
 // What the rewrite does, and why:
@@ -25,164 +27,54 @@ import (
 //   - || and &&: MySQL reads them as OR and AND; in Flink || concatenates
 //     strings. Rather than give a different answer, they are refused.
 
-type tokKind int
-
-const (
-	tWord    tokKind = iota + 1 // an unquoted identifier or keyword
-	tIdent                      // a `quoted` identifier
-	tString                     // a '...' literal
-	tDString                    // a "..." literal (a string to sqlparser)
-	tComment                    // -- ... or /* ... */
-	tNumber
-	tPunct
-)
-
-type token struct {
-	kind       tokKind
-	start, end int    // byte offsets in the source
-	text       string // the source text of the token
+// scan reads src with parse's lexer, the one every statement goes through,
+// comments included: the rewrite removes them itself. The lexer's error (an
+// unterminated literal, a byte that is not UTF-8) is a syntax error here.
+func scan(src string) ([]parse.Token, error) {
+	lx := parse.NewLexer(src)
+	lx.Comments = true
+	var toks []parse.Token
+	for {
+		t, err := lx.Next()
+		if err != nil {
+			var se *parse.SyntaxError
+			if errors.As(err, &se) {
+				return nil, errorf(ErrSyntax, "syntax error at line %d, column %d: %s", se.Line, se.Column, se.Msg)
+			}
+			return nil, err
+		}
+		if t.Kind == parse.EOF {
+			return toks, nil
+		}
+		toks = append(toks, t)
+	}
 }
 
-// word reports whether t is the unquoted word w, ignoring case.
-func (t token) word(w string) bool { return t.kind == tWord && strings.EqualFold(t.text, w) }
-
-func (t token) punct(p string) bool { return t.kind == tPunct && t.text == p }
-
-// scan splits src into tokens, dropping white space. It fails only on an
-// unterminated literal or comment.
-func scan(src string) ([]token, error) {
-	if !utf8.ValidString(src) {
-		return nil, invalidUTF8(src)
-	}
-	var toks []token
-	i := 0
-	for i < len(src) {
-		c := src[i]
-		start := i
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			i++
-			continue
-		case c == '-' && i+1 < len(src) && src[i+1] == '-':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-			toks = append(toks, token{kind: tComment, start: start, end: i, text: src[start:i]})
-			continue
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end := strings.Index(src[i+2:], "*/")
-			if end < 0 {
-				return nil, syntaxAt(src, start, "unterminated comment")
-			}
-			i += end + 4
-			toks = append(toks, token{kind: tComment, start: start, end: i, text: src[start:i]})
-			continue
-		case c == '\'' || c == '"' || c == '`':
-			i++
-			for {
-				if i >= len(src) {
-					what := "string literal"
-					if c == '`' {
-						what = "quoted identifier"
-					}
-					return nil, syntaxAt(src, start, "unterminated "+what)
-				}
-				if src[i] == c {
-					if i+1 < len(src) && src[i+1] == c { // doubled: the quote itself
-						i += 2
-						continue
-					}
-					i++
-					break
-				}
-				i++
-			}
-			k := tString
-			switch c {
-			case '"':
-				k = tDString
-			case '`':
-				k = tIdent
-			}
-			toks = append(toks, token{kind: k, start: start, end: i, text: src[start:i]})
-			continue
-		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
-			for i < len(src) && (isDigit(src[i]) || src[i] == '.') {
-				i++
-			}
-			if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
-				j := i + 1
-				if j < len(src) && (src[j] == '+' || src[j] == '-') {
-					j++
-				}
-				if j < len(src) && isDigit(src[j]) {
-					i = j
-					for i < len(src) && isDigit(src[i]) {
-						i++
-					}
-				}
-			}
-			toks = append(toks, token{kind: tNumber, start: start, end: i, text: src[start:i]})
-			continue
-		case isWordStart(c):
-			for i < len(src) && isWordPart(src[i]) {
-				i++
-			}
-			toks = append(toks, token{kind: tWord, start: start, end: i, text: src[start:i]})
-			continue
-		}
-		n := 1
-		for _, op := range []string{"<=>", "<=", ">=", "<>", "!=", "||", "&&", "<<", ">>", ":="} {
-			if strings.HasPrefix(src[i:], op) {
-				n = len(op)
-				break
-			}
-		}
-		i += n
-		toks = append(toks, token{kind: tPunct, start: start, end: i, text: src[start:i]})
-	}
-	return toks, nil
-}
-
-// invalidUTF8 says where a statement stops being UTF-8 text: the byte
-// would otherwise reach the parser as a word it cannot read.
-func invalidUTF8(src string) *Error {
-	off := 0
-	for off < len(src) {
-		r, w := utf8.DecodeRuneInString(src[off:])
-		if r == utf8.RuneError && w == 1 {
-			break
-		}
-		off += w
-	}
-	return syntaxAt(src, off, fmt.Sprintf("invalid UTF-8 (byte 0x%02x); a statement must be UTF-8 text", src[min(off, len(src)-1)]))
+// pair reports whether toks[i] and the token after it are the two
+// characters of op (||, &&) written together: the lexer reads symbols one
+// character at a time, and only the rewrite cares which pairs MySQL reads
+// as one operator.
+func pair(toks []parse.Token, i int, op string) bool {
+	return i+1 < len(toks) && toks[i].IsSymbol(op[:1]) && toks[i+1].IsSymbol(op[1:]) && toks[i].End == toks[i+1].Start
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-func isWordStart(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-func isWordPart(c byte) bool { return isWordStart(c) || isDigit(c) || c == '$' }
 
-// lineCol turns a byte offset into a 1-based line and column.
-func lineCol(src string, off int) (line, col int) {
-	if off > len(src) {
-		off = len(src)
-	}
-	line = 1 + strings.Count(src[:off], "\n")
-	col = off - strings.LastIndex(src[:off], "\n")
-	return line, col
+// line is the line of src an offset is on, from 1.
+func line(src string, off int) int {
+	l, _ := parse.Position(src, off)
+	return l
 }
 
 // errorAt prefixes e's message with where in src it is.
 func errorAt(src string, off int, e *Error) *Error {
-	l, c := lineCol(src, off)
+	l, c := parse.Position(src, off)
 	e.Msg = fmt.Sprintf("line %d, column %d: %s", l, c, e.Msg)
 	return e
 }
 
 func syntaxAt(src string, off int, msg string) *Error {
-	l, c := lineCol(src, off)
+	l, c := parse.Position(src, off)
 	return errorf(ErrSyntax, "syntax error at line %d, column %d: %s", l, c, msg)
 }
 
@@ -216,9 +108,12 @@ type rewritten struct {
 	src   string // as the user wrote it
 	sql   string // for sqlparser
 	casts []castSpec
-	edits []edit // sorted, non-overlapping
-	toks  []token
+	edits []edit        // sorted, non-overlapping
+	toks  []parse.Token // comments left out
 }
+
+// text is t as written.
+func (rw *rewritten) text(t parse.Token) string { return rw.src[t.Start:t.End] }
 
 func rewrite(src string) (*rewritten, error) {
 	all, err := scan(src)
@@ -226,18 +121,18 @@ func rewrite(src string) (*rewritten, error) {
 		return nil, err
 	}
 	rw := &rewritten{src: src}
-	var toks, comments []token
+	var toks, comments []parse.Token
 	for _, t := range all {
 		switch {
-		case t.kind == tComment && strings.HasPrefix(t.text, "/*+"):
-			return nil, errorAt(src, t.start, unsupportedClause("a hint (/*+ ... */)", "set a table's options in its CREATE TABLE"))
-		case t.kind == tComment:
+		case t.Kind == parse.Comment && strings.HasPrefix(t.Val, "/*+"):
+			return nil, errorAt(src, t.Start, unsupportedClause("a hint (/*+ ... */)", "set a table's options in its CREATE TABLE"))
+		case t.Kind == parse.Comment:
 			comments = append(comments, t)
-		case t.kind == tDString:
+		case t.Kind == parse.DQString:
 			// Flink has no double-quoted literals; MySQL reads them as
 			// strings, PostgreSQL as names. Either guess could answer
 			// SELECT "name" wrongly, so neither is taken.
-			return nil, errorAt(src, t.start, errorf(ErrSyntax,
+			return nil, errorAt(src, t.Start, errorf(ErrSyntax,
 				"double quotes are not supported: quote names with backticks (`name`) and strings with single quotes ('text')"))
 		default:
 			toks = append(toks, t)
@@ -255,26 +150,24 @@ func rewrite(src string) (*rewritten, error) {
 		}
 		t := toks[i]
 		switch {
-		case t.kind == tPunct && (t.text == "||" || t.text == "&&"):
-			e := unsupportedExpr("||", "string concatenation")
-			if t.text == "&&" {
-				e = unsupportedExpr("&&", "write AND")
+		case pair(toks, i, "||"):
+			return nil, errorAt(src, t.Start, unsupportedExpr("||", "string concatenation"))
+		case pair(toks, i, "&&"):
+			return nil, errorAt(src, t.Start, unsupportedExpr("&&", "write AND"))
+		case t.Kind == parse.String:
+			if text := rw.text(t); strings.Contains(text, `\`) {
+				rw.edits = append(rw.edits, edit{t.Start, t.End, strings.ReplaceAll(text, `\`, `\\`)})
 			}
-			return nil, errorAt(src, t.start, e)
-		case t.kind == tString:
-			if strings.Contains(t.text, `\`) {
-				rw.edits = append(rw.edits, edit{t.start, t.end, strings.ReplaceAll(t.text, `\`, `\\`)})
-			}
-		case (t.word("cast") || t.word("try_cast")) && i+1 < len(toks) && toks[i+1].punct("("):
+		case (t.IsWord("cast") || t.IsWord("try_cast")) && i+1 < len(toks) && toks[i+1].IsSymbol("("):
 			closeAt, asAt := -1, -1
 			depth := 0
 			for j := i + 1; j < len(toks); j++ {
 				switch {
-				case toks[j].punct("("):
+				case toks[j].IsSymbol("("):
 					depth++
-				case toks[j].punct(")"):
+				case toks[j].IsSymbol(")"):
 					depth--
-				case depth == 1 && asAt < 0 && toks[j].word("as"):
+				case depth == 1 && asAt < 0 && toks[j].IsWord("as"):
 					asAt = j
 				}
 				if depth == 0 {
@@ -286,22 +179,22 @@ func rewrite(src string) (*rewritten, error) {
 				continue // let the parser report it
 			}
 			typeSpans[asAt] = closeAt
-			typ := strings.TrimSpace(src[toks[asAt].end:toks[closeAt].start])
+			typ := strings.TrimSpace(src[toks[asAt].End:toks[closeAt].Start])
 			n := len(rw.casts)
-			rw.casts = append(rw.casts, castSpec{typ: typ, start: toks[asAt].end, end: toks[closeAt].start, try: t.word("try_cast")})
+			rw.casts = append(rw.casts, castSpec{typ: typ, start: toks[asAt].End, end: toks[closeAt].Start, try: t.IsWord("try_cast")})
 			rw.edits = append(rw.edits,
-				edit{t.start, t.end, fmt.Sprintf("%s%d", castFunc, n)},
-				edit{toks[asAt].start, toks[closeAt].start, ""})
-		case (t.word("date") || t.word("time") || t.word("timestamp")) && i+1 < len(toks) && toks[i+1].kind == tString:
+				edit{t.Start, t.End, fmt.Sprintf("%s%d", castFunc, n)},
+				edit{toks[asAt].Start, toks[closeAt].Start, ""})
+		case (t.IsWord("date") || t.IsWord("time") || t.IsWord("timestamp")) && i+1 < len(toks) && toks[i+1].Kind == parse.String:
 			s := toks[i+1]
 			n := len(rw.casts)
-			k := map[string]litKind{"date": litDate, "time": litTime, "timestamp": litTimestamp}[strings.ToLower(t.text)]
-			rw.casts = append(rw.casts, castSpec{typ: strings.ToUpper(t.text), lit: true, kind: k})
-			body := s.text
+			k := map[string]litKind{"date": litDate, "time": litTime, "timestamp": litTimestamp}[strings.ToLower(t.Val)]
+			rw.casts = append(rw.casts, castSpec{typ: strings.ToUpper(t.Val), lit: true, kind: k})
+			body := rw.text(s)
 			if strings.Contains(body, `\`) {
 				body = strings.ReplaceAll(body, `\`, `\\`)
 			}
-			rw.edits = append(rw.edits, edit{t.start, s.end, fmt.Sprintf("%s%d(%s)", castFunc, n, body)})
+			rw.edits = append(rw.edits, edit{t.Start, s.End, fmt.Sprintf("%s%d(%s)", castFunc, n, body)})
 			i++
 		}
 	}
@@ -312,13 +205,13 @@ func rewrite(src string) (*rewritten, error) {
 	for _, c := range comments {
 		covered := false
 		for as, end := range typeSpans {
-			covered = covered || c.start >= toks[as].start && c.end <= toks[end].start
+			covered = covered || c.Start >= toks[as].Start && c.End <= toks[end].Start
 		}
 		for _, e := range rw.edits[:main] {
-			covered = covered || c.start < e.end && e.start < c.end
+			covered = covered || c.Start < e.end && e.start < c.End
 		}
 		if !covered {
-			rw.edits = append(rw.edits, edit{c.start, c.end, " "})
+			rw.edits = append(rw.edits, edit{c.Start, c.End, " "})
 		}
 	}
 	sort.Slice(rw.edits, func(a, b int) bool { return rw.edits[a].start < rw.edits[b].start })

@@ -32,7 +32,7 @@ func noFrom(rw *rewritten, s *sqlparser.Select) bool {
 		return false
 	}
 	for _, t := range rw.toks {
-		if t.word("from") {
+		if t.IsWord("from") {
 			return false
 		}
 	}

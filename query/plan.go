@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,6 +19,7 @@ import (
 	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
 
@@ -86,6 +88,9 @@ func Prepare(sql string, cat Catalog) (*Plan, error) {
 	if err := checkStatement(rw); err != nil {
 		return nil, err
 	}
+	if err := checkNesting(rw); err != nil {
+		return nil, err
+	}
 	stmt, err := sqlparser.Parse(rw.sql)
 	if err != nil {
 		return nil, parseError(rw, err)
@@ -116,7 +121,7 @@ var statementWords = map[string]bool{
 func notSelect(rw *rewritten) error {
 	w := "this statement"
 	if len(rw.toks) > 0 {
-		w = strings.ToUpper(rw.toks[0].text)
+		w = strings.ToUpper(rw.text(rw.toks[0]))
 	}
 	return errorf(ErrNotSelect, "a query is one SELECT statement, got %s; run DDL, SHOW, DESCRIBE and SET with Exec", w)
 }
@@ -128,29 +133,29 @@ func checkStatement(rw *rewritten) error {
 	if len(toks) == 0 {
 		return errorf(ErrSyntax, "empty statement; %s", shape)
 	}
-	first := strings.ToUpper(toks[0].text)
+	first := strings.ToUpper(toks[0].Val)
 	switch {
-	case toks[0].kind == tWord && first == "WITH":
+	case toks[0].Kind == parse.Ident && first == "WITH":
 		return unsupportedClause("WITH", "common table expressions")
-	case toks[0].kind == tWord && statementWords[first]:
+	case toks[0].Kind == parse.Ident && statementWords[first]:
 		return notSelect(rw)
 	}
 	for i, t := range toks {
-		if t.punct(";") {
+		if t.IsSymbol(";") {
 			if i != len(toks)-1 {
-				return errorf(ErrSyntax, "a query is one statement; run the statement after ';' at line %d separately", line(rw.src, toks[i+1].start))
+				return errorf(ErrSyntax, "a query is one statement; run the statement after ';' at line %d separately", line(rw.src, toks[i+1].Start))
 			}
 		}
 	}
 	return nil
 }
 
-func line(src string, off int) int {
-	l, _ := lineCol(src, off)
-	return l
-}
-
-var positionRE = regexp.MustCompile(`^(.*) at position (\d+)(?: near '(.*)')?$`)
+// sqlparserPosition is the one fact read from a sqlparser error's text:
+// the byte offset where it stopped. Its Tokenizer keeps the offset in an
+// exported field, but moves it on to the next statement before Parse
+// returns; the rest (the token it stopped at, whether it was the end) comes
+// from parse's tokens.
+var sqlparserPosition = regexp.MustCompile(` at position (\d+)(?: near '|$)`)
 
 // structural words are keywords whose misuse is a misplaced clause, not a
 // name that needs quoting.
@@ -170,56 +175,72 @@ var structural = map[string]bool{
 func parseError(rw *rewritten, err error) error {
 	for i, t := range rw.toks {
 		switch {
-		case t.word("over") && i > 0 && rw.toks[i-1].punct(")") && i+1 < len(rw.toks):
+		case t.IsWord("over") && i > 0 && rw.toks[i-1].IsSymbol(")") && i+1 < len(rw.toks):
 			return unsupportedClause("OVER", "window functions")
-		case t.word("table") && i+1 < len(rw.toks) && rw.toks[i+1].punct("("):
+		case t.IsWord("table") && i+1 < len(rw.toks) && rw.toks[i+1].IsSymbol("("):
 			return unsupportedClause("FROM TABLE(...)", "window table functions such as TUMBLE")
-		case t.word("match_recognize"):
+		case t.IsWord("match_recognize"):
 			return unsupportedClause("MATCH_RECOGNIZE")
-		case t.word("fetch") && i > 0:
+		case t.IsWord("fetch") && i > 0:
 			return unsupportedClause("FETCH FIRST", "write LIMIT <n>")
 		}
 	}
-	m := positionRE.FindStringSubmatch(err.Error())
+	m := sqlparserPosition.FindStringSubmatch(err.Error())
 	if m == nil {
 		return &Error{Kind: ErrSyntax, Msg: err.Error() + "; " + shape}
 	}
-	pos, _ := strconv.Atoi(m[2])
-	near := m[3]
+	pos, _ := strconv.Atoi(m[1])
 	// sqlparser's position is one past the end of the token it stopped at.
 	end := rw.origin(max(pos-1, 0))
-	start := end
-	for _, t := range rw.toks {
-		if t.end == end {
-			start = t.start
+	var at *parse.Token
+	for i, t := range rw.toks {
+		if t.End == end {
+			at = &rw.toks[i]
 			break
 		}
 	}
-	l, c := lineCol(rw.src, start)
-	if m[1] == "max nesting level reached" {
-		return errorf(ErrSyntax, "syntax error at line %d, column %d: nesting too deep (limit %d levels of parentheses)", l, c, MaxNesting)
+	start := end
+	if at != nil {
+		start = at.Start
 	}
-	if near == "" {
+	l, c := parse.Position(rw.src, start)
+	// At the end of the text sqlparser has read one past the last token.
+	switch {
+	case pos > len(strings.TrimRightFunc(rw.sql, unicode.IsSpace)):
 		return errorf(ErrSyntax, "syntax error at line %d, column %d: unexpected end of statement; %s", l, c, shape)
+	case at == nil: // inside text the rewrite put there
+		return errorf(ErrSyntax, "syntax error at line %d, column %d; %s", l, c, shape)
 	}
-	if isKeyword(near) && !structural[strings.ToLower(near)] {
+	near := at.Val
+	if at.Kind == parse.Ident && isKeyword(near) && !structural[strings.ToLower(near)] {
 		return errorf(ErrSyntax, "syntax error at line %d, column %d near '%s': %s is a reserved word; quote it with backticks (`%s`) to use it as a name",
 			l, c, near, near, near)
 	}
 	return errorf(ErrSyntax, "syntax error at line %d, column %d near '%s'; %s", l, c, near, shape)
 }
 
+// checkNesting refuses parentheses nested deeper than MaxNesting, where
+// sqlparser would stop.
+func checkNesting(rw *rewritten) error {
+	depth := 0
+	for _, t := range rw.toks {
+		switch {
+		case t.IsSymbol("("):
+			depth++
+			if depth > MaxNesting {
+				l, c := parse.Position(rw.src, t.Start)
+				return errorf(ErrSyntax, "syntax error at line %d, column %d: nesting too deep (limit %d levels of parentheses)", l, c, MaxNesting)
+			}
+		case t.IsSymbol(")"):
+			depth--
+		}
+	}
+	return nil
+}
+
 // isKeyword reports whether sqlparser reads w as a keyword rather than a
 // name.
 func isKeyword(w string) bool {
-	if w == "" {
-		return false
-	}
-	for i := 0; i < len(w); i++ {
-		if !isWordPart(w[i]) {
-			return false
-		}
-	}
 	typ, _ := sqlparser.NewStringTokenizer(w).Scan()
 	return typ != sqlparser.ID
 }
