@@ -19,6 +19,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -99,22 +100,25 @@ func (a *Admin) shareSupported(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("asking the cluster which requests it supports: %w", err)
 	}
-	ok := false
+	var answered int
+	var firstErr error
 	for _, v := range vs {
 		if v.Err != nil {
+			firstErr = cmp.Or(firstErr, v.Err)
 			continue
 		}
+		answered++
 		if _, has := v.KeyMaxVersion(int16(kmsg.ShareGroupDescribe)); !has {
-			ok = false
-			break
+			a.shareSeen, a.shareOK = true, false
+			return unsupported(nil)
 		}
-		ok = true
 	}
-	if !ok {
-		// Only a complete answer is kept; an error above leaves the
-		// question open for the next call.
-		a.shareSeen, a.shareOK = true, false
-		return unsupported(nil)
+	if answered == 0 {
+		// No broker answered: the question stays open for the next call.
+		if firstErr == nil {
+			firstErr = errors.New("no broker answered")
+		}
+		return fmt.Errorf("asking the cluster which requests it supports: %w", firstErr)
 	}
 	a.shareSeen, a.shareOK = true, true
 	return nil

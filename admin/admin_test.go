@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -568,4 +569,19 @@ func TestShareGroupsUnsupported(t *testing.T) {
 		t.Errorf("RESET: got %v, want %v", err, admin.ErrUnsupported)
 	}
 	t.Logf("%v", err)
+
+	// A cluster that does not answer is not one without share groups.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := l.Addr().String()
+	l.Close()
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err = newAdmin(t, gone).Groups(short)
+	if err == nil || errors.Is(err, admin.ErrUnsupported) {
+		t.Errorf("SHOW SHARE GROUPS on a closed port: got %v, want a connection error", err)
+	}
+	t.Logf("closed port: %v", err)
 }
