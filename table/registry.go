@@ -1,207 +1,157 @@
 package table
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"time"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"sort"
+	"strings"
+	"sync"
 
 	"github.com/kshare/kshare/options"
 )
 
-// A Connector makes table sources of one kind ('connector' = 'name'). It
-// registers itself with RegisterConnector in an init function.
-type Connector interface {
-	// Name is the value of the 'connector' key.
-	Name() string
-	// Options are the keys the connector accepts. The format's keys are
-	// declared by the format.
-	Options() *options.Set
-	// Metadata lists the metadata keys a column may read (METADATA FROM 'key').
-	Metadata() []MetadataKey
-	// NewSource binds a validated table to the connector. It performs no
-	// I/O: connecting happens in Source.Open.
-	NewSource(t *Bound) (Source, error)
+// A Registry holds connectors and formats by name. Components register in
+// the default registry (RegisterConnector, RegisterFormat) from init; a
+// separate Registry serves tests and embedders that want only their own
+// components. It is safe for concurrent use.
+type Registry struct {
+	mu         sync.RWMutex
+	connectors map[string]Connector
+	formats    map[string]Format
 }
 
-// MetadataKey is one piece of record metadata a connector can fill.
-type MetadataKey struct {
-	Key         string
-	Type        *DataType
-	Description string
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{connectors: map[string]Connector{}, formats: map[string]Format{}}
 }
 
-// A Format decodes record values into rows ('format' = 'name'). It
-// registers itself with RegisterFormat in an init function.
-type Format interface {
-	// Name is the value of the 'format' key.
-	Name() string
-	// Options are the format's keys, namespaced by its name ('json.*').
-	Options() *options.Set
-	// NewDecoder checks that the format can decode into cols (the table's
-	// physical columns, in table order) with opts, and returns a decoder.
-	// It performs no I/O. Each goroutine that decodes needs its own Decoder.
-	NewDecoder(cols []Column, opts options.Values) (Decoder, error)
-}
+// Default is the registry that RegisterConnector, RegisterFormat, the
+// Lookup functions, Bind and NewCatalog use.
+var Default = NewRegistry()
 
-// A Decoder turns record values into rows. It is not safe for concurrent use.
-type Decoder interface {
-	// Decode appends the rows held in value to cols, one builder per physical
-	// column in table order, and returns how many rows it appended (a JSON
-	// array value gives one row per element). It appends every field of every
-	// row of the value or nothing: when it returns an error, each builder
-	// holds what it held before the call.
-	//
-	// A value the format's options say to skip (json.ignore-parse-errors on
-	// a value that is not JSON) returns 0 and an error wrapping ErrSkipped.
-	// Other errors are a *DecodeError.
-	Decode(value []byte, cols []array.Builder) (int, error)
-}
+// RegisterConnector makes c available under c.Name() in the default
+// registry. It panics on a nil connector, an empty name or a name
+// registered twice, since each is a programming error found at start-up.
+func RegisterConnector(c Connector) { Default.RegisterConnector(c) }
 
-// ErrSkipped marks a value that the format's options say to skip and count,
-// not to fail on.
-var ErrSkipped = errors.New("value skipped")
+// RegisterFormat makes f available under f.Name() in the default registry;
+// it panics as RegisterConnector does.
+func RegisterFormat(f Format) { Default.RegisterFormat(f) }
 
-// DecodeError says what in a value did not fit the table. The connector adds
-// the record's coordinates (topic, partition, offset) around it.
-type DecodeError struct {
-	// Field is the path of the field ("quantity", "items[2].sku"); empty when
-	// the value as a whole is at fault.
-	Field string
-	// Msg says what was found and what was expected: `expected INT, got "two"`.
-	Msg string
-}
-
-func (e *DecodeError) Error() string {
-	if e.Field == "" {
-		return e.Msg
+// RegisterConnector makes c available under c.Name(); it panics as the
+// package's RegisterConnector does.
+func (r *Registry) RegisterConnector(c Connector) {
+	if c == nil {
+		panic("table: RegisterConnector of nil connector")
 	}
-	return fmt.Sprintf("field %q: %s", e.Field, e.Msg)
+	register(r, r.connectors, c.Name(), c, "RegisterConnector", "connector")
 }
 
-// Bound is a table definition whose options have been parsed against its
-// connector's and format's declarations.
-type Bound struct {
-	Def       *Definition
-	Connector Connector
-	Format    Format
-	// Options holds the connector's and the format's options, by canonical key.
-	Options options.Values
+// RegisterFormat makes f available under f.Name(); it panics as the
+// package's RegisterConnector does.
+func (r *Registry) RegisterFormat(f Format) {
+	if f == nil {
+		panic("table: RegisterFormat of nil format")
+	}
+	register(r, r.formats, f.Name(), f, "RegisterFormat", "format")
 }
 
-// A Source reads a table. Open may be called any number of times; each
-// stream is independent (for kafka-sharegroup: new members of the group).
-type Source interface {
-	// Open connects and starts reading. ctx bounds the connecting only; the
-	// stream lives until Close.
-	Open(ctx context.Context, o OpenOptions) (Stream, error)
+// register adds v to m under name; call names the caller for the panic of
+// an empty name, what the kind of thing for that of a name taken.
+func register[T any](r *Registry, m map[string]T, name string, v T, call, what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if name == "" {
+		panic(fmt.Sprintf("table: %s of a %s with an empty name", call, what))
+	}
+	if _, dup := m[name]; dup {
+		panic(fmt.Sprintf("table: %s %q registered twice", what, name))
+	}
+	m[name] = v
 }
 
-// OpenOptions are the reader's wishes for a stream.
-type OpenOptions struct {
-	// Alloc allocates every batch; nil means memory.DefaultAllocator.
-	Alloc memory.Allocator
-	// BatchSize bounds the rows of one batch; 0 means the source's default.
-	BatchSize int
-	// Logger receives the source's warnings (rejected records, say); nil
-	// means slog.Default().
-	Logger *slog.Logger
-}
-
-// A Stream is an open read of a table: a sequence of batches, each of which
-// its reader settles.
-type Stream interface {
-	// Schema is the schema of every batch: the table's columns.
-	Schema() *arrow.Schema
-	// Next waits for the next batch. The caller owns b.Record (Release it)
-	// and must settle b.Ack exactly once (Done or Abandon). Next returns
-	// io.EOF when a bounded source has no more rows, and ctx.Err() when ctx
-	// ends first; in that case no batch is lost: Close releases what was
-	// queued.
-	Next(ctx context.Context) (Batch, error)
-	// Stats counts what the stream has done so far. Safe to call from any
-	// goroutine.
-	Stats() Stats
-	// Close stops reading, releases every record held and not settled (so
-	// the broker can hand it to another member at once), and waits for the
-	// stream's goroutines. A batch that is out but not settled is abandoned.
-	Close() error
-}
-
-// Batch is a record batch together with the handle that settles its rows.
-type Batch struct {
-	Record arrow.RecordBatch
-	Ack    Acker
-}
-
-// Disposition is what becomes of a row's record.
-type Disposition uint8
-
-const (
-	// Accept: delivered, done.
-	Accept Disposition = iota
-	// Release: not delivered; the broker hands it out again.
-	Release
-	// Reject: never deliver again (the broker archives it).
-	Reject
+// ErrUnknownConnector and ErrUnknownFormat are returned (wrapped) for a
+// 'connector' or 'format' value that nothing registered.
+var (
+	ErrUnknownConnector = errors.New("unknown connector")
+	ErrUnknownFormat    = errors.New("unknown format")
 )
 
-func (d Disposition) String() string {
-	switch d {
-	case Accept:
-		return "accept"
-	case Release:
-		return "release"
-	case Reject:
-		return "reject"
+// LookupConnector finds a connector of the default registry by name.
+func LookupConnector(name string) (Connector, error) { return Default.LookupConnector(name) }
+
+// LookupFormat finds a format of the default registry by name.
+func LookupFormat(name string) (Format, error) { return Default.LookupFormat(name) }
+
+// Connectors lists the default registry's connectors by name.
+func Connectors() []Connector { return Default.Connectors() }
+
+// Formats lists the default registry's formats by name.
+func Formats() []Format { return Default.Formats() }
+
+// LookupConnector finds a connector by name (exactly: 'connector' values are
+// case-sensitive, as in Flink). The error of an unknown name wraps
+// ErrUnknownConnector and lists the known ones.
+func (r *Registry) LookupConnector(name string) (Connector, error) {
+	return lookup(r, r.connectors, name, ErrUnknownConnector)
+}
+
+// LookupFormat finds a format by name, as LookupConnector does.
+func (r *Registry) LookupFormat(name string) (Format, error) {
+	return lookup(r, r.formats, name, ErrUnknownFormat)
+}
+
+// lookup finds name in m; the error of an unknown name wraps kind and
+// lists the names m has.
+func lookup[T any](r *Registry, m map[string]T, name string, kind error) (T, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if v, ok := m[name]; ok {
+		return v, nil
 	}
-	return fmt.Sprintf("disposition(%d)", uint8(d))
+	var zero T
+	return zero, unknown(kind, name, sortedKeys(m))
 }
 
-// An Acker settles the records behind one batch's rows. A record that gave
-// several rows is accepted only if all of them were; released if any was
-// released; otherwise rejected if any was rejected.
-type Acker interface {
-	// Mark sets the disposition of row (default Accept). Call before Done.
-	Mark(row int, d Disposition)
-	// Done settles the batch as delivered: unmarked rows are accepted.
-	Done()
-	// Abandon settles the batch as not delivered: every row not marked
-	// Reject is released.
-	Abandon()
+func unknown(kind error, name string, known []string) error {
+	list := strings.Join(known, ", ")
+	if len(known) == 0 {
+		list = "none registered"
+	}
+	if near := options.Closest(name, known); near != "" {
+		return fmt.Errorf("%w '%s' (did you mean '%s'? known: %s)", kind, options.Cut(name), near, list)
+	}
+	return fmt.Errorf("%w '%s' (known: %s)", kind, options.Cut(name), list)
 }
 
-// Stats counts a stream's work.
-type Stats struct {
-	Records      int64 // records received
-	Rows         int64 // rows produced
-	Accepted     int64
-	Released     int64
-	Rejected     int64
-	Redelivered  int64 // records seen with a delivery count above 1
-	DecodeErrors int64
-	Skipped      int64 // values the format skipped (ignore-parse-errors)
-	Renewed      int64 // lock renewals sent for records still being delivered
-	// Accepted, Released and Rejected count what the broker confirmed.
-	// AckRefused counts acknowledgements it refused or that could not be
-	// sent (the broker went away, say): their records come again.
-	// AckUnconfirmed counts those sent without an answer yet.
-	AckRefused     int64
-	AckUnconfirmed int64
-	Consumers      []ConsumerStats
-	// Unreachable is when the stream's brokers (Brokers) stopped
-	// answering, while none answers; zero otherwise.
-	Unreachable time.Time
-	Brokers     string
+// Connectors lists the registry's connectors by name.
+func (r *Registry) Connectors() []Connector {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return sortedValues(r.connectors)
 }
 
-// ConsumerStats counts one consumer's (group member's) records.
-type ConsumerStats struct {
-	Name    string
-	Records int64
+// Formats lists the registry's formats by name.
+func (r *Registry) Formats() []Format {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return sortedValues(r.formats)
+}
+
+func sortedKeys[T any](m map[string]T) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedValues[T any](m map[string]T) []T {
+	keys := sortedKeys(m)
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, m[k])
+	}
+	return out
 }

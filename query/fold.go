@@ -1,0 +1,59 @@
+package query
+
+// This file holds constant folding: an expression of literals, or a string
+// literal read as the type it is compared with, is evaluated once, at
+// planning, into a literal.
+
+import (
+	"fmt"
+	"math/big"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+
+	"github.com/kshare/kshare/table"
+)
+
+// foldMem allocates constants; they live as long as their plan, outside any
+// query's allocator.
+var foldMem = memory.DefaultAllocator
+
+func fold(n node) (node, error) {
+	ec := newEvalCtx(foldMem)
+	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+	defer one.Release()
+	a, err := n.eval(ec, one)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	sc, err := scalar.GetScalar(a, 0)
+	if err != nil {
+		return nil, fmt.Errorf("query: folding %s: %w", n.text(), err)
+	}
+	return newLiteral(n.typ(), sc, n.text()), nil
+}
+
+func coerceLiteral(n node, to *table.DataType) (node, error) {
+	lit, ok := n.(*literal)
+	if !ok || !isChar(lit.t) || isChar(to) || isBin(to) || !comparableKind(to) {
+		return n, nil
+	}
+	t := to.WithNotNull(lit.t.NotNull)
+	if isInt(to) || isApprox(to) {
+		// A number literal in a string keeps its own type ('1.5' against an
+		// INT column must not become 1).
+		if v, sc, ok := parseDecimal(lit.val.String()); ok {
+			t = &table.DataType{Kind: table.Decimal, Precision: max(len(new(big.Int).Abs(v).String()), sc, 1), Scale: sc, NotNull: lit.t.NotNull}
+			if t.Precision > table.MaxDecimalPrecision || isApprox(to) {
+				t = &table.DataType{Kind: table.Double, NotNull: lit.t.NotNull}
+			}
+		}
+	}
+	if !castable(lit.t, t) {
+		return n, nil
+	}
+	return fold(&cast{exprBase: exprBase{t: t, src: lit.src}, e: lit})
+}

@@ -1,0 +1,207 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/options"
+)
+
+// A Connector makes table sources of one kind ('connector' = 'name'). It
+// registers itself with RegisterConnector in an init function.
+type Connector interface {
+	// Name is the value of the 'connector' key.
+	Name() string
+	// Options are the keys the connector accepts. The format's keys are
+	// declared by the format.
+	Options() *options.Set
+	// Metadata lists the metadata keys a column may read (METADATA FROM 'key').
+	Metadata() []MetadataKey
+	// NewSource binds a validated table to the connector. It performs no
+	// I/O: connecting happens in Source.Open.
+	NewSource(t *Bound) (Source, error)
+}
+
+// MetadataKey is one piece of record metadata a connector can fill.
+type MetadataKey struct {
+	Key         string
+	Type        *DataType
+	Description string
+}
+
+// A Format decodes record values into rows ('format' = 'name'). It
+// registers itself with RegisterFormat in an init function.
+type Format interface {
+	// Name is the value of the 'format' key.
+	Name() string
+	// Options are the format's keys, namespaced by its name ('json.*').
+	Options() *options.Set
+	// NewDecoder checks that the format can decode into cols (the table's
+	// physical columns, in table order) with opts, and returns a decoder.
+	// It performs no I/O. Each goroutine that decodes needs its own Decoder.
+	NewDecoder(cols []Column, opts options.Values) (Decoder, error)
+}
+
+// A Decoder turns record values into rows. It is not safe for concurrent use.
+type Decoder interface {
+	// Decode appends the rows held in value to cols, one builder per physical
+	// column in table order, and returns how many rows it appended (a JSON
+	// array value gives one row per element). It appends every field of every
+	// row of the value or nothing: when it returns an error, each builder
+	// holds what it held before the call.
+	//
+	// A value the format's options say to skip (json.ignore-parse-errors on
+	// a value that is not JSON) returns 0 and an error wrapping ErrSkipped.
+	// Other errors are a *DecodeError.
+	Decode(value []byte, cols []array.Builder) (int, error)
+}
+
+// ErrSkipped marks a value that the format's options say to skip and count,
+// not to fail on.
+var ErrSkipped = errors.New("value skipped")
+
+// DecodeError says what in a value did not fit the table. The connector adds
+// the record's coordinates (topic, partition, offset) around it.
+type DecodeError struct {
+	// Field is the path of the field ("quantity", "items[2].sku"); empty when
+	// the value as a whole is at fault.
+	Field string
+	// Msg says what was found and what was expected: `expected INT, got "two"`.
+	Msg string
+}
+
+func (e *DecodeError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return fmt.Sprintf("field %q: %s", e.Field, e.Msg)
+}
+
+// Bound is a table definition whose options have been parsed against its
+// connector's and format's declarations.
+type Bound struct {
+	Def       *Definition
+	Connector Connector
+	Format    Format
+	// Options holds the connector's and the format's options, by canonical key.
+	Options options.Values
+}
+
+// A Source reads a table. Open may be called any number of times; each
+// stream is independent (for kafka-sharegroup: new members of the group).
+type Source interface {
+	// Open connects and starts reading. ctx bounds the connecting only; the
+	// stream lives until Close.
+	Open(ctx context.Context, o OpenOptions) (Stream, error)
+}
+
+// OpenOptions are the reader's wishes for a stream.
+type OpenOptions struct {
+	// Alloc allocates every batch; nil means memory.DefaultAllocator.
+	Alloc memory.Allocator
+	// BatchSize bounds the rows of one batch; 0 means the source's default.
+	BatchSize int
+	// Logger receives the source's warnings (rejected records, say); nil
+	// means slog.Default().
+	Logger *slog.Logger
+}
+
+// A Stream is an open read of a table: a sequence of batches, each of which
+// its reader settles.
+type Stream interface {
+	// Schema is the schema of every batch: the table's columns.
+	Schema() *arrow.Schema
+	// Next waits for the next batch. The caller owns b.Record (Release it)
+	// and must settle b.Ack exactly once (Done or Abandon). Next returns
+	// io.EOF when a bounded source has no more rows, and ctx.Err() when ctx
+	// ends first; in that case no batch is lost: Close releases what was
+	// queued.
+	Next(ctx context.Context) (Batch, error)
+	// Stats counts what the stream has done so far. Safe to call from any
+	// goroutine.
+	Stats() Stats
+	// Close stops reading, releases every record held and not settled (so
+	// the broker can hand it to another member at once), and waits for the
+	// stream's goroutines. A batch that is out but not settled is abandoned.
+	Close() error
+}
+
+// Batch is a record batch together with the handle that settles its rows.
+type Batch struct {
+	Record arrow.RecordBatch
+	Ack    Acker
+}
+
+// Disposition is what becomes of a row's record.
+type Disposition uint8
+
+const (
+	// Accept: delivered, done.
+	Accept Disposition = iota
+	// Release: not delivered; the broker hands it out again.
+	Release
+	// Reject: never deliver again (the broker archives it).
+	Reject
+)
+
+func (d Disposition) String() string {
+	switch d {
+	case Accept:
+		return "accept"
+	case Release:
+		return "release"
+	case Reject:
+		return "reject"
+	}
+	return fmt.Sprintf("disposition(%d)", uint8(d))
+}
+
+// An Acker settles the records behind one batch's rows. A record that gave
+// several rows is accepted only if all of them were; released if any was
+// released; otherwise rejected if any was rejected.
+type Acker interface {
+	// Mark sets the disposition of row (default Accept). Call before Done.
+	Mark(row int, d Disposition)
+	// Done settles the batch as delivered: unmarked rows are accepted.
+	Done()
+	// Abandon settles the batch as not delivered: every row not marked
+	// Reject is released.
+	Abandon()
+}
+
+// Stats counts a stream's work.
+type Stats struct {
+	Records      int64 // records received
+	Rows         int64 // rows produced
+	Accepted     int64
+	Released     int64
+	Rejected     int64
+	Redelivered  int64 // records seen with a delivery count above 1
+	DecodeErrors int64
+	Skipped      int64 // values the format skipped (ignore-parse-errors)
+	Renewed      int64 // lock renewals sent for records still being delivered
+	// Accepted, Released and Rejected count what the broker confirmed.
+	// AckRefused counts acknowledgements it refused or that could not be
+	// sent (the broker went away, say): their records come again.
+	// AckUnconfirmed counts those sent without an answer yet.
+	AckRefused     int64
+	AckUnconfirmed int64
+	Consumers      []ConsumerStats
+	// Unreachable is when the stream's brokers (Brokers) stopped
+	// answering, while none answers; zero otherwise.
+	Unreachable time.Time
+	Brokers     string
+}
+
+// ConsumerStats counts one consumer's (group member's) records.
+type ConsumerStats struct {
+	Name    string
+	Records int64
+}
