@@ -2,8 +2,9 @@
 // what SHOW TOPICS, DESCRIBE TOPIC, SHOW SHARE GROUPS, DESCRIBE SHARE GROUP,
 // ALTER SHARE GROUP and DROP SHARE GROUP report and do, as Go calls whose
 // results are plain rows (see Row) ready for a statement's result table;
-// the offsets TABLE(PEEK(...)) reads (PeekRanges); and a CREATE TABLE
-// proposed from a topic's JSON records (ProposeTable).
+// the offsets TABLE(PEEK(...)) reads (PeekRanges); a CREATE TABLE proposed
+// from a topic's JSON records (ProposeTable); and the lag of share groups as
+// a Prometheus metric (LagCollector).
 //
 // It is built on franz-go's kadm (share-group calls of KIP-932, lag of
 // KIP-1226) and, for the GROUP config resource that kadm lacks, on
