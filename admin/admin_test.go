@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -18,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"go.uber.org/goleak"
 
+	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/admin"
 	"github.com/kshare/kshare/internal/kafkatest"
 )
@@ -191,7 +193,8 @@ func TestGroupLagMatchesUnaccepted(t *testing.T) {
 }
 
 // TestResetToEarliestRereads: on an empty group, RESET TO EARLIEST makes the
-// next read start at the topic's first record; RESET TO OFFSET and
+// next SELECT (through the kshare Go API) read the topic from its first
+// record again; RESET TO OFFSET and
 // TIMESTAMP move to the offset asked for.
 func TestResetToEarliestRereads(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
@@ -221,8 +224,29 @@ func TestResetToEarliestRereads(t *testing.T) {
 	if len(rows) != 1 || rows[0].Topic != topic || rows[0].Partition != 0 || rows[0].After != 0 {
 		t.Fatalf("reset rows %+v, want one row for %s/0 with start offset after 0", rows, topic)
 	}
-	if got := readAndAccept(t, addr, group, topic, 20); got[0] != 20 {
-		t.Fatalf("read after RESET TO EARLIEST accepted %v, want all 20 records again", got)
+	// The next SELECT through the group reads the topic from its start.
+	eng := kshare.New()
+	if _, err := eng.Exec(ctx, `CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`')`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Query(ctx, "SELECT v FROM t", kshare.MaxRows(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for res.Next() {
+		col := res.RecordBatch().Column(0).(*array.String)
+		for i := range col.Len() {
+			seen[col.Value(i)] = true
+		}
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	res.Close()
+	if len(seen) != 20 || !seen["0"] || !seen["19"] {
+		t.Fatalf("SELECT after RESET TO EARLIEST read %d distinct records (%v), want all 20 from 0", len(seen), seen)
 	}
 
 	waitEmpty(t, adm, group)
