@@ -194,8 +194,8 @@ func TestGroupLagMatchesUnaccepted(t *testing.T) {
 
 // TestResetToEarliestRereads: on an empty group, RESET TO EARLIEST makes the
 // next SELECT (through the kshare Go API) read the topic from its first
-// record again; RESET TO OFFSET and
-// TIMESTAMP move to the offset asked for.
+// record again; RESET TO OFFSET, TIMESTAMP and LATEST move to the offset
+// asked for.
 func TestResetToEarliestRereads(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
