@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/kshare/kshare/connector"
 	_ "github.com/kshare/kshare/format/json"
+	"github.com/kshare/kshare/internal/cputime"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/table"
 )
@@ -89,11 +89,7 @@ func ordersSource(b *testing.B, addr, topic, group string, parallelism int, extr
 //
 //	KSHARE_BENCH_N=200000 go test -run '^$' -bench BenchmarkSourceOrders ./connector
 func BenchmarkSourceOrders(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("KSHARE_BENCH_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
-	addr := kafkatest.Bootstrap(b)
+	n, addr := benchN(b), kafkatest.Bootstrap(b)
 	for _, parts := range []int32{1, 4} {
 		topic := benchTopic(b, addr, parts, n)
 		for _, par := range []int{1, 4} {
@@ -104,11 +100,11 @@ func BenchmarkSourceOrders(b *testing.B) {
 					for i := 0; i < b.N; i++ {
 						group := kafkatest.ShareGroup(b, addr)
 						src := ordersSource(b, addr, topic, group, par)
-						start, cpu0 := time.Now(), processCPU()
+						start, cpu0 := time.Now(), cputime.Process()
 						st := readOrders(b, src, n)
 						total += time.Since(start)
 						st.Close()
-						cpu += processCPU() - cpu0
+						cpu += cputime.Process() - cpu0
 					}
 					b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "records/s")
 					// The process's CPU (client, decoding, reader): what a
@@ -120,15 +116,6 @@ func BenchmarkSourceOrders(b *testing.B) {
 	}
 }
 
-// processCPU is the CPU time (user and system) the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkAcquireMode reads N orders with each acquisition mode and poll
 // size, on 1 and 8 partitions with 1 and 4 members, and reports records/s
 // (README "Delivery" has the figures that chose the defaults). Use -count
@@ -137,11 +124,7 @@ func processCPU() time.Duration {
 //
 //	KSHARE_BENCH_N=100000 go test -run '^$' -bench BenchmarkAcquireMode -benchtime 1x -count 2 ./connector
 func BenchmarkAcquireMode(b *testing.B) {
-	n := 100000
-	if s := os.Getenv("KSHARE_BENCH_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
-	addr := kafkatest.Bootstrap(b)
+	n, addr := benchN(b), kafkatest.Bootstrap(b)
 	for _, parts := range []int32{1, 8} {
 		topic := benchTopic(b, addr, parts, n)
 		for _, par := range []int{1, 4} {
@@ -164,6 +147,19 @@ func BenchmarkAcquireMode(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchN is how many records a benchmark reads: KSHARE_BENCH_N, or 100k.
+func benchN(b *testing.B) int {
+	s := os.Getenv("KSHARE_BENCH_N")
+	if s == "" {
+		return 100000
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("KSHARE_BENCH_N=%q: want a number of records >= 1", s)
+	}
+	return n
 }
 
 // readOrders opens src and reads n rows, settling each batch as delivered;

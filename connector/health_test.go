@@ -123,10 +123,7 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool
 // and Close returns at once.
 func TestBrokerOutageIsVisible(t *testing.T) {
 	noLeaks(t)
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)
+	addr, topic, group := queue(t, kafkatest.Values(10)...)
 	l := newLink(t)
 	var logs syncBuf
 	mem := checkedAlloc(t)
@@ -188,10 +185,7 @@ func TestBrokerOutageIsVisible(t *testing.T) {
 // unconfirmed, not accepted.
 func TestCloseReportsUnsentAcks(t *testing.T) {
 	noLeaks(t)
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(5)...)
+	addr, topic, group := queue(t, kafkatest.Values(5)...)
 	l := newLink(t)
 	mem := checkedAlloc(t)
 	st := open(t, newSource(t, addr, topic, group, nil), mem)

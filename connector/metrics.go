@@ -66,26 +66,22 @@ func addStats(to *table.Stats, s table.Stats) {
 }
 
 var (
-	labels      = []string{"table", "group"}
-	descRecords = prometheus.NewDesc("kshare_source_records_total",
-		"Records received from the broker, by member.", append(labels, "member"), nil)
-	descRows = prometheus.NewDesc("kshare_source_rows_total",
-		"Rows the records decoded into.", labels, nil)
-	descAcks = prometheus.NewDesc("kshare_source_acks_total",
-		"Records settled, by disposition (accept, release, reject).", append(labels, "disposition"), nil)
-	descRefused = prometheus.NewDesc("kshare_source_acks_refused_total",
-		"Acknowledgements the broker refused or that could not be sent; their records are delivered again.", labels, nil)
-	descRedelivered = prometheus.NewDesc("kshare_source_redelivered_total",
-		"Records received with a delivery count above 1.", labels, nil)
-	descDecodeErrors = prometheus.NewDesc("kshare_source_decode_errors_total",
-		"Records the format could not decode.", labels, nil)
-	descSkipped = prometheus.NewDesc("kshare_source_skipped_total",
-		"Records the format skipped (json.ignore-parse-errors).", labels, nil)
-	descRenewed = prometheus.NewDesc("kshare_source_lock_renewals_total",
-		"Lock renewals sent for records still being delivered.", labels, nil)
-	descOpen = prometheus.NewDesc("kshare_source_streams_open",
-		"Streams (queries) reading the table now.", labels, nil)
+	descRecords      = sourceDesc("kshare_source_records_total", "Records received from the broker, by member.", "member")
+	descRows         = sourceDesc("kshare_source_rows_total", "Rows the records decoded into.")
+	descAcks         = sourceDesc("kshare_source_acks_total", "Records settled, by disposition (accept, release, reject).", "disposition")
+	descRefused      = sourceDesc("kshare_source_acks_refused_total", "Acknowledgements the broker refused or that could not be sent; their records are delivered again.")
+	descRedelivered  = sourceDesc("kshare_source_redelivered_total", "Records received with a delivery count above 1.")
+	descDecodeErrors = sourceDesc("kshare_source_decode_errors_total", "Records the format could not decode.")
+	descSkipped      = sourceDesc("kshare_source_skipped_total", "Records the format skipped (json.ignore-parse-errors).")
+	descRenewed      = sourceDesc("kshare_source_lock_renewals_total", "Lock renewals sent for records still being delivered.")
+	descOpen         = sourceDesc("kshare_source_streams_open", "Streams (queries) reading the table now.")
 )
+
+// sourceDesc describes a metric of a table's streams: labelled by table
+// and group, and by extra labels after those.
+func sourceDesc(name, help string, extra ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, append([]string{"table", "group"}, extra...), nil)
+}
 
 // Collector exposes the counts of every kafka-sharegroup stream of this
 // process as Prometheus metrics.

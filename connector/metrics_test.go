@@ -13,10 +13,7 @@ import (
 
 // TestMetrics: the collector counts the work of open and of closed streams.
 func TestMetrics(t *testing.T) {
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(30)...)
+	addr, topic, group := queue(t, kafkatest.Values(30)...)
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(connector.Collector()); err != nil {
 		t.Fatal(err)

@@ -156,6 +156,17 @@ func (r *reader) until(ctx context.Context, what string, done func() bool) {
 	}
 }
 
+// queue makes a topic of one partition holding values, and a new share
+// group, on the test broker.
+func queue(t testing.TB, values ...[]byte) (addr, topic, group string) {
+	t.Helper()
+	addr = kafkatest.Bootstrap(t)
+	topic = kafkatest.Topic(t, addr, 1)
+	group = kafkatest.ShareGroup(t, addr)
+	kafkatest.Produce(t, addr, topic, values...)
+	return addr, topic, group
+}
+
 func checkedAlloc(t testing.TB) *memory.CheckedAllocator {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
@@ -166,10 +177,7 @@ func checkedAlloc(t testing.TB) *memory.CheckedAllocator {
 // than partitions, each gets work, every record is delivered once.
 func TestParallelMembersOnePartition(t *testing.T) {
 	const n = 20000
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(n)...)
+	addr, topic, group := queue(t, kafkatest.Values(n)...)
 
 	mem := checkedAlloc(t)
 	st := open(t, newSource(t, addr, topic, group, map[string]string{
@@ -206,10 +214,7 @@ func TestParallelMembersOnePartition(t *testing.T) {
 // of what it holds, and a second reader in the group delivers it all.
 func TestEarlyEndReleases(t *testing.T) {
 	const n = 10000
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(n)...)
+	addr, topic, group := queue(t, kafkatest.Values(n)...)
 	mem := checkedAlloc(t)
 	src := newSource(t, addr, topic, group, nil)
 	ctx := kafkatest.Context(t)
@@ -255,37 +260,32 @@ func poisoned(n, at int) [][]byte {
 	return vs
 }
 
-func TestDecodeErrorReject(t *testing.T) {
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.Produce(t, addr, topic, poisoned(1000, 500)...)
-	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": "reject"}), checkedAlloc(t))
-	defer st.Close()
+// readPastPoison reads the 999 good records of 1000 whose 501st does not
+// decode, under 'scan.on-decode-error' = mode. The stream closes when the
+// test ends, before its memory is checked.
+func readPastPoison(t *testing.T, mode string) table.Stream {
+	addr, topic, group := queue(t, poisoned(1000, 500)...)
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": mode}), checkedAlloc(t))
+	t.Cleanup(func() { st.Close() })
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "the good records", func() bool { return len(r.seen) == 999 })
+	return st
+}
+
+func TestDecodeErrorReject(t *testing.T) {
+	st := readPastPoison(t, "reject")
 	waitStats(t, st, "the poison record rejected", func(s table.Stats) bool { return s.Rejected == 1 && s.DecodeErrors == 1 })
 }
 
 func TestDecodeErrorRelease(t *testing.T) {
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.Produce(t, addr, topic, poisoned(1000, 500)...)
-	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": "release"}), checkedAlloc(t))
-	defer st.Close()
-	r := newReader(t, st)
-	r.until(kafkatest.Context(t), "the good records", func() bool { return len(r.seen) == 999 })
+	st := readPastPoison(t, "release")
 	// Released, the poison comes back (delivery count + 1) until the
 	// broker's delivery limit archives it; the stream flows meanwhile.
 	waitStats(t, st, "the poison record redelivered", func(s table.Stats) bool { return s.DecodeErrors >= 2 && s.Redelivered >= 1 })
 }
 
 func TestDecodeErrorFail(t *testing.T) {
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.Produce(t, addr, topic, poisoned(1000, 500)...)
+	addr, topic, group := queue(t, poisoned(1000, 500)...)
 	mem := checkedAlloc(t)
 	ctx := kafkatest.Context(t)
 	src := newSource(t, addr, topic, group, nil)

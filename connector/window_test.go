@@ -175,25 +175,6 @@ func TestFetchWindowLargeRecords(t *testing.T) {
 	t.Logf("%d records of %d bytes in %d ShareFetch requests", len(values), 3<<19+100*20003, len(w.windows()))
 }
 
-// logBuffer is a slog handler's output that the test reads while the
-// members write.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestPollDefaults: the default poll size keeps a stream's members
 // within the broker's default lock cap of one partition (2000 records),
 // and a table whose settings exceed it says so when it opens. The default
@@ -218,7 +199,7 @@ func TestPollDefaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &fetchWatch{}
 			defer connector.SetClientOpts(kgo.Dialer(w.dial))()
-			logs := &logBuffer{}
+			logs := &syncBuf{}
 			src := newSource(t, addr, topic, kafkatest.ShareGroup(t, addr), tc.extra)
 			st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: checkedAlloc(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})
 			if err != nil {

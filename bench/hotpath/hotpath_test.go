@@ -22,7 +22,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +35,7 @@ import (
 	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
+	"github.com/kshare/kshare/internal/cputime"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
@@ -171,17 +171,9 @@ func perRow(b *testing.B, start time.Time, cpu0 time.Duration) {
 	if d := time.Since(start); d > 0 {
 		b.ReportMetric(float64(b.N)/d.Seconds(), "rows/s")
 	}
-	if c := processCPU() - cpu0; c > 0 {
+	if c := cputime.Process() - cpu0; c > 0 {
 		b.ReportMetric(float64(b.N)/c.Seconds(), "rows/cpu-s")
 	}
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkDecodeJSON is a member's per-record work of a json table:
@@ -203,7 +195,7 @@ func benchDecode(b *testing.B, cols string) {
 	rb := recordBuilder(b, "json", cols, memory.NewGoAllocator(), 0)
 	defer rb.Release()
 	b.ReportAllocs()
-	cpu0, start := processCPU(), time.Now()
+	cpu0, start := cputime.Process(), time.Now()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		r := recs[i%batchRows]
@@ -221,7 +213,7 @@ func benchDecode(b *testing.B, cols string) {
 func runQuery(b *testing.B, rec arrow.RecordBatch, cols, format, sql string) {
 	eng := engine(b, rec, cols, format, b.N)
 	b.ReportAllocs()
-	cpu0, start := processCPU(), time.Now()
+	cpu0, start := cputime.Process(), time.Now()
 	b.ResetTimer()
 	rows, err := eng.Query(context.Background(), sql)
 	if err != nil {
@@ -262,7 +254,7 @@ func shellCSV(b *testing.B, rec arrow.RecordBatch, cols, format, sql string) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	cpu0, start := processCPU(), time.Now()
+	cpu0, start := cputime.Process(), time.Now()
 	b.ResetTimer()
 	if err := sh.Run(context.Background(), sql); err != nil {
 		b.Fatal(err)

@@ -29,17 +29,30 @@ func (digits) Decode(value []byte, cols []array.Builder) (int, error) {
 	return len(value), nil
 }
 
+// offsetSchema has a column the caller fills (the offset, as the connector
+// would) between the two that digits fills.
+var offsetSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "offset", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "s", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// offsetRows are the rows of a batch of offsetSchema as "n offset s".
+func offsetRows(rec arrow.RecordBatch) []string {
+	var rows []string
+	for r := 0; r < int(rec.NumRows()); r++ {
+		rows = append(rows, strconv.FormatInt(rec.Column(0).(*array.Int64).Value(r), 10)+" "+
+			strconv.FormatInt(rec.Column(1).(*array.Int64).Value(r), 10)+" "+rec.Column(2).(*array.String).Value(r))
+	}
+	return rows
+}
+
 // TestMetadataColumns interleaves a column the caller fills (the offset, as
 // the connector would) with the decoder's two.
 func TestMetadataColumns(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "offset", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "s", Type: arrow.BinaryTypes.String},
-	}, nil)
-	b := batch.NewBuilder(mem, schema, []int{0, 2}, digits{}, 3)
+	b := batch.NewBuilder(mem, offsetSchema, []int{0, 2}, digits{}, 3)
 	defer b.Release()
 	var batches []arrow.RecordBatch
 	for off, v := range []string{"12", "3", "", "456"} {
@@ -61,11 +74,7 @@ func TestMetadataColumns(t *testing.T) {
 	batches = append(batches, b.NewBatch())
 	want := [][]string{{"1 0 1", "2 0 2", "3 1 3"}, {"4 3 4", "5 3 5", "6 3 6"}, {}}
 	for i, rec := range batches {
-		var got []string
-		for r := 0; r < int(rec.NumRows()); r++ {
-			got = append(got, strconv.FormatInt(rec.Column(0).(*array.Int64).Value(r), 10)+" "+
-				strconv.FormatInt(rec.Column(1).(*array.Int64).Value(r), 10)+" "+rec.Column(2).(*array.String).Value(r))
-		}
+		got := offsetRows(rec)
 		if len(got) != len(want[i]) {
 			t.Fatalf("batch %d: %v, want %v", i, got, want[i])
 		}
@@ -104,13 +113,8 @@ func TestBatchOutlivesBuilder(t *testing.T) {
 func TestMetaBuilder(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "offset", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "s", Type: arrow.BinaryTypes.String},
-	}, nil)
 	offset := batch.Meta[int64]{Index: 1, Fill: func(b array.Builder, off int64) { b.(*array.Int64Builder).Append(off) }}
-	b := batch.NewMetaBuilder(mem, schema, []int{0, 2}, digits{}, 4, []batch.Meta[int64]{offset})
+	b := batch.NewMetaBuilder(mem, offsetSchema, []int{0, 2}, digits{}, 4, []batch.Meta[int64]{offset})
 	defer b.Release()
 	for off, v := range []string{"12", "", "x", "3"} {
 		n, err := b.Append([]byte(v), int64(off))
@@ -120,13 +124,8 @@ func TestMetaBuilder(t *testing.T) {
 	}
 	rec := b.NewBatch()
 	defer rec.Release()
-	var got []string
-	for r := 0; r < int(rec.NumRows()); r++ {
-		got = append(got, strconv.FormatInt(rec.Column(0).(*array.Int64).Value(r), 10)+" "+
-			strconv.FormatInt(rec.Column(1).(*array.Int64).Value(r), 10)+" "+rec.Column(2).(*array.String).Value(r))
-	}
-	if want := "[1 0 1 2 0 2 3 3 3]"; fmt.Sprint(got) != want {
-		t.Errorf("rows %v, want %s", got, want)
+	if got, want := fmt.Sprint(offsetRows(rec)), "[1 0 1 2 0 2 3 3 3]"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
 	}
 }
 

@@ -39,10 +39,7 @@ func runFranz(ctx context.Context, args []string) error {
 		policy                  franzPolicy
 	)
 	fs := flag.NewFlagSet("franz", flag.ContinueOnError)
-	fs.StringVar(&bootstrap, "bootstrap", bootstrapDefault(), "Kafka `host:port`")
-	fs.StringVar(&topic, "topic", "", "topic to read (required)")
-	fs.StringVar(&group, "group", "", "share group; set share.auto.offset.reset=earliest on it first (required)")
-	fs.Int64Var(&n, "n", 0, "records to read before stopping (required)")
+	readFlags(fs, &bootstrap, &topic, &group, &n, "records")
 	fs.IntVar(&consumers, "consumers", 1, "share consumers (clients) in the group")
 	policy.register(fs)
 	if err := fs.Parse(args); err != nil {

@@ -71,6 +71,15 @@ func usage() {
 // bootstrapDefault is the broker scripts/kafka.sh started, if any.
 func bootstrapDefault() string { return os.Getenv("KSHARE_KAFKA_BOOTSTRAP") }
 
+// readFlags declares the flags of a command that reads n records (or rows)
+// of a topic through a share group.
+func readFlags(fs *flag.FlagSet, bootstrap, topic, group *string, n *int64, what string) {
+	fs.StringVar(bootstrap, "bootstrap", bootstrapDefault(), "Kafka `host:port`")
+	fs.StringVar(topic, "topic", "", "topic to read (required)")
+	fs.StringVar(group, "group", "", "share group; set share.auto.offset.reset=earliest on it first (required)")
+	fs.Int64Var(n, "n", 0, what+" to read before stopping (required)")
+}
+
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "kbench: "+format+"\n", args...)
 }

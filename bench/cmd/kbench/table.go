@@ -24,10 +24,7 @@ func runTable(ctx context.Context, args []string) error {
 		par                                               int
 	)
 	fs := flag.NewFlagSet("table", flag.ContinueOnError)
-	fs.StringVar(&bootstrap, "bootstrap", bootstrapDefault(), "Kafka `host:port`")
-	fs.StringVar(&topic, "topic", "", "topic to read (required)")
-	fs.StringVar(&group, "group", "", "share group; set share.auto.offset.reset=earliest on it first (required)")
-	fs.Int64Var(&n, "n", 0, "rows to read before stopping (required)")
+	readFlags(fs, &bootstrap, &topic, &group, &n, "rows")
 	fs.IntVar(&par, "parallelism", 1, "'source.parallelism'")
 	fs.StringVar(&format, "format", "json", "'json' or 'raw'")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile to `file`")
