@@ -73,9 +73,10 @@ func TestInfer(t *testing.T) {
 	}
 }
 
-// decodeAll decodes every value that Infer counted with the inferred columns
-// and options, and fails on any error or a row count other than inf.Rows.
-func decodeAll(t *testing.T, inf Inferred, values [][]byte) {
+// inferredDecoder builds a decoder of the inferred columns and options and
+// a record builder for them on a checked allocator, released and checked
+// when the test ends.
+func inferredDecoder(t *testing.T, inf Inferred) (table.Decoder, *array.RecordBuilder) {
 	t.Helper()
 	var kvs []options.KV
 	for k, v := range inf.Options {
@@ -87,12 +88,20 @@ func decodeAll(t *testing.T, inf Inferred, values [][]byte) {
 	}
 	dec, err := Format{}.NewDecoder(inf.Columns, vals)
 	if err != nil {
-		t.Fatalf("the proposed columns do not make a decoder: %v", err)
+		t.Fatalf("the inferred columns make no decoder: %v", err)
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: inf.Columns}).Arrow())
-	defer rb.Release()
+	t.Cleanup(rb.Release)
+	return dec, rb
+}
+
+// decodeAll decodes every value that Infer counted with the inferred columns
+// and options, and fails on any error or a row count other than inf.Rows.
+func decodeAll(t *testing.T, inf Inferred, values [][]byte) {
+	t.Helper()
+	dec, rb := inferredDecoder(t, inf)
 	rows := 0
 	for _, v := range values {
 		n, err := dec.Decode(v, rb.Fields())
@@ -134,22 +143,7 @@ func FuzzInfer(f *testing.F) {
 		if ct, ok := sts[0].(*table.CreateTable); len(sts) != 1 || !ok || !ct.Def.Equal(def) {
 			t.Fatalf("the inferred DDL parses to something else: %v", sts)
 		}
-		var kvs []options.KV
-		for k, v := range inf.Options {
-			kvs = append(kvs, options.KV{Key: k, Value: v})
-		}
-		vals, err := options.Parse(kvs, nil, Options)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec, err := Format{}.NewDecoder(inf.Columns, vals)
-		if err != nil {
-			t.Fatalf("the inferred columns make no decoder: %v", err)
-		}
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer mem.AssertSize(t, 0)
-		rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: inf.Columns}).Arrow())
-		defer rb.Release()
+		dec, rb := inferredDecoder(t, inf)
 		for i, v := range values {
 			want := Infer([][]byte{v}).Rows
 			n, err := dec.Decode(v, rb.Fields())
