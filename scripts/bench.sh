@@ -14,7 +14,7 @@
 #   BENCH_N           orders per throughput topic (default 2000000)
 #   BENCH_RUNS        rounds of every contestant; the table shows medians (default 3)
 #   BENCH_PARTITIONS  partition counts of the throughput topics (default 1,8)
-#   BENCH_SECTIONS    parts to run: throughput,latency,workers (default all)
+#   BENCH_SECTIONS    parts to run: throughput,latency,workers,pool (default all)
 #   BENCH_OUT         results file or directory/ (default bench/results/)
 #   KAFKA_VERSION     as for scripts/kafka.sh (default: its default, CI's)
 #   KSHARE_BENCH_STATE_DIR  where the broker's pid is kept (default
@@ -34,7 +34,7 @@ say() { echo "bench.sh: $*" >&2; }
 n=${BENCH_N:-2000000}
 runs=${BENCH_RUNS:-3}
 partitions=${BENCH_PARTITIONS:-1,8}
-sections=${BENCH_SECTIONS:-throughput,latency,workers}
+sections=${BENCH_SECTIONS:-throughput,latency,workers,pool}
 out=${BENCH_OUT:-$root/bench/results/}
 # scripts/kafka.sh's own default, so that the benchmark runs what CI tests.
 version=${KAFKA_VERSION:-$(sed -n 's/^version=\${KAFKA_VERSION:-\([0-9.]*\)}$/\1/p' scripts/kafka.sh)}

@@ -98,10 +98,23 @@ type Stats struct {
 	Panics, TimedOut int64
 	// Query is the query's counts (records, acknowledgements, ...).
 	Query query.Stats
+	// First is when the first row started, Last when the last one so
+	// far finished; zero before.
+	First, Last time.Time
 }
 
 // Done is the rows finished, whatever their outcome.
 func (s Stats) Done() int64 { return s.Accepted + s.Released + s.Rejected }
+
+// Rate is rows finished per second from the first row's start to the last
+// one's end: the pool's pace without the time the query took to join its
+// group.
+func (s Stats) Rate() float64 {
+	if d := s.Last.Sub(s.First).Seconds(); d > 0 {
+		return float64(s.Done()) / d
+	}
+	return 0
+}
 
 // Pool runs a Func over the rows of one query; see Run.
 type Pool struct {
@@ -112,6 +125,7 @@ type Pool struct {
 
 	accepted, released, rejected, running atomic.Int64
 	panics, timedOut                      atomic.Int64
+	first, last                           atomic.Int64 // Unix nanoseconds
 }
 
 // New returns a pool that runs fn on the rows of rows with cfg. Run starts
@@ -135,8 +149,15 @@ func (p *Pool) Stats() Stats {
 	return Stats{
 		Accepted: p.accepted.Load(), Released: p.released.Load(), Rejected: p.rejected.Load(),
 		Running: p.running.Load(), Panics: p.panics.Load(), TimedOut: p.timedOut.Load(),
-		Query: p.rows.Stats(),
+		Query: p.rows.Stats(), First: unixNano(p.first.Load()), Last: unixNano(p.last.Load()),
 	}
+}
+
+func unixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 // Run works through the query's rows until it ends (LIMIT, max rows, idle
@@ -249,6 +270,17 @@ func (p *Pool) dispatch(ctx context.Context, tasks chan<- task) {
 func (p *Pool) run(base context.Context, t task) {
 	p.running.Add(1)
 	defer p.running.Add(-1)
+	p.first.CompareAndSwap(0, time.Now().UnixNano())
+	defer func() {
+		// Rows finish out of order: keep the latest end.
+		now := time.Now().UnixNano()
+		for {
+			old := p.last.Load()
+			if old >= now || p.last.CompareAndSwap(old, now) {
+				return
+			}
+		}
+	}()
 	row := Row{Row: t.b.h.Row(t.i)}
 	if ack, src := t.b.h.Source(t.i); ack != nil {
 		if o, ok := ack.(interface {

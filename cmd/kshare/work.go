@@ -194,8 +194,8 @@ func runWorkCmd(ctx context.Context, std stdio, args []string) error {
 	progress.Wait()
 	if stats {
 		sqlshell.WriteStats(std.err, st.Query.Rows, st.Query)
-		fmt.Fprintf(std.err, "worker: %d accepted, %d released (%d timed out, %d panicked), %d rejected\n",
-			st.Accepted, st.Released, st.TimedOut, st.Panics, st.Rejected)
+		fmt.Fprintf(std.err, "worker: %d accepted, %d released (%d timed out, %d panicked), %d rejected, %.1f rows/s from the first row's start to the last one's end\n",
+			st.Accepted, st.Released, st.TimedOut, st.Panics, st.Rejected, st.Rate())
 	}
 	fmt.Fprintf(std.err, "kshare work: %s done: %d accepted, %d released, %d rejected\n",
 		count(int(st.Done()), "row"), st.Accepted, st.Released, st.Rejected)

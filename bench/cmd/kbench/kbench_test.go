@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -275,4 +276,20 @@ func TestFranzPolicyFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--fetch-max-bytes", "0"}); err == nil {
 		t.Error("--fetch-max-bytes 0 was accepted")
 	}
+}
+
+// The pool table shows each configuration with its rate, the kshare
+// process's peak RSS, and the error of one that failed.
+func TestPoolTable(t *testing.T) {
+	r := &report{cfg: &suiteConfig{n: 1000}, started: time.Now(), pool: []poolResult{
+		{name: "kshare work, a process per row (sleep 0.05)", concurrency: 64, rows: 3000, rate: 1100.4, maxRSS: 40 << 20, cpu: 2 * time.Second},
+		{name: "Go API kshare.Work, 50 ms function", concurrency: 64, rows: 3000, rate: 1183},
+		{name: "kshare work --persistent, echo worker", concurrency: 1, rows: 30000, err: errors.New("no rate\nin output")},
+	}}
+	reportHas(t, r.markdown(),
+		"## Workers (issue 16): one partition",
+		"| kshare work, a process per row (sleep 0.05) | 64 | 3000 | 1100 | 40.0 | 2.0 |",
+		"| Go API kshare.Work, 50 ms function | 64 | 3000 | 1183 | (in process) |  |",
+		"| kshare work --persistent, echo worker | 1 | 30000 | no rate | | |",
+	)
 }

@@ -28,13 +28,14 @@ import (
 )
 
 var commands = map[string]func(ctx context.Context, args []string) error{
-	"suite":   runSuite,
-	"load":    runLoad,
-	"franz":   runFranz,
-	"latency": runLatency,
-	"workers": runWorkers,
-	"group":   runGroup,
-	"table":   runTable,
+	"suite":       runSuite,
+	"load":        runLoad,
+	"franz":       runFranz,
+	"latency":     runLatency,
+	"workers":     runWorkers,
+	"echo-worker": runEchoWorker,
+	"group":       runGroup,
+	"table":       runTable,
 }
 
 func main() {

@@ -20,6 +20,7 @@ type report struct {
 	blocks                []*block
 	latency               []latencyResult
 	workers               []workersResult
+	pool                  []poolResult
 }
 
 // fileName is the results file's name: date, cores and Kafka version, as
@@ -158,6 +159,7 @@ func (r *report) markdown() string {
 	r.memoryTable(&w)
 	r.latencyTable(&w)
 	r.workersTable(&w)
+	r.poolTable(&w)
 	r.targetsTable(&w)
 	return w.String()
 }

@@ -39,6 +39,7 @@ type suiteConfig struct {
 	workersDelay   time.Duration
 	workersSeconds int
 	workersRecords int64
+	poolRows       int64
 
 	kshareWith string // extra WITH pairs for kshare's tables
 
@@ -62,7 +63,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.candidate, "kshare-candidate", "", "another kshare `binary` (a fix to measure) whose SELECT * json runs alongside")
 	fs.StringVar(&cfg.out, "out", "", "results `file` (markdown); the directory if it ends in /")
 	fs.IntVar(&cfg.brokerPID, "broker-pid", 0, "the broker's pid, to report its CPU time per run")
-	fs.StringVar(&sections, "sections", "throughput,latency,workers", "which parts to run")
+	fs.StringVar(&sections, "sections", "throughput,latency,workers,pool", "which parts to run")
 	fs.StringVar(&only, "only", "", "regular expression: run only the contestants whose id matches (java-t1, franz-c4, kshare-json-p4, ...)")
 	fs.DurationVar(&cfg.pause, "pause", time.Second, "pause between runs, so the broker settles the last group's leave")
 	fs.DurationVar(&cfg.runTimeout, "run-timeout", 15*time.Minute, "kill a contestant that runs longer")
@@ -72,6 +73,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.DurationVar(&cfg.workersDelay, "workers-delay", 5*time.Millisecond, "work per row of the slow workers")
 	fs.IntVar(&cfg.workersSeconds, "workers-seconds", 10, "measured seconds per slow-worker configuration")
 	fs.Int64Var(&cfg.workersRecords, "workers-records", 100_000, "orders in the slow workers' topic")
+	fs.Int64Var(&cfg.poolRows, "pool-rows", 10_000, "rows of each 50 ms pool configuration (ten times as many for the trivial --persistent worker)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -91,11 +93,11 @@ func runSuite(ctx context.Context, args []string) error {
 	cfg.sections = map[string]bool{}
 	for _, s := range strings.Split(sections, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case "throughput", "latency", "workers":
+		case "throughput", "latency", "workers", "pool":
 			cfg.sections[s] = true
 		case "":
 		default:
-			return fmt.Errorf("--sections: unknown section %q (known: throughput, latency, workers)", s)
+			return fmt.Errorf("--sections: unknown section %q (known: throughput, latency, workers, pool)", s)
 		}
 	}
 	if only != "" {
@@ -136,6 +138,9 @@ func runSuite(ctx context.Context, args []string) error {
 	}
 	if cfg.sections["workers"] {
 		rep.workers = workersSection(ctx, cfg)
+	}
+	if cfg.sections["pool"] {
+		rep.pool = poolSection(ctx, cfg)
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
