@@ -3,6 +3,7 @@ package parse_test
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -89,32 +90,5 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func sameType(a, b table.Statement) bool {
-	switch a.(type) {
-	case *table.DropTable:
-		_, ok := b.(*table.DropTable)
-		return ok
-	case *table.ShowTables:
-		_, ok := b.(*table.ShowTables)
-		return ok
-	case *table.Describe:
-		_, ok := b.(*table.Describe)
-		return ok
-	case *table.ShowCreateTable:
-		_, ok := b.(*table.ShowCreateTable)
-		return ok
-	case *table.Select:
-		_, ok := b.(*table.Select)
-		return ok
-	case *table.SetOption:
-		_, ok := b.(*table.SetOption)
-		return ok
-	case *table.Reset:
-		_, ok := b.(*table.Reset)
-		return ok
-	case *table.AlterTable:
-		_, ok := b.(*table.AlterTable)
-		return ok
-	}
-	return false
-}
+// sameType reports whether a and b are statements of one kind.
+func sameType(a, b table.Statement) bool { return reflect.TypeOf(a) == reflect.TypeOf(b) }

@@ -169,6 +169,22 @@ func (p *parser) atEnd() bool {
 	return t.Kind == EOF || p.isSymbol(t, ";")
 }
 
+// listNext reads what follows an item of a list: a ',' (more is true) or
+// closer, which ends the list; anything else is an error that says what
+// the item was.
+func (p *parser) listNext(closer, item string) (more bool, err *SyntaxError) {
+	t := p.peek()
+	switch {
+	case p.isSymbol(t, ","):
+		p.advance()
+		return true, nil
+	case p.isSymbol(t, closer):
+		p.advance()
+		return false, nil
+	}
+	return false, p.errorf(t, ErrSyntax, "expected ',' or '%s' after %s, got %s", closer, item, describe(t))
+}
+
 // skipStatement passes the rest of a statement that was refused.
 func (p *parser) skipStatement() *SyntaxError {
 	for !p.atEnd() {
@@ -358,16 +374,9 @@ func (p *parser) columns(def *table.Definition) *SyntaxError {
 		}); err != nil {
 			return err
 		}
-		t = p.peek()
-		if p.isSymbol(t, ",") {
-			p.advance()
-			continue
+		if more, err := p.listNext(")", "a column"); !more {
+			return err
 		}
-		if p.isSymbol(t, ")") {
-			p.advance()
-			return nil
-		}
-		return p.errorf(t, ErrSyntax, "expected ',' or ')' after a column, got %s", describe(t))
 	}
 }
 
@@ -525,16 +534,9 @@ func (p *parser) withOptions(def *table.Definition) *SyntaxError {
 		}
 		p.advance()
 		def.Options = append(def.Options, options.KV{Key: k.Val, Value: v.Val})
-		t := p.peek()
-		if p.isSymbol(t, ",") {
-			p.advance()
-			continue
+		if more, err := p.listNext(")", "an option"); !more {
+			return err
 		}
-		if p.isSymbol(t, ")") {
-			p.advance()
-			return nil
-		}
-		return p.errorf(t, ErrSyntax, "expected ',' or ')' after an option, got %s", describe(t))
 	}
 }
 

@@ -238,16 +238,9 @@ func (p *parser) rowFields(dt *table.DataType, depth int) *SyntaxError {
 			f.Comment = c.Val
 		}
 		dt.Fields = append(dt.Fields, f)
-		t := p.peek()
-		if p.isSymbol(t, ",") {
-			p.advance()
-			continue
+		if more, err := p.listNext(closer, "a field of ROW"); !more {
+			return err
 		}
-		if p.isSymbol(t, closer) {
-			p.advance()
-			return nil
-		}
-		return p.errorf(t, ErrSyntax, "expected ',' or '%s' after a field of ROW, got %s", closer, describe(t))
 	}
 }
 

@@ -100,6 +100,19 @@ func notNull(ns ...node) bool {
 	return true
 }
 
+// exprs plans each of es, in order, stopping at the first error.
+func (p *planner) exprs(es ...sqlparser.Expr) ([]node, error) {
+	ns := make([]node, len(es))
+	for i, e := range es {
+		n, err := p.expr(e)
+		if err != nil {
+			return nil, err
+		}
+		ns[i] = n
+	}
+	return ns, nil
+}
+
 // expr plans an expression and folds it when it reads no column, so that
 // CAST('2024-01-01' AS DATE) is parsed once and a bad constant fails before
 // the query starts.
@@ -299,14 +312,11 @@ func (p *planner) logic(or bool, le, re sqlparser.Expr, src string) (node, error
 }
 
 func (p *planner) arith(op string, le, re sqlparser.Expr, src string) (node, error) {
-	l, err := p.expr(le)
+	ns, err := p.exprs(le, re)
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.expr(re)
-	if err != nil {
-		return nil, err
-	}
+	l, r := ns[0], ns[1]
 	switch {
 	case l.typ() == nil && r.typ() == nil:
 		return nil, errorf(ErrType, "NULL %s NULL needs a type; write CAST(NULL AS <type>)", op)
@@ -364,14 +374,11 @@ func (p *planner) comparison(e *sqlparser.ComparisonExpr, src string) (node, err
 	default:
 		return nil, unsupportedExpr("operator " + strings.ToUpper(e.Operator))
 	}
-	l, err := p.expr(e.Left)
+	ns, err := p.exprs(e.Left, e.Right)
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.expr(e.Right)
-	if err != nil {
-		return nil, err
-	}
+	l, r := ns[0], ns[1]
 	l, r, ct, err := p.operands(l, r, src)
 	if err != nil {
 		return nil, err
@@ -414,18 +421,11 @@ func (p *planner) in(e *sqlparser.ComparisonExpr, src string) (node, error) {
 }
 
 func (p *planner) between(e *sqlparser.RangeCond, src string) (node, error) {
-	x, err := p.expr(e.Left)
+	ns, err := p.exprs(e.Left, e.From, e.To)
 	if err != nil {
 		return nil, err
 	}
-	lo, err := p.expr(e.From)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := p.expr(e.To)
-	if err != nil {
-		return nil, err
-	}
+	x, lo, hi := ns[0], ns[1], ns[2]
 	x1, lo, ctLo, err := p.operands(x, lo, src)
 	if err != nil {
 		return nil, err

@@ -63,18 +63,13 @@ func isTimestamp(t *table.DataType) bool {
 	return t.Kind == table.Timestamp || t.Kind == table.TimestampLTZ
 }
 
+// intRank orders the integer kinds by width (TINYINT 1 to BIGINT 4), 0 for
+// any other kind: table declares them in that order.
 func intRank(k table.Kind) int {
-	switch k {
-	case table.TinyInt:
-		return 1
-	case table.SmallInt:
-		return 2
-	case table.Int:
-		return 3
-	case table.BigInt:
-		return 4
+	if k < table.TinyInt || k > table.BigInt {
+		return 0
 	}
-	return 0
+	return int(k-table.TinyInt) + 1
 }
 
 // decimalOf is the DECIMAL that holds every value of an exact type, as Flink

@@ -477,30 +477,26 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	fmt.Fprintf(w, "rows: %d\n", rows)
 	fmt.Fprintf(w, "elapsed: %s\n", st.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(w, "rows/s: %.1f\n", rate)
-	fmt.Fprintf(w, "records: %d\n", src.Records)
+	// A count that is zero in a healthy run is shown only when it is not.
+	count := func(name string, n int64, always bool) {
+		if always || n > 0 {
+			fmt.Fprintf(w, "%s: %d\n", name, n)
+		}
+	}
+	count("records", src.Records, true)
 	for _, c := range src.Consumers {
-		fmt.Fprintf(w, "records of consumer %s: %d\n", c.Name, c.Records)
+		count("records of consumer "+c.Name, c.Records, true)
 	}
-	fmt.Fprintf(w, "accepted: %d\n", src.Accepted)
-	fmt.Fprintf(w, "released: %d\n", src.Released)
-	fmt.Fprintf(w, "rejected: %d\n", src.Rejected)
-	if src.AckRefused > 0 {
-		fmt.Fprintf(w, "acknowledgements refused: %d\n", src.AckRefused)
-	}
-	if src.AckUnconfirmed > 0 {
-		fmt.Fprintf(w, "acknowledgements unconfirmed: %d\n", src.AckUnconfirmed)
-	}
-	fmt.Fprintf(w, "redelivered: %d\n", src.Redelivered)
-	fmt.Fprintf(w, "decode errors: %d\n", src.DecodeErrors)
-	if st.Filtered > 0 {
-		fmt.Fprintf(w, "filtered (accepted): %d\n", st.Filtered)
-	}
-	if src.Skipped > 0 {
-		fmt.Fprintf(w, "skipped: %d\n", src.Skipped)
-	}
-	if src.Renewed > 0 {
-		fmt.Fprintf(w, "lock renewals: %d\n", src.Renewed)
-	}
+	count("accepted", src.Accepted, true)
+	count("released", src.Released, true)
+	count("rejected", src.Rejected, true)
+	count("acknowledgements refused", src.AckRefused, false)
+	count("acknowledgements unconfirmed", src.AckUnconfirmed, false)
+	count("redelivered", src.Redelivered, true)
+	count("decode errors", src.DecodeErrors, true)
+	count("filtered (accepted)", st.Filtered, false)
+	count("skipped", src.Skipped, false)
+	count("lock renewals", src.Renewed, false)
 }
 
 // isShellCommand recognizes the shell's own commands, which are not SQL:

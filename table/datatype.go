@@ -100,46 +100,21 @@ func (t *DataType) String() string {
 
 func (t *DataType) write(b *strings.Builder) {
 	switch t.Kind {
-	case Char:
-		fmt.Fprintf(b, "CHAR(%d)", t.Length)
-	case Varchar:
+	case Varchar, Varbinary:
+		// Flink's names for the longest: STRING and BYTES.
 		if t.Length == MaxLength {
-			b.WriteString("STRING")
+			b.WriteString(map[Kind]string{Varchar: "STRING", Varbinary: "BYTES"}[t.Kind])
 		} else {
-			fmt.Fprintf(b, "VARCHAR(%d)", t.Length)
+			fmt.Fprintf(b, "%s(%d)", t.Kind, t.Length)
 		}
-	case Boolean:
-		b.WriteString("BOOLEAN")
-	case Binary:
-		fmt.Fprintf(b, "BINARY(%d)", t.Length)
-	case Varbinary:
-		if t.Length == MaxLength {
-			b.WriteString("BYTES")
-		} else {
-			fmt.Fprintf(b, "VARBINARY(%d)", t.Length)
-		}
+	case Char, Binary:
+		fmt.Fprintf(b, "%s(%d)", t.Kind, t.Length)
 	case Decimal:
 		fmt.Fprintf(b, "DECIMAL(%d, %d)", t.Precision, t.Scale)
-	case TinyInt:
-		b.WriteString("TINYINT")
-	case SmallInt:
-		b.WriteString("SMALLINT")
-	case Int:
-		b.WriteString("INT")
-	case BigInt:
-		b.WriteString("BIGINT")
-	case Float:
-		b.WriteString("FLOAT")
-	case Double:
-		b.WriteString("DOUBLE")
-	case Date:
-		b.WriteString("DATE")
-	case Time:
-		fmt.Fprintf(b, "TIME(%d)", t.Precision)
-	case Timestamp:
-		fmt.Fprintf(b, "TIMESTAMP(%d)", t.Precision)
-	case TimestampLTZ:
-		fmt.Fprintf(b, "TIMESTAMP_LTZ(%d)", t.Precision)
+	case Boolean, TinyInt, SmallInt, Int, BigInt, Float, Double, Date:
+		b.WriteString(t.Kind.String())
+	case Time, Timestamp, TimestampLTZ:
+		fmt.Fprintf(b, "%s(%d)", t.Kind, t.Precision)
 	case Array:
 		b.WriteString("ARRAY<")
 		t.Elem.write(b)
