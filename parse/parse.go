@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kshare/kshare/options"
@@ -239,46 +240,93 @@ func (p *parser) skipGroup(after string) *SyntaxError {
 	return nil
 }
 
-const statements = "CREATE TABLE, ALTER TABLE, DROP TABLE, SHOW TABLES, SHOW CREATE TABLE, DESCRIBE, SELECT, SET, RESET"
+// statementKinds are the statements Parse reads, by their first words, in
+// the order messages list them. A new statement is one entry here and its
+// parse method.
+var statementKinds = []struct {
+	words []string // first words, upper case
+	forms string   // the statement's forms, for messages
+	parse func(*parser) (table.Statement, *SyntaxError)
+}{
+	{[]string{"CREATE"}, "CREATE TABLE", (*parser).create},
+	{[]string{"ALTER"}, "ALTER TABLE", (*parser).alter},
+	{[]string{"DROP"}, "DROP TABLE", (*parser).drop},
+	{[]string{"SHOW"}, "SHOW TABLES, SHOW CREATE TABLE", (*parser).show},
+	{[]string{"DESCRIBE", "DESC"}, "DESCRIBE", (*parser).describeTable},
+	{[]string{"SELECT"}, "SELECT", (*parser).query},
+	{[]string{"SET"}, "SET", (*parser).set},
+	{[]string{"RESET"}, "RESET", (*parser).reset},
+}
+
+// refusedStatements are the first words of Flink statements kshare does
+// not run; Parse names them rather than calling them a syntax error.
+var refusedStatements = []string{"INSERT", "UPDATE", "DELETE", "TRUNCATE", "USE", "EXPLAIN", "WITH", "VALUES", "LOAD", "UNLOAD",
+	"EXECUTE", "BEGIN", "END", "ADD", "REMOVE", "ANALYZE", "CALL"}
+
+// statements lists the statements for messages.
+var statements = func() string {
+	forms := make([]string, len(statementKinds))
+	for i, k := range statementKinds {
+		forms[i] = k.forms
+	}
+	return strings.Join(forms, ", ")
+}()
+
+// IsCommand reports whether word (in any case) starts a statement that is
+// not a query: one Parse reads (CREATE, SHOW, SET, ...) or one it names and
+// refuses (INSERT, USE, ...). SELECT, WITH and VALUES start queries. The
+// query package refuses a command with a pointer to where it runs.
+func IsCommand(word string) bool {
+	w := strings.ToUpper(word)
+	switch w {
+	case "SELECT", "WITH", "VALUES":
+		return false
+	}
+	for _, k := range statementKinds {
+		if slices.Contains(k.words, w) {
+			return true
+		}
+	}
+	return slices.Contains(refusedStatements, w)
+}
 
 func (p *parser) statement() (table.Statement, *SyntaxError) {
 	t := p.peek()
 	if t.Kind != Ident {
 		return nil, p.errorf(t, ErrSyntax, "expected a statement (%s), got %s", statements, describe(t))
 	}
-	switch strings.ToUpper(t.Val) {
-	case "CREATE":
-		return p.create()
-	case "DROP":
-		return p.drop()
-	case "SHOW":
-		return p.show()
-	case "DESCRIBE", "DESC":
-		p.advance()
-		name, err := p.tableName()
-		if err != nil {
-			return nil, err
+	w := strings.ToUpper(t.Val)
+	for _, k := range statementKinds {
+		if slices.Contains(k.words, w) {
+			return k.parse(p)
 		}
-		return &table.Describe{Name: name}, nil
-	case "SELECT":
-		for !p.atEnd() {
-			if t := p.advance(); t.Kind == tokError {
-				return nil, p.lexErr
-			}
-		}
-		return &table.Select{SQL: p.src[t.Start:p.prevEnd]}, nil
-	case "SET":
-		return p.set()
-	case "RESET":
-		return p.reset()
-	case "ALTER":
-		return p.alter()
-	case "INSERT", "UPDATE", "DELETE", "TRUNCATE", "USE", "EXPLAIN", "WITH", "VALUES", "LOAD", "UNLOAD",
-		"EXECUTE", "BEGIN", "END", "ADD", "REMOVE", "ANALYZE", "CALL":
-		p.refuse(t, "%s is not supported (statements: %s)", strings.ToUpper(t.Val), statements)
+	}
+	if slices.Contains(refusedStatements, w) {
+		p.refuse(t, "%s is not supported (statements: %s)", w, statements)
 		return nil, p.skipStatement()
 	}
 	return nil, p.errorf(t, ErrSyntax, "expected a statement (%s), got %s", statements, describe(t))
+}
+
+func (p *parser) describeTable() (table.Statement, *SyntaxError) {
+	p.advance() // DESCRIBE or DESC
+	name, err := p.tableName()
+	if err != nil {
+		return nil, err
+	}
+	return &table.Describe{Name: name}, nil
+}
+
+// query reads a SELECT to its end and hands on its text, untouched, for
+// the query package.
+func (p *parser) query() (table.Statement, *SyntaxError) {
+	start := p.peek().Start
+	for !p.atEnd() {
+		if t := p.advance(); t.Kind == tokError {
+			return nil, p.lexErr
+		}
+	}
+	return &table.Select{SQL: p.src[start:p.prevEnd]}, nil
 }
 
 // tableName reads a table's name, plain or in backticks. A qualified name

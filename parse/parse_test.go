@@ -118,3 +118,16 @@ func FuzzType(f *testing.F) {
 		}
 	})
 }
+
+// IsCommand knows every statement Parse reads or refuses by name, and no
+// query.
+func TestIsCommand(t *testing.T) {
+	for w, want := range map[string]bool{
+		"create": true, "DESC": true, "show": true, "Set": true, "RESET": true, "alter": true,
+		"insert": true, "use": true, "select": false, "WITH": false, "values": false, "orders": false,
+	} {
+		if got := parse.IsCommand(w); got != want {
+			t.Errorf("IsCommand(%q) = %v, want %v", w, got, want)
+		}
+	}
+}

@@ -20,13 +20,6 @@ import (
 // exhausting the stack.
 const MaxNesting = 199
 
-// statementWords are first words of statements that belong to Exec.
-var statementWords = map[string]bool{
-	"CREATE": true, "DROP": true, "ALTER": true, "SHOW": true, "DESCRIBE": true, "DESC": true,
-	"SET": true, "RESET": true, "INSERT": true, "UPDATE": true, "DELETE": true, "EXPLAIN": true,
-	"USE": true, "TRUNCATE": true, "REPLACE": true,
-}
-
 func notSelect(rw *rewritten) error {
 	w := "this statement"
 	if len(rw.toks) > 0 {
@@ -46,7 +39,7 @@ func checkStatement(rw *rewritten) error {
 	switch {
 	case toks[0].Kind == parse.Ident && first == "WITH":
 		return unsupportedClause("WITH", "common table expressions")
-	case toks[0].Kind == parse.Ident && statementWords[first]:
+	case toks[0].Kind == parse.Ident && parse.IsCommand(first):
 		return notSelect(rw)
 	}
 	for i, t := range toks {
