@@ -208,7 +208,12 @@ func (p *Pool) Run(ctx context.Context) (Stats, error) {
 	close(finished)
 	watch.Wait()
 	p.rows.Close()
-	return p.Stats(), p.rows.Err()
+	err := p.rows.Err()
+	if err == nil && ctx.Err() != nil {
+		// Stopped while handing out a batch, before the query saw ctx end.
+		err = context.Cause(ctx)
+	}
+	return p.Stats(), err
 }
 
 // task is row i of a held batch.

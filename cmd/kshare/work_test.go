@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,8 +69,8 @@ func workLines(t *testing.T, path string, idOnly bool) map[int][]int {
 }
 
 // outIDs reads an --out file: how often each id was accepted, with the
-// coordinates each line names.
-func outIDs(t *testing.T, path string, killed bool) map[int]int {
+// coordinates each line names (id first+k at offset k).
+func outIDs(t *testing.T, path string, killed bool, first int) map[int]int {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -96,7 +97,7 @@ func outIDs(t *testing.T, path string, killed bool) map[int]int {
 		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec.Topic == "" || rec.Partition == nil || rec.Offset == nil {
 			t.Fatalf("%s: line %q is not {topic, partition, offset, output}: %v", path, l, err)
 		}
-		if int64(rec.Output) != *rec.Offset {
+		if int64(rec.Output-first) != *rec.Offset {
 			t.Fatalf("%s: id %d at offset %d (ids are produced at their own offsets)", path, rec.Output, *rec.Offset)
 		}
 		got[rec.Output]++
@@ -155,7 +156,7 @@ func workOutcomes(t *testing.T, n int, persistent bool) {
 		t.Fatalf("kshare work exited with %d; stderr:\n%s", code, stderr)
 	}
 	seen := workLines(t, log, persistent)
-	done := outIDs(t, out, false)
+	done := outIDs(t, out, false, 0)
 	for id := range n {
 		want := []int{1}
 		if id%10 == 0 {
@@ -226,7 +227,7 @@ func TestWorkKilled(t *testing.T) {
 	if code := waitExit(t, cmd); code != 0 {
 		t.Fatalf("second kshare work exited with %d; stderr:\n%s", code, stderr)
 	}
-	a, b := outIDs(t, first, true), outIDs(t, second, false)
+	a, b := outIDs(t, first, true, 0), outIDs(t, second, false, 0)
 	var missing []int
 	for id := range n {
 		if id%10 != 7 && a[id]+b[id] == 0 {
@@ -240,4 +241,74 @@ func TestWorkKilled(t *testing.T) {
 	if len(missing) > 0 {
 		t.Fatalf("%d ids never done, e.g. %v", len(missing), missing[:min(len(missing), 10)])
 	}
+}
+
+// SIGTERM stops kshare work: no new row starts, running rows finish within
+// --drain-timeout and are accepted, and the rows it held and had not
+// started are released at once, so the next run gets them without waiting
+// for their locks. Past --drain-timeout running rows are killed and
+// released.
+func TestWorkSIGTERMDrains(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	kafkatest.Produce(t, addr, topic, idValues(1, 7)...) // no id the script fails or rejects
+	script := writeWorkScript(t)
+
+	t.Run("finish", func(t *testing.T) {
+		group := kafkatest.GroupName(t)
+		ddl := ordersDDL(t, addr, "orders", topic, group, "")
+		dir := t.TempDir()
+		log, first, second := filepath.Join(dir, "work.log"), filepath.Join(dir, "first.jsonl"), filepath.Join(dir, "second.jsonl")
+		cmd, _, stderr := startKshareEnv(t, []string{"WORKLOG=" + log, "WORKSLEEP=1"}, "work", "--init", ddl, "--query", "SELECT id FROM orders",
+			"--concurrency", "4", "--drain-timeout", "20s", "--out", first, "--", script)
+		waitFileSize(t, log, int64(len("1 1\n")*4)) // four rows running
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := waitExit(t, cmd); code != 143 {
+			t.Fatalf("kshare work exited with %d after SIGTERM, want 143; stderr:\n%s", code, stderr)
+		}
+		started := workLines(t, log, false)
+		done := outIDs(t, first, false, 1)
+		if len(started) != 4 || len(done) != 4 {
+			t.Fatalf("%d rows started and %d accepted before the exit, want the 4 running to finish; stderr:\n%s", len(started), len(done), stderr)
+		}
+		// The two not started were released: a second run gets them at
+		// once, well within the group's lock duration (10 s on the test
+		// broker).
+		cmd, _, stderr = startKshareEnv(t, []string{"WORKLOG=" + log}, "work", "--init", ddl, "--query", "SELECT id FROM orders",
+			"--concurrency", "4", "--max-rows", "2", "--out", second, "--", script)
+		if code := waitExit(t, cmd); code != 0 {
+			t.Fatalf("second run exited with %d; stderr:\n%s", code, stderr)
+		}
+		rest := outIDs(t, second, false, 1)
+		for id := 1; id < 7; id++ {
+			if done[id]+rest[id] != 1 {
+				t.Errorf("id %d accepted %d times in all", id, done[id]+rest[id])
+			}
+		}
+	})
+	t.Run("kill", func(t *testing.T) {
+		group := kafkatest.GroupName(t)
+		ddl := ordersDDL(t, addr, "orders", topic, group, "")
+		dir := t.TempDir()
+		log, out := filepath.Join(dir, "work.log"), filepath.Join(dir, "out.jsonl")
+		cmd, _, stderr := startKshareEnv(t, []string{"WORKLOG=" + log, "WORKSLEEP=30"}, "work", "--init", ddl, "--query", "SELECT id FROM orders",
+			"--concurrency", "2", "--drain-timeout", "200ms", "--out", out, "--", script)
+		waitFileSize(t, log, int64(len("1 1\n")*2))
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := waitExit(t, cmd); code != 143 {
+			t.Fatalf("kshare work exited with %d after SIGTERM, want 143; stderr:\n%s", code, stderr)
+		}
+		if done := outIDs(t, out, false, 1); len(done) != 0 {
+			t.Errorf("%d rows accepted; the running ones were to be killed", len(done))
+		}
+		// The two running, and those the query held for the workers.
+		if s := stderr.String(); !regexp.MustCompile(`kshare work: (\d) rows done: 0 accepted, \d released, 0 rejected`).MatchString(s) ||
+			strings.Count(s, "process group killed: context canceled") != 2 {
+			t.Errorf("stderr:\n%s", s)
+		}
+	})
 }
