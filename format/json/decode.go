@@ -210,13 +210,17 @@ func (d *decoder) rootArray(data []byte, i int, emit bool) (rows, end int, err *
 			}
 			return 0, 0, typeErr("expected a JSON object, got %s", describeValue(data[j:e])).index(k)
 		}
-		var more bool
-		var err *perr
-		if j, more, err = afterMember(data, j, ']'); err != nil {
-			return 0, 0, err
+		j = skipWS(data, j)
+		if j >= len(data) {
+			return 0, 0, unexpected(data, j, "',' or ']'")
 		}
-		if !more {
-			return rows, j, nil
+		switch data[j] {
+		case ',':
+			j = skipWS(data, j+1)
+		case ']':
+			return rows, j + 1, nil
+		default:
+			return 0, 0, unexpected(data, j, "',' or ']'")
 		}
 	}
 }
@@ -609,9 +613,17 @@ func (d *decoder) walkArray(n *node, data []byte, i int, emit bool) (int, *perr)
 		if err != nil {
 			return 0, err.index(k)
 		}
-		var more bool
-		if j, more, err = afterMember(data, end, ']'); !more {
-			return j, err
+		j = skipWS(data, end)
+		if j >= len(data) {
+			return 0, unexpected(data, j, "',' or ']'")
+		}
+		switch data[j] {
+		case ',':
+			j = skipWS(data, j+1)
+		case ']':
+			return j + 1, nil
+		default:
+			return 0, unexpected(data, j, "',' or ']'")
 		}
 	}
 }
@@ -650,15 +662,26 @@ func (d *decoder) walkMap(n *node, data []byte, i int, emit bool) (int, *perr) {
 		if emit {
 			k.appendScalar(&k.sc)
 		}
-		if j, err = colon(data, end); err != nil {
-			return 0, err
+		j = skipWS(data, end)
+		if j >= len(data) || data[j] != ':' {
+			return 0, unexpected(data, j, "':'")
 		}
-		if end, err = d.walk(n.val, data, j, emit); err != nil {
+		j = skipWS(data, j+1)
+		end, err = d.walk(n.val, data, j, emit)
+		if err != nil {
 			return 0, err.key(string(content))
 		}
-		var more bool
-		if j, more, err = afterMember(data, end, '}'); !more {
-			return j, err
+		j = skipWS(data, end)
+		if j >= len(data) {
+			return 0, unexpected(data, j, "',' or '}'")
+		}
+		switch data[j] {
+		case ',':
+			j = skipWS(data, j+1)
+		case '}':
+			return j + 1, nil
+		default:
+			return 0, unexpected(data, j, "',' or '}'")
 		}
 	}
 }
@@ -699,9 +722,11 @@ func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
 			if err != nil {
 				return 0, err
 			}
-			if j, err = colon(data, end); err != nil {
-				return 0, err
+			j = skipWS(data, end)
+			if j >= len(data) || data[j] != ':' {
+				return 0, unexpected(data, j, "':'")
 			}
+			j = skipWS(data, j+1)
 			switch {
 			case f < 0:
 				j, err = skipValue(data, j, 1)
@@ -736,13 +761,19 @@ func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
 			if f >= 0 {
 				next = f + 1
 			}
-			var more bool
-			if j, more, err = afterMember(data, j, '}'); err != nil {
-				return 0, err
+			j = skipWS(data, j)
+			if j >= len(data) {
+				return 0, unexpected(data, j, "',' or '}'")
 			}
-			if !more {
+			if data[j] == ',' {
+				j = skipWS(data, j+1)
+				continue
+			}
+			if data[j] == '}' {
+				j++
 				break
 			}
+			return 0, unexpected(data, j, "',' or '}'")
 		}
 	}
 	if !emit {

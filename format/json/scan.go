@@ -7,6 +7,13 @@ import (
 // The scanner works on the value's bytes and positions in them: no token
 // objects, no copies. Every function takes the position of the first byte of
 // what it scans and returns the position just past it.
+//
+// The step after a member of an array or object (',' or the closing bracket)
+// and after a field name (':') is written out in each loop here and in
+// decode.go rather than called: those loops run for every member of every
+// value, and a function for the step does not fit the compiler's inlining
+// budget (cost 82 and up against 80, go build -gcflags=-m=2), so it would
+// add a call per member.
 
 // maxDepth bounds the nesting of arrays and objects, so that a hostile value
 // cannot make the skipper recurse without end. Jackson's default is the same.
@@ -218,35 +225,6 @@ func scanNumber(data []byte, i int) (end int, isInt bool, err *perr) {
 	return j, isInt, nil
 }
 
-// afterMember reads what follows a member of an array (close is ']') or of
-// an object (close is '}') that ends at data[end]: after a ',' it returns the
-// position of the next member and more; after close, the position past it.
-func afterMember(data []byte, end int, close byte) (j int, more bool, err *perr) {
-	j = skipWS(data, end)
-	if j < len(data) {
-		switch data[j] {
-		case ',':
-			return skipWS(data, j+1), true, nil
-		case close:
-			return j + 1, false, nil
-		}
-	}
-	if close == ']' {
-		return 0, false, unexpected(data, j, "',' or ']'")
-	}
-	return 0, false, unexpected(data, j, "',' or '}'")
-}
-
-// colon reads the ':' after a field name that ends at data[end] and returns
-// the position of the field's value.
-func colon(data []byte, end int) (int, *perr) {
-	j := skipWS(data, end)
-	if j >= len(data) || data[j] != ':' {
-		return 0, unexpected(data, j, "':'")
-	}
-	return skipWS(data, j+1), nil
-}
-
 // literal checks that data[i:] starts with word (true, false, null).
 func literal(data []byte, i int, word string) (int, *perr) {
 	if len(data)-i >= len(word) && string(data[i:i+len(word)]) == word {
@@ -288,9 +266,17 @@ func skipValue(data []byte, i int, depth int) (int, *perr) {
 			if err != nil {
 				return 0, err
 			}
-			var more bool
-			if j, more, err = afterMember(data, end, ']'); !more {
-				return j, err
+			j = skipWS(data, end)
+			if j >= len(data) {
+				return 0, unexpected(data, j, "',' or ']'")
+			}
+			switch data[j] {
+			case ',':
+				j = skipWS(data, j+1)
+			case ']':
+				return j + 1, nil
+			default:
+				return 0, unexpected(data, j, "',' or ']'")
 			}
 		}
 	case c == '{':
@@ -309,15 +295,25 @@ func skipValue(data []byte, i int, depth int) (int, *perr) {
 			if err != nil {
 				return 0, err
 			}
-			if j, err = colon(data, end); err != nil {
+			j = skipWS(data, end)
+			if j >= len(data) || data[j] != ':' {
+				return 0, unexpected(data, j, "':'")
+			}
+			end, err = skipValue(data, skipWS(data, j+1), depth+1)
+			if err != nil {
 				return 0, err
 			}
-			if end, err = skipValue(data, j, depth+1); err != nil {
-				return 0, err
+			j = skipWS(data, end)
+			if j >= len(data) {
+				return 0, unexpected(data, j, "',' or '}'")
 			}
-			var more bool
-			if j, more, err = afterMember(data, end, '}'); !more {
-				return j, err
+			switch data[j] {
+			case ',':
+				j = skipWS(data, j+1)
+			case '}':
+				return j + 1, nil
+			default:
+				return 0, unexpected(data, j, "',' or '}'")
 			}
 		}
 	}
