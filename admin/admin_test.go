@@ -116,6 +116,7 @@ func waitEmpty(t *testing.T, adm *admin.Admin, group string) {
 // accepted, counted independently from the end offsets and what the reader
 // accepted; SHOW SHARE GROUPS' total is their sum.
 func TestGroupLagMatchesUnaccepted(t *testing.T) {
+	t.Parallel()
 	const records = 10000
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 3)
@@ -197,6 +198,7 @@ func TestGroupLagMatchesUnaccepted(t *testing.T) {
 // record again; RESET TO OFFSET, TIMESTAMP and LATEST move to the offset
 // asked for.
 func TestResetToEarliestRereads(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
 	old := time.Now().Add(-time.Hour)
@@ -282,6 +284,7 @@ func TestResetToEarliestRereads(t *testing.T) {
 // TestResetLiveGroupNamesMember: a group with a member is neither reset
 // nor dropped, the error names the member, and its offsets stay.
 func TestResetLiveGroupNamesMember(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)
@@ -322,6 +325,7 @@ func TestResetLiveGroupNamesMember(t *testing.T) {
 // TestBadInput: each mistake gets its own error kind and a message that
 // says what to fix, and changes nothing.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 2)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)
@@ -406,6 +410,7 @@ func TestBadInput(t *testing.T) {
 // TestGroupConfigsAndDrop: a config set shows with source GROUP_CONFIG, and
 // an empty group can be dropped, after which it is unknown.
 func TestGroupConfigsAndDrop(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(3)...)
@@ -456,6 +461,7 @@ func TestGroupConfigsAndDrop(t *testing.T) {
 // TOPIC gives each partition's leader and offsets and the configs a reader
 // cares about.
 func TestTopics(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 2)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(25)...)
@@ -514,6 +520,7 @@ func TestTopics(t *testing.T) {
 // then shows where share.auto.offset.reset will start the group, so that
 // the lag of an earliest-starting group counts the records waiting there.
 func TestUnreadPartitionLag(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 2)
 	// Partition 1 stays empty, so no fetch ever gives the group state
@@ -556,6 +563,7 @@ func TestUnreadPartitionLag(t *testing.T) {
 // operation on which resource it lacks. kfake only: the real test broker
 // runs without an authorizer (see the report of issue 15's first step).
 func TestNotAuthorized(t *testing.T) {
+	t.Parallel()
 	c := kafkatest.Fake(t, kfake.EnableSASL(), kfake.EnableACLs(),
 		kfake.Superuser("SCRAM-SHA-256", "admin", "admin"),
 		kfake.User("SCRAM-SHA-256", "reader", "reader", kfake.ACL{
@@ -581,6 +589,7 @@ func TestNotAuthorized(t *testing.T) {
 // (kfake posing as Kafka 3.9; the shared real broker cannot turn share
 // groups off) gets one clear error, not franz-go's "broker is too old".
 func TestShareGroupsUnsupported(t *testing.T) {
+	t.Parallel()
 	c := kafkatest.Fake(t, kfake.MaxVersions(kversion.V3_9_0()))
 	adm := newAdmin(t, c.ListenAddrs()[0])
 	ctx := kafkatest.Context(t)

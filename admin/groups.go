@@ -39,26 +39,7 @@ func (a *Admin) Groups(ctx context.Context) ([]GroupRow, error) {
 	if err != nil {
 		return nil, brokerErr(err, "describing share group offsets", "DESCRIBE", "share groups "+strings.Join(names, ", "))
 	}
-	// One listing of end offsets for every group's topics: a cluster may
-	// hold hundreds of groups over the same few topics.
-	all := map[string]bool{}
-	for _, d := range ds {
-		for _, t := range d.SubscribedTopics() {
-			all[t] = true
-		}
-	}
-	for _, o := range offs {
-		for t := range o.Offsets {
-			all[t] = true
-		}
-	}
-	var ends kadm.ListedOffsets
-	if len(all) > 0 {
-		if ends, err = a.adm.ListEndOffsets(ctx, slices.Sorted(maps.Keys(all))...); err != nil {
-			return nil, brokerErr(err, "listing the end offsets of the share groups' topics", "DESCRIBE", "the share groups' topics")
-		}
-	}
-	rows := make([]GroupRow, 0, len(names))
+	states := map[string]groupState{}
 	for _, name := range names {
 		d, ok := ds[name]
 		if !ok || errors.Is(d.Err, kerr.GroupIDNotFound) {
@@ -67,19 +48,27 @@ func (a *Admin) Groups(ctx context.Context) ([]GroupRow, error) {
 		if d.Err != nil {
 			return nil, brokerErr(d.Err, "describing "+groupRef(name), "DESCRIBE", groupRef(name))
 		}
-		r := GroupRow{Name: name, State: d.GroupState, Members: len(d.Members), Lag: Unknown}
-		topics := map[string]bool{}
-		for _, t := range d.SubscribedTopics() {
-			topics[t] = true
-		}
-		o, ok := offs[name]
-		if ok && o.Err != nil {
+		o := offs[name]
+		if o.Err != nil {
 			return nil, brokerErr(o.Err, "describing the offsets of "+groupRef(name), "DESCRIBE", groupRef(name))
 		}
-		parts, _, err := a.partitions(ctx, name, d, o.Offsets, ends, "describing "+groupRef(name))
-		if err != nil {
-			return nil, err
+		states[name] = groupState{d, o.Offsets}
+	}
+	// One round of lookups for every group: a cluster may hold hundreds of
+	// groups over the same few topics.
+	lk, err := a.lookup(ctx, states, "listing share groups")
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]GroupRow, 0, len(states))
+	for _, name := range slices.Sorted(maps.Keys(states)) {
+		st := states[name]
+		r := GroupRow{Name: name, State: st.d.GroupState, Members: len(st.d.Members), Lag: Unknown}
+		topics := map[string]bool{}
+		for _, t := range st.d.SubscribedTopics() {
+			topics[t] = true
 		}
+		parts, _ := lk.partitions(name, st)
 		for _, p := range parts {
 			topics[p.Topic] = true
 			if p.Lag >= 0 {
@@ -98,7 +87,7 @@ func (a *Admin) Groups(ctx context.Context) ([]GroupRow, error) {
 //
 // Kafka 4.3 reads the start offset and lag from the group's persisted
 // share-partition state, which trails a live reader's acknowledgements by a
-// moment; once the readers stop, they agree with what was accepted. A
+// moment; once the readers stop, the lag agrees with what was accepted. A
 // partition the group has been assigned but not yet read has no state (the
 // broker says -1): its start offset and lag are then where the group's
 // share.auto.offset.reset will start it, marked Estimated.
@@ -112,18 +101,100 @@ func (a *Admin) Group(ctx context.Context, group string) (*GroupDescription, err
 	if err != nil {
 		return nil, err
 	}
-	gd := &GroupDescription{Name: group, State: d.GroupState}
-	gd.Partitions, gd.Members, err = a.partitions(ctx, group, d, offs, nil, doing)
+	st := groupState{d, offs}
+	lk, err := a.lookup(ctx, map[string]groupState{group: st}, doing)
 	if err != nil {
 		return nil, err
 	}
+	gd := &GroupDescription{Name: group, State: d.GroupState}
+	gd.Partitions, gd.Members = lk.partitions(group, st)
 	return gd, nil
 }
 
-// partitions builds the partition and member rows of a described group.
-// ends, when not nil, are the end offsets of the group's topics, listed by
-// the caller.
-func (a *Admin) partitions(ctx context.Context, group string, d kadm.DescribedShareGroup, offs kadm.ShareOffsets, ends kadm.ListedOffsets, doing string) ([]GroupPartition, []Member, error) {
+// groupState is what the broker said of one group: its description and
+// its share-partition offsets.
+type groupState struct {
+	d    kadm.DescribedShareGroup
+	offs kadm.ShareOffsets
+}
+
+// lookups are the figures that group rows need beyond the group's own
+// state: the end offsets of its topics, and for groups with partitions they
+// have not read, their share.auto.offset.reset and the topics' start
+// offsets.
+type lookups struct {
+	ends, starts kadm.ListedOffsets
+	resets       map[string]string
+}
+
+// each calls fn with every topic-partition a group has state in or is
+// assigned, and whether the broker gives it a start offset.
+func (st groupState) each(fn func(t string, p int32, known bool)) {
+	st.offs.Each(func(so kadm.ShareOffset) { fn(so.Topic, so.Partition, so.Err == nil && so.StartOffset >= 0) })
+	for _, m := range st.d.Members {
+		for t, ps := range m.Assignment {
+			for p := range ps {
+				if _, ok := st.offs.Lookup(t, p); !ok {
+					fn(t, p, false)
+				}
+			}
+		}
+	}
+}
+
+// lookup lists, in as few requests as the groups allow, what partitions
+// needs for them.
+func (a *Admin) lookup(ctx context.Context, states map[string]groupState, doing string) (*lookups, error) {
+	topics, unreadTopics := map[string]bool{}, map[string]bool{}
+	var unreadGroups []string
+	for name, st := range states {
+		unread := false
+		st.each(func(t string, _ int32, known bool) {
+			topics[t] = true
+			if !known {
+				unread = true
+				unreadTopics[t] = true
+			}
+		})
+		if unread {
+			unreadGroups = append(unreadGroups, name)
+		}
+	}
+	lk := &lookups{resets: map[string]string{}}
+	var err error
+	if len(topics) > 0 {
+		if lk.ends, err = a.adm.ListEndOffsets(ctx, slices.Sorted(maps.Keys(topics))...); err != nil {
+			return nil, brokerErr(err, doing, "DESCRIBE", "the topics of the share groups")
+		}
+	}
+	if len(unreadGroups) == 0 {
+		return lk, nil
+	}
+	slices.Sort(unreadGroups)
+	cfgs, err := kafkaadmin.DescribeGroupsConfigs(ctx, a.cl, unreadGroups...)
+	if err != nil {
+		return nil, brokerErr(err, doing, "DESCRIBE_CONFIGS", groupRef(unreadGroups[0]))
+	}
+	earliest := false
+	for g, cs := range cfgs {
+		for _, c := range cs {
+			if c.Name == "share.auto.offset.reset" {
+				lk.resets[g] = c.Value
+				earliest = earliest || c.Value == "earliest"
+			}
+		}
+	}
+	if earliest {
+		if lk.starts, err = a.adm.ListStartOffsets(ctx, slices.Sorted(maps.Keys(unreadTopics))...); err != nil {
+			return nil, brokerErr(err, doing, "DESCRIBE", "the topics of the share groups")
+		}
+	}
+	return lk, nil
+}
+
+// partitions builds the partition and member rows of a group from its
+// state and the lookups.
+func (lk *lookups) partitions(group string, st groupState) ([]GroupPartition, []Member) {
 	type tp struct {
 		t string
 		p int32
@@ -135,17 +206,20 @@ func (a *Admin) partitions(ctx context.Context, group string, d kadm.DescribedSh
 			return gp
 		}
 		gp := &GroupPartition{Topic: t, Partition: p, StartOffset: Unknown, EndOffset: Unknown, Lag: Unknown}
+		if e, ok := lk.ends.Lookup(t, p); ok && e.Err == nil {
+			gp.EndOffset = e.Offset
+		}
 		parts[k] = gp
 		return gp
 	}
-	offs.Each(func(so kadm.ShareOffset) {
+	st.offs.Each(func(so kadm.ShareOffset) {
 		gp := part(so.Topic, so.Partition)
 		if so.Err == nil {
 			gp.StartOffset, gp.Lag = max(so.StartOffset, Unknown), max(so.Lag, Unknown)
 		}
 	})
 	var members []Member
-	for _, m := range d.Members {
+	for _, m := range st.d.Members {
 		mem := Member{MemberID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Assignment: map[string][]int32{}}
 		for t, ps := range m.Assignment {
 			for p := range ps {
@@ -158,49 +232,18 @@ func (a *Admin) partitions(ctx context.Context, group string, d kadm.DescribedSh
 		members = append(members, mem)
 	}
 	sort.Slice(members, func(i, j int) bool { return members[i].MemberID < members[j].MemberID })
-	topics := map[string]bool{}
-	unread := map[string]bool{}
+	out := make([]GroupPartition, 0, len(parts))
 	for k, gp := range parts {
-		topics[k.t] = true
-		if gp.StartOffset < 0 {
-			unread[k.t] = true
-		}
-	}
-	if len(topics) > 0 && ends == nil {
-		var err error
-		ends, err = a.adm.ListEndOffsets(ctx, slices.Sorted(maps.Keys(topics))...)
-		if err != nil {
-			return nil, nil, brokerErr(err, doing, "DESCRIBE", "the topics of "+groupRef(group))
-		}
-	}
-	if ends != nil {
-		ends.Each(func(o kadm.ListedOffset) {
-			if gp, ok := parts[tp{o.Topic, o.Partition}]; ok && o.Err == nil {
-				gp.EndOffset = o.Offset
-			}
-		})
-	}
-	if len(unread) > 0 {
-		starts, reset, err := a.unreadStarts(ctx, group, slices.Sorted(maps.Keys(unread)))
-		if err != nil {
-			return nil, nil, brokerErr(err, doing, "DESCRIBE_CONFIGS", groupRef(group))
-		}
-		for k, gp := range parts {
-			if gp.StartOffset >= 0 || gp.EndOffset < 0 {
-				continue
-			}
-			switch reset {
+		if gp.StartOffset < 0 && gp.EndOffset >= 0 {
+			switch lk.resets[group] {
 			case "earliest":
-				if s, ok := starts.Lookup(k.t, k.p); ok && s.Err == nil {
+				if s, ok := lk.starts.Lookup(k.t, k.p); ok && s.Err == nil {
 					gp.StartOffset, gp.Lag, gp.Estimated = s.Offset, gp.EndOffset-s.Offset, true
 				}
 			case "latest":
 				gp.StartOffset, gp.Lag, gp.Estimated = gp.EndOffset, 0, true
 			}
 		}
-	}
-	out := make([]GroupPartition, 0, len(parts))
-	for _, gp := range parts {
 		slices.Sort(gp.Members)
 		out = append(out, *gp)
 	}
@@ -210,28 +253,7 @@ func (a *Admin) partitions(ctx context.Context, group string, d kadm.DescribedSh
 		}
 		return out[i].Partition < out[j].Partition
 	})
-	return out, members, nil
-}
-
-// unreadStarts returns the group's share.auto.offset.reset and, when it is
-// earliest, the start offsets of topics: where the group will start in a
-// partition it has not read yet. A by_duration reset gives no estimate.
-func (a *Admin) unreadStarts(ctx context.Context, group string, topics []string) (kadm.ListedOffsets, string, error) {
-	cs, err := kafkaadmin.DescribeGroupConfigs(ctx, a.cl, group)
-	if err != nil {
-		return nil, "", err
-	}
-	reset := ""
-	for _, c := range cs {
-		if c.Name == "share.auto.offset.reset" {
-			reset = c.Value
-		}
-	}
-	if reset != "earliest" {
-		return nil, reset, nil
-	}
-	starts, err := a.adm.ListStartOffsets(ctx, topics...)
-	return starts, reset, err
+	return out, members
 }
 
 func (a *Admin) groupOffsets(ctx context.Context, group, doing string) (kadm.ShareOffsets, error) {
@@ -301,9 +323,17 @@ func (a *Admin) SetGroupConfig(ctx context.Context, group string, cfg map[string
 		return nil
 	case errors.Is(err, kerr.InvalidConfig):
 		keys := slices.Sorted(maps.Keys(cfg))
-		msg := fmt.Sprintf("%s: the broker refused it: %v", doing, err)
+		var set []string
+		for _, k := range keys {
+			set = append(set, fmt.Sprintf("%s = '%s'", k, options.Cut(cfg[k])))
+		}
+		why := err.Error()
+		if re, ok := errors.AsType[*kafkaadmin.RefusedError](err); ok && re.Msg != "" {
+			why = re.Msg
+		}
+		msg := fmt.Sprintf("%s: the broker refused %s: %s", doing, strings.Join(set, ", "), why)
 		if ranges := a.ranges(ctx, keys); ranges != "" {
-			msg += "; the broker accepts " + ranges
+			msg += "; it accepts " + ranges
 		}
 		return newErr(ErrInvalidConfig, err, "%s", msg)
 	}

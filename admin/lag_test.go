@@ -18,6 +18,7 @@ import (
 // does, per topic-partition; a group that does not exist yet adds nothing,
 // and a failed poll counts an error.
 func TestLagCollector(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)

@@ -92,10 +92,12 @@ func (a *Admin) PeekRanges(ctx context.Context, group string, topics []string) (
 		}
 	}
 	d.Members = nil // assignments do not matter here, and other topics' would add rows
-	parts, _, err := a.partitions(ctx, group, d, sub, nil, doing)
+	st := groupState{d, sub}
+	lk, err := a.lookup(ctx, map[string]groupState{group: st}, doing)
 	if err != nil {
 		return nil, err
 	}
+	parts, _ := lk.partitions(group, st)
 	out := make([]PeekRange, 0, len(parts))
 	for _, p := range parts {
 		if p.EndOffset < 0 {

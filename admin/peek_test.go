@@ -18,6 +18,7 @@ import (
 // and nothing once it accepted everything (where Kafka 4.3.1's start offset
 // still says 0).
 func TestPeekRanges(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)

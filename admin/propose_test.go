@@ -34,6 +34,7 @@ func produceTo(t *testing.T, addr, topic string, parts []int32, values []string)
 // types every field, parses, binds with the kafka-sharegroup connector, and
 // a SELECT over it returns the topic's records.
 func TestProposeTable(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 2)
 	const n = 30
@@ -119,6 +120,7 @@ func TestProposeTable(t *testing.T) {
 // TestProposeTableBadInput: no proposal for an unknown topic, an empty one,
 // or one whose values are not JSON, each with its reason.
 func TestProposeTableBadInput(t *testing.T) {
+	t.Parallel()
 	addr := kafkatest.Bootstrap(t)
 	adm := newAdmin(t, addr)
 	ctx := kafkatest.Context(t)

@@ -15,6 +15,7 @@ import (
 // string (NULL), assignments as topic[partitions], and Table pairs the
 // column names with one string per column of each row.
 func TestRowsRender(t *testing.T) {
+	t.Parallel()
 	cols, vals := admin.Table([]admin.GroupPartition{
 		{Topic: "orders", Partition: 1, StartOffset: admin.Unknown, EndOffset: 7, Lag: admin.Unknown, Members: []string{"m1", "m2"}},
 		{Topic: "orders", Partition: 2, StartOffset: 3, EndOffset: 7, Lag: 4},

@@ -34,9 +34,9 @@ var ErrNoConfig = errors.New("no group config to set")
 // kadm (v1.20) has no call for GROUP config resources, so this builds the
 // IncrementalAlterConfigs request itself (resource type GROUP, operation
 // SET). The broker answers per resource; a resource's error code is the
-// only sign that it refused, so it is checked and returned wrapped as the
-// matching kerr error (use errors.Is, e.g. with kerr.InvalidConfig or
-// kerr.GroupAuthorizationFailed).
+// only sign that it refused, so it is checked and returned as a
+// *RefusedError wrapping the matching kerr error (use errors.Is, e.g. with
+// kerr.InvalidConfig or kerr.GroupAuthorizationFailed).
 func SetShareGroupConfig(ctx context.Context, cl Requester, group string, cfg map[string]string) error {
 	if group == "" {
 		return errors.New("setting share group config: empty group name")
@@ -81,10 +81,11 @@ func SetShareGroupConfig(ctx context.Context, cl Requester, group string, cfg ma
 		}
 		found = true
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-			if r.ErrorMessage != nil && *r.ErrorMessage != "" {
-				return fmt.Errorf("setting config of share group %q (%v): %w (broker: %s)", group, keys, err, *r.ErrorMessage)
+			re := &RefusedError{Group: group, Keys: keys, Err: err}
+			if r.ErrorMessage != nil {
+				re.Msg = *r.ErrorMessage
 			}
-			return fmt.Errorf("setting config of share group %q (%v): %w", group, keys, err)
+			return re
 		}
 	}
 	if !found {
@@ -92,6 +93,25 @@ func SetShareGroupConfig(ctx context.Context, cl Requester, group string, cfg ma
 	}
 	return nil
 }
+
+// RefusedError is SetShareGroupConfig's error when the broker refuses the
+// change: Err is the kerr error of its code, Msg the broker's own words
+// (which say why, e.g. "Value must be at least 1000"), when it sent any.
+type RefusedError struct {
+	Group string
+	Keys  []string
+	Err   error
+	Msg   string
+}
+
+func (e *RefusedError) Error() string {
+	if e.Msg != "" {
+		return fmt.Sprintf("setting config of share group %q (%v): %v (broker: %s)", e.Group, e.Keys, e.Err, e.Msg)
+	}
+	return fmt.Sprintf("setting config of share group %q (%v): %v", e.Group, e.Keys, e.Err)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
 
 // GroupConfig is one config of a group as DescribeConfigs reports it.
 type GroupConfig struct {
@@ -110,38 +130,61 @@ type GroupConfig struct {
 // resource's error code is the only sign of a refusal: it is returned
 // wrapped as the matching kerr error.
 func DescribeGroupConfigs(ctx context.Context, cl Requester, group string) ([]GroupConfig, error) {
+	all, err := DescribeGroupsConfigs(ctx, cl, group)
+	return all[group], err
+}
+
+// DescribeGroupsConfigs is DescribeGroupConfigs for several groups in one
+// request, keyed by group. The first group the broker refuses fails the
+// whole call.
+func DescribeGroupsConfigs(ctx context.Context, cl Requester, groups ...string) (map[string][]GroupConfig, error) {
+	if len(groups) == 0 {
+		return map[string][]GroupConfig{}, nil
+	}
 	req := kmsg.NewPtrDescribeConfigsRequest()
-	res := kmsg.NewDescribeConfigsRequestResource()
-	res.ResourceType = kmsg.ConfigResourceTypeGroupConfig
-	res.ResourceName = group
-	req.Resources = append(req.Resources, res)
+	for _, g := range groups {
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType = kmsg.ConfigResourceTypeGroupConfig
+		res.ResourceName = g
+		req.Resources = append(req.Resources, res)
+	}
+	what := fmt.Sprintf("group %q", groups[0])
+	if len(groups) > 1 {
+		what = fmt.Sprintf("%d groups", len(groups))
+	}
 	kresp, err := cl.Request(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("describing configs of group %q: %w", group, err)
+		return nil, fmt.Errorf("describing configs of %s: %w", what, err)
 	}
 	resp, ok := kresp.(*kmsg.DescribeConfigsResponse)
 	if !ok {
-		return nil, fmt.Errorf("describing configs of group %q: unexpected response type %T", group, kresp)
+		return nil, fmt.Errorf("describing configs of %s: unexpected response type %T", what, kresp)
 	}
+	out := make(map[string][]GroupConfig, len(groups))
 	for _, r := range resp.Resources {
-		if r.ResourceType != kmsg.ConfigResourceTypeGroupConfig || r.ResourceName != group {
+		if r.ResourceType != kmsg.ConfigResourceTypeGroupConfig {
 			continue
 		}
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
 			if r.ErrorMessage != nil && *r.ErrorMessage != "" {
-				return nil, fmt.Errorf("describing configs of group %q: %w (broker: %s)", group, err, *r.ErrorMessage)
+				return nil, fmt.Errorf("describing configs of group %q: %w (broker: %s)", r.ResourceName, err, *r.ErrorMessage)
 			}
-			return nil, fmt.Errorf("describing configs of group %q: %w", group, err)
+			return nil, fmt.Errorf("describing configs of group %q: %w", r.ResourceName, err)
 		}
-		out := make([]GroupConfig, 0, len(r.Configs))
+		cs := make([]GroupConfig, 0, len(r.Configs))
 		for _, c := range r.Configs {
 			gc := GroupConfig{Name: c.Name, Source: c.Source}
 			if c.Value != nil {
 				gc.Value = *c.Value
 			}
-			out = append(out, gc)
+			cs = append(cs, gc)
 		}
-		return out, nil
+		out[r.ResourceName] = cs
 	}
-	return nil, fmt.Errorf("describing configs of group %q: the broker's answer does not mention the group", group)
+	for _, g := range groups {
+		if _, ok := out[g]; !ok {
+			return nil, fmt.Errorf("describing configs of group %q: the broker's answer does not mention the group", g)
+		}
+	}
+	return out, nil
 }
