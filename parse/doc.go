@@ -12,8 +12,16 @@
 //   - Parse: a script into typed statements (table.CreateTable,
 //     table.Select, ...), with every clause Flink has and kshare refuses
 //     reported by name. A new statement is a case of parser.statement.
-//   - Type: the one parser of Flink type names, used by CREATE TABLE, by
-//     CAST in the query package and by the format tests.
+//   - Type and TypeAt: the one parser of Flink type names, used by CREATE
+//     TABLE, by CAST in the query package and by the format tests.
+//   - IsCommand: which first words start a statement that is not a query,
+//     from the same table of statements Parse dispatches on.
+//
+// Its users: sqlshell.Split cuts a script into statements with the Lexer
+// (a ';' in a quote or comment never ends one); the query package rewrites
+// the Flink spellings that xwb1989/sqlparser, the SELECT grammar, lacks
+// (CAST targets, typed literals) on the Lexer's tokens, and places
+// sqlparser's errors with them.
 //
 // Why a package of its own: the SQL grows (INSERT INTO, SHOW JOBS, window
 // table functions, many functions), and text read in three places drifts

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/kshare/kshare/parse"
@@ -15,18 +14,7 @@ import (
 func castType(rw *rewritten, spec castSpec) (*table.DataType, error) {
 	t, err := parse.TypeAt(rw.src, spec.start, spec.end)
 	if err != nil {
-		var se *parse.SyntaxError
-		if !errors.As(err, &se) {
-			return nil, err
-		}
-		kind := ErrSyntax
-		switch {
-		case errors.Is(se, parse.ErrUnsupported):
-			kind = ErrUnsupported
-		case errors.Is(se, parse.ErrInvalidDefinition):
-			kind = ErrType
-		}
-		return nil, errorf(kind, "CAST(... AS %s) at line %d, column %d: %s", spec.typ, se.Line, se.Column, se.Msg)
+		return nil, fromParse(err, "CAST(... AS "+spec.typ+") at ")
 	}
 	switch t.Kind {
 	case table.Array, table.Map, table.Row:

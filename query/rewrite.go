@@ -28,8 +28,7 @@ import (
 //     strings. Rather than give a different answer, they are refused.
 
 // scan reads src with parse's lexer, the one every statement goes through,
-// comments included: the rewrite removes them itself. The lexer's error (an
-// unterminated literal, a byte that is not UTF-8) is a syntax error here.
+// comments included: the rewrite removes them itself.
 func scan(src string) ([]parse.Token, error) {
 	lx := parse.NewLexer(src)
 	lx.Comments = true
@@ -37,17 +36,31 @@ func scan(src string) ([]parse.Token, error) {
 	for {
 		t, err := lx.Next()
 		if err != nil {
-			var se *parse.SyntaxError
-			if errors.As(err, &se) {
-				return nil, errorf(ErrSyntax, "syntax error at line %d, column %d: %s", se.Line, se.Column, se.Msg)
-			}
-			return nil, err
+			return nil, fromParse(err, "syntax error at ")
 		}
 		if t.Kind == parse.EOF {
 			return toks, nil
 		}
 		toks = append(toks, t)
 	}
+}
+
+// fromParse makes an error of package parse one of this package: its kind
+// mapped (a definition parse calls invalid is a type error here), its
+// place and message after prefix.
+func fromParse(err error, prefix string) error {
+	var se *parse.SyntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	kind := ErrSyntax
+	switch {
+	case errors.Is(se, parse.ErrUnsupported):
+		kind = ErrUnsupported
+	case errors.Is(se, parse.ErrInvalidDefinition):
+		kind = ErrType
+	}
+	return errorf(kind, "%sline %d, column %d: %s", prefix, se.Line, se.Column, se.Msg)
 }
 
 // pair reports whether toks[i] and the token after it are the two
