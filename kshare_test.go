@@ -3,18 +3,16 @@ package kshare_test
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
@@ -22,100 +20,26 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// memConnector's tables read the JSON lines of their 'rows' option, one
-// batch per line, and end there; every settling is counted.
-type memConnector struct {
-	mu      sync.Mutex
-	settled map[string]int // "accept", "release", "reject" -> rows
-}
-
-func (c *memConnector) Name() string { return "mem" }
-func (c *memConnector) Options() *options.Set {
-	return &options.Set{Owner: "connector 'mem'", Options: []options.Option{{Key: "rows", Type: options.String}}}
-}
-func (c *memConnector) Metadata() []table.MetadataKey {
-	return []table.MetadataKey{{Key: "n", Type: table.BigIntType().WithNotNull(true)}}
-}
-func (c *memConnector) NewSource(b *table.Bound) (table.Source, error) {
-	return &memSource{c: c, schema: b.Def.Schema.Arrow(), lines: strings.Split(b.Options.String("rows"), "\n")}, nil
-}
-
-func (c *memConnector) count(d table.Disposition, n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.settled[d.String()] += n
-}
-
-type memSource struct {
-	c      *memConnector
-	schema *arrow.Schema
-	lines  []string
-}
-
-func (s *memSource) Open(_ context.Context, o table.OpenOptions) (table.Stream, error) {
-	return &memStream{s: s, mem: o.Alloc}, nil
-}
-
-type memStream struct {
-	s   *memSource
-	mem memory.Allocator
-	i   int
-}
-
-func (st *memStream) Schema() *arrow.Schema { return st.s.schema }
-func (st *memStream) Stats() table.Stats    { return table.Stats{} }
-func (st *memStream) Close() error          { return nil }
-func (st *memStream) Next(ctx context.Context) (table.Batch, error) {
-	if st.i >= len(st.s.lines) || st.s.lines[st.i] == "" {
-		return table.Batch{}, io.EOF
-	}
-	rec, _, err := array.RecordFromJSON(st.mem, st.s.schema, strings.NewReader("["+st.s.lines[st.i]+"]"))
-	if err != nil {
-		return table.Batch{}, err
-	}
-	st.i++
-	return table.Batch{Record: rec, Ack: &memAcker{c: st.s.c, rows: int(rec.NumRows()), marks: map[int]table.Disposition{}}}, nil
-}
-
-type memAcker struct {
-	c     *memConnector
-	rows  int
-	marks map[int]table.Disposition
-}
-
-func (a *memAcker) Mark(row int, d table.Disposition) { a.marks[row] = d }
-func (a *memAcker) Done() {
-	for i := 0; i < a.rows; i++ {
-		a.c.count(a.marks[i], 1) // unmarked rows are Accept, the zero value
-	}
-}
-func (a *memAcker) Abandon() {
-	for i := 0; i < a.rows; i++ {
-		if a.marks[i] == table.Reject {
-			a.c.count(table.Reject, 1)
-		} else {
-			a.c.count(table.Release, 1)
-		}
-	}
-}
-
-type memFormat struct{}
-
-func (memFormat) Name() string          { return "none" }
-func (memFormat) Options() *options.Set { return &options.Set{Owner: "format 'none'"} }
-func (memFormat) NewDecoder([]table.Column, options.Values) (table.Decoder, error) {
-	return nil, nil
-}
-
-func newEngine(t *testing.T) (*kshare.Engine, *memConnector, *memory.CheckedAllocator) {
+// newEngine's tables hand out the JSON lines of their 'rows' option, one
+// batch per line, and end there; the connector counts every settling.
+func newEngine(t *testing.T) (*kshare.Engine, *tabletest.Connector, *memory.CheckedAllocator) {
 	t.Helper()
-	reg := table.NewRegistry()
-	c := &memConnector{settled: map[string]int{}}
-	reg.RegisterConnector(c)
-	reg.RegisterFormat(memFormat{})
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return kshare.New(kshare.WithRegistry(reg), kshare.WithAllocator(mem)), c, mem
+	mem := tabletest.CheckedAlloc(t)
+	c := &tabletest.Connector{
+		Kind: "mem",
+		With: []options.Option{{Key: "rows", Type: options.String}},
+		Keys: []table.MetadataKey{{Key: "n", Type: table.BigIntType().WithNotNull(true)}},
+		Fill: func(b *table.Bound, s *tabletest.Source) {
+			for _, line := range strings.Split(b.Options.String("rows"), "\n") {
+				if line == "" {
+					break
+				}
+				s.Batches = append(s.Batches, tabletest.FromJSON(t, mem, s.Schema, 0, line)...)
+			}
+			t.Cleanup(s.Release)
+		},
+	}
+	return kshare.New(kshare.WithRegistry(tabletest.Registry(c, "none")), kshare.WithAllocator(mem)), c, mem
 }
 
 const itemsDDL = `CREATE TABLE items (
@@ -210,8 +134,8 @@ func TestSettingsReachQueries(t *testing.T) {
 	if got := collect(t, rows); len(got) != 1 || rows.EndReason() != query.EndMaxRows {
 		t.Errorf("max-rows 1: %v, %s", got, rows.EndReason())
 	}
-	if c.settled["accept"] != 1 || c.settled["release"] != 1 {
-		t.Errorf("settled %v, want the first row accepted and the second released", c.settled)
+	if settled := c.Settled(); settled["accept"] != 1 || settled["release"] != 1 {
+		t.Errorf("settled %v, want the first row accepted and the second released", settled)
 	}
 	// A query option wins over the setting.
 	rows, err = eng.Query(ctx, "SELECT id FROM items", kshare.MaxRows(0), kshare.BatchSize(10))
@@ -308,8 +232,8 @@ func TestQueryCancelled(t *testing.T) {
 		t.Errorf("after cancel: %v", rows.Err())
 	}
 	rows.Close()
-	if c.settled["accept"] != 2 {
-		t.Errorf("settled %v, want the first batch accepted", c.settled)
+	if settled := c.Settled(); settled["accept"] != 2 {
+		t.Errorf("settled %v, want the first batch accepted", settled)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/tabletest"
 )
 
 // TestMetrics: the collector counts the work of open and of closed streams.
@@ -18,7 +19,7 @@ func TestMetrics(t *testing.T) {
 	if err := reg.Register(connector.Collector()); err != nil {
 		t.Fatal(err)
 	}
-	st := open(t, newSource(t, addr, topic, group, nil), checkedAlloc(t))
+	st := open(t, newSource(t, addr, topic, group, nil), tabletest.CheckedAlloc(t))
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "all records", func() bool { return len(r.seen) == 30 })
 	st.Close()

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
 )
 
@@ -56,7 +57,7 @@ func TestSASLSCRAMOverTLS(t *testing.T) {
 			opts := c.opts(user, pass)
 			opts["properties.security.protocol"] = "SASL_SSL"
 			opts["properties.ssl.ca.location"] = s.CAFile
-			st := open(t, newSource(t, s.Bootstrap, topic, group, opts), checkedAlloc(t))
+			st := open(t, newSource(t, s.Bootstrap, topic, group, opts), tabletest.CheckedAlloc(t))
 			defer st.Close()
 			r := newReader(t, st)
 			r.until(kafkatest.Context(t), "every record over SASL_SSL", func() bool { return len(r.seen) == 100 })

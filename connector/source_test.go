@@ -23,6 +23,7 @@ import (
 
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -167,19 +168,13 @@ func queue(t testing.TB, values ...[]byte) (addr, topic, group string) {
 	return addr, topic, group
 }
 
-func checkedAlloc(t testing.TB) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
-
 // TestParallelMembersOnePartition is the share-group promise: more members
 // than partitions, each gets work, every record is delivered once.
 func TestParallelMembersOnePartition(t *testing.T) {
 	const n = 20000
 	addr, topic, group := queue(t, kafkatest.Values(n)...)
 
-	mem := checkedAlloc(t)
+	mem := tabletest.CheckedAlloc(t)
 	st := open(t, newSource(t, addr, topic, group, map[string]string{
 		"source.parallelism": "4",
 		// Small polls so that the four members take turns on the one
@@ -215,7 +210,7 @@ func TestParallelMembersOnePartition(t *testing.T) {
 func TestEarlyEndReleases(t *testing.T) {
 	const n = 10000
 	addr, topic, group := queue(t, kafkatest.Values(n)...)
-	mem := checkedAlloc(t)
+	mem := tabletest.CheckedAlloc(t)
 	src := newSource(t, addr, topic, group, nil)
 	ctx := kafkatest.Context(t)
 
@@ -265,7 +260,7 @@ func poisoned(n, at int) [][]byte {
 // test ends, before its memory is checked.
 func readPastPoison(t *testing.T, mode string) table.Stream {
 	addr, topic, group := queue(t, poisoned(1000, 500)...)
-	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": mode}), checkedAlloc(t))
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": mode}), tabletest.CheckedAlloc(t))
 	t.Cleanup(func() { st.Close() })
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "the good records", func() bool { return len(r.seen) == 999 })
@@ -286,7 +281,7 @@ func TestDecodeErrorRelease(t *testing.T) {
 
 func TestDecodeErrorFail(t *testing.T) {
 	addr, topic, group := queue(t, poisoned(1000, 500)...)
-	mem := checkedAlloc(t)
+	mem := tabletest.CheckedAlloc(t)
 	ctx := kafkatest.Context(t)
 	src := newSource(t, addr, topic, group, nil)
 	st := open(t, src, mem)
@@ -379,7 +374,7 @@ func TestMetadataColumns(t *testing.T) {
 	for _, k := range connector.Metadata {
 		meta = append(meta, table.Column{Name: "m_" + k.Key, Type: k.Type, Metadata: true, MetadataKey: k.Key, Virtual: true})
 	}
-	st := open(t, newSource(t, addr, topic, group, nil, meta...), checkedAlloc(t))
+	st := open(t, newSource(t, addr, topic, group, nil, meta...), tabletest.CheckedAlloc(t))
 	defer st.Close()
 	b, err := st.Next(kafkatest.Context(t))
 	if err != nil {
@@ -460,7 +455,7 @@ func holdSlowly(t *testing.T) (stolen, held int, stats table.Stats) {
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)...)
 	ctx := kafkatest.Context(t)
 
-	st := open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "50"}), checkedAlloc(t))
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "50"}), tabletest.CheckedAlloc(t))
 	defer st.Close()
 	r := newReader(t, st)
 	b, ids, err := r.next(ctx)
@@ -578,7 +573,7 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 	cmd.Wait()
 	childIDs := readIDs(t, out)
 
-	st := open(t, newSource(t, addr, topic, group, nil), checkedAlloc(t))
+	st := open(t, newSource(t, addr, topic, group, nil), tabletest.CheckedAlloc(t))
 	defer st.Close()
 	r := newReader(t, st)
 	r.until(ctx, "every id the killed reader had not delivered", func() bool {

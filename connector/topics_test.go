@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
 )
 
@@ -17,7 +18,7 @@ func TestTopicList(t *testing.T) {
 	vs := kafkatest.Values(200)
 	kafkatest.Produce(t, addr, a, vs[:100]...)
 	kafkatest.Produce(t, addr, b, vs[100:]...)
-	st := open(t, newSource(t, addr, a+"; "+b, group, nil), checkedAlloc(t))
+	st := open(t, newSource(t, addr, a+"; "+b, group, nil), tabletest.CheckedAlloc(t))
 	defer st.Close()
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "the records of both topics", func() bool { return len(r.seen) == 200 })
@@ -40,7 +41,7 @@ func TestTopicPattern(t *testing.T) {
 		"properties.fetch.max.wait.ms":            "100",
 		"scan.topic-partition-discovery.interval": "500ms",
 	})
-	st := open(t, src, checkedAlloc(t))
+	st := open(t, src, tabletest.CheckedAlloc(t))
 	defer st.Close()
 	r := newReader(t, st)
 	ctx := kafkatest.Context(t)
@@ -63,12 +64,12 @@ func TestStartupModes(t *testing.T) {
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(50)...)
 	ctx := kafkatest.Context(t)
 
-	early := open(t, newSource(t, addr, topic, kafkatest.GroupName(t), map[string]string{"scan.startup.mode": "earliest-offset"}), checkedAlloc(t))
+	early := open(t, newSource(t, addr, topic, kafkatest.GroupName(t), map[string]string{"scan.startup.mode": "earliest-offset"}), tabletest.CheckedAlloc(t))
 	r := newReader(t, early)
 	r.until(ctx, "the records produced before the group started", func() bool { return len(r.seen) == 50 })
 	early.Close()
 
-	late := open(t, newSource(t, addr, topic, kafkatest.GroupName(t), map[string]string{"scan.startup.mode": "latest-offset"}), checkedAlloc(t))
+	late := open(t, newSource(t, addr, topic, kafkatest.GroupName(t), map[string]string{"scan.startup.mode": "latest-offset"}), tabletest.CheckedAlloc(t))
 	defer late.Close()
 	r = newReader(t, late)
 	// The group's position is taken at its first fetch; produce until
@@ -99,7 +100,7 @@ func TestStartupModes(t *testing.T) {
 // TestAtMostOnce accepts on receipt: an abandoned batch is not released.
 func TestAtMostOnce(t *testing.T) {
 	addr, topic, group := queue(t, kafkatest.Values(100)...)
-	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.delivery-guarantee": "at-most-once"}), checkedAlloc(t))
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.delivery-guarantee": "at-most-once"}), tabletest.CheckedAlloc(t))
 	r := newReader(t, st)
 	b, ids, err := r.next(kafkatest.Context(t))
 	if err != nil {
@@ -119,7 +120,7 @@ func TestAtMostOnce(t *testing.T) {
 func TestPerRowDispositions(t *testing.T) {
 	addr, topic, group := queue(t, kafkatest.Values(10)...)
 	ctx := kafkatest.Context(t)
-	st := open(t, newSource(t, addr, topic, group, nil), checkedAlloc(t))
+	st := open(t, newSource(t, addr, topic, group, nil), tabletest.CheckedAlloc(t))
 	defer st.Close()
 	r := newReader(t, st)
 	first := map[int64]bool{}
@@ -176,7 +177,7 @@ func TestPerRowDispositions(t *testing.T) {
 func TestTwoReadersSplitTheGroup(t *testing.T) {
 	const n = 4000
 	addr, topic, group := queue(t, kafkatest.Values(n)...)
-	mem := checkedAlloc(t)
+	mem := tabletest.CheckedAlloc(t)
 	// record_limit: each stream has one member for the one partition, so
 	// by default it would acquire in batch_optimized mode, where one fetch
 	// may take a whole producer batch of thousands of records and leave the
@@ -255,7 +256,7 @@ func TestBatchOptimized(t *testing.T) {
 		"properties.share.acquire.mode": "batch_optimized",
 		"properties.max.poll.records":   "100",
 		"source.parallelism":            "2",
-	}), checkedAlloc(t))
+	}), tabletest.CheckedAlloc(t))
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "all records", func() bool { return len(r.seen) == n })
 	st.Close()

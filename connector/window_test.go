@@ -16,6 +16,7 @@ import (
 
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
 )
 
@@ -110,7 +111,7 @@ func TestFetchWindow(t *testing.T) {
 			w := &fetchWatch{}
 			defer connector.SetClientOpts(kgo.Dialer(w.dial))()
 			group := kafkatest.ShareGroup(t, addr)
-			st := open(t, newSource(t, addr, topic, group, tc.extra), checkedAlloc(t))
+			st := open(t, newSource(t, addr, topic, group, tc.extra), tabletest.CheckedAlloc(t))
 			r := newReader(t, st)
 			r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == 2000 })
 			if err := st.Close(); err != nil {
@@ -161,7 +162,7 @@ func TestFetchWindowLargeRecords(t *testing.T) {
 	w := &fetchWatch{}
 	defer connector.SetClientOpts(kgo.Dialer(w.dial))()
 	group := kafkatest.ShareGroup(t, addr)
-	st := open(t, newSource(t, addr, topic, group, nil), checkedAlloc(t))
+	st := open(t, newSource(t, addr, topic, group, nil), tabletest.CheckedAlloc(t))
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == len(values) })
 	if err := st.Close(); err != nil {
@@ -201,7 +202,7 @@ func TestPollDefaults(t *testing.T) {
 			defer connector.SetClientOpts(kgo.Dialer(w.dial))()
 			logs := &syncBuf{}
 			src := newSource(t, addr, topic, kafkatest.ShareGroup(t, addr), tc.extra)
-			st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: checkedAlloc(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: tabletest.CheckedAlloc(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}

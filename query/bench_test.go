@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/internal/tabletest"
 )
 
 // BenchmarkQuery runs statements over 64 batches of 1024 rows; b.N counts
@@ -29,14 +31,14 @@ func BenchmarkQuery(b *testing.B) {
 			mem := memory.NewGoAllocator()
 			cat := newCatalog(b, ddl)
 			src := sourceOf(b, cat, "orders")
-			src.quiet = true
-			one := batchesFromJSON(b, mem, src.schema, lines, 0)[0]
+			src.Quiet = true
+			one := tabletest.FromJSON(b, mem, src.Schema, 0, lines...)[0]
 			defer one.Release()
 			for i := 0; i < 64; i++ {
 				one.Retain()
-				src.batches = append(src.batches, one)
+				src.Batches = append(src.Batches, one)
 			}
-			defer src.release()
+			defer src.Release()
 			p, err := Prepare(sql, cat)
 			if err != nil {
 				b.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/kshare/kshare/internal/tabletest"
 )
 
 const fuzzDDL = `CREATE TABLE t (
@@ -38,14 +38,11 @@ func FuzzPrepare(f *testing.F) {
 	}
 	f.Add("SELECT i / 0, m % 0, CAST(s AS DATE), -i FROM t WHERE i BETWEEN -1 AND 1 LIMIT 2")
 	f.Fuzz(func(t *testing.T, sql string) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		mem := tabletest.CheckedAlloc(t)
 		cat := newCatalog(t, fuzzDDL)
 		src := sourceOf(t, cat, "t")
-		src.batches = batchesFromJSON(t, mem, src.schema, fuzzRows, 3)
-		defer func() {
-			src.release()
-			mem.AssertSize(t, 0)
-		}()
+		src.Batches = tabletest.FromJSON(t, mem, src.Schema, 3, fuzzRows...)
+		t.Cleanup(src.Release)
 		p, err := Prepare(sql, cat)
 		if err != nil {
 			if !strings.Contains(err.Error(), " ") {

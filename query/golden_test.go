@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
@@ -84,14 +85,13 @@ func parseScenarios(t *testing.T, path string) ([]*scenario, []string) {
 
 func runScenarios(t *testing.T, path string) {
 	scs, trailer := parseScenarios(t, path)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	cat := table.NewCatalogWith(testRegistry())
-	defer func() {
+	t.Cleanup(func() {
 		for _, tb := range cat.List() {
-			tb.Source.(*fakeSource).release()
+			tb.Source.(*tabletest.Source).Release()
 		}
-	}()
+	})
 	var b strings.Builder
 	changed := false
 	for _, sc := range scs {
@@ -155,11 +155,11 @@ func runScenario(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *sce
 		if err != nil {
 			t.Fatalf("line %d: %v", sc.line, err)
 		}
-		src := tb.Source.(*fakeSource)
-		src.release()
+		src := tb.Source.(*tabletest.Source)
+		src.Release()
 		size, _ := strconv.Atoi(args["batch"])
-		src.batches = batchesFromJSON(t, mem, src.schema, sc.input, size)
-		return []string{fmt.Sprintf("%d rows in %d batches", len(sc.input), len(src.batches))}
+		src.Batches = tabletest.FromJSON(t, mem, src.Schema, size, sc.input...)
+		return []string{fmt.Sprintf("%d rows in %d batches", len(sc.input), len(src.Batches))}
 	case "query":
 		return runQuery(t, mem, cat, sc, args)
 	}
@@ -178,7 +178,7 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 		o.MaxRows, _ = strconv.ParseInt(v, 10, 64)
 	}
 	// A SELECT without FROM has a source of its own, with no log.
-	src, _ := p.Table().Source.(*fakeSource)
+	src, _ := p.Table().Source.(*tabletest.Source)
 	logFrom := 0
 	if src != nil {
 		logFrom = len(src.Log())

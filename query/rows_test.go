@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -30,19 +31,16 @@ type fixture struct {
 	t   *testing.T
 	mem *memory.CheckedAllocator
 	cat *table.Catalog
-	src *fakeSource
+	src *tabletest.Source
 }
 
 func newFixture(t *testing.T, size int, rows ...string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, mem: memory.NewCheckedAllocator(memory.NewGoAllocator())}
+	f := &fixture{t: t, mem: tabletest.CheckedAlloc(t)}
 	f.cat = newCatalog(t, ordersDDL)
 	f.src = sourceOf(t, f.cat, "orders")
-	f.src.batches = batchesFromJSON(t, f.mem, f.src.schema, rows, size)
-	t.Cleanup(func() {
-		f.src.release()
-		f.mem.AssertSize(t, 0)
-	})
+	f.src.Batches = tabletest.FromJSON(t, f.mem, f.src.Schema, size, rows...)
+	t.Cleanup(f.src.Release)
 	return f
 }
 
@@ -216,7 +214,7 @@ func TestReleaseBatch(t *testing.T) {
 
 func TestCloseSettlesTheCurrentBatchAsDelivered(t *testing.T) {
 	f := newFixture(t, 2, rowsN(6)...)
-	f.src.eof = false
+	f.src.EOF = false
 	r := f.run(context.Background(), "SELECT * FROM orders", Options{})
 	if !r.Next() {
 		t.Fatal(r.Err())
@@ -252,7 +250,7 @@ func TestCancelEndsTheQueryAndAbandonsWhatWasNotHandedOut(t *testing.T) {
 	defer cancel()
 	// The context ends while the stream hands out b1: b1 must not reach the
 	// caller and goes back whole.
-	f.src.handing = func(i int) {
+	f.src.Handing = func(i int) {
 		if i == 1 {
 			cancel()
 		}
@@ -273,7 +271,7 @@ func TestCancelEndsTheQueryAndAbandonsWhatWasNotHandedOut(t *testing.T) {
 
 func TestCancelWhileWaiting(t *testing.T) {
 	f := newFixture(t, 2, rowsN(2)...)
-	f.src.eof = false
+	f.src.EOF = false
 	ctx, cancel := context.WithCancel(context.Background())
 	r := f.run(ctx, "SELECT id FROM orders", Options{})
 	if !r.Next() {
@@ -294,7 +292,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 
 func TestIdleTimeoutEndsWithoutError(t *testing.T) {
 	f := newFixture(t, 2, rowsN(3)...)
-	f.src.eof = false
+	f.src.EOF = false
 	r := f.run(context.Background(), "SELECT id FROM orders", Options{IdleTimeout: 20 * time.Millisecond})
 	n := 0
 	for r.Next() {
@@ -309,7 +307,7 @@ func TestIdleTimeoutEndsWithoutError(t *testing.T) {
 
 func TestIdleTimeoutFromTheStart(t *testing.T) {
 	f := newFixture(t, 2)
-	f.src.eof = false
+	f.src.EOF = false
 	start := time.Now()
 	r := f.run(context.Background(), "SELECT id FROM orders", Options{IdleTimeout: 10 * time.Millisecond})
 	if r.Next() || r.Err() != nil || r.EndReason() != EndIdle {
@@ -339,7 +337,7 @@ func TestEvaluationErrorEndsTheQueryAndAbandonsTheBatch(t *testing.T) {
 
 func TestStreamErrorEndsTheQuery(t *testing.T) {
 	f := newFixture(t, 2, rowsN(4)...)
-	f.src.failAt = 1
+	f.src.FailAt = 1
 	r := f.run(context.Background(), "SELECT id FROM orders", Options{})
 	for r.Next() {
 	}
@@ -357,7 +355,7 @@ func TestLimitZeroOpensNothing(t *testing.T) {
 		t.Fatalf("%v %s", r.Err(), r.EndReason())
 	}
 	r.Close()
-	if len(f.src.streams) != 0 {
+	if f.src.Opened() != 0 {
 		t.Error("LIMIT 0 opened a stream")
 	}
 }
@@ -378,7 +376,7 @@ func TestMaxRowsAndCloseAtTheBound(t *testing.T) {
 
 func TestOpenError(t *testing.T) {
 	f := newFixture(t, 2)
-	f.src.openErr = errors.New("no brokers")
+	f.src.OpenErr = errors.New("no brokers")
 	p, err := Prepare("SELECT id FROM orders", f.cat)
 	if err != nil {
 		t.Fatal(err)
@@ -481,7 +479,7 @@ func TestSettings(t *testing.T) {
 // Elapsed but not in Working, over which rates are measured.
 func TestIdleWaitIsNotWork(t *testing.T) {
 	f := newFixture(t, 2, rowsN(3)...)
-	f.src.eof = false
+	f.src.EOF = false
 	const idle = 300 * time.Millisecond
 	r := f.run(context.Background(), "SELECT id FROM orders", Options{IdleTimeout: idle})
 	for r.Next() {

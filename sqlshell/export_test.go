@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -16,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-func exportRows(t *testing.T, batches [][]int64, o ExportOptions) (ExportResult, *memSource) {
+func exportRows(t *testing.T, batches [][]int64, o ExportOptions) (ExportResult, memTable) {
 	t.Helper()
 	sh, src, _ := newMemShell(t, batches, nil)
 	rows, err := sh.eng.Query(t.Context(), "SELECT id FROM t")
@@ -141,26 +140,7 @@ func TestExportParquet(t *testing.T) {
 // torn one) has its whole batches put first in the next export's file.
 func TestExportParquetRecoversSpool(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.parquet")
-	f, err := os.Create(spoolPath(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := ipc.NewWriter(f, ipc.WithSchema(memSchema))
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	b.AppendValues([]int64{7, 8}, nil)
-	col := b.NewArray()
-	rec := array.NewRecordBatch(memSchema, []arrow.Array{col}, 2)
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	rec.Release()
-	col.Release()
-	b.Release()
-	// No end marker, and half a message: as a kill leaves it.
-	if _, err := f.Write([]byte{0xff, 0xff, 0xff, 0xff, 0x40, 0, 0}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeTornStream(t, spoolPath(path), []int64{7, 8})
 
 	res, _ := exportRows(t, [][]int64{{1}}, ExportOptions{Path: path, Format: FormatParquet})
 	if got := fmt.Sprint(readParquetIDs(t, path)); got != "[7 8 1]" {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
 )
 
@@ -181,8 +182,7 @@ func typed(t *testing.T, mem memory.Allocator) ([]table.Column, arrow.RecordBatc
 }
 
 func TestJSONPrinter(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	cols, rec := typed(t, mem)
 	defer rec.Release()
 

@@ -7,121 +7,40 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare"
-	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 )
 
-// memConnector serves tables from memory: each stream hands out the batches
-// of ids the test set in memBatches, then ends, and every row's fate is
-// written to the verdicts the test reads.
-type memConnector struct{ src *memSource }
+// memSchema is the schema of table t of newMemShell, for files a test
+// writes as an export would.
+var memSchema = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
 
-func (c memConnector) Name() string                                 { return "mem" }
-func (c memConnector) Options() *options.Set                        { return &options.Set{Owner: "connector 'mem'"} }
-func (c memConnector) Metadata() []table.MetadataKey                { return nil }
-func (c memConnector) NewSource(*table.Bound) (table.Source, error) { return c.src, nil }
-
-type memFormat struct{}
-
-func (memFormat) Name() string          { return "mem" }
-func (memFormat) Options() *options.Set { return &options.Set{Owner: "format 'mem'"} }
-func (memFormat) NewDecoder([]table.Column, options.Values) (table.Decoder, error) {
-	return nil, nil
+// memTable is table t of newMemShell: its source hands out the batches of
+// ids the test gave, then ends, and records every row's fate.
+type memTable struct {
+	*tabletest.Source
+	ids [][]int64
 }
 
-type memSource struct {
-	mem     memory.Allocator
-	batches [][]int64
-	// handing runs before batch i is handed out.
-	handing func(i int)
-	// stats, when set, is what the stream's Stats says.
-	stats func() table.Stats
-
-	mu       sync.Mutex
-	verdicts map[int64]table.Disposition
-}
-
-func (s *memSource) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
-	return &memStream{src: s}, nil
-}
-
-func (s *memSource) settle(ids []int64, marks map[int]table.Disposition, def table.Disposition) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, id := range ids {
-		d, ok := marks[i]
-		if !ok || (def == table.Release && d != table.Reject) {
-			d = def
-		}
-		s.verdicts[id] = d
-	}
-}
-
-// verdict says, per id, "accept", "release" or "reject".
-func (s *memSource) verdict() map[int64]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// verdict says, per id, "accept", "release" or "reject", as the shell
+// settled it (a stream's Close giving back what the shell never settled
+// does not count).
+func (m memTable) verdict() map[int64]string {
 	out := map[int64]string{}
-	for id, d := range s.verdicts {
-		out[id] = d.String()
+	for _, v := range m.Verdicts() {
+		if !v.ByClose {
+			out[m.ids[v.Batch][v.Row]] = v.Disposition.String()
+		}
 	}
 	return out
 }
-
-var memSchema = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-
-type memStream struct {
-	src  *memSource
-	next int
-}
-
-func (st *memStream) Schema() *arrow.Schema { return memSchema }
-
-func (st *memStream) Next(ctx context.Context) (table.Batch, error) {
-	if st.next >= len(st.src.batches) {
-		return table.Batch{}, io.EOF
-	}
-	if st.src.handing != nil {
-		st.src.handing(st.next)
-	}
-	ids := st.src.batches[st.next]
-	st.next++
-	b := array.NewInt64Builder(st.src.mem)
-	defer b.Release()
-	b.AppendValues(ids, nil)
-	col := b.NewArray()
-	defer col.Release()
-	rec := array.NewRecordBatch(memSchema, []arrow.Array{col}, int64(len(ids)))
-	return table.Batch{Record: rec, Ack: &memAcker{src: st.src, ids: ids, marks: map[int]table.Disposition{}}}, nil
-}
-
-func (st *memStream) Stats() table.Stats {
-	if st.src.stats != nil {
-		return st.src.stats()
-	}
-	return table.Stats{}
-}
-func (st *memStream) Close() error { return nil }
-
-type memAcker struct {
-	src   *memSource
-	ids   []int64
-	marks map[int]table.Disposition
-}
-
-func (a *memAcker) Mark(row int, d table.Disposition) { a.marks[row] = d }
-func (a *memAcker) Done()                             { a.src.settle(a.ids, a.marks, table.Accept) }
-func (a *memAcker) Abandon()                          { a.src.settle(a.ids, a.marks, table.Release) }
 
 // testEngine adapts kshare.Engine to Engine.
 type testEngine struct{ *kshare.Engine }
@@ -130,20 +49,25 @@ func (e testEngine) Query(ctx context.Context, sql string) (*query.Rows, error) 
 	return e.Engine.Query(ctx, sql)
 }
 
-func newMemShell(t *testing.T, batches [][]int64, stdout io.Writer) (*Shell, *memSource, *bytes.Buffer) {
+func newMemShell(t *testing.T, batches [][]int64, stdout io.Writer) (*Shell, memTable, *bytes.Buffer) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	src := &memSource{mem: mem, batches: batches, verdicts: map[int64]table.Disposition{}}
-	reg := table.NewRegistry()
-	reg.RegisterConnector(memConnector{src: src})
-	reg.RegisterFormat(memFormat{})
-	eng := testEngine{kshare.New(kshare.WithRegistry(reg), kshare.WithAllocator(mem))}
+	mem := tabletest.CheckedAlloc(t)
+	c := &tabletest.Connector{Kind: "mem"}
+	eng := testEngine{kshare.New(kshare.WithRegistry(tabletest.Registry(c, "mem")), kshare.WithAllocator(mem))}
 	if _, err := eng.Exec(t.Context(), "CREATE TABLE t (id BIGINT) WITH ('connector' = 'mem', 'format' = 'mem')"); err != nil {
 		t.Fatal(err)
 	}
+	src := c.Sources()[0]
+	for _, ids := range batches {
+		var rows []string
+		for _, id := range ids {
+			rows = append(rows, fmt.Sprintf(`{"id": %d}`, id))
+		}
+		src.Batches = append(src.Batches, tabletest.FromJSON(t, mem, src.Schema, 0, rows...)...)
+	}
+	t.Cleanup(src.Release)
 	var stderr bytes.Buffer
-	return New(eng, Config{Stdout: stdout, Stderr: &stderr}), src, &stderr
+	return New(eng, Config{Stdout: stdout, Stderr: &stderr}), memTable{src, batches}, &stderr
 }
 
 func TestQueryAcceptsPrintedRows(t *testing.T) {
@@ -197,7 +121,7 @@ func TestQueryInterruptReleasesUnprinted(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
 	sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3, 4}, {5}}, &out)
-	src.handing = func(i int) {
+	src.Handing = func(i int) {
 		if i == 1 {
 			cancel(errors.New("test stop"))
 		}

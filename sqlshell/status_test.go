@@ -42,7 +42,7 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 	since := time.Date(2026, 1, 2, 12, 3, 4, 0, time.Local)
 	var mu sync.Mutex
 	down := false
-	src.stats = func() table.Stats {
+	src.Stats = func() table.Stats {
 		mu.Lock()
 		defer mu.Unlock()
 		if down {
@@ -61,7 +61,7 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // polling the screen, with a deadline
 		}
 	}
-	src.handing = func(i int) {
+	src.Handing = func(i int) {
 		if i != 1 {
 			return
 		}

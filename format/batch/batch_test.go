@@ -7,9 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/format/batch"
+	"github.com/kshare/kshare/internal/tabletest"
 )
 
 // digits is a decoder that appends one row per byte of a value: the
@@ -50,8 +50,7 @@ func offsetRows(rec arrow.RecordBatch) []string {
 // TestMetadataColumns interleaves a column the caller fills (the offset, as
 // the connector would) with the decoder's two.
 func TestMetadataColumns(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	b := batch.NewBuilder(mem, offsetSchema, []int{0, 2}, digits{}, 3)
 	defer b.Release()
 	var batches []arrow.RecordBatch
@@ -90,8 +89,7 @@ func TestMetadataColumns(t *testing.T) {
 // TestBatchOutlivesBuilder: a batch stays valid once the builder is
 // released, as the doc comment promises.
 func TestBatchOutlivesBuilder(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
 	b := batch.NewBuilder(mem, schema, nil, digits{}, 0)
 	if b.Size() != batch.DefaultSize {
@@ -111,8 +109,7 @@ func TestBatchOutlivesBuilder(t *testing.T) {
 // TestMetaBuilder fills the metadata columns from each value's source,
 // once per row the value gave, and appends nothing for a value that fails.
 func TestMetaBuilder(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	offset := batch.Meta[int64]{Index: 1, Fill: func(b array.Builder, off int64) { b.(*array.Int64Builder).Append(off) }}
 	b := batch.NewMetaBuilder(mem, offsetSchema, []int{0, 2}, digits{}, 4, []batch.Meta[int64]{offset})
 	defer b.Release()
@@ -132,8 +129,7 @@ func TestMetaBuilder(t *testing.T) {
 // TestMetaBuilderWithoutDecoder: a table of metadata columns only decodes
 // nothing and gets one row per value.
 func TestMetaBuilderWithoutDecoder(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "offset", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	offset := batch.Meta[int64]{Index: 0, Fill: func(b array.Builder, off int64) { b.(*array.Int64Builder).Append(off) }}
 	b := batch.NewMetaBuilder(mem, schema, []int{}, nil, 2, []batch.Meta[int64]{offset})

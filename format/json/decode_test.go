@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
 	"github.com/kshare/kshare/format/internal/formattest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -22,8 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // empty when the test ends.
 func newTestDecoder(t *testing.T, schema string, kv ...string) (table.Decoder, *array.RecordBuilder) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	mem := tabletest.CheckedAlloc(t)
 	cols, err := formattest.ParseColumns(schema)
 	if err != nil {
 		t.Fatal(err)
@@ -175,8 +174,7 @@ func TestRegistered(t *testing.T) {
 // replaces its builder would.
 func TestRebind(t *testing.T) {
 	dec, rb1 := newTestDecoder(t, "a INT, r ROW<s STRING>")
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	rb2 := array.NewRecordBuilder(mem, rb1.Schema())
 	defer rb2.Release()
 	for i, rb := range []*array.RecordBuilder{rb1, rb2, rb1} {
@@ -193,8 +191,7 @@ func TestRebind(t *testing.T) {
 // bug, reported by a panic that says what went wrong.
 func TestWrongBuilders(t *testing.T) {
 	dec, _ := newTestDecoder(t, "a INT")
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	b := array.NewStringBuilder(mem)
 	defer b.Release()
 	defer func() {

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/format/internal/formattest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -32,8 +33,7 @@ const diffSchema = "b BOOLEAN, i8 TINYINT, i16 SMALLINT, i32 INT, i64 BIGINT, f3
 	"arr ARRAY<INT>, r ROW<x INT, y ARRAY<ROW<z STRING, w DOUBLE>>>, m MAP<STRING, BIGINT>"
 
 func TestDifferentialArrowReader(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	cols, err := formattest.ParseColumns(diffSchema)
 	if err != nil {
 		t.Fatal(err)

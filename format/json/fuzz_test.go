@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/format/internal/formattest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -66,8 +66,7 @@ func FuzzJSONDecode(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer mem.AssertSize(t, 0)
+		mem := tabletest.CheckedAlloc(t)
 		rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
 		defer rb.Release()
 		rows := 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/format/internal/formattest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -29,8 +30,7 @@ func TestRegistered(t *testing.T) {
 }
 
 func TestErrorKinds(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	vals, err := options.Parse(nil, nil, Options)
 	if err != nil {
 		t.Fatal(err)
@@ -83,8 +83,7 @@ func FuzzRawDecode(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer mem.AssertSize(t, 0)
+		mem := tabletest.CheckedAlloc(t)
 		bb := batch.NewBuilder(mem, (&table.Schema{Columns: cols}).Arrow(), nil, dec, 0)
 		defer bb.Release()
 		rest := data[1:]

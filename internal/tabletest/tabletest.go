@@ -1,0 +1,386 @@
+// Package tabletest holds what the tests of the table layer and of the
+// packages above it (query, sqlshell, the Go API) share: a connector whose
+// tables live in memory and record what became of every row, a format that
+// decodes nothing, and Arrow memory that fails the test when it leaks.
+//
+// The fakes follow the table.Acker contract to the letter, so a test sees
+// what a consumer did with each batch (its log) and what each row's fate
+// was (its verdicts), the way the real connector would settle them.
+package tabletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// CheckedAlloc is Arrow memory for one test: when the test and every
+// cleanup it registers after this call are done, all of it must have been
+// released, or the test fails with the stacks of the allocations still held.
+func CheckedAlloc(t testing.TB) *memory.CheckedAllocator {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	return mem
+}
+
+// Connector is a table connector whose tables are Sources in memory. A new
+// table's source has the table's schema, no batches, and ends at once;
+// Fill, or the test through Sources, gives it what it needs.
+type Connector struct {
+	Kind string                      // the name a table's 'connector' option gives
+	With []options.Option            // the options its tables may set
+	Keys []table.MetadataKey         // its metadata
+	Fill func(*table.Bound, *Source) // if set, sets up each new source
+
+	mu      sync.Mutex
+	sources []*Source
+}
+
+func (c *Connector) Name() string { return c.Kind }
+func (c *Connector) Options() *options.Set {
+	return &options.Set{Owner: "connector '" + c.Kind + "'", Options: c.With}
+}
+func (c *Connector) Metadata() []table.MetadataKey { return c.Keys }
+
+func (c *Connector) NewSource(b *table.Bound) (table.Source, error) {
+	s := &Source{Schema: b.Def.Schema.Arrow(), EOF: true, FailAt: -1}
+	if c.Fill != nil {
+		c.Fill(b, s)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sources = append(c.sources, s)
+	return s, nil
+}
+
+// Sources are the sources made so far, oldest first.
+func (c *Connector) Sources() []*Source {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.sources)
+}
+
+// Settled counts the rows of all its sources by disposition ("accept",
+// "release", "reject"), as the consumers settled them (not those a stream's
+// Close gave back).
+func (c *Connector) Settled() map[string]int {
+	out := map[string]int{}
+	for _, s := range c.Sources() {
+		for _, v := range s.Verdicts() {
+			if !v.ByClose {
+				out[v.Disposition.String()]++
+			}
+		}
+	}
+	return out
+}
+
+// Release releases the batches of all its sources.
+func (c *Connector) Release() {
+	for _, s := range c.Sources() {
+		s.Release()
+	}
+}
+
+// Format is a format that decodes nothing: a Source's batches are built by
+// the test itself.
+type Format struct{ Kind string }
+
+func (f Format) Name() string          { return f.Kind }
+func (f Format) Options() *options.Set { return &options.Set{Owner: "format '" + f.Kind + "'"} }
+func (Format) NewDecoder([]table.Column, options.Values) (table.Decoder, error) {
+	return nil, nil
+}
+
+// Registry is a registry that holds c and the format named format.
+func Registry(c *Connector, format string) *table.Registry {
+	r := table.NewRegistry()
+	r.RegisterConnector(c)
+	r.RegisterFormat(Format{Kind: format})
+	return r
+}
+
+// Source is an in-memory source: each stream hands out Batches in order,
+// then ends (EOF) or waits for its context (an unbounded topic). Every
+// settling call of every stream is written to its log, and every row's
+// final disposition to its verdicts.
+type Source struct {
+	Schema  *arrow.Schema
+	Batches []arrow.RecordBatch // held by the source (Release); each stream hands out references
+	EOF     bool
+	// FailAt, if >= 0, makes Next fail ("fake stream: broker gone") when
+	// that batch would be handed out.
+	FailAt  int
+	OpenErr error
+	// Handing, if set, runs in Next just before batch i is handed out.
+	Handing func(i int)
+	// Stats, if set, is what every stream's Stats says instead of its own
+	// counts.
+	Stats func() table.Stats
+	// Quiet skips the log and the verdicts, for benchmarks of the consumer
+	// and not of the fake.
+	Quiet bool
+
+	mu       sync.Mutex
+	log      []string
+	verdicts []Verdict
+	streams  int
+}
+
+// Verdict is what became of one row: row Row of the stream's batch Batch
+// (counted from 0 in each stream).
+type Verdict struct {
+	Batch, Row  int
+	Disposition table.Disposition
+	// ByClose: the consumer never settled the batch; the stream's Close
+	// gave it back.
+	ByClose bool
+}
+
+func (s *Source) logf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = append(s.log, fmt.Sprintf(format, args...))
+}
+
+// Log is every settling call so far, in order.
+func (s *Source) Log() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log)
+}
+
+// Verdicts are the fates of the rows settled so far, in the order they
+// were settled.
+func (s *Source) Verdicts() []Verdict {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.verdicts)
+}
+
+// Opened counts the streams opened so far.
+func (s *Source) Opened() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams
+}
+
+// Release releases the source's own references to its batches.
+func (s *Source) Release() {
+	for _, b := range s.Batches {
+		b.Release()
+	}
+	s.Batches = nil
+}
+
+func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+	if s.OpenErr != nil {
+		return nil, s.OpenErr
+	}
+	s.mu.Lock()
+	s.streams++
+	s.mu.Unlock()
+	return &stream{src: s, acks: map[int]*acker{}}, nil
+}
+
+type stream struct {
+	src    *Source
+	next   int
+	closed bool
+	acks   map[int]*acker
+	stats  table.Stats
+	mu     sync.Mutex
+}
+
+func (st *stream) Schema() *arrow.Schema { return st.src.Schema }
+
+func (st *stream) Next(ctx context.Context) (table.Batch, error) {
+	if st.closed {
+		return table.Batch{}, errors.New("fake stream: Next after Close")
+	}
+	if st.next < len(st.src.Batches) {
+		if st.next == st.src.FailAt {
+			return table.Batch{}, errors.New("fake stream: broker gone")
+		}
+		if st.src.Handing != nil {
+			st.src.Handing(st.next)
+		}
+		b := st.src.Batches[st.next]
+		b.Retain()
+		a := &acker{id: st.next, st: st, rows: int(b.NumRows()), marks: map[int]table.Disposition{}}
+		st.acks[st.next] = a
+		st.next++
+		st.mu.Lock()
+		st.stats.Records += b.NumRows()
+		st.stats.Rows += b.NumRows()
+		st.mu.Unlock()
+		return table.Batch{Record: b, Ack: a}, nil
+	}
+	if st.src.EOF {
+		return table.Batch{}, io.EOF
+	}
+	<-ctx.Done()
+	return table.Batch{}, ctx.Err()
+}
+
+func (st *stream) Stats() table.Stats {
+	if st.src.Stats != nil {
+		return st.src.Stats()
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.stats
+}
+
+func (st *stream) Close() error {
+	if st.closed {
+		st.src.logf("close again")
+		return nil
+	}
+	st.closed = true
+	ids := make([]int, 0, len(st.acks))
+	for id, a := range st.acks {
+		if !a.settled {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		st.src.logf("b%d: abandoned by close", id)
+		st.acks[id].settle(false, true)
+	}
+	st.src.logf("close (%d unread)", len(st.src.Batches)-st.next)
+	return nil
+}
+
+// acker records what is done to one batch and counts the outcome per row
+// as the table.Acker contract says.
+type acker struct {
+	id      int
+	st      *stream
+	rows    int
+	marks   map[int]table.Disposition
+	settled bool
+}
+
+func (a *acker) Mark(row int, d table.Disposition) {
+	if a.settled {
+		a.st.src.logf("b%d: Mark after settling", a.id)
+	}
+	if row < 0 || row >= a.rows {
+		a.st.src.logf("b%d: Mark of row %d out of range", a.id, row)
+	}
+	a.marks[row] = d
+}
+
+func (a *acker) Done()    { a.settle(true, false) }
+func (a *acker) Abandon() { a.settle(false, false) }
+
+// settle logs the final disposition of every row: "b0: done accept 0-2,
+// release 3".
+func (a *acker) settle(done, byClose bool) {
+	if a.settled {
+		a.st.src.logf("b%d: settled twice", a.id)
+		return
+	}
+	a.settled = true
+	src := a.st.src
+	if src.Quiet {
+		return
+	}
+	by := map[table.Disposition][]int{}
+	for i := 0; i < a.rows; i++ {
+		d, marked := a.marks[i]
+		switch {
+		case !marked && done:
+			d = table.Accept
+		case !done && d != table.Reject:
+			d = table.Release
+		}
+		by[d] = append(by[d], i)
+		src.mu.Lock()
+		src.verdicts = append(src.verdicts, Verdict{Batch: a.id, Row: i, Disposition: d, ByClose: byClose})
+		src.mu.Unlock()
+		a.st.mu.Lock()
+		switch d {
+		case table.Accept:
+			a.st.stats.Accepted++
+		case table.Release:
+			a.st.stats.Released++
+		case table.Reject:
+			a.st.stats.Rejected++
+		}
+		a.st.mu.Unlock()
+	}
+	verb := "done"
+	if !done {
+		verb = "abandon"
+	}
+	var parts []string
+	for _, d := range []table.Disposition{table.Accept, table.Release, table.Reject} {
+		if rows := by[d]; len(rows) > 0 {
+			parts = append(parts, d.String()+" "+ranges(rows))
+		}
+	}
+	src.logf("b%d: %s: %s", a.id, verb, strings.Join(parts, ", "))
+}
+
+// ranges writes sorted row numbers compactly: 0-2,5.
+func ranges(rows []int) string {
+	var b strings.Builder
+	for i := 0; i < len(rows); {
+		j := i
+		for j+1 < len(rows) && rows[j+1] == rows[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", rows[i], rows[j])
+		} else {
+			fmt.Fprintf(&b, "%d", rows[i])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// FromJSON builds batches of at most size rows (0: one batch) from JSON
+// objects, one a row; a line may also hold several objects separated by
+// commas.
+func FromJSON(t testing.TB, mem memory.Allocator, schema *arrow.Schema, size int, rows ...string) []arrow.RecordBatch {
+	t.Helper()
+	if len(rows) == 0 {
+		return nil
+	}
+	if size <= 0 {
+		size = len(rows)
+	}
+	var out []arrow.RecordBatch
+	for i := 0; i < len(rows); i += size {
+		chunk := rows[i:min(i+size, len(rows))]
+		rec, _, err := array.RecordFromJSON(mem, schema, strings.NewReader("["+strings.Join(chunk, ",")+"]"))
+		if err != nil {
+			for _, b := range out {
+				b.Release()
+			}
+			t.Fatalf("rows %v: %v", chunk, err)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
