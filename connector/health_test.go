@@ -1,7 +1,6 @@
 package connector_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -72,24 +72,6 @@ func (l *link) set(cut bool) {
 	}
 }
 
-// syncBuf is a log destination the members write to while the test reads.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // noLeaks checks, after every other cleanup of the test (the broker's
 // among them), that the test left no goroutine behind.
 func noLeaks(t *testing.T) {
@@ -107,11 +89,8 @@ func noLeaks(t *testing.T) {
 func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for !cond() {
-		if time.Since(start) > within {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
+	if !watch.Until(within, cond) {
+		t.Fatalf("%s: not within %s", what, within)
 	}
 	return time.Since(start)
 }
@@ -125,7 +104,7 @@ func TestBrokerOutageIsVisible(t *testing.T) {
 	noLeaks(t)
 	addr, topic, group := queue(t, kafkatest.Values(10)...)
 	l := newLink(t)
-	var logs syncBuf
+	var logs watch.Buffer
 	mem := tabletest.CheckedAlloc(t)
 	src := newSource(t, addr, topic, group, map[string]string{"scan.broker-unavailable-timeout": "3s"})
 	st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: mem, Logger: slog.New(slog.NewTextHandler(&logs, nil))})

@@ -7,28 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 )
-
-// lockedBuf is a terminal the shell's status goroutine writes to while the
-// test reads it.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestStatusLineSaysBrokerIsGone: while the query waits for rows and the
 // source says no broker answers, the live status line says so, without
@@ -36,7 +18,7 @@ func (l *lockedBuf) String() string {
 func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 	defer func(d time.Duration) { statusEvery = d }(statusEvery)
 	statusEvery = 20 * time.Millisecond
-	out := &lockedBuf{}
+	out := &watch.Buffer{}
 	sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, out)
 	sh.cfg.Height = func() int { return 24 }
 	since := time.Date(2026, 1, 2, 12, 3, 4, 0, time.Local)
@@ -53,12 +35,8 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 	const gone = "(2 rows so far; cannot reach Kafka at kafka:9092 since 12:03:04, retrying; Ctrl-C stops the query)"
 	wait := func(what string, cond func(string) bool) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond(out.String()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not shown within 5s; screen: %q", what, out.String())
-			}
-			time.Sleep(10 * time.Millisecond) // polling the screen, with a deadline
+		if !watch.Until(5*time.Second, func() bool { return cond(out.String()) }) {
+			t.Fatalf("%s: not shown within 5s; screen: %q", what, out.String())
 		}
 	}
 	src.Handing = func(i int) {

@@ -18,6 +18,9 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/watch"
+	"regexp"
+	"strconv"
 )
 
 // These tests run kshare as a process of its own: the copy of this test
@@ -42,16 +45,18 @@ func kshareEnv(t *testing.T) []string {
 	)
 }
 
-// ordersDDL writes a file defining table name over topic, read by group,
-// with extra WITH pairs, and returns its path.
+// tableDDL is a one-line CREATE TABLE of table name over topic, read by
+// group, with extra WITH pairs.
+func tableDDL(name, addr, topic, group, extra string) string {
+	return fmt.Sprintf("CREATE TABLE %s (id BIGINT) WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s', 'topic' = '%s', "+
+		"'share-group-id' = '%s', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json'%s);", name, addr, topic, group, extra)
+}
+
+// ordersDDL writes tableDDL to a file and returns its path.
 func ordersDDL(t *testing.T, addr, name, topic, group, extra string) string {
 	t.Helper()
-	ddl := fmt.Sprintf(`CREATE TABLE %s (id BIGINT) WITH (
-  'connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s', 'topic' = '%s',
-  'share-group-id' = '%s', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json'%s);
-`, name, addr, topic, group, extra)
 	path := filepath.Join(t.TempDir(), name+".sql")
-	if err := os.WriteFile(path, []byte(ddl), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(tableDDL(name, addr, topic, group, extra)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -67,17 +72,17 @@ func idValues(from, to int) [][]byte {
 
 // startKshare starts kshare with args and returns it with its stdout and
 // stderr; the test's cleanup kills it if it still runs.
-func startKshare(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+func startKshare(t *testing.T, args ...string) (*exec.Cmd, *watch.Buffer, *watch.Buffer) {
 	t.Helper()
 	return startKshareEnv(t, nil, args...)
 }
 
 // startKshareEnv is startKshare with more environment variables.
-func startKshareEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+func startKshareEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *watch.Buffer, *watch.Buffer) {
 	t.Helper()
 	cmd := exec.Command(kshareBin(t), args...)
 	cmd.Env = append(kshareEnv(t), env...)
-	var out, errb syncBuffer
+	var out, errb watch.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -109,25 +114,6 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 		t.Fatalf("kshare did not exit within %v", kafkatest.Timeout)
 		return -1
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a process's output goroutine and the
-// test may use at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestSignalExitStatus: SIGINT and SIGTERM stop a running SELECT of the
@@ -184,77 +170,51 @@ func TestInteractive(t *testing.T) {
 	kafkatest.Produce(t, addr, topic, idValues(1, 4)...)
 
 	history := filepath.Join(t.TempDir(), "history")
-	cmd := exec.Command(kshareBin(t))
-	cmd.Env = append(kshareEnv(t), "TERM=xterm", "KSHARE_HISTORY="+history)
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
-	if err != nil {
-		t.Fatal(err)
-	}
-	screen := newScreen(tty)
-	defer func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-		tty.Close()
-		screen.wait()
-	}()
-	typeLine := func(s string) {
-		t.Helper()
-		if _, err := io.WriteString(tty, s+"\r"); err != nil {
-			t.Fatalf("typing %q: %v", s, err)
-		}
-	}
+	term := startTerminal(t, 40, 120, []string{"KSHARE_HISTORY=" + history})
 
-	screen.expect(t, "kshare> ")
-	typeLine("CREATE TABLE t (")
-	screen.expect(t, "     -> ")
-	typeLine("  id BIGINT")
-	typeLine(fmt.Sprintf(") WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s',", addr))
-	typeLine(fmt.Sprintf("  'topic' = '%s', 'share-group-id' = '%s',", topic, group))
-	typeLine("  'scan.startup.mode' = 'earliest-offset', 'format' = 'json');")
-	screen.expect(t, "table 't' created")
+	term.expect(t, "kshare> ")
+	term.typeLine("CREATE TABLE t (")
+	term.expect(t, "     -> ")
+	term.typeLine("  id BIGINT")
+	term.typeLine(fmt.Sprintf(") WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s',", addr))
+	term.typeLine(fmt.Sprintf("  'topic' = '%s', 'share-group-id' = '%s',", topic, group))
+	term.typeLine("  'scan.startup.mode' = 'earliest-offset', 'format' = 'json');")
+	term.expect(t, "table 't' created")
 
-	typeLine("SELECT id FROM t;")
-	screen.expect(t, "| id |")
-	screen.expect(t, "|  3 |")
-	screen.expect(t, "(3 rows so far; Ctrl-C stops the query)")
+	term.typeLine("SELECT id FROM t;")
+	term.expect(t, "| id |")
+	term.expect(t, "|  3 |")
+	term.expect(t, "(3 rows so far; Ctrl-C stops the query)")
 	// Rows produced while the query runs appear as they arrive.
 	kafkatest.Produce(t, addr, topic, idValues(4, 6)...)
-	screen.expect(t, "|  5 |")
-	screen.expect(t, "(5 rows so far; Ctrl-C stops the query)")
+	term.expect(t, "|  5 |")
+	term.expect(t, "(5 rows so far; Ctrl-C stops the query)")
 
-	if _, err := tty.Write([]byte{3}); err != nil { // Ctrl-C
-		t.Fatal(err)
-	}
-	screen.expect(t, "5 rows (query stopped; rows not shown were released)")
-	screen.expect(t, "kshare> ")
+	term.ctrlC()
+	term.expect(t, "5 rows (query stopped; rows not shown were released)")
+	term.expect(t, "kshare> ")
 
-	typeLine("SHOW TABLES;")
-	screen.expect(t, "| t          |")
-	screen.expect(t, "1 row")
+	term.typeLine("SHOW TABLES;")
+	term.expect(t, "| t          |")
+	term.expect(t, "1 row")
 
 	// A statement started and abandoned with Ctrl-C at the prompt. liner
 	// prints its prompt a moment before it turns the terminal's signals
 	// off; the echo of a typed character shows that it has.
-	typeLine("SELECT")
-	screen.expect(t, "     -> ")
-	if _, err := io.WriteString(tty, "x"); err != nil {
-		t.Fatal(err)
-	}
-	screen.expect(t, "     -> x")
-	if _, err := tty.Write([]byte{3}); err != nil {
-		t.Fatal(err)
-	}
-	typeLine("DESCRIBE nope;")
-	screen.expect(t, "error: table 'nope' does not exist")
+	term.typeLine("SELECT")
+	term.expect(t, "     -> ")
+	term.typeText("x")
+	term.expect(t, "     -> x")
+	term.ctrlC()
+	term.typeLine("DESCRIBE nope;")
+	term.expect(t, "error: table 'nope' does not exist")
 
-	typeLine("help")
-	screen.expect(t, "Statements end with ';'")
+	term.typeLine("help")
+	term.expect(t, "Statements end with ';'")
 
-	typeLine("quit")
-	if code := waitExit(t, cmd); code != 0 {
-		t.Errorf("exit status %d after quit, want 0\n%s", code, screen.text())
+	term.typeLine("quit")
+	if code := waitExit(t, term.cmd); code != 0 {
+		t.Errorf("exit status %d after quit, want 0\n%s", code, term.text())
 	}
 	h, err := os.ReadFile(history)
 	if err != nil {
@@ -270,33 +230,68 @@ func TestInteractive(t *testing.T) {
 // TestInteractiveSIGTERM: SIGTERM ends the shell at the prompt, where it
 // cannot interrupt the terminal's read otherwise, with exit status 143.
 func TestInteractiveSIGTERM(t *testing.T) {
-	cmd := exec.Command(kshareBin(t))
-	cmd.Env = append(kshareEnv(t), "TERM=xterm")
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	term := startTerminal(t, 24, 80, nil)
+	term.expect(t, "kshare> ")
+	term.typeText("SHOW")
+	term.expect(t, "kshare> SHOW")
+	if err := term.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, term.cmd); code != 143 {
+		t.Errorf("exit status %d, want 143\n%s", code, term.text())
+	}
+	term.expect(t, "kshare: stopped by SIGTERM")
+}
+
+// terminal is kshare run in a terminal (a pty) of its own, with the screen
+// the test waits on.
+type terminal struct {
+	*screen
+	t   *testing.T
+	cmd *exec.Cmd
+	tty *os.File
+}
+
+// startTerminal starts kshare with args in a rows x cols terminal, with
+// env added to its environment; the test's cleanup kills it if it still
+// runs.
+func startTerminal(t *testing.T, rows, cols uint16, env []string, args ...string) *terminal {
+	t.Helper()
+	cmd := exec.Command(kshareBin(t), args...)
+	cmd.Env = append(append(kshareEnv(t), "TERM=xterm"), env...)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: cols})
 	if err != nil {
 		t.Fatal(err)
 	}
-	screen := newScreen(tty)
-	defer func() {
+	term := &terminal{screen: newScreen(tty), t: t, cmd: cmd, tty: tty}
+	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
 		tty.Close()
-		screen.wait()
-	}()
-	screen.expect(t, "kshare> ")
-	if _, err := io.WriteString(tty, "SHOW"); err != nil {
-		t.Fatal(err)
+		term.wait()
+	})
+	return term
+}
+
+// typeText types s without Enter.
+func (term *terminal) typeText(s string) {
+	term.t.Helper()
+	if _, err := io.WriteString(term.tty, s); err != nil {
+		term.t.Fatalf("typing %q: %v", s, err)
 	}
-	screen.expect(t, "kshare> SHOW")
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd); code != 143 {
-		t.Errorf("exit status %d, want 143\n%s", code, screen.text())
-	}
-	screen.expect(t, "kshare: stopped by SIGTERM")
+}
+
+// typeLine types s and Enter.
+func (term *terminal) typeLine(s string) {
+	term.t.Helper()
+	term.typeText(s + "\r")
+}
+
+func (term *terminal) ctrlC() {
+	term.t.Helper()
+	term.typeText("\x03")
 }
 
 // screen collects what a pty shows, for tests to wait on.
@@ -339,30 +334,46 @@ func (s *screen) text() string {
 // expect waits until want appears after what the last expect matched.
 func (s *screen) expect(t *testing.T, want string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
-	defer cancel()
-	for {
+	s.expectFind(t, strconv.Quote(want), func(text string) []int {
+		if i := strings.Index(text, want); i >= 0 {
+			return []int{i, i + len(want)}
+		}
+		return nil
+	})
+}
+
+// expectRe waits until re matches after what the last expect matched.
+func (s *screen) expectRe(t *testing.T, re *regexp.Regexp) {
+	t.Helper()
+	s.expectFind(t, re.String(), re.FindStringIndex)
+}
+
+// expectFind waits until find, given what the screen shows after the last
+// match, returns where what it looks for (said as what) starts and ends.
+func (s *screen) expectFind(t *testing.T, what string, find func(string) []int) {
+	t.Helper()
+	deadline := time.NewTimer(kafkatest.Timeout)
+	defer deadline.Stop()
+	found := func() bool {
 		s.mu.Lock()
-		i := strings.Index(s.b.String()[s.seen:], want)
-		if i >= 0 {
-			s.seen += i + len(want)
+		defer s.mu.Unlock()
+		loc := find(s.b.String()[s.seen:])
+		if loc != nil {
+			s.seen += loc[1]
 		}
-		s.mu.Unlock()
-		if i >= 0 {
-			return
-		}
+		return loc != nil
+	}
+	for !found() {
 		select {
 		case <-s.changed:
 		case <-s.done:
-			s.mu.Lock()
-			i := strings.Index(s.b.String()[s.seen:], want)
-			s.mu.Unlock()
-			if i < 0 {
-				t.Fatalf("the terminal closed without showing %q; it showed:\n%s", want, s.text())
+			// The last output may have come with the close.
+			if !found() {
+				t.Fatalf("the terminal closed without showing %s; it showed:\n%s", what, s.text())
 			}
 			return
-		case <-ctx.Done():
-			t.Fatalf("the terminal did not show %q within %v; it showed:\n%s", want, kafkatest.Timeout, s.text())
+		case <-deadline.C:
+			t.Fatalf("the terminal did not show %s within %v; it showed:\n%s", what, kafkatest.Timeout, s.text())
 		}
 	}
 }

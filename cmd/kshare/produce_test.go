@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/watch"
 )
 
 func TestKeyFromJSON(t *testing.T) {
@@ -168,19 +169,12 @@ func TestProduceLargeLine(t *testing.T) {
 	cfg := produceConfig{bootstrap: []string{addr}, topic: topic, partitions: 1, timeout: 10 * time.Second}
 	// The broker applies a config change a moment after it acknowledged
 	// it; wait until a describe shows it, as produce will read it.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := maxMessageBytes(t.Context(), adm, cfg)
-		if err == nil && got == limit {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("max.message.bytes of %s still %d (%v) 10s after raising it to %d", topic, got, err, limit)
-		}
-		select {
-		case <-t.Context().Done():
-		case <-time.After(50 * time.Millisecond):
-		}
+	var got int32
+	if !watch.Until(10*time.Second, func() bool {
+		got, err = maxMessageBytes(t.Context(), adm, cfg)
+		return err == nil && got == limit
+	}) {
+		t.Fatalf("max.message.bytes of %s still %d (%v) 10s after raising it to %d", topic, got, err, limit)
 	}
 
 	line := strings.Repeat("x", 5<<20)
