@@ -13,7 +13,6 @@ import (
 
 	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/format/internal/formattest"
-	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
@@ -84,15 +83,8 @@ func benchSchema(b *testing.B, schema string) ([]table.Column, *arrow.Schema) {
 }
 
 func benchDecode(b *testing.B, schema string, rows [][]byte) {
-	cols, as := benchSchema(b, schema)
-	vals, err := options.Parse(nil, nil, Options)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dec, err := Format{}.NewDecoder(cols, vals)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cols, dec := formattest.NewDecoder(b, Format{}, schema)
+	as := (&table.Schema{Columns: cols}).Arrow()
 	// batch.Builder is how values meet a decoder outside the connector; like
 	// the connector it reserves a batch's worth of rows up front.
 	bb := batch.NewBuilder(memory.NewGoAllocator(), as, nil, dec, benchBatch)

@@ -23,23 +23,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func newTestDecoder(t *testing.T, schema string, kv ...string) (table.Decoder, *array.RecordBuilder) {
 	t.Helper()
 	mem := tabletest.CheckedAlloc(t)
-	cols, err := formattest.ParseColumns(schema)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var kvs []options.KV
 	for _, p := range kv {
 		k, v, _ := strings.Cut(p, "=")
 		kvs = append(kvs, options.KV{Key: k, Value: v})
 	}
-	vals, err := options.Parse(kvs, nil, Options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := Format{}.NewDecoder(cols, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cols, dec := formattest.NewDecoder(t, Format{}, schema, kvs...)
 	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
 	t.Cleanup(rb.Release)
 	return dec, rb
@@ -161,13 +150,7 @@ func TestNewDecoderErrors(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	f, err := table.LookupFormat("json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := f.(Format); !ok || f.Options() != Options {
-		t.Errorf("registered %T", f)
-	}
+	formattest.CheckRegistered(t, Format{})
 }
 
 // TestRebind moves a decoder between record builders, as a caller that

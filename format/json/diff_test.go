@@ -16,7 +16,6 @@ import (
 
 	"github.com/kshare/kshare/format/internal/formattest"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
@@ -34,19 +33,8 @@ const diffSchema = "b BOOLEAN, i8 TINYINT, i16 SMALLINT, i32 INT, i64 BIGINT, f3
 
 func TestDifferentialArrowReader(t *testing.T) {
 	mem := tabletest.CheckedAlloc(t)
-	cols, err := formattest.ParseColumns(diffSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cols, dec := formattest.NewDecoder(t, Format{}, diffSchema)
 	schema := (&table.Schema{Columns: cols}).Arrow()
-	vals, err := options.Parse(nil, nil, Options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := Format{}.NewDecoder(cols, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rb := array.NewRecordBuilder(mem, schema)
 	defer rb.Release()
 

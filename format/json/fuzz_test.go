@@ -54,18 +54,8 @@ func FuzzJSONDecode(f *testing.F) {
 		}
 		schema := fuzzSchemas[int(data[0])%len(fuzzSchemas)]
 		kvs := fuzzOptions[int(data[0])/len(fuzzSchemas)%len(fuzzOptions)]
-		cols, err := formattest.ParseColumns(schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals, err := options.Parse(kvs, nil, Options)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec, err := Format{}.NewDecoder(cols, vals)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cols, dec := formattest.NewDecoder(t, Format{}, schema, kvs...)
+		skips := slices.Contains(kvs, options.KV{Key: OptIgnoreParseErrors, Value: "true"})
 		mem := tabletest.CheckedAlloc(t)
 		rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
 		defer rb.Release()
@@ -78,7 +68,7 @@ func FuzzJSONDecode(f *testing.F) {
 				if !errors.As(err, &de) {
 					t.Fatalf("value %d: error %T without a DecodeError: %v", k, err, err)
 				}
-				if errors.Is(err, table.ErrSkipped) != (kvs != nil && vals.Bool(OptIgnoreParseErrors)) {
+				if errors.Is(err, table.ErrSkipped) != skips {
 					t.Fatalf("value %d: skipped is %v with options %v: %v", k, errors.Is(err, table.ErrSkipped), kvs, err)
 				}
 				if n != 0 {

@@ -20,13 +20,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestRegistered(t *testing.T) {
-	f, err := table.LookupFormat("raw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := f.(Format); !ok || f.Options() != Options {
-		t.Errorf("registered %T", f)
-	}
+	formattest.CheckRegistered(t, Format{})
 }
 
 func TestErrorKinds(t *testing.T) {
@@ -71,18 +65,7 @@ func FuzzRawDecode(f *testing.F) {
 		typ := types[sel%len(types)]
 		cs := charsets[sel/len(types)%len(charsets)]
 		order := []string{BigEndian, LittleEndian}[sel/len(types)/len(charsets)%2]
-		cols, err := formattest.ParseColumns("v " + typ)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals, err := options.Parse([]options.KV{{Key: OptCharset, Value: cs}, {Key: OptEndianness, Value: order}}, nil, Options)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec, err := Format{}.NewDecoder(cols, vals)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cols, dec := formattest.NewDecoder(t, Format{}, "v "+typ, options.KV{Key: OptCharset, Value: cs}, options.KV{Key: OptEndianness, Value: order})
 		mem := tabletest.CheckedAlloc(t)
 		bb := batch.NewBuilder(mem, (&table.Schema{Columns: cols}).Arrow(), nil, dec, 0)
 		defer bb.Release()
@@ -130,18 +113,7 @@ func BenchmarkDecodeRawBigInt(b *testing.B) {
 }
 
 func benchRaw(b *testing.B, typ string, kvs []options.KV, value []byte) {
-	cols, err := formattest.ParseColumns("v " + typ)
-	if err != nil {
-		b.Fatal(err)
-	}
-	vals, err := options.Parse(kvs, nil, Options)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dec, err := Format{}.NewDecoder(cols, vals)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cols, dec := formattest.NewDecoder(b, Format{}, "v "+typ, kvs...)
 	bb := batch.NewBuilder(memory.NewGoAllocator(), (&table.Schema{Columns: cols}).Arrow(), nil, dec, 1024)
 	defer bb.Release()
 	b.SetBytes(int64(len(value)))
