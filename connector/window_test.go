@@ -17,6 +17,7 @@ import (
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/table"
 )
 
@@ -44,6 +45,23 @@ func (w *fetchWatch) windows() []int32 {
 		out = append(out, r.MaxBytes)
 	}
 	return out
+}
+
+// readAll reads n records off st, closes it and returns the ShareFetch
+// requests seen; it fails t when there were none, since a check of every
+// request would then pass without one.
+func (w *fetchWatch) readAll(t *testing.T, st table.Stream, n int) []*kmsg.ShareFetchRequest {
+	t.Helper()
+	r := newReader(t, st)
+	r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == n })
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reqs := w.requests()
+	if len(reqs) == 0 {
+		t.Fatal("no ShareFetch request seen")
+	}
+	return reqs
 }
 
 // requests returns the ShareFetch requests seen so far.
@@ -112,15 +130,8 @@ func TestFetchWindow(t *testing.T) {
 			defer connector.SetClientOpts(kgo.Dialer(w.dial))()
 			group := kafkatest.ShareGroup(t, addr)
 			st := open(t, newSource(t, addr, topic, group, tc.extra), tabletest.CheckedAlloc(t))
-			r := newReader(t, st)
-			r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == 2000 })
-			if err := st.Close(); err != nil {
-				t.Fatal(err)
-			}
+			w.readAll(t, st, 2000)
 			got := w.windows()
-			if len(got) == 0 {
-				t.Fatal("no ShareFetch request seen")
-			}
 			for _, b := range got {
 				if b != tc.want {
 					t.Fatalf("ShareFetch MaxBytes %d, want %d in every request (all: %v)", b, tc.want, got)
@@ -163,11 +174,7 @@ func TestFetchWindowLargeRecords(t *testing.T) {
 	defer connector.SetClientOpts(kgo.Dialer(w.dial))()
 	group := kafkatest.ShareGroup(t, addr)
 	st := open(t, newSource(t, addr, topic, group, nil), tabletest.CheckedAlloc(t))
-	r := newReader(t, st)
-	r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == len(values) })
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	w.readAll(t, st, len(values))
 	for _, b := range w.windows() {
 		if b != connector.DefaultFetchMaxBytes {
 			t.Fatalf("ShareFetch MaxBytes %d, want %d in every request (all: %v)", b, connector.DefaultFetchMaxBytes, w.windows())
@@ -200,22 +207,13 @@ func TestPollDefaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &fetchWatch{}
 			defer connector.SetClientOpts(kgo.Dialer(w.dial))()
-			logs := &syncBuf{}
+			logs := &watch.Buffer{}
 			src := newSource(t, addr, topic, kafkatest.ShareGroup(t, addr), tc.extra)
 			st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: tabletest.CheckedAlloc(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := newReader(t, st)
-			r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == 100 })
-			if err := st.Close(); err != nil {
-				t.Fatal(err)
-			}
-			reqs := w.requests()
-			if len(reqs) == 0 {
-				t.Fatal("no ShareFetch request seen")
-			}
-			for _, r := range reqs {
+			for _, r := range w.readAll(t, st, 100) {
 				if r.MaxRecords != tc.want || r.ShareAcquireMode != tc.mode {
 					t.Fatalf("ShareFetch MaxRecords %d, ShareAcquireMode %d; want %d, %d", r.MaxRecords, r.ShareAcquireMode, tc.want, tc.mode)
 				}
