@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
 )
 
@@ -17,8 +17,7 @@ import (
 // when it is finite and fits the target, otherwise NULL (TRY_CAST) or an
 // error (CAST); to a float, the nearest value.
 func TestNumCasts(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	ec := newEvalCtx(mem)
 	kinds := []table.Kind{table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Float, table.Double}
 	ints := []int64{math.MinInt64, math.MinInt32, -129, -128, -1, 0, 1, 127, 128, 32768, math.MaxInt32, math.MaxInt64}

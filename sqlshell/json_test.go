@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
 )
 
@@ -15,8 +15,7 @@ import (
 // as the float32 (0.1, not 0.10000000149011612), and the non-finite values as
 // strings, as for DOUBLE.
 func TestJSONFloat(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	fb := array.NewFloat32Builder(mem)
 	defer fb.Release()
 	fb.AppendValues([]float32{0.1, float32(math.Inf(-1))}, nil)

@@ -36,6 +36,7 @@ import (
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
 	"github.com/kshare/kshare/internal/cputime"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
@@ -322,8 +323,7 @@ func TestMemorySourceRunsQueries(t *testing.T) {
 // builder it measures gives a row per record with its metadata, cuts
 // batches at 'scan.batch-size', and frees all it allocated.
 func TestRecordBuilderRows(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := tabletest.CheckedAlloc(t)
 	rb := recordBuilder(t, "json", ordersCols+", off BIGINT METADATA FROM 'offset' VIRTUAL", mem, 0)
 	defer rb.Release()
 	if rb.Size() != batchRows {

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
@@ -90,8 +90,7 @@ func inferredDecoder(t *testing.T, inf Inferred) (table.Decoder, *array.RecordBu
 	if err != nil {
 		t.Fatalf("the inferred columns make no decoder: %v", err)
 	}
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	mem := tabletest.CheckedAlloc(t)
 	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: inf.Columns}).Arrow())
 	t.Cleanup(rb.Release)
 	return dec, rb
