@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kshare/kshare/parse"
+	"github.com/kshare/kshare/table"
 )
 
 // The statement is read twice: once by parse's lexer, on whose tokens the
@@ -24,6 +26,8 @@ import (
 //     become casts of the string.
 //   - Backslashes in string literals: Flink has no backslash escapes; MySQL
 //     has. Doubling them makes sqlparser hand back the text as written.
+//   - Names with letters beyond ASCII: Flink reads them, sqlparser reads
+//     only ASCII letters in a bare name, so they are quoted with backticks.
 //   - || and &&: MySQL reads them as OR and AND; in Flink || concatenates
 //     strings. Rather than give a different answer, they are refused.
 
@@ -72,6 +76,15 @@ func pair(toks []parse.Token, i int, op string) bool {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
 
 // line is the line of src an offset is on, from 1.
 func line(src string, off int) int {
@@ -167,6 +180,8 @@ func rewrite(src string) (*rewritten, error) {
 			return nil, errorAt(src, t.Start, unsupportedExpr("||", "string concatenation"))
 		case pair(toks, i, "&&"):
 			return nil, errorAt(src, t.Start, unsupportedExpr("&&", "write AND"))
+		case t.Kind == parse.Ident && !isASCII(t.Val):
+			rw.edits = append(rw.edits, edit{t.Start, t.End, table.QuoteIdent(t.Val)})
 		case t.Kind == parse.String:
 			if text := rw.text(t); strings.Contains(text, `\`) {
 				rw.edits = append(rw.edits, edit{t.Start, t.End, strings.ReplaceAll(text, `\`, `\\`)})

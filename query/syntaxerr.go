@@ -101,6 +101,14 @@ func parseError(rw *rewritten, err error) error {
 			break
 		}
 	}
+	if at == nil { // sqlparser stopped inside a token of ours
+		for i, t := range rw.toks {
+			if t.Start < end && end < t.End {
+				at = &rw.toks[i]
+				break
+			}
+		}
+	}
 	start := end
 	if at != nil {
 		start = at.Start
