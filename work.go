@@ -68,8 +68,9 @@ func WorkQuery(opts ...QueryOption) WorkOption {
 // lock duration is not handed to a second worker meanwhile. The table's
 // poll size follows the concurrency (see worker.Tune). When ctx ends, no
 // new row starts, running rows get DrainTimeout to finish, and every record
-// taken and not done is released. The error is the query's, or ctx's when
-// it ended Work.
+// taken and not done is released. Work returns once every fn has
+// returned, so fn must heed its context. The error is the query's, or
+// ctx's when it ended Work.
 func Work(ctx context.Context, eng *Engine, sql string, concurrency int, fn func(ctx context.Context, r Row) error, opts ...WorkOption) (WorkStats, error) {
 	c := workConfig{pool: worker.Config{Concurrency: concurrency, Logger: eng.log}}
 	for _, o := range opts {

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/worker"
 )
 
 // workScript is a worker for these tests, in sh with builtins only so that
@@ -311,4 +313,17 @@ func TestWorkSIGTERMDrains(t *testing.T) {
 			t.Errorf("stderr:\n%s", s)
 		}
 	})
+}
+
+// The progress line redraws itself in place and ends with a newline.
+func TestWorkProgressLine(t *testing.T) {
+	var b strings.Builder
+	st := worker.Stats{Accepted: 90, Released: 8, Rejected: 2, Running: 5}
+	writeWorkProgress(&b, st, 2*time.Second, false)
+	writeWorkProgress(&b, st, 4*time.Second, true)
+	want := "\r\x1b[K100 done, 5 in flight, 8 released, 2 rejected, 50 rows/s" +
+		"\r\x1b[K100 done, 5 in flight, 8 released, 2 rejected, 25 rows/s\n"
+	if b.String() != want {
+		t.Errorf("progress %q, want %q", b.String(), want)
+	}
 }
