@@ -194,7 +194,8 @@ func (r *report) poolTable(w *strings.Builder) {
 	fmt.Fprintf(w, "## Workers (issue 16): one partition\n\n")
 	fmt.Fprintf(w, "kshare work and kshare.Work, fresh group each; rows/s from the first row's start to the last one's end. "+
 		"Target: 50 ms rows at concurrency 64 >= 1,024 rows/s; --persistent echo >= 20,000 rows/s; kshare work peak RSS < 100 MiB.\n\n")
-	fmt.Fprintf(w, "| configuration | concurrency | rows | rows/s | peak RSS MiB | CPU s (kshare) |\n|---|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "Peak RSS is the kshare process's own; CPU seconds are kshare's and its workers' together.\n\n")
+	fmt.Fprintf(w, "| configuration | concurrency | rows | rows/s | peak RSS MiB | CPU s (kshare + workers) |\n|---|--:|--:|--:|--:|--:|\n")
 	for _, x := range r.pool {
 		if x.err != nil {
 			fmt.Fprintf(w, "| %s | %d | %d | %s | | |\n", x.name, x.concurrency, x.rows, oneLine(x.err.Error()))
