@@ -172,7 +172,7 @@ func brokerErr(err error, doing, op, what string) error {
 		case errors.Is(err, kerr.ClusterAuthorizationFailed):
 			res = "the cluster"
 		}
-		return newErr(ErrNotAuthorized, err, "not authorized to %s %s: the broker refused %s on %s to this client's principal (grant that ACL, or connect as a principal that has it)",
+		return newErr(ErrNotAuthorized, err, "not authorized to %s %s: the broker refused %s on %s to this client's principal (its ACLs must allow that operation, or connect as a principal whose do)",
 			strings.ToLower(strings.ReplaceAll(op, "_", " ")), what, op, res)
 	case errors.Is(err, kerr.UnsupportedVersion):
 		return unsupported(err)

@@ -618,3 +618,38 @@ func TestShareGroupsUnsupported(t *testing.T) {
 	}
 	t.Logf("closed port: %v", err)
 }
+
+// TestNotAuthorizedReal: on the real broker (scripts/kafka.sh runs it with an
+// authorizer that allows what no ACL names), an ACL denies the SASL user
+// DESCRIBE on one share group; describing it is refused, and the error
+// names the operation and the group. kfake has no such broker: there
+// TestNotAuthorized shows the same with kfake's ACLs.
+func TestNotAuthorizedReal(t *testing.T) {
+	t.Parallel()
+	sasl := kafkatest.RequireSASL(t)
+	addr := kafkatest.Bootstrap(t)
+	ctx := kafkatest.Context(t)
+	group := kafkatest.GroupName(t)
+	res, err := kafkatest.Admin(t, addr).CreateACLs(ctx, kadm.NewACLs().
+		Groups(group).ResourcePatternType(kadm.ACLPatternLiteral).
+		Deny("User:"+sasl.User).DenyHosts("*").Operations(kadm.OpDescribe))
+	if err == nil && len(res) > 0 {
+		err = res[0].Err
+	}
+	if err != nil {
+		t.Fatalf("denying DESCRIBE on %s to User:%s: %v", group, sasl.User, err)
+	}
+	adm := admin.New(kafkatest.Client(t, "", sasl.Opts(t, "SCRAM-SHA-256")...))
+	// The ACL reaches the broker through its metadata log: wait for it.
+	eventually(t, "DESCRIBE to be refused", func(ctx context.Context) error {
+		_, err := adm.Group(ctx, group)
+		if !errors.Is(err, admin.ErrNotAuthorized) {
+			return fmt.Errorf("got %v", err)
+		}
+		if want := "not authorized to describe share group '" + group + "': the broker refused DESCRIBE on share group '" + group + "'"; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q does not begin with %q", err, want)
+		}
+		t.Logf("%v", err)
+		return nil
+	})
+}

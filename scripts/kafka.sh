@@ -196,6 +196,15 @@ group.share.session.timeout.ms=6000
 group.share.min.heartbeat.interval.ms=100
 group.share.heartbeat.interval.ms=500
 
+# An authorizer, so that tests can show how a refused operation is reported
+# (admin's TestNotAuthorizedReal): a principal may do whatever no ACL names,
+# the ANONYMOUS principal of the PLAINTEXT and CONTROLLER listeners is a
+# super user, and a test denies the SASL user one operation by an ACL on a
+# resource name of its own.
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=true
+super.users=User:ANONYMOUS
+
 # SASL_SSL with SCRAM for the connector's security tests; the user is
 # created by StorageTool at format time.
 sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
