@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
-
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/query"
@@ -126,18 +124,7 @@ func TestWorkOutcomes(t *testing.T) {
 // tasks under a 2-second lock.
 func TestWorkKeepsLocksOfRunningRows(t *testing.T) {
 	const lock = 2 * time.Second
-	var addr string
-	if kafkatest.Real() {
-		addr = kafkatest.Bootstrap(t)
-	} else {
-		addr = kafkatest.Fake(t, kfake.BrokerConfigs(map[string]string{
-			"group.share.record.lock.duration.ms": strconv.Itoa(int(lock.Milliseconds())),
-			"share.record.lock.sweep.interval.ms": "100",
-		})).ListenAddrs()[0]
-	}
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.SetGroupConfig(t, addr, group, map[string]string{"share.record.lock.duration.ms": strconv.Itoa(int(lock.Milliseconds()))})
+	addr, topic, group := kafkatest.LockedGroup(t, lock)
 	const n = 8
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(n)...)
 	ddl := `CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw',

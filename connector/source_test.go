@@ -440,18 +440,7 @@ func TestSlowReaderKeepsLocks(t *testing.T) {
 // held records the other member received meanwhile.
 func holdSlowly(t *testing.T) (stolen, held int, stats table.Stats) {
 	const lock = 2 * time.Second
-	var addr string
-	if kafkatest.Real() {
-		addr = kafkatest.Bootstrap(t)
-	} else {
-		addr = kafkatest.Fake(t, kfake.BrokerConfigs(map[string]string{
-			"group.share.record.lock.duration.ms": strconv.Itoa(int(lock.Milliseconds())),
-			"share.record.lock.sweep.interval.ms": "100",
-		})).ListenAddrs()[0]
-	}
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.ShareGroup(t, addr)
-	kafkatest.SetGroupConfig(t, addr, group, map[string]string{"share.record.lock.duration.ms": strconv.Itoa(int(lock.Milliseconds()))})
+	addr, topic, group := kafkatest.LockedGroup(t, lock)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)...)
 	ctx := kafkatest.Context(t)
 

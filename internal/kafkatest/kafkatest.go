@@ -212,10 +212,7 @@ func Context(t testing.TB) context.Context {
 // Client returns a client for addr with opts, closed when the test ends.
 func Client(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
-	if err != nil {
-		t.Fatalf("creating kafka client for %s: %v", addr, err)
-	}
+	cl := newClient(t, addr, opts...)
 	t.Cleanup(cl.Close)
 	return cl
 }
@@ -363,6 +360,27 @@ func ShareGroup(t testing.TB, addr string) string {
 	g := GroupName(t)
 	SetGroupConfig(t, addr, g, map[string]string{"share.auto.offset.reset": "earliest"})
 	return g
+}
+
+// LockedGroup returns a one-partition topic and a share group (as
+// ShareGroup makes it) whose records are locked for lock once delivered:
+// on the real broker the group's share.record.lock.duration.ms says so, on
+// kfake a cluster of the test's own with that broker-wide lock.
+func LockedGroup(t testing.TB, lock time.Duration) (addr, topic, group string) {
+	t.Helper()
+	ms := strconv.Itoa(int(lock.Milliseconds()))
+	if Real() {
+		addr = Bootstrap(t)
+	} else {
+		addr = Fake(t, kfake.BrokerConfigs(map[string]string{
+			"group.share.record.lock.duration.ms": ms,
+			"share.record.lock.sweep.interval.ms": "100",
+		})).ListenAddrs()[0]
+	}
+	topic = Topic(t, addr, 1)
+	group = ShareGroup(t, addr)
+	SetGroupConfig(t, addr, group, map[string]string{"share.record.lock.duration.ms": ms})
+	return addr, topic, group
 }
 
 // WaitShareMembers waits until share group group has exactly n members, each
