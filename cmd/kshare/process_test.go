@@ -70,6 +70,17 @@ func idValues(from, to int) [][]byte {
 	return vs
 }
 
+// idTopic makes a topic of one partition on the test broker holding the
+// ids from up to to (as idValues), and names a share group to read it.
+func idTopic(t *testing.T, from, to int) (addr, topic, group string) {
+	t.Helper()
+	addr = kafkatest.Bootstrap(t)
+	topic = kafkatest.Topic(t, addr, 1)
+	group = kafkatest.GroupName(t)
+	kafkatest.Produce(t, addr, topic, idValues(from, to)...)
+	return addr, topic, group
+}
+
 // startKshare starts kshare with args and returns it with its stdout and
 // stderr; the test's cleanup kills it if it still runs.
 func startKshare(t *testing.T, args ...string) (*exec.Cmd, *watch.Buffer, *watch.Buffer) {
@@ -164,10 +175,7 @@ func TestSignalExitStatus(t *testing.T) {
 // CREATE TABLE typed over several lines, a SELECT that streams rows as they
 // are produced, Ctrl-C to stop it, then more statements, an error, and quit.
 func TestInteractive(t *testing.T) {
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.GroupName(t)
-	kafkatest.Produce(t, addr, topic, idValues(1, 4)...)
+	addr, topic, group := idTopic(t, 1, 4)
 
 	history := filepath.Join(t.TempDir(), "history")
 	term := startTerminal(t, 40, 120, []string{"KSHARE_HISTORY=" + history})
@@ -391,10 +399,7 @@ func TestExportKilled(t *testing.T) {
 		t.Skip("waits for lock expiry")
 	}
 	const n = 10000
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.GroupName(t)
-	kafkatest.Produce(t, addr, topic, idValues(0, n)...)
+	addr, topic, group := idTopic(t, 0, n)
 	// Small batches make many write+sync rounds, so the kill lands in the
 	// middle of the export.
 	ddl := ordersDDL(t, addr, "orders", topic, group, ", 'scan.batch-size' = '50', 'properties.max.poll.records' = '50'")

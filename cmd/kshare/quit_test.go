@@ -3,18 +3,13 @@ package main
 import (
 	"regexp"
 	"testing"
-
-	"github.com/kshare/kshare/internal/kafkatest"
 )
 
 // TestInteractiveQuitAfterCtrlC: a Ctrl-C that stopped a query, or was
 // typed at the prompt, is not remembered as the session's end: quit after
 // it exits 0, as quit always does.
 func TestInteractiveQuitAfterCtrlC(t *testing.T) {
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.GroupName(t)
-	kafkatest.Produce(t, addr, topic, idValues(1, 2)...)
+	addr, topic, group := idTopic(t, 1, 2)
 
 	for _, tc := range []struct {
 		name  string

@@ -136,10 +136,7 @@ func TestWorkOutcomesByID(t *testing.T) {
 }
 
 func workOutcomes(t *testing.T, n int, persistent bool) {
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	group := kafkatest.GroupName(t)
-	kafkatest.Produce(t, addr, topic, idValues(0, n)...)
+	addr, topic, group := idTopic(t, 0, n)
 	ddl := ordersDDL(t, addr, "orders", topic, group, "")
 	dir := t.TempDir()
 	log, out := filepath.Join(dir, "work.log"), filepath.Join(dir, "out.jsonl")
