@@ -24,11 +24,7 @@ func tryExport(t *testing.T, batches [][]int64, o ExportOptions) (ExportResult, 
 		t.Fatal(err)
 	}
 	res, err := Export(t.Context(), rows, o)
-	v := map[int64]string{}
-	for id, d := range src.verdict() {
-		v[id] = fmt.Sprint(d)
-	}
-	return res, v, err
+	return res, src.verdict(), err
 }
 
 func readFile(t *testing.T, path string) string {
@@ -80,15 +76,19 @@ func TestExportOverwrite(t *testing.T) {
 	}
 }
 
+// exportAppend exports ids 1 and 2 to path in format, then appends the
+// export of more to the file, and returns the second export's result.
+func exportAppend(t *testing.T, path, format string, more [][]int64) ExportResult {
+	t.Helper()
+	exportRows(t, [][]int64{{1, 2}}, ExportOptions{Path: path, Format: format})
+	res, _ := exportRows(t, more, ExportOptions{Path: path, Format: format, Existing: AppendExisting})
+	return res
+}
+
 func TestExportAppendCSV(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.csv")
-	exportRows(t, [][]int64{{1, 2}}, ExportOptions{Path: path})
-	res, _, err := tryExport(t, [][]int64{{3}, {4}}, ExportOptions{Path: path, Existing: AppendExisting})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Rows != 2 {
+	if res := exportAppend(t, path, FormatCSV, [][]int64{{3}, {4}}); res.Rows != 2 {
 		t.Errorf("rows %d, want 2", res.Rows)
 	}
 	if got := readFile(t, path); got != "id\n1\n2\n3\n4\n" {
@@ -97,9 +97,7 @@ func TestExportAppendCSV(t *testing.T) {
 
 	// --append to a file that is not there, or empty, starts it.
 	fresh := filepath.Join(dir, "fresh.csv")
-	if _, _, err := tryExport(t, [][]int64{{5}}, ExportOptions{Path: fresh, Existing: AppendExisting}); err != nil {
-		t.Fatal(err)
-	}
+	exportRows(t, [][]int64{{5}}, ExportOptions{Path: fresh, Existing: AppendExisting})
 	if got := readFile(t, fresh); got != "id\n5\n" {
 		t.Errorf("fresh file %q", got)
 	}
@@ -157,12 +155,7 @@ func writeTornStream(t *testing.T, path string, ids []int64) {
 func TestExportAppendArrow(t *testing.T) {
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.arrows")
-	exportRows(t, [][]int64{{1, 2}}, ExportOptions{Path: whole, Format: FormatArrow})
-	res, _, err := tryExport(t, [][]int64{{3}, {4}}, ExportOptions{Path: whole, Format: FormatArrow, Existing: AppendExisting})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Earlier != 2 || res.Rows != 2 {
+	if res := exportAppend(t, whole, FormatArrow, [][]int64{{3}, {4}}); res.Earlier != 2 || res.Rows != 2 {
 		t.Errorf("earlier %d, rows %d; want 2 and 2", res.Earlier, res.Rows)
 	}
 	if got := fmt.Sprint(readArrowIDs(t, whole)); got != "[1 2 3 4]" {
@@ -171,9 +164,7 @@ func TestExportAppendArrow(t *testing.T) {
 
 	torn := filepath.Join(dir, "torn.arrows")
 	writeTornStream(t, torn, []int64{7, 8})
-	if _, _, err := tryExport(t, [][]int64{{9}}, ExportOptions{Path: torn, Format: FormatArrow, Existing: AppendExisting}); err != nil {
-		t.Fatal(err)
-	}
+	exportRows(t, [][]int64{{9}}, ExportOptions{Path: torn, Format: FormatArrow, Existing: AppendExisting})
 	if got := fmt.Sprint(readArrowIDs(t, torn)); got != "[7 8 9]" {
 		t.Errorf("ids %s", got)
 	}
@@ -183,7 +174,7 @@ func TestExportAppendArrow(t *testing.T) {
 	if err := os.WriteFile(csv, []byte("id\n1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = tryExport(t, [][]int64{{9}}, ExportOptions{Path: csv, Format: FormatArrow, Existing: AppendExisting})
+	_, _, err := tryExport(t, [][]int64{{9}}, ExportOptions{Path: csv, Format: FormatArrow, Existing: AppendExisting})
 	if err == nil || !strings.Contains(err.Error(), "not an Arrow IPC stream") {
 		t.Errorf("error %v", err)
 	}
@@ -194,12 +185,7 @@ func TestExportAppendArrow(t *testing.T) {
 
 func TestExportAppendParquet(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.parquet")
-	exportRows(t, [][]int64{{1, 2}}, ExportOptions{Path: path, Format: FormatParquet})
-	res, _, err := tryExport(t, [][]int64{{3}}, ExportOptions{Path: path, Format: FormatParquet, Existing: AppendExisting})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Earlier != 2 || res.Rows != 1 {
+	if res := exportAppend(t, path, FormatParquet, [][]int64{{3}}); res.Earlier != 2 || res.Rows != 1 {
 		t.Errorf("earlier %d, rows %d; want 2 and 1", res.Earlier, res.Rows)
 	}
 	if got := fmt.Sprint(readParquetIDs(t, path)); got != "[1 2 3]" {
