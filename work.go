@@ -23,6 +23,14 @@ var ErrReject = worker.ErrReject
 // Reject wraps err so that Work rejects the row instead of releasing it.
 func Reject(err error) error { return worker.Reject(err) }
 
+// ErrStop marks a Work function's error as a reason to stop: the row is
+// released, no new row starts, and Work returns the error once the running
+// rows are done (a dependency that is down for good, say). See Stop.
+var ErrStop = worker.ErrStop
+
+// Stop wraps err so that Work releases the row and stops.
+func Stop(err error) error { return worker.Stop(err) }
+
 // WorkStats count the rows of a Work call by outcome.
 type WorkStats = worker.Stats
 
@@ -82,11 +90,16 @@ func Work(ctx context.Context, eng *Engine, sql string, concurrency int, fn func
 	if fn == nil {
 		return WorkStats{}, errors.New("work: nil function")
 	}
-	rows, err := eng.QueryForWorkers(ctx, sql, concurrency, c.poll, c.query...)
+	// The query's own context, so that an fn error wrapped with
+	// worker.Stop ends it.
+	qctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	c.pool.StopQuery = stop
+	rows, err := eng.QueryForWorkers(qctx, sql, concurrency, c.poll, c.query...)
 	if err != nil {
 		return WorkStats{}, err
 	}
-	return worker.Run(ctx, rows, c.pool, fn)
+	return worker.Run(qctx, rows, c.pool, fn)
 }
 
 // QueryForWorkers is Query for a pool of concurrency workers (the worker

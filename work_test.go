@@ -297,3 +297,24 @@ func TestWorkBadInput(t *testing.T) {
 		t.Errorf("nil function: no error")
 	}
 }
+
+// An error wrapped with Stop releases the row and ends Work with it, even
+// while the query waits for more records.
+func TestWorkStop(t *testing.T) {
+	eng := kafkaEngine(t, "1", "2", "3")
+	down := errors.New("the model server is gone")
+	st, err := kshare.Work(kafkatest.Context(t), eng, "SELECT v FROM t", 2, func(ctx context.Context, r kshare.Row) error {
+		return kshare.Stop(down)
+	})
+	if !errors.Is(err, kshare.ErrStop) || !errors.Is(err, down) {
+		t.Fatalf("Work = %v, want the stop error", err)
+	}
+	if st.Accepted != 0 || st.Released == 0 {
+		t.Errorf("stats %+v: want released rows only", st)
+	}
+	// Nothing was lost: a second pool gets all three.
+	got, _ := values(t, eng, "SELECT v FROM t", kshare.MaxRows(3))
+	if fmt.Sprint(sorted(got)) != "[1 2 3]" {
+		t.Errorf("after the stop: %v, want 1 2 3 again", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -34,16 +35,25 @@ type Persistent struct {
 
 	once sync.Once
 	idle chan *proc // copies not working on a row; nil: not started yet
+	// dead counts copies in a row that ended before answering any row.
+	dead atomic.Int32
 }
+
+// maxDeadStarts is how many copies in a row may end before answering
+// their first row before Run stops the pool: a program that cannot start
+// would otherwise release row after row until the broker's delivery limit
+// archived every record of the topic.
+const maxDeadStarts = 3
 
 // proc is one running copy and the goroutines that read its output.
 type proc struct {
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	answers chan []byte   // lines of its stdout; closed at EOF
-	done    chan struct{} // closed when the readers have ended and the process is waited for
-	mu      sync.Mutex
-	attrs   []any // coordinates of the row in work, for stderr lines
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	answered bool          // it answered a row
+	answers  chan []byte   // lines of its stdout; closed at EOF
+	done     chan struct{} // closed when the readers have ended and the process is waited for
+	mu       sync.Mutex
+	attrs    []any // coordinates of the row in work, for stderr lines
 }
 
 // maxAnswer bounds one answer line.
@@ -91,9 +101,17 @@ func (p *Persistent) Run(ctx context.Context, r Row) error {
 	case a, ok := <-pr.answers:
 		if !ok {
 			<-pr.done
-			return fmt.Errorf("%s: the worker ended without answering (%v); it is started again", p.Argv[0], pr.cmd.ProcessState)
+			err := fmt.Errorf("%s: the worker ended without answering (%v); it is started again", p.Argv[0], pr.cmd.ProcessState)
+			if !pr.answered && p.dead.Add(1) >= maxDeadStarts {
+				return Stop(fmt.Errorf("%s: %d copies in a row ended before answering a row (the last: %v); stopping, so that the rows are not all spent on a worker that cannot run", p.Argv[0], maxDeadStarts, pr.cmd.ProcessState))
+			}
+			return err
 		}
 		ans = a
+		if !pr.answered {
+			pr.answered = true
+			p.dead.Store(0)
+		}
 	case <-ctx.Done():
 		return fmt.Errorf("%s: no answer, process group killed: %w", p.Argv[0], context.Cause(ctx))
 	}

@@ -55,6 +55,21 @@ type Func func(ctx context.Context, r Row) error
 // worker.ErrReject).
 var ErrReject = errors.New("rejected")
 
+// ErrStop marks an error after which going on is pointless (a worker
+// program that cannot start, say): the row is released, no new row starts,
+// running rows get Config.Drain to finish, and Run returns the error. Wrap
+// an error with Stop.
+var ErrStop = errors.New("stop")
+
+// Stop wraps err so that the pool stops after releasing the row.
+func Stop(err error) error { return stopError{err} }
+
+type stopError struct{ err error }
+
+func (e stopError) Error() string        { return e.err.Error() }
+func (e stopError) Unwrap() []error      { return []error{e.err, ErrStop} }
+func (e stopError) Is(target error) bool { return target == ErrStop }
+
 // Reject wraps err so that the row is rejected rather than released.
 func Reject(err error) error {
 	if err == nil {
@@ -80,6 +95,10 @@ type Config struct {
 	// given to Run ends: no new row starts, and after Drain the running
 	// rows' contexts end too. 0 ends them at once.
 	Drain time.Duration
+	// StopQuery, if set, cancels the context the query was started with;
+	// a Func's ErrStop calls it, so that a Run waiting for the next row
+	// stops too. Without it such a Run stops at the next row.
+	StopQuery context.CancelCauseFunc
 	// Logger receives a line per row that failed, timed out, panicked or
 	// was rejected, with the record's coordinates; nil means slog.Default().
 	Logger *slog.Logger
@@ -125,7 +144,8 @@ type Pool struct {
 
 	accepted, released, rejected, running atomic.Int64
 	panics, timedOut                      atomic.Int64
-	first, last                           atomic.Int64 // Unix nanoseconds
+	stop                                  context.CancelCauseFunc // ends Run's context: see ErrStop
+	first, last                           atomic.Int64            // Unix nanoseconds
 }
 
 // New returns a pool that runs fn on the rows of rows with cfg. Run starts
@@ -169,6 +189,8 @@ func unixNano(n int64) time.Time {
 // rows should have been started with ctx (or a context that ends with it),
 // so that a Run waiting for the next row stops when ctx ends.
 func (p *Pool) Run(ctx context.Context) (Stats, error) {
+	ctx, p.stop = context.WithCancelCause(ctx)
+	defer p.stop(nil)
 	// Running rows do not end with ctx: they have Config.Drain to finish.
 	base, stopRows := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRows()
@@ -209,9 +231,10 @@ func (p *Pool) Run(ctx context.Context) (Stats, error) {
 	watch.Wait()
 	p.rows.Close()
 	err := p.rows.Err()
-	if err == nil && ctx.Err() != nil {
-		// Stopped while handing out a batch, before the query saw ctx end.
-		err = context.Cause(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, ErrStop) || (err == nil && cause != nil) {
+		// A Func stopped the pool, or ctx ended while a batch was being
+		// handed out, before the query saw it.
+		err = cause
 	}
 	return p.Stats(), err
 }
@@ -305,6 +328,14 @@ func (p *Pool) run(base context.Context, t task) {
 	switch {
 	case err == nil:
 		p.accepted.Add(1)
+	case errors.Is(err, ErrStop):
+		d = table.Release
+		p.released.Add(1)
+		p.log.Error("row released; stopping", append(row.logAttrs(), "err", err)...)
+		p.stop(err)
+		if p.cfg.StopQuery != nil {
+			p.cfg.StopQuery(err)
+		}
 	case stack != nil:
 		d = table.Release
 		p.released.Add(1)

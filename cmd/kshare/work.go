@@ -160,11 +160,14 @@ func runWorkCmd(ctx context.Context, std stdio, args []string) error {
 	if idleTimeout > 0 {
 		qopts = append(qopts, kshare.IdleTimeout(idleTimeout))
 	}
-	rows, err := eng.QueryForWorkers(ctx, sql, concurrency, pollRecords, qopts...)
+	// The query's own context, so that a worker that cannot run stops it.
+	qctx, stopQuery := context.WithCancelCause(ctx)
+	defer stopQuery(nil)
+	rows, err := eng.QueryForWorkers(qctx, sql, concurrency, pollRecords, qopts...)
 	if err != nil {
 		return scriptFailed(ctx, "kshare work: ", fmt.Errorf("--query: %w", err))
 	}
-	pool, err := worker.New(rows, worker.Config{Concurrency: concurrency, Timeout: timeout, Drain: drain, Logger: logger}, fn)
+	pool, err := worker.New(rows, worker.Config{Concurrency: concurrency, Timeout: timeout, Drain: drain, Logger: logger, StopQuery: stopQuery}, fn)
 	if err != nil {
 		rows.Close()
 		return err
@@ -189,7 +192,7 @@ func runWorkCmd(ctx context.Context, std stdio, args []string) error {
 			}
 		}()
 	}
-	st, err := pool.Run(ctx)
+	st, err := pool.Run(qctx)
 	close(stopProgress)
 	progress.Wait()
 	if stats {
