@@ -461,13 +461,12 @@ func waitFileSize(t *testing.T, path string, size int64) {
 	}
 }
 
-// readIDs checks that the CSV file at path is a header and whole rows of
-// ids, counts each id in seen and returns the number of rows. A killed
-// export's file may end in a row cut short: the export writes each batch
+// wholeLines is the text of the file at path that a kshare process wrote.
+// A killed process's file may end in a line cut short: it writes each batch
 // with one write call, but the kernel can stop a write to a regular file at
-// a page boundary when SIGKILL arrives. That row's records were not
-// accepted (sync, then accept), so the row is left out of the count.
-func readIDs(t *testing.T, path string, seen []int, killed bool) int {
+// a page boundary when SIGKILL arrives. That line's records were not
+// accepted (sync, then accept), so when killed is set it is left out.
+func wholeLines(t *testing.T, path string, killed bool) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -475,11 +474,20 @@ func readIDs(t *testing.T, path string, seen []int, killed bool) int {
 	}
 	text := string(b)
 	if killed {
-		if i := strings.LastIndexByte(text, '\n'); i >= 0 && i < len(text)-1 {
-			t.Logf("%s ends in a row cut short by the kill: %q", path, text[i+1:])
+		if i := strings.LastIndexByte(text, '\n'); i < len(text)-1 {
+			t.Logf("%s ends in a line cut short by the kill: %q", path, text[i+1:])
 			text = text[:i+1]
 		}
 	}
+	return text
+}
+
+// readIDs checks that the CSV file at path is a header and whole rows of
+// ids (of wholeLines), counts each id in seen and returns the number of
+// rows.
+func readIDs(t *testing.T, path string, seen []int, killed bool) int {
+	t.Helper()
+	text := wholeLines(t, path, killed)
 	if !strings.HasSuffix(text, "\n") {
 		t.Errorf("%s ends in the middle of a row: %q", path, text[max(0, len(text)-20):])
 	}

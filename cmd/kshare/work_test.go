@@ -74,17 +74,7 @@ func workLines(t *testing.T, path string, idOnly bool) map[int][]int {
 // coordinates each line names (id first+k at offset k).
 func outIDs(t *testing.T, path string, killed bool, first int) map[int]int {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(b)
-	if killed {
-		// A kill may cut the last write short; its rows were not accepted.
-		if i := strings.LastIndexByte(text, '\n'); i < len(text)-1 {
-			text = text[:i+1]
-		}
-	}
+	text := wholeLines(t, path, killed)
 	got := map[int]int{}
 	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if l == "" {
