@@ -97,6 +97,9 @@ func (c *Command) Run(ctx context.Context, r Row) error {
 		return fmt.Errorf("%s: %w", c.Argv[0], err)
 	}
 	if c.Out != nil {
+		if out.cut {
+			c.logger().Warn("worker output cut: --out keeps the first 1 MiB of a row's output", r.logAttrs()...)
+		}
 		if err := c.Out.Write(r, textOrJSON(out.Bytes())); err != nil {
 			return err
 		}
@@ -138,10 +141,17 @@ func textOrJSON(b []byte) json.RawMessage {
 
 // capBuffer keeps the first maxCapture bytes written to it and drops the
 // rest, so that a chatty program cannot fill memory.
-type capBuffer struct{ bytes.Buffer }
+type capBuffer struct {
+	bytes.Buffer
+	cut bool // bytes were dropped
+}
 
 func (c *capBuffer) Write(p []byte) (int, error) {
-	if room := maxCapture - c.Len(); room > 0 {
+	room := maxCapture - c.Len()
+	if room < len(p) {
+		c.cut = true
+	}
+	if room > 0 {
 		c.Buffer.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil

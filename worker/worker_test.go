@@ -62,3 +62,17 @@ func TestTune(t *testing.T) {
 		}
 	}
 }
+
+// A program's output is kept up to maxCapture bytes, and the buffer says
+// when it dropped some.
+func TestCapBuffer(t *testing.T) {
+	var b capBuffer
+	b.Write(make([]byte, maxCapture-1))
+	if b.cut {
+		t.Fatal("cut before the bound")
+	}
+	n, err := b.Write([]byte("ab"))
+	if n != 2 || err != nil || b.Len() != maxCapture || !b.cut {
+		t.Fatalf("Write = %d, %v; len %d, cut %v", n, err, b.Len(), b.cut)
+	}
+}
