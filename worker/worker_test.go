@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
@@ -74,5 +78,35 @@ func TestCapBuffer(t *testing.T) {
 	n, err := b.Write([]byte("ab"))
 	if n != 2 || err != nil || b.Len() != maxCapture || !b.cut {
 		t.Fatalf("Write = %d, %v; len %d, cut %v", n, err, b.Len(), b.cut)
+	}
+}
+
+// The pool's counts as Prometheus metrics.
+func TestCollector(t *testing.T) {
+	p := &Pool{}
+	p.accepted.Store(7)
+	p.released.Store(2)
+	p.rejected.Store(1)
+	p.running.Store(3)
+	p.timedOut.Store(1)
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(p.Collector()); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP kshare_worker_rows_running Rows running now.
+# TYPE kshare_worker_rows_running gauge
+kshare_worker_rows_running 3
+# HELP kshare_worker_rows_total Rows the worker pool finished, by outcome (accepted, released, rejected).
+# TYPE kshare_worker_rows_total counter
+kshare_worker_rows_total{outcome="accepted"} 7
+kshare_worker_rows_total{outcome="rejected"} 1
+kshare_worker_rows_total{outcome="released"} 2
+# HELP kshare_worker_timeouts_total Released rows that ran past their timeout.
+# TYPE kshare_worker_timeouts_total counter
+kshare_worker_timeouts_total 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kshare_worker_rows_total", "kshare_worker_rows_running", "kshare_worker_timeouts_total"); err != nil {
+		t.Error(err)
 	}
 }

@@ -256,10 +256,12 @@ func scriptFailed(ctx context.Context, prefix string, err error) error {
 
 // serveMetrics serves the connector's Prometheus metrics on addr until stop
 // is called.
-func serveMetrics(addr string, notes io.Writer) (stop func(), err error) {
+func serveMetrics(addr string, notes io.Writer, more ...prometheus.Collector) (stop func(), err error) {
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(connector.Collector()); err != nil {
-		return nil, fmt.Errorf("registering the connector's metrics: %w", err)
+	for _, c := range append([]prometheus.Collector{connector.Collector()}, more...) {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering metrics: %w", err)
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -11,7 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"golang.org/x/term"
 
@@ -137,8 +140,11 @@ func runWorkCmd(ctx context.Context, std stdio, args []string) error {
 		defer f.Close()
 		c.Out = f
 	}
+	// Metrics are served before the group is joined, as kshare export
+	// serves them; the pool's counts appear once it exists.
+	var poolMetrics lazyCollector
 	if q.metricsAddr != "" {
-		stop, err := serveMetrics(q.metricsAddr, std.err)
+		stop, err := serveMetrics(q.metricsAddr, std.err, &poolMetrics)
 		if err != nil {
 			return err
 		}
@@ -172,6 +178,7 @@ func runWorkCmd(ctx context.Context, std stdio, args []string) error {
 		rows.Close()
 		return err
 	}
+	poolMetrics.pool.Store(pool)
 	start := time.Now()
 	var progress sync.WaitGroup
 	stopProgress := make(chan struct{})
@@ -206,6 +213,19 @@ func runWorkCmd(ctx context.Context, std stdio, args []string) error {
 		return scriptFailed(ctx, "kshare work: ", err)
 	}
 	return nil
+}
+
+// lazyCollector collects a pool's metrics once the pool is set.
+type lazyCollector struct{ pool atomic.Pointer[worker.Pool] }
+
+func (l *lazyCollector) Describe(ch chan<- *prometheus.Desc) {
+	(&worker.Pool{}).Collector().Describe(ch)
+}
+
+func (l *lazyCollector) Collect(ch chan<- prometheus.Metric) {
+	if p := l.pool.Load(); p != nil {
+		p.Collector().Collect(ch)
+	}
 }
 
 // writeWorkProgress draws the progress line on a terminal.
