@@ -285,10 +285,7 @@ func TestResetToEarliestRereads(t *testing.T) {
 // nor dropped, the error names the member, and its offsets stay.
 func TestResetLiveGroupNamesMember(t *testing.T) {
 	t.Parallel()
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)
-	group := kafkatest.ShareGroup(t, addr)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(10)...)
 	ctx := kafkatest.Context(t)
 	cl := kafkatest.Client(t, addr, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.ClientID("live-reader"))
 	if fs := cl.PollRecords(ctx, 5); len(fs.Records()) == 0 {
@@ -326,10 +323,7 @@ func TestResetLiveGroupNamesMember(t *testing.T) {
 // says what to fix, and changes nothing.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 2)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)
-	group := kafkatest.ShareGroup(t, addr)
+	addr, topic, group := kafkatest.Queue(t, 2, kafkatest.Values(10)...)
 	readAndAccept(t, addr, group, topic, 1)
 	adm := newAdmin(t, addr)
 	ctx := kafkatest.Context(t)
@@ -411,10 +405,7 @@ func TestBadInput(t *testing.T) {
 // an empty group can be dropped, after which it is unknown.
 func TestGroupConfigsAndDrop(t *testing.T) {
 	t.Parallel()
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(3)...)
-	group := kafkatest.ShareGroup(t, addr)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(3)...)
 	readAndAccept(t, addr, group, topic, 1)
 	adm := newAdmin(t, addr)
 	ctx := kafkatest.Context(t)

@@ -19,10 +19,7 @@ import (
 // and a failed poll counts an error.
 func TestLagCollector(t *testing.T) {
 	t.Parallel()
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)
-	group := kafkatest.ShareGroup(t, addr)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(10)...)
 	readAndAccept(t, addr, group, topic, 4)
 	adm := newAdmin(t, addr)
 	missing := "no-such-" + kafkatest.GroupName(t)

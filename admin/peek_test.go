@@ -19,10 +19,7 @@ import (
 // still says 0).
 func TestPeekRanges(t *testing.T) {
 	t.Parallel()
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(10)...)
-	group := kafkatest.ShareGroup(t, addr) // earliest, not started yet
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(10)...) // earliest, not started yet
 	adm := newAdmin(t, addr)
 	ctx := kafkatest.Context(t)
 

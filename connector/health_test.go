@@ -102,7 +102,7 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool
 // and Close returns at once.
 func TestBrokerOutageIsVisible(t *testing.T) {
 	noLeaks(t)
-	addr, topic, group := queue(t, kafkatest.Values(10)...)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(10)...)
 	l := newLink(t)
 	var logs watch.Buffer
 	mem := tabletest.CheckedAlloc(t)
@@ -164,7 +164,7 @@ func TestBrokerOutageIsVisible(t *testing.T) {
 // unconfirmed, not accepted.
 func TestCloseReportsUnsentAcks(t *testing.T) {
 	noLeaks(t)
-	addr, topic, group := queue(t, kafkatest.Values(5)...)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(5)...)
 	l := newLink(t)
 	mem := tabletest.CheckedAlloc(t)
 	st := open(t, newSource(t, addr, topic, group, nil), mem)

@@ -14,7 +14,7 @@ import (
 
 // TestMetrics: the collector counts the work of open and of closed streams.
 func TestMetrics(t *testing.T) {
-	addr, topic, group := queue(t, kafkatest.Values(30)...)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(30)...)
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(connector.Collector()); err != nil {
 		t.Fatal(err)

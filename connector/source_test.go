@@ -157,22 +157,11 @@ func (r *reader) until(ctx context.Context, what string, done func() bool) {
 	}
 }
 
-// queue makes a topic of one partition holding values, and a new share
-// group, on the test broker.
-func queue(t testing.TB, values ...[]byte) (addr, topic, group string) {
-	t.Helper()
-	addr = kafkatest.Bootstrap(t)
-	topic = kafkatest.Topic(t, addr, 1)
-	group = kafkatest.ShareGroup(t, addr)
-	kafkatest.Produce(t, addr, topic, values...)
-	return addr, topic, group
-}
-
 // TestParallelMembersOnePartition is the share-group promise: more members
 // than partitions, each gets work, every record is delivered once.
 func TestParallelMembersOnePartition(t *testing.T) {
 	const n = 20000
-	addr, topic, group := queue(t, kafkatest.Values(n)...)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(n)...)
 
 	mem := tabletest.CheckedAlloc(t)
 	st := open(t, newSource(t, addr, topic, group, map[string]string{
@@ -209,7 +198,7 @@ func TestParallelMembersOnePartition(t *testing.T) {
 // of what it holds, and a second reader in the group delivers it all.
 func TestEarlyEndReleases(t *testing.T) {
 	const n = 10000
-	addr, topic, group := queue(t, kafkatest.Values(n)...)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(n)...)
 	mem := tabletest.CheckedAlloc(t)
 	src := newSource(t, addr, topic, group, nil)
 	ctx := kafkatest.Context(t)
@@ -259,7 +248,7 @@ func poisoned(n, at int) [][]byte {
 // decode, under 'scan.on-decode-error' = mode. The stream closes when the
 // test ends, before its memory is checked.
 func readPastPoison(t *testing.T, mode string) table.Stream {
-	addr, topic, group := queue(t, poisoned(1000, 500)...)
+	addr, topic, group := kafkatest.Queue(t, 1, poisoned(1000, 500)...)
 	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": mode}), tabletest.CheckedAlloc(t))
 	t.Cleanup(func() { st.Close() })
 	r := newReader(t, st)
@@ -280,7 +269,7 @@ func TestDecodeErrorRelease(t *testing.T) {
 }
 
 func TestDecodeErrorFail(t *testing.T) {
-	addr, topic, group := queue(t, poisoned(1000, 500)...)
+	addr, topic, group := kafkatest.Queue(t, 1, poisoned(1000, 500)...)
 	mem := tabletest.CheckedAlloc(t)
 	ctx := kafkatest.Context(t)
 	src := newSource(t, addr, topic, group, nil)

@@ -99,7 +99,7 @@ func TestStartupModes(t *testing.T) {
 
 // TestAtMostOnce accepts on receipt: an abandoned batch is not released.
 func TestAtMostOnce(t *testing.T) {
-	addr, topic, group := queue(t, kafkatest.Values(100)...)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(100)...)
 	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.delivery-guarantee": "at-most-once"}), tabletest.CheckedAlloc(t))
 	r := newReader(t, st)
 	b, ids, err := r.next(kafkatest.Context(t))
@@ -118,7 +118,7 @@ func TestAtMostOnce(t *testing.T) {
 // TestPerRowDispositions: a reader's per-row verdicts reach the broker:
 // released rows come back, rejected ones do not.
 func TestPerRowDispositions(t *testing.T) {
-	addr, topic, group := queue(t, kafkatest.Values(10)...)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(10)...)
 	ctx := kafkatest.Context(t)
 	st := open(t, newSource(t, addr, topic, group, nil), tabletest.CheckedAlloc(t))
 	defer st.Close()
@@ -176,7 +176,7 @@ func TestPerRowDispositions(t *testing.T) {
 // together deliver each record once.
 func TestTwoReadersSplitTheGroup(t *testing.T) {
 	const n = 4000
-	addr, topic, group := queue(t, kafkatest.Values(n)...)
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(n)...)
 	mem := tabletest.CheckedAlloc(t)
 	// record_limit: each stream has one member for the one partition, so
 	// by default it would acquire in batch_optimized mode, where one fetch

@@ -362,6 +362,17 @@ func ShareGroup(t testing.TB, addr string) string {
 	return g
 }
 
+// Queue makes a topic of partitions partitions holding values, and a share
+// group (as ShareGroup makes it) to read it, on the test's broker.
+func Queue(t testing.TB, partitions int32, values ...[]byte) (addr, topic, group string) {
+	t.Helper()
+	addr = Bootstrap(t)
+	topic = Topic(t, addr, partitions)
+	group = ShareGroup(t, addr)
+	Produce(t, addr, topic, values...)
+	return addr, topic, group
+}
+
 // LockedGroup returns a one-partition topic and a share group (as
 // ShareGroup makes it) whose records are locked for lock once delivered:
 // on the real broker the group's share.record.lock.duration.ms says so, on
