@@ -88,13 +88,6 @@ func (c *Connector) Settled() map[string]int {
 	return out
 }
 
-// Release releases the batches of all its sources.
-func (c *Connector) Release() {
-	for _, s := range c.Sources() {
-		s.Release()
-	}
-}
-
 // Format is a format that decodes nothing: a Source's batches are built by
 // the test itself.
 type Format struct{ Kind string }
