@@ -100,11 +100,7 @@ func (a *Admin) ProposeTable(ctx context.Context, topic string, o ProposeOptions
 // sample reads up to n of the topic's latest record values, an equal share
 // from each partition that has records.
 func (a *Admin) sample(ctx context.Context, topic string, n int, doing string) ([][]byte, error) {
-	td, err := a.topic(ctx, topic, doing)
-	if err != nil {
-		return nil, err
-	}
-	starts, ends, err := a.offsets(ctx, doing, topic)
+	td, starts, ends, err := a.topicOffsets(ctx, topic, doing)
 	if err != nil {
 		return nil, err
 	}

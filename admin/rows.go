@@ -1,7 +1,8 @@
 package admin
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -152,27 +153,15 @@ func (r Member) Strings() []string {
 
 // FormatAssignment writes an assignment as "t1[0,1], t2[3]", topics sorted.
 func FormatAssignment(a map[string][]int32) string {
-	topics := make([]string, 0, len(a))
-	for t := range a {
-		topics = append(topics, t)
-	}
-	sort.Strings(topics)
-	var b strings.Builder
-	for i, t := range topics {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(t)
-		b.WriteByte('[')
+	var topics []string
+	for _, t := range slices.Sorted(maps.Keys(a)) {
+		parts := make([]string, len(a[t]))
 		for j, p := range a[t] {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(strconv.Itoa(int(p)))
+			parts[j] = strconv.Itoa(int(p))
 		}
-		b.WriteByte(']')
+		topics = append(topics, t+"["+strings.Join(parts, ",")+"]")
 	}
-	return b.String()
+	return strings.Join(topics, ", ")
 }
 
 // GroupDescription is what DESCRIBE SHARE GROUP shows.

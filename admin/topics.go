@@ -107,11 +107,7 @@ func (a *Admin) offsets(ctx context.Context, doing string, topics ...string) (st
 // its ReaderConfigs with their sources.
 func (a *Admin) Topic(ctx context.Context, topic string) (*TopicDescription, error) {
 	doing := fmt.Sprintf("describing topic '%s'", options.Cut(topic))
-	td, err := a.topic(ctx, topic, doing)
-	if err != nil {
-		return nil, err
-	}
-	starts, ends, err := a.offsets(ctx, doing, topic)
+	td, starts, ends, err := a.topicOffsets(ctx, topic, doing)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +145,16 @@ func (a *Admin) Topic(ctx context.Context, topic string) (*TopicDescription, err
 		return slices.Index(ReaderConfigs, d.Configs[i].Name) < slices.Index(ReaderConfigs, d.Configs[j].Name)
 	})
 	return d, nil
+}
+
+// topicOffsets returns a topic's metadata (as topic does) and its
+// partitions' start and end offsets.
+func (a *Admin) topicOffsets(ctx context.Context, topic, doing string) (td kadm.TopicDetail, starts, ends kadm.ListedOffsets, err error) {
+	if td, err = a.topic(ctx, topic, doing); err != nil {
+		return td, nil, nil, err
+	}
+	starts, ends, err = a.offsets(ctx, doing, topic)
+	return td, starts, ends, err
 }
 
 // topic returns a topic's metadata, or ErrUnknownTopic with the nearest

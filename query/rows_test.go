@@ -75,6 +75,16 @@ func ids(t *testing.T, r *Rows) []int32 {
 	return out
 }
 
+// allIDs reads r to its end and returns the first column of every batch.
+func allIDs(t *testing.T, r *Rows) []int32 {
+	t.Helper()
+	var got []int32
+	for r.Next() {
+		got = append(got, ids(t, r)...)
+	}
+	return got
+}
+
 func rowsN(n int) []string {
 	var out []string
 	for i := 0; i < n; i++ {
@@ -86,10 +96,7 @@ func rowsN(n int) []string {
 func TestLimitInTheMiddleOfABatchReleasesTheRest(t *testing.T) {
 	f := newFixture(t, 4, rowsN(8)...)
 	r := f.run(context.Background(), "SELECT id FROM orders LIMIT 6", Options{})
-	var got []int32
-	for r.Next() {
-		got = append(got, ids(t, r)...)
-	}
+	got := allIDs(t, r)
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +114,7 @@ func TestLimitInTheMiddleOfABatchReleasesTheRest(t *testing.T) {
 func TestWhereFilteredRowsAreAccepted(t *testing.T) {
 	f := newFixture(t, 3, rowsN(6)...)
 	r := f.run(context.Background(), "SELECT id FROM orders WHERE qty = 2", Options{})
-	var got []int32
-	for r.Next() {
-		got = append(got, ids(t, r)...)
-	}
+	got := allIDs(t, r)
 	if !slices.Equal(got, []int32{2, 5}) || r.Err() != nil || r.EndReason() != EndEOF {
 		t.Fatalf("got %v, %v, %s", got, r.Err(), r.EndReason())
 	}

@@ -152,6 +152,22 @@ func (t *DataType) write(b *strings.Builder) {
 // Equal reports whether t and u are the same type, nullability included.
 func (t *DataType) Equal(u *DataType) bool { return t.String() == u.String() }
 
+// plainArrowTypes are the Arrow types of the kinds that take no
+// parameters.
+var plainArrowTypes = map[Kind]arrow.DataType{
+	Char:      arrow.BinaryTypes.String,
+	Varchar:   arrow.BinaryTypes.String,
+	Boolean:   arrow.FixedWidthTypes.Boolean,
+	Varbinary: arrow.BinaryTypes.Binary,
+	TinyInt:   arrow.PrimitiveTypes.Int8,
+	SmallInt:  arrow.PrimitiveTypes.Int16,
+	Int:       arrow.PrimitiveTypes.Int32,
+	BigInt:    arrow.PrimitiveTypes.Int64,
+	Float:     arrow.PrimitiveTypes.Float32,
+	Double:    arrow.PrimitiveTypes.Float64,
+	Date:      arrow.FixedWidthTypes.Date32,
+}
+
 // ArrowType maps t onto Arrow:
 //
 //	CHAR, VARCHAR, STRING        utf8
@@ -171,31 +187,14 @@ func (t *DataType) Equal(u *DataType) bool { return t.String() == u.String() }
 //
 // where a timestamp's unit is s for p=0, ms for p<=3, us for p<=6, ns above.
 func (t *DataType) ArrowType() arrow.DataType {
+	if at, ok := plainArrowTypes[t.Kind]; ok {
+		return at
+	}
 	switch t.Kind {
-	case Char, Varchar:
-		return arrow.BinaryTypes.String
-	case Boolean:
-		return arrow.FixedWidthTypes.Boolean
 	case Binary:
 		return &arrow.FixedSizeBinaryType{ByteWidth: t.Length}
-	case Varbinary:
-		return arrow.BinaryTypes.Binary
 	case Decimal:
 		return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
-	case TinyInt:
-		return arrow.PrimitiveTypes.Int8
-	case SmallInt:
-		return arrow.PrimitiveTypes.Int16
-	case Int:
-		return arrow.PrimitiveTypes.Int32
-	case BigInt:
-		return arrow.PrimitiveTypes.Int64
-	case Float:
-		return arrow.PrimitiveTypes.Float32
-	case Double:
-		return arrow.PrimitiveTypes.Float64
-	case Date:
-		return arrow.FixedWidthTypes.Date32
 	case Time:
 		switch {
 		case t.Precision == 0:

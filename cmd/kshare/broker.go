@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,19 +48,11 @@ var brokerDefaults = map[string]string{
 type configFlag map[string]string
 
 func (f configFlag) String() string {
-	keys := make([]string, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
+	var pairs []string
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		pairs = append(pairs, k+"="+f[k])
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(k + "=" + f[k])
-	}
-	return b.String()
+	return strings.Join(pairs, ",")
 }
 
 func (f configFlag) Set(s string) error {

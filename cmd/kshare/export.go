@@ -61,13 +61,11 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	if err := q.runInits(ctx, eng); err != nil {
 		return err
 	}
-	if q.metricsAddr != "" {
-		stop, err := serveMetrics(q.metricsAddr, std.err)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stopMetrics, err := serveMetrics(q.metricsAddr, std.err)
+	if err != nil {
+		return err
 	}
+	defer stopMetrics()
 	sql, maxRows, idleTimeout, stats := q.sql, q.maxRows, q.idleTimeout, q.stats
 	if err := checkSelect(sql); err != nil {
 		return err

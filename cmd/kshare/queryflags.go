@@ -60,12 +60,7 @@ func (f *queryFlags) check(fs *flag.FlagSet) error {
 	case f.idleTimeout < 0:
 		return usagef(fs, "--idle-timeout must not be negative, got %v", f.idleTimeout)
 	}
-	if f.metricsAddr != "" {
-		if _, _, err := splitAddr(f.metricsAddr); err != nil {
-			return usagef(fs, "--metrics-addr: %v", err)
-		}
-	}
-	return nil
+	return checkMetricsAddr(fs, f.metricsAddr)
 }
 
 // runInits runs the statements of the --init files on eng, in order.

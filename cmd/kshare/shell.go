@@ -87,12 +87,7 @@ func (f *shellFlags) check(fs *flag.FlagSet) error {
 	if f.maxRows < 0 {
 		return usagef(fs, "--max-rows must not be negative, got %d", f.maxRows)
 	}
-	if f.metricsAddr != "" {
-		if _, _, err := splitAddr(f.metricsAddr); err != nil {
-			return usagef(fs, "--metrics-addr: %v", err)
-		}
-	}
-	return nil
+	return checkMetricsAddr(fs, f.metricsAddr)
 }
 
 // apply sets the session settings the flags give, through the engine, so
@@ -153,13 +148,11 @@ func runShell(ctx context.Context, std stdio, f *shellFlags, eng sqlshell.Engine
 	if err := f.apply(ctx, eng); err != nil {
 		return err
 	}
-	if f.metricsAddr != "" {
-		stop, err := serveMetrics(f.metricsAddr, std.err)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stopMetrics, err := serveMetrics(f.metricsAddr, std.err)
+	if err != nil {
+		return err
 	}
+	defer stopMetrics()
 	// Writing to a closed pipe (kshare -e ... | head) must fail the write,
 	// which releases the rows not written, rather than kill the process,
 	// which would leave their records locked until the locks expire.
@@ -254,9 +247,24 @@ func scriptFailed(ctx context.Context, prefix string, err error) error {
 	return exitError{code: 1, msg: prefix + err.Error()}
 }
 
+// checkMetricsAddr checks --metrics-addr when it is given, so a typo is a
+// usage error before anything runs.
+func checkMetricsAddr(fs *flag.FlagSet, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if _, _, err := splitAddr(addr); err != nil {
+		return usagef(fs, "--metrics-addr: %v", err)
+	}
+	return nil
+}
+
 // serveMetrics serves the connector's Prometheus metrics on addr until stop
 // is called.
 func serveMetrics(addr string, notes io.Writer, more ...prometheus.Collector) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil // no --metrics-addr: nothing to serve
+	}
 	reg := prometheus.NewRegistry()
 	for _, c := range append([]prometheus.Collector{connector.Collector()}, more...) {
 		if err := reg.Register(c); err != nil {

@@ -143,13 +143,11 @@ func runWorkCmd(ctx context.Context, std stdio, args []string) error {
 	// Metrics are served before the group is joined, as kshare export
 	// serves them; the pool's counts appear once it exists.
 	var poolMetrics lazyCollector
-	if q.metricsAddr != "" {
-		stop, err := serveMetrics(q.metricsAddr, std.err, &poolMetrics)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stopMetrics, err := serveMetrics(q.metricsAddr, std.err, &poolMetrics)
+	if err != nil {
+		return err
 	}
+	defer stopMetrics()
 	fn := c.Run
 	var pers *worker.Persistent
 	if persistent {

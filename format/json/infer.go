@@ -201,19 +201,27 @@ func decodeOrdered(dec *stdjson.Decoder, depth int) (any, error) {
 	return t, nil
 }
 
+// field returns the shape of field k, adding it (last in order) if it is new.
+func (s *shape) field(k string) *shape {
+	if s.fields == nil {
+		s.fields = map[string]*shape{}
+	}
+	f, ok := s.fields[k]
+	if !ok {
+		f = &shape{}
+		s.fields[k] = f
+		s.order = append(s.order, k)
+	}
+	return f
+}
+
 // addObject adds the fields of o.
 func (s *shape) addObject(o *object) {
 	if s.fields == nil {
 		s.fields = map[string]*shape{}
 	}
 	for i, k := range o.keys {
-		f, ok := s.fields[k]
-		if !ok {
-			f = &shape{}
-			s.fields[k] = f
-			s.order = append(s.order, k)
-		}
-		f.add(o.vals[i])
+		s.field(k).add(o.vals[i])
 	}
 }
 
@@ -458,16 +466,7 @@ func (s *shape) merge(o *shape) {
 		s.frac = max(s.frac, o.frac)
 	}
 	for _, k := range o.order {
-		if s.fields == nil {
-			s.fields = map[string]*shape{}
-		}
-		f, ok := s.fields[k]
-		if !ok {
-			f = &shape{}
-			s.fields[k] = f
-			s.order = append(s.order, k)
-		}
-		f.merge(o.fields[k])
+		s.field(k).merge(o.fields[k])
 	}
 	if o.elem != nil {
 		if s.elem == nil {
