@@ -111,8 +111,8 @@ func (e *Engine) QueryForWorkers(ctx context.Context, sql string, concurrency, p
 	if err != nil {
 		return nil, err
 	}
-	def := p.Table().Bound.Def.Clone()
-	if kvs, changed := worker.Tune(def, concurrency, pollRecords); changed {
+	if kvs, changed := worker.Tune(p.Table().Bound, concurrency, pollRecords); changed {
+		def := p.Table().Bound.Def.Clone()
 		def.Options = kvs
 		tuned, err := e.reg.NewTable(def)
 		if err != nil {

@@ -96,6 +96,11 @@ const (
 	partitionRecordLocks = 2000
 )
 
+// PartitionRecordLocks is the broker's default cap on the records of one
+// partition locked at once (group.share.partition.max.record.locks), for
+// readers that size polls to fit under it.
+const PartitionRecordLocks = partitionRecordLocks
+
 // pollDefault is the default 'properties.max.poll.records' of a table of
 // 'source.parallelism' members: 500, less when that many members' polls
 // would exceed the broker's per-partition lock cap on one partition.

@@ -37,45 +37,38 @@ import (
 // kshare work --poll-records) set. The poll is fixed when the members'
 // clients are made (franz-go's ShareMaxRecords), so it cannot follow the
 // rows' measured time within a query.
-const (
-	tuneMembers     = 2
-	partitionLocks  = 2000
-	connectorKafka  = "kafka-sharegroup"
-	tableConnectorK = "connector"
-)
+// tuneMembers is the parallelism a pool's query gets when its table does
+// not set one.
+const tuneMembers = 2
 
-// Tune returns def's options with the poll sizing above for a pool of
-// concurrency workers, and false for a table it has nothing to change on
-// (another connector's, or one that sets every option itself).
+// Tune returns the options of b's table with the poll sizing above for a
+// pool of concurrency workers, and false for a table it has nothing to
+// change on (another connector's, or one that sets every option itself).
 // pollRecords, when above 0, is the poll size to use instead of the
-// concurrency.
-func Tune(def *table.Definition, concurrency, pollRecords int) ([]options.KV, bool) {
-	out := append([]options.KV(nil), def.Options...)
-	if c, _ := def.Option(tableConnectorK); c != connectorKafka {
+// concurrency. It reads what the table set from b.Options, whose keys the
+// connector's declaration resolved (aliases included).
+func Tune(b *table.Bound, concurrency, pollRecords int) ([]options.KV, bool) {
+	out := append([]options.KV(nil), b.Def.Options...)
+	if b.Connector == nil || b.Connector.Name() != connector.Name {
 		return out, false
 	}
+	v := b.Options
 	members := tuneMembers
-	if v, ok := def.Option(connector.OptParallelism); ok {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			members = n
-		}
-	} else if _, ok := def.Option("scan.parallelism"); ok {
-		members = 0 // the alias is set: leave it
+	if v.Has(connector.OptParallelism) {
+		members = int(v.Int(connector.OptParallelism))
 	} else {
 		out = append(out, options.KV{Key: connector.OptParallelism, Value: strconv.Itoa(members)})
 	}
-	if _, ok := def.Option(connector.OptMaxPollRecords); !ok {
+	if !v.Has(connector.OptMaxPollRecords) {
 		n := concurrency
 		if pollRecords > 0 {
 			n = pollRecords
 		}
-		if members > 0 {
-			n = min(n, partitionLocks/members)
-		}
+		n = min(n, connector.PartitionRecordLocks/max(members, 1))
 		out = append(out, options.KV{Key: connector.OptMaxPollRecords, Value: strconv.Itoa(max(n, 1))})
 	}
-	if _, ok := def.Option(connector.OptShareAcquireMode); !ok {
+	if !v.Has(connector.OptShareAcquireMode) {
 		out = append(out, options.KV{Key: connector.OptShareAcquireMode, Value: connector.AcquireRecordLimit})
 	}
-	return out, len(out) > len(def.Options)
+	return out, len(out) > len(b.Def.Options)
 }

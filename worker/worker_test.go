@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -30,15 +31,30 @@ func TestReject(t *testing.T) {
 }
 
 func TestTune(t *testing.T) {
-	def := func(kv ...string) *table.Definition {
-		d := &table.Definition{Name: "t", Options: []options.KV{{Key: "connector", Value: "kafka-sharegroup"}}}
+	// The keys every kafka-sharegroup table sets; Tune leaves them alone.
+	base := []options.KV{
+		{Key: "connector", Value: "kafka-sharegroup"},
+		{Key: "topic", Value: "jobs"},
+		{Key: "share-group-id", Value: "g"},
+		{Key: "properties.bootstrap.servers", Value: "127.0.0.1:9092"},
+	}
+	kafka, err := table.Default.LookupConnector(connector.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := func(kv ...string) *table.Bound {
+		d := &table.Definition{Name: "t", Options: slices.Clone(base)}
 		for i := 0; i < len(kv); i += 2 {
 			d.Options = append(d.Options, options.KV{Key: kv[i], Value: kv[i+1]})
 		}
-		return d
+		v, err := options.Parse(d.Options, []string{"connector", "format"}, kafka.Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &table.Bound{Def: d, Connector: kafka, Options: v}
 	}
 	cases := []struct {
-		def         *table.Definition
+		def         *table.Bound
 		conc, poll  int
 		want        []string
 		wantChanged bool
@@ -51,13 +67,15 @@ func TestTune(t *testing.T) {
 		// What the table says stays.
 		{def("source.parallelism", "1", "properties.max.poll.records", "7", "properties.share.acquire.mode", "batch_optimized"), 32, 0,
 			[]string{"source.parallelism=1", "properties.max.poll.records=7", "properties.share.acquire.mode=batch_optimized"}, false},
-		{&table.Definition{Options: []options.KV{{Key: "connector", Value: "other"}}}, 4, 0, []string{}, false},
+		// The alias counts as the option: 4 members share the 2000 locks.
+		{def("scan.parallelism", "4"), 5000, 0, []string{"scan.parallelism=4", "properties.max.poll.records=500", "properties.share.acquire.mode=record_limit"}, true},
+		{&table.Bound{Def: &table.Definition{Options: []options.KV{{Key: "connector", Value: "other"}}}}, 4, 0, []string{}, false},
 	}
 	for i, c := range cases {
 		got, changed := Tune(c.def, c.conc, c.poll)
 		var kvs []string
 		for _, kv := range got {
-			if kv.Key != "connector" {
+			if !slices.ContainsFunc(base, func(b options.KV) bool { return b.Key == kv.Key }) {
 				kvs = append(kvs, kv.Key+"="+kv.Value)
 			}
 		}
