@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
@@ -83,12 +84,12 @@ func (a *Admin) ProposeTable(ctx context.Context, topic string, o ProposeOptions
 		return nil, fmt.Errorf("%s: the JSON objects of the %d records read have no named fields to make columns of", doing, len(values))
 	}
 	opts := map[string]string{
-		table.KeyConnector:  "kafka-sharegroup",
-		table.KeyFormat:     json.Format{}.Name(),
-		"bootstrap.servers": o.Bootstrap,
-		"topic":             topic,
-		"share-group-id":    o.ShareGroup,
-		"scan.startup.mode": "earliest-offset",
+		table.KeyConnector:            connector.Name,
+		table.KeyFormat:               json.Format{}.Name(),
+		connector.OptBootstrapServers: o.Bootstrap,
+		connector.OptTopic:            topic,
+		connector.OptShareGroupID:     o.ShareGroup,
+		connector.OptStartupMode:      connector.StartupEarliestOffset,
 	}
 	for k, v := range inf.Options {
 		opts[k] = v
