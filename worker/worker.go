@@ -231,9 +231,10 @@ func (p *Pool) Run(ctx context.Context) (Stats, error) {
 	watch.Wait()
 	p.rows.Close()
 	err := p.rows.Err()
-	if cause := context.Cause(ctx); errors.Is(cause, ErrStop) || (err == nil && cause != nil) {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrStop) || (cause != nil && (err == nil || errors.Is(err, context.Canceled))) {
 		// A Func stopped the pool, or ctx ended while a batch was being
-		// handed out, before the query saw it.
+		// handed out, before the query saw it, or the query saw only a
+		// plain cancellation: the cause (a signal, say) says why.
 		err = cause
 	}
 	return p.Stats(), err
