@@ -205,7 +205,7 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 	case *sqlparser.ConvertExpr:
 		return nil, unsupportedExpr("CONVERT", "write CAST(x AS type)")
 	case *sqlparser.CaseExpr:
-		return nil, unsupportedExpr("CASE")
+		return p.caseExpr(e, src)
 	case *sqlparser.Subquery, *sqlparser.ExistsExpr:
 		return nil, unsupportedClause("a subquery")
 	case *sqlparser.GroupConcatExpr:
@@ -316,7 +316,11 @@ func (p *planner) arith(op string, le, re sqlparser.Expr, src string) (node, err
 	if err != nil {
 		return nil, err
 	}
-	l, r := ns[0], ns[1]
+	return arithOf(op, ns[0], ns[1], src)
+}
+
+// arithOf is l op r on planned operands.
+func arithOf(op string, l, r node, src string) (node, error) {
 	switch {
 	case l.typ() == nil && r.typ() == nil:
 		return nil, errorf(ErrType, "NULL %s NULL needs a type; write CAST(NULL AS <type>)", op)
@@ -514,25 +518,10 @@ func (p *planner) function(f *sqlparser.FuncExpr, src string) (node, error) {
 		to = to.WithNotNull(x.typ().NotNull && !spec.try)
 		return &cast{exprBase: exprBase{t: to, src: src}, e: x, try: spec.try, hint: !spec.lit && !spec.try}, nil
 	}
-	lower := strings.ToLower(name)
-	switch {
-	case lower == "mod" && f.Qualifier.IsEmpty():
-		if len(f.Exprs) != 2 {
-			return nil, errorf(ErrSyntax, "MOD takes two arguments (%s)", src)
-		}
-		var args [2]sqlparser.Expr
-		for k, se := range f.Exprs {
-			ae, ok := se.(*sqlparser.AliasedExpr)
-			if !ok || !ae.As.IsEmpty() {
-				return nil, errorf(ErrSyntax, "bad argument of MOD (%s)", src)
-			}
-			args[k] = ae.Expr
-		}
-		return p.arith("%", args[0], args[1], src)
-	case f.IsAggregate():
+	if f.IsAggregate() {
 		return nil, errorf(ErrUnsupported, "aggregate function %s is not supported (kshare has no GROUP BY); %s", strings.ToUpper(name), shape)
 	}
-	return nil, unsupportedExpr("function " + strings.ToUpper(name))
+	return p.callFunction(f, src)
 }
 
 // literalType is the type of DATE '...', TIME '...' or TIMESTAMP '...': a

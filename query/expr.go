@@ -146,6 +146,17 @@ func evalArgs(ec *evalCtx, b arrow.RecordBatch, ns ...node) ([]arrow.Array, erro
 	return as, nil
 }
 
+// evalUnary evaluates the operand e of a node with one operand and hands
+// its array to f, releasing it after.
+func evalUnary(ec *evalCtx, b arrow.RecordBatch, e node, f func(*evalCtx, arrow.Array) (arrow.Array, error)) (arrow.Array, error) {
+	a, err := e.eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	return f(ec, a)
+}
+
 // colRef reads a column of the table; its text is the name as written.
 type colRef struct {
 	exprBase
@@ -338,11 +349,10 @@ type neg struct {
 
 func (n *neg) operands() []node { return []node{n.e} }
 func (n *neg) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	a, err := n.e.eval(ec, b)
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
+	return evalUnary(ec, b, n.e, n.negate)
+}
+
+func (n *neg) negate(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
 	if n.typ().Kind == table.Decimal {
 		d := a.(*array.Decimal128)
 		bld := array.NewDecimal128Builder(ec.mem, d.DataType().(*arrow.Decimal128Type))
@@ -521,12 +531,9 @@ type not struct {
 
 func (n *not) operands() []node { return []node{n.e} }
 func (n *not) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	a, err := n.e.eval(ec, b)
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
-	return ec.call("not", nil, a)
+	return evalUnary(ec, b, n.e, func(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
+		return ec.call("not", nil, a)
+	})
 }
 
 // isTest is IS [NOT] NULL and IS [NOT] TRUE/FALSE, which are never NULL.
@@ -539,11 +546,10 @@ type isTest struct {
 
 func (n *isTest) operands() []node { return []node{n.e} }
 func (n *isTest) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	a, err := n.e.eval(ec, b)
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
+	return evalUnary(ec, b, n.e, n.test)
+}
+
+func (n *isTest) test(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
 	if n.what == "null" {
 		fn := "is_null"
 		if n.neg {
@@ -659,11 +665,10 @@ type like struct {
 
 func (n *like) operands() []node { return []node{n.x} }
 func (n *like) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	a, err := n.x.eval(ec, b)
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
+	return evalUnary(ec, b, n.x, n.matchAll)
+}
+
+func (n *like) matchAll(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
 	s := a.(*array.String)
 	out := array.NewBooleanBuilder(ec.mem)
 	defer out.Release()
@@ -747,11 +752,10 @@ type cast struct {
 
 func (n *cast) operands() []node { return []node{n.e} }
 func (n *cast) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	a, err := n.e.eval(ec, b)
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
+	return evalUnary(ec, b, n.e, n.convert)
+}
+
+func (n *cast) convert(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
 	out, err := castArray(ec, a, n.e.typ(), n.t, n.try)
 	var qe *Error
 	if err != nil && n.hint && errors.As(err, &qe) && qe.Kind == ErrEval {

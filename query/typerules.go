@@ -204,3 +204,41 @@ func comparableKind(t *table.DataType) bool {
 	}
 	return true
 }
+
+// commonType is the type values of a and b both convert to, Flink's
+// least-restrictive type for CASE, COALESCE, IF and the like (nullability
+// aside): the wider number (integer ranks, DECIMAL with the larger integer
+// part and scale, DOUBLE if either is, else FLOAT), a string or binary of the
+// longer length (VARCHAR unless both are CHAR of one length: kshare does not
+// pad), the later time precision, TIMESTAMP_LTZ for TIMESTAMP with
+// TIMESTAMP_LTZ, a timestamp for DATE with one. ok is false when there is
+// none.
+func commonType(a, b *table.DataType) (*table.DataType, bool) {
+	a, b = a.WithNotNull(false), b.WithNotNull(false)
+	switch {
+	case a.Equal(b):
+		return a, true
+	case isNumeric(a) && isNumeric(b):
+		switch {
+		case isApprox(a) || isApprox(b):
+			return table.DoubleType(), true // FLOAT with FLOAT was equal
+		case isInt(a) && isInt(b):
+			if intRank(b.Kind) > intRank(a.Kind) {
+				return b, true
+			}
+			return a, true
+		}
+		p1, s1 := decimalOf(a)
+		p2, s2 := decimalOf(b)
+		s := max(s1, s2)
+		p, s := adjustDecimal(max(p1-s1, p2-s2)+s, s)
+		return table.DecimalType(p, s), true
+	case isChar(a) && isChar(b):
+		return &table.DataType{Kind: table.Varchar, Length: max(a.Length, b.Length)}, true
+	case isBin(a) && isBin(b):
+		return &table.DataType{Kind: table.Varbinary, Length: max(a.Length, b.Length)}, true
+	case !comparableKind(a) || !comparableKind(b):
+		return nil, false
+	}
+	return compareType(a, b)
+}

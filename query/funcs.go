@@ -1,0 +1,294 @@
+package query
+
+// This file holds the registry of scalar functions: every function kshare
+// runs is one funcDef, declared as data in the funcs_*.go file of its group
+// (conditional, string, ...). The planner finds a call's definition here,
+// checks its arguments against the declaration and builds a call node; the
+// declaration is also what Functions lists and what errors quote.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/xwb1989/sqlparser"
+
+	"github.com/kshare/kshare/table"
+)
+
+// FunctionInfo describes one scalar function, for SHOW FUNCTIONS.
+type FunctionInfo struct {
+	Name        string // upper case, as Flink names it
+	Signature   string // the accepted arguments, as in MOD(numeric, numeric)
+	Description string // one line
+}
+
+// Functions lists the scalar functions kshare runs, sorted by name.
+func Functions() []FunctionInfo {
+	out := make([]FunctionInfo, 0, len(funcs))
+	for _, d := range funcs {
+		out = append(out, FunctionInfo{Name: d.name, Signature: d.signature(), Description: d.desc})
+	}
+	slices.SortFunc(out, func(a, b FunctionInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// argKind is what one argument of a function accepts.
+type argKind struct {
+	name string // as signatures and errors show it
+	ok   func(*table.DataType) bool
+	// null is the type an untyped NULL takes in this place (UPPER(NULL) is
+	// a NULL STRING); nil leaves it to the function's type rule.
+	null *table.DataType
+}
+
+var (
+	anyArg = argKind{name: "any type", ok: func(*table.DataType) bool { return true }}
+	strArg = argKind{name: "STRING", ok: isChar, null: table.StringType()}
+	intArg = argKind{name: "INTEGER", ok: isInt, null: table.IntType()}
+	numArg = argKind{name: "numeric", ok: isNumeric, null: table.DoubleType()}
+	// exactArg takes integers and decimals.
+	exactArg = argKind{name: "exact numeric", ok: isExact, null: table.IntType()}
+	boolArg  = argKind{name: "BOOLEAN", ok: func(t *table.DataType) bool { return t.Kind == table.Boolean }, null: table.BooleanType()}
+)
+
+// funcDef declares one function. A function either has a kernel (ret and
+// eval, with prep for plan-time work) or builds a node of its own (build:
+// conditional functions, which evaluate their arguments lazily).
+type funcDef struct {
+	name string
+	args []argKind
+	// min is the number of arguments that must be given; 0 means all of
+	// args. Arguments after min may be left out.
+	min int
+	// variadic: the last kind of args repeats, any number of times.
+	variadic bool
+	desc     string
+
+	// ret derives the result type from the checked arguments; it may
+	// replace arguments (casts to a common type).
+	ret func(c *call) (*table.DataType, error)
+	// eval computes the result from the evaluated arguments, one array per
+	// argument, each b.NumRows() long.
+	eval func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error)
+	// prep, if set, does plan-time work once the type is known: compiling
+	// a constant pattern, say. Its errors are the statement's.
+	prep func(c *call) error
+
+	build func(p *planner, args []node, src string) (node, error)
+}
+
+func (d *funcDef) minArgs() int {
+	if d.min > 0 {
+		return d.min
+	}
+	return len(d.args)
+}
+
+// signature is the declaration as text: LPAD(STRING, INTEGER, STRING),
+// CONCAT(STRING, ...), ROUND(numeric[, INTEGER]).
+func (d *funcDef) signature() string {
+	var b strings.Builder
+	b.WriteString(d.name + "(")
+	for i, a := range d.args {
+		switch {
+		case i == d.minArgs() && i > 0:
+			b.WriteString("[, ")
+		case i == d.minArgs():
+			b.WriteString("[")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(a.name)
+	}
+	if d.minArgs() < len(d.args) {
+		b.WriteString("]")
+	}
+	if d.variadic {
+		b.WriteString(", ...")
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// kind is what argument i (from 0) accepts.
+func (d *funcDef) kind(i int) argKind {
+	if i >= len(d.args) {
+		return d.args[len(d.args)-1]
+	}
+	return d.args[i]
+}
+
+// funcs is the registry, by lower-case name; every group of functions adds
+// its declarations in init.
+var funcs = map[string]*funcDef{}
+
+func register(defs ...*funcDef) {
+	for _, d := range defs {
+		key := strings.ToLower(d.name)
+		if _, dup := funcs[key]; dup || d.name == "" {
+			panic("query: function registered twice or without a name: " + d.name)
+		}
+		if (d.build == nil) == (d.eval == nil || d.ret == nil) {
+			panic("query: function " + d.name + " needs a kernel (ret and eval) or build")
+		}
+		funcs[key] = d
+	}
+}
+
+// call is a function call evaluated by its kernel on whole arrays.
+type call struct {
+	exprBase
+	fn   *funcDef
+	args []node
+	// state is what prep computed at plan time (a compiled pattern).
+	state any
+}
+
+func (c *call) operands() []node { return c.args }
+func (c *call) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	as, err := evalArgs(ec, b, c.args...)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(as)
+	return c.fn.eval(ec, c, as)
+}
+
+// evalError is an error of a function on a value, naming the call.
+func (c *call) evalError(format string, args ...any) error {
+	return errorf(ErrEval, "%s: %s", c.src, fmt.Sprintf(format, args...))
+}
+
+// funcArgs takes the plain arguments out of a call: no *, no alias.
+func funcArgs(f *sqlparser.FuncExpr, name, src string) ([]sqlparser.Expr, error) {
+	args := make([]sqlparser.Expr, len(f.Exprs))
+	for k, se := range f.Exprs {
+		ae, ok := se.(*sqlparser.AliasedExpr)
+		if !ok || !ae.As.IsEmpty() {
+			return nil, errorf(ErrSyntax, "bad argument %d of %s (%s)", k+1, name, src)
+		}
+		args[k] = ae.Expr
+	}
+	return args, nil
+}
+
+// callFunction plans a call of a registered function, or says which one was
+// meant.
+func (p *planner) callFunction(f *sqlparser.FuncExpr, src string) (node, error) {
+	name := strings.ToUpper(f.Name.String())
+	d, ok := funcs[strings.ToLower(name)]
+	if !ok || !f.Qualifier.IsEmpty() {
+		if !f.Qualifier.IsEmpty() {
+			name = strings.ToUpper(f.Qualifier.String()) + "." + name
+		}
+		msg := fmt.Sprintf("unknown function %s", name)
+		if best := suggest(name, functionNames()); best != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", best)
+		}
+		return nil, &Error{Kind: ErrUnsupported, Msg: msg + "; the functions kshare runs are listed by SHOW FUNCTIONS"}
+	}
+	if f.Distinct {
+		return nil, errorf(ErrSyntax, "DISTINCT is only for aggregate functions, not %s (%s)", name, src)
+	}
+	exprs, err := funcArgs(f, name, src)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(exprs); n < d.minArgs() || n > len(d.args) && !d.variadic {
+		return nil, errorf(ErrType, "%s takes %s, got %d: %s (%s)", d.name, d.arity(), n, d.signature(), src)
+	}
+	args, err := p.exprs(exprs...)
+	if err != nil {
+		return nil, err
+	}
+	return newCall(p, d, args, src)
+}
+
+// newCall checks args against d and builds the call.
+func newCall(p *planner, d *funcDef, args []node, src string) (node, error) {
+	for i, a := range args {
+		k := d.kind(i)
+		if a.typ() == nil {
+			if k.null != nil {
+				args[i] = typedNull(a, k.null)
+			}
+			continue
+		}
+		if !k.ok(a.typ()) {
+			return nil, errorf(ErrType, "argument %d of %s must be %s, got %s (%s); %s", i+1, d.name, k.name, tn(a.typ()), a.text(), d.signature())
+		}
+	}
+	if d.build != nil {
+		return d.build(p, args, src)
+	}
+	for _, a := range args {
+		if a.typ() == nil {
+			return nil, errorf(ErrType, "NULL needs a type in %s; write CAST(NULL AS <type>)", src)
+		}
+	}
+	c := &call{exprBase: exprBase{src: src}, fn: d, args: args}
+	t, err := d.ret(c)
+	if err != nil {
+		return nil, err
+	}
+	c.t = t
+	if d.prep != nil {
+		if err := d.prep(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (d *funcDef) arity() string {
+	n, m := d.minArgs(), len(d.args)
+	plural := func(k int) string {
+		if k == 1 {
+			return "1 argument"
+		}
+		return fmt.Sprintf("%d arguments", k)
+	}
+	switch {
+	case d.variadic:
+		return "at least " + plural(n)
+	case n == m:
+		return plural(n)
+	}
+	return fmt.Sprintf("%d to %s", n, plural(m))
+}
+
+func functionNames() []string {
+	names := make([]string, 0, len(funcs))
+	for _, d := range funcs {
+		names = append(names, d.name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Type rules shared by the kernels' declarations.
+
+// sameAsArg is the type of argument k, NULL if any argument is.
+func sameAsArg(k int) func(c *call) (*table.DataType, error) {
+	return func(c *call) (*table.DataType, error) {
+		return c.args[k].typ().WithNotNull(notNull(c.args...)), nil
+	}
+}
+
+// fixedType is t, NULL if any argument is.
+func fixedType(t *table.DataType) func(c *call) (*table.DataType, error) {
+	return func(c *call) (*table.DataType, error) {
+		return t.WithNotNull(notNull(c.args...)), nil
+	}
+}
+
+// varyingArg is argument k's type as a VARCHAR of its length (TRIM of a
+// CHAR(5) is a VARCHAR(5)), NULL if any argument is.
+func varyingArg(k int) func(c *call) (*table.DataType, error) {
+	return func(c *call) (*table.DataType, error) {
+		t := c.args[k].typ()
+		return &table.DataType{Kind: table.Varchar, Length: t.Length, NotNull: notNull(c.args...)}, nil
+	}
+}

@@ -1,0 +1,469 @@
+package query
+
+// This file holds the conditional functions: CASE, COALESCE, NULLIF, IF,
+// IFNULL, GREATEST and LEAST. A branch is evaluated only on the rows that
+// take it, as Flink does, so that CASE WHEN qty <> 0 THEN price / qty END
+// never divides by zero; the result is then put together from the
+// branches' arrays by one take.
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/xwb1989/sqlparser"
+
+	"github.com/kshare/kshare/table"
+)
+
+func init() {
+	register(
+		&funcDef{name: "COALESCE", args: []argKind{anyArg}, variadic: true,
+			desc:  "the first argument that is not NULL",
+			build: buildCoalesce("COALESCE")},
+		&funcDef{name: "IFNULL", args: []argKind{anyArg, anyArg},
+			desc:  "the first argument unless it is NULL, else the second",
+			build: buildCoalesce("IFNULL")},
+		&funcDef{name: "NULLIF", args: []argKind{anyArg, anyArg},
+			desc: "NULL if the arguments are equal, else the first", build: buildNullIf},
+		&funcDef{name: "IF", args: []argKind{boolArg, anyArg, anyArg},
+			desc: "the second argument if the first is TRUE, else the third", build: buildIf},
+		&funcDef{name: "GREATEST", args: []argKind{anyArg}, variadic: true,
+			desc: "the largest argument; NULL if any is NULL", build: buildExtreme("GREATEST", ">")},
+		&funcDef{name: "LEAST", args: []argKind{anyArg}, variadic: true,
+			desc: "the smallest argument; NULL if any is NULL", build: buildExtreme("LEAST", "<")},
+	)
+}
+
+// unify converts values to their common type (commonType), the error naming
+// what and the first value that has none with those before it. Untyped
+// NULLs take the common type; all of them untyped is an error.
+func unify(what string, vals []node, src string) (*table.DataType, error) {
+	name := func(k int) string { return fmt.Sprintf("argument %d of %s", k+1, what) }
+	if what == "CASE" {
+		name = func(k int) string { return fmt.Sprintf("result %d of CASE", k+1) }
+	}
+	var t *table.DataType
+	for k, v := range vals {
+		if v.typ() == nil {
+			continue
+		}
+		if t == nil {
+			t = v.typ().WithNotNull(false)
+			continue
+		}
+		ct, ok := commonType(t, v.typ())
+		if !ok {
+			return nil, errorf(ErrType, "%s is %s (%s), which has no type in common with the ones before it (%s); CAST one of them (%s)",
+				name(k), tn(v.typ()), v.text(), tn(t), src)
+		}
+		t = ct
+	}
+	if t == nil {
+		return nil, errorf(ErrType, "%s of NULLs alone needs a type; write CAST(NULL AS <type>) (%s)", what, src)
+	}
+	for k, v := range vals {
+		c, err := convert(v, t)
+		if err != nil {
+			return nil, err
+		}
+		vals[k] = c
+	}
+	return t, nil
+}
+
+// convert gives n the type t (nullability aside), with a cast if its values
+// need one; a constant is cast once, here.
+func convert(n node, t *table.DataType) (node, error) {
+	if n.typ() == nil {
+		return typedNull(n, t), nil
+	}
+	if n.typ().WithNotNull(false).Equal(t) {
+		return n, nil
+	}
+	c := &cast{exprBase: exprBase{t: t.WithNotNull(n.typ().NotNull), src: n.text()}, e: n}
+	if isConstant(n) {
+		return fold(c)
+	}
+	return c, nil
+}
+
+// infallible nodes cannot fail on any row, so that a branch made of one is
+// evaluated on the whole batch rather than on the rows that take it.
+func infallible(n node) bool {
+	switch n.(type) {
+	case *colRef, *literal:
+		return true
+	}
+	return false
+}
+
+// evalRows evaluates n on rows of b (indexes, ascending). full reports that
+// the array holds all of b's rows (value i is row i's) rather than those of
+// rows (value j is row rows[j]'s).
+func evalRows(ec *evalCtx, b arrow.RecordBatch, n node, rows []int) (a arrow.Array, full bool, err error) {
+	if len(rows) == int(b.NumRows()) || infallible(n) {
+		a, err = n.eval(ec, b)
+		return a, true, err
+	}
+	sub, err := takeRows(ec, b, rows)
+	if err != nil {
+		return nil, false, err
+	}
+	defer sub.Release()
+	a, err = n.eval(ec, sub)
+	return a, false, err
+}
+
+// assembly puts a result together from parts: row i is value pos[i] of
+// parts[from[i]], or NULL where from[i] is -1.
+type assembly struct {
+	parts     []arrow.Array
+	from, pos []int32
+}
+
+func newAssembly(n int) *assembly {
+	a := &assembly{from: make([]int32, n), pos: make([]int32, n)}
+	for i := range a.from {
+		a.from[i] = -1
+	}
+	return a
+}
+
+// add makes part a (from evalRows over rows, with its full) the value of
+// the rows in take, a subset of rows; it owns a from now on.
+func (s *assembly) add(a arrow.Array, full bool, rows, take []int) {
+	k := int32(len(s.parts))
+	s.parts = append(s.parts, a)
+	j := 0
+	for _, r := range take {
+		if full {
+			s.pos[r] = int32(r)
+		} else {
+			for rows[j] != r {
+				j++
+			}
+			s.pos[r] = int32(j)
+		}
+		s.from[r] = k
+	}
+}
+
+func (s *assembly) release() { releaseAll(s.parts) }
+
+// result is the assembled array of type t.
+func (s *assembly) result(ec *evalCtx, t arrow.DataType) (arrow.Array, error) {
+	n := len(s.from)
+	if len(s.parts) == 1 && s.parts[0].Len() == n && s.whole() {
+		s.parts[0].Retain()
+		return s.parts[0], nil
+	}
+	if len(s.parts) == 0 {
+		return array.MakeArrayOfNull(ec.mem, t, n), nil
+	}
+	off := make([]int32, len(s.parts))
+	for k := 1; k < len(s.parts); k++ {
+		off[k] = off[k-1] + int32(s.parts[k-1].Len())
+	}
+	ib := array.NewInt32Builder(ec.mem)
+	defer ib.Release()
+	ib.Reserve(n)
+	for i, k := range s.from {
+		if k < 0 {
+			ib.UnsafeAppendBoolToBitmap(false)
+			continue
+		}
+		ib.UnsafeAppend(off[k] + s.pos[i])
+	}
+	idx := ib.NewArray()
+	defer idx.Release()
+	all := s.parts[0]
+	if len(s.parts) > 1 {
+		cat, err := array.Concatenate(s.parts, ec.mem)
+		if err != nil {
+			return nil, err
+		}
+		defer cat.Release()
+		all = cat
+	}
+	return compute.TakeArray(ec.ctx, all, idx)
+}
+
+// whole reports whether every row is the same row of part 0.
+func (s *assembly) whole() bool {
+	for i, k := range s.from {
+		if k != 0 || s.pos[i] != int32(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// caseWhen is CASE WHEN c1 THEN v1 ... [ELSE e] END; IF and NULLIF are
+// planned as one. Row i takes the first WHEN that is TRUE for it; a WHEN is
+// evaluated only on the rows no earlier WHEN took, a THEN only on its rows.
+type caseWhen struct {
+	exprBase
+	whens, vals []node
+	els         node // nil: NULL
+}
+
+func (n *caseWhen) operands() []node {
+	ops := append(append([]node{}, n.whens...), n.vals...)
+	if n.els != nil {
+		ops = append(ops, n.els)
+	}
+	return ops
+}
+
+func (n *caseWhen) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	asm := newAssembly(int(b.NumRows()))
+	defer asm.release()
+	open := allRows(int(b.NumRows()))
+	branch := func(v node, rows, take []int) error {
+		if len(take) == 0 {
+			return nil
+		}
+		a, full, err := evalRows(ec, b, v, take)
+		if err != nil {
+			return err
+		}
+		asm.add(a, full, take, take)
+		return nil
+	}
+	for k, w := range n.whens {
+		ca, _, hit, rest, err := step(ec, b, w, open, isTrue)
+		if err != nil {
+			return nil, err
+		}
+		if ca != nil {
+			ca.Release()
+		}
+		if err := branch(n.vals[k], hit, hit); err != nil {
+			return nil, err
+		}
+		open = rest
+	}
+	if n.els != nil {
+		if err := branch(n.els, open, open); err != nil {
+			return nil, err
+		}
+	}
+	return asm.result(ec, n.t.ArrowType())
+}
+
+// step evaluates n on the open rows (none: nothing to do) and divides them
+// into those whose value passes test and the rest.
+func step(ec *evalCtx, b arrow.RecordBatch, n node, open []int, test func(arrow.Array) func(int) bool) (a arrow.Array, full bool, pass, rest []int, err error) {
+	if len(open) == 0 {
+		return nil, false, nil, nil, nil
+	}
+	if a, full, err = evalRows(ec, b, n, open); err != nil {
+		return nil, false, nil, nil, err
+	}
+	ok := test(a)
+	for j, r := range open {
+		i := j
+		if full {
+			i = r
+		}
+		if ok(i) {
+			pass = append(pass, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	return a, full, pass, rest, nil
+}
+
+func isValid(a arrow.Array) func(int) bool { return a.IsValid }
+
+func isTrue(a arrow.Array) func(int) bool {
+	c := a.(*array.Boolean)
+	return func(i int) bool { return c.IsValid(i) && c.Value(i) }
+}
+
+func allRows(n int) []int {
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i
+	}
+	return rows
+}
+
+// coalesce is COALESCE and IFNULL: an argument is evaluated only on the rows
+// every argument before it left NULL.
+type coalesce struct {
+	exprBase
+	args []node
+}
+
+func (n *coalesce) operands() []node { return n.args }
+
+func (n *coalesce) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	asm := newAssembly(int(b.NumRows()))
+	defer asm.release()
+	open := allRows(int(b.NumRows()))
+	for _, arg := range n.args {
+		a, full, hit, rest, err := step(ec, b, arg, open, isValid)
+		switch {
+		case err != nil:
+			return nil, err
+		case len(hit) > 0:
+			asm.add(a, full, open, hit)
+		case a != nil:
+			a.Release()
+		}
+		open = rest
+	}
+	return asm.result(ec, n.t.ArrowType())
+}
+
+func buildCoalesce(name string) func(p *planner, args []node, src string) (node, error) {
+	return func(p *planner, args []node, src string) (node, error) {
+		t, err := unify(name, args, src)
+		if err != nil {
+			return nil, err
+		}
+		nn := false
+		for _, a := range args {
+			nn = nn || a.typ().NotNull
+		}
+		return &coalesce{exprBase: exprBase{t: t.WithNotNull(nn), src: src}, args: args}, nil
+	}
+}
+
+func buildIf(p *planner, args []node, src string) (node, error) {
+	vals := args[1:]
+	t, err := unify("IF", vals, src)
+	if err != nil {
+		return nil, err
+	}
+	return &caseWhen{exprBase: exprBase{t: t.WithNotNull(notNull(vals...)), src: src},
+		whens: args[:1], vals: vals[:1], els: vals[1]}, nil
+}
+
+func buildNullIf(p *planner, args []node, src string) (node, error) {
+	x, y, ct, err := p.operands(args[0], args[1], src)
+	if err != nil {
+		return nil, err
+	}
+	t := x.typ().WithNotNull(false)
+	eq := &compare{exprBase: exprBase{t: boolType(notNull(x, y)), src: src}, op: "=", l: x, r: y, ct: ct}
+	null := typedNull(&untyped{}, t)
+	return &caseWhen{exprBase: exprBase{t: t, src: src}, whens: []node{eq}, vals: []node{null}, els: x}, nil
+}
+
+// caseExpr plans CASE [x] WHEN ... THEN ... [ELSE ...] END; with x, each
+// WHEN v is x = v.
+func (p *planner) caseExpr(e *sqlparser.CaseExpr, src string) (node, error) {
+	n := &caseWhen{exprBase: exprBase{src: src}}
+	var x node
+	if e.Expr != nil {
+		var err error
+		if x, err = p.expr(e.Expr); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range e.Whens {
+		c, err := p.expr(w.Cond)
+		if err != nil {
+			return nil, err
+		}
+		if x != nil {
+			l, r, ct, err := p.operands(x, c, src)
+			if err != nil {
+				return nil, err
+			}
+			text := fmt.Sprintf("%s = %s", l.text(), r.text())
+			c = &compare{exprBase: exprBase{t: boolType(notNull(l, r)), src: text}, op: "=", l: l, r: r, ct: ct}
+		}
+		c = typedNull(c, table.BooleanType())
+		if c.typ().Kind != table.Boolean {
+			return nil, errorf(ErrType, "WHEN needs a BOOLEAN condition, got %s (%s); write CASE x WHEN value THEN ... to compare x (%s)", tn(c.typ()), c.text(), src)
+		}
+		v, err := p.expr(w.Val)
+		if err != nil {
+			return nil, err
+		}
+		n.whens, n.vals = append(n.whens, c), append(n.vals, v)
+	}
+	vals := n.vals
+	if e.Else != nil {
+		els, err := p.expr(e.Else)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, els)
+	}
+	t, err := unify("CASE", vals, src)
+	if err != nil {
+		return nil, err
+	}
+	n.vals = vals[:len(n.whens)]
+	if e.Else != nil {
+		n.els = vals[len(vals)-1]
+	}
+	n.t = t.WithNotNull(e.Else != nil && notNull(vals...))
+	return n, nil
+}
+
+// buildExtreme is GREATEST (op >) and LEAST (op <): NULL if any argument is,
+// as in Flink.
+func buildExtreme(name, op string) func(p *planner, args []node, src string) (node, error) {
+	def := &funcDef{name: name, ret: func(c *call) (*table.DataType, error) { return c.t, nil },
+		eval: func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+			return extreme(ec, c, op, as)
+		}}
+	return func(p *planner, args []node, src string) (node, error) {
+		t, err := unify(name, args, src)
+		if err != nil {
+			return nil, err
+		}
+		if !comparableKind(t) {
+			return nil, errorf(ErrType, "%s needs comparable arguments, got %s (%s)", name, tn(t), src)
+		}
+		return &call{exprBase: exprBase{t: t.WithNotNull(notNull(args...)), src: src}, fn: def, args: args}, nil
+	}
+}
+
+func extreme(ec *evalCtx, c *call, op string, as []arrow.Array) (arrow.Array, error) {
+	t := c.t.WithNotNull(false)
+	ct, _ := compareType(t, t)
+	acc := as[0]
+	acc.Retain()
+	defer func() { acc.Release() }()
+	for _, next := range as[1:] {
+		better, err := compareArrays(ec, op, next, t, acc, t, ct)
+		if err != nil {
+			return nil, err
+		}
+		asm := newAssembly(acc.Len())
+		acc.Retain()
+		next.Retain()
+		asm.parts = []arrow.Array{acc, next}
+		bv := better.(*array.Boolean)
+		for i := range asm.from {
+			asm.pos[i] = int32(i)
+			switch {
+			case bv.IsNull(i):
+				asm.from[i] = -1
+			case bv.Value(i):
+				asm.from[i] = 1
+			default:
+				asm.from[i] = 0
+			}
+		}
+		better.Release()
+		out, err := asm.result(ec, t.ArrowType())
+		asm.release()
+		if err != nil {
+			return nil, err
+		}
+		acc.Release()
+		acc = out
+	}
+	acc.Retain()
+	return acc, nil
+}
