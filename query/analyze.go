@@ -39,6 +39,15 @@ func (p *planner) textOf(n sqlparser.SQLNode) string {
 				}
 				return
 			}
+			if text, ok := p.syntaxText(n); ok {
+				buf.Myprintf("%s", text)
+				return
+			}
+		case *sqlparser.BinaryExpr:
+			if n.Operator == concatOp {
+				buf.Myprintf("%v || %v", n.Left, n.Right)
+				return
+			}
 		case *sqlparser.SQLVal:
 			if n.Type == sqlparser.StrVal {
 				buf.Myprintf("%s", table.QuoteString(string(n.Val)))
@@ -177,8 +186,12 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 		switch e.Operator {
 		case "+", "-", "*", "/", "%":
 			return p.arith(e.Operator, e.Left, e.Right, src)
-		case "div":
-			return nil, unsupportedExpr("DIV", "write / on integers")
+		case concatOp:
+			ns, err := p.exprs(e.Left, e.Right)
+			if err != nil {
+				return nil, err
+			}
+			return newCall(p, concatDef, ns, src)
 		}
 		return nil, unsupportedExpr("operator " + e.Operator)
 	case *sqlparser.UnaryExpr:

@@ -89,6 +89,9 @@ func (d *funcDef) minArgs() int {
 // signature is the declaration as text: LPAD(STRING, INTEGER, STRING),
 // CONCAT(STRING, ...), ROUND(numeric[, INTEGER]).
 func (d *funcDef) signature() string {
+	if d == concatDef {
+		return "STRING || STRING"
+	}
 	var b strings.Builder
 	b.WriteString(d.name + "(")
 	for i, a := range d.args {
@@ -177,8 +180,9 @@ func funcArgs(f *sqlparser.FuncExpr, name, src string) ([]sqlparser.Expr, error)
 // callFunction plans a call of a registered function, or says which one was
 // meant.
 func (p *planner) callFunction(f *sqlparser.FuncExpr, src string) (node, error) {
-	name := strings.ToUpper(f.Name.String())
-	d, ok := funcs[strings.ToLower(name)]
+	lower, trimMode := funcName(f)
+	name := strings.ToUpper(lower)
+	d, ok := funcs[lower]
 	if !ok || !f.Qualifier.IsEmpty() {
 		if !f.Qualifier.IsEmpty() {
 			name = strings.ToUpper(f.Qualifier.String()) + "." + name
@@ -195,6 +199,9 @@ func (p *planner) callFunction(f *sqlparser.FuncExpr, src string) (node, error) 
 	exprs, err := funcArgs(f, name, src)
 	if err != nil {
 		return nil, err
+	}
+	if trimMode != "" && len(exprs) == 2 {
+		exprs[0], exprs[1] = exprs[1], exprs[0] // TRIM(c FROM s) is TRIM(s, c)
 	}
 	if n := len(exprs); n < d.minArgs() || n > len(d.args) && !d.variadic {
 		return nil, errorf(ErrType, "%s takes %s, got %d: %s (%s)", d.name, d.arity(), n, d.signature(), src)
@@ -291,4 +298,43 @@ func varyingArg(k int) func(c *call) (*table.DataType, error) {
 		t := c.args[k].typ()
 		return &table.DataType{Kind: table.Varchar, Length: t.Length, NotNull: notNull(c.args...)}, nil
 	}
+}
+
+// concatDef is the || operator: CONCAT of two, CHAR if both are CHAR.
+var concatDef = &funcDef{name: "||", args: []argKind{strArg, strArg}, ret: concatType(true), eval: concat}
+
+// funcName is the registry name of a call as sqlparser read it: the
+// rewrite's placeholders (funcPrefix, trimPrefix) mapped back. trimMode is
+// the mode of a TRIM(... FROM s), whose arguments come as written:
+// [characters,] string.
+func funcName(f *sqlparser.FuncExpr) (name, trimMode string) {
+	name = strings.ToLower(f.Name.String())
+	switch {
+	case strings.HasPrefix(name, funcPrefix):
+		return strings.TrimPrefix(name, funcPrefix), ""
+	case strings.HasPrefix(name, trimPrefix):
+		mode := strings.TrimPrefix(name, trimPrefix)
+		return map[string]string{"both": "trim", "leading": "ltrim", "trailing": "rtrim"}[mode], mode
+	}
+	return name, ""
+}
+
+// syntaxText prints a call the rewrite changed as the user wrote it (near
+// enough: keywords in upper case, SUBSTRING's FROM and FOR as commas).
+func (p *planner) syntaxText(f *sqlparser.FuncExpr) (string, bool) {
+	name, mode := funcName(f)
+	if name == strings.ToLower(f.Name.String()) {
+		return "", false
+	}
+	args := make([]string, len(f.Exprs))
+	for k, e := range f.Exprs {
+		args[k] = p.textOf(e)
+	}
+	switch {
+	case mode == "":
+		return strings.ToUpper(name) + "(" + strings.Join(args, ", ") + ")", true
+	case len(args) == 2:
+		return "TRIM(" + strings.ToUpper(mode) + " " + args[0] + " FROM " + args[1] + ")", true
+	}
+	return "TRIM(" + strings.ToUpper(mode) + " FROM " + strings.Join(args, ", ") + ")", true
 }

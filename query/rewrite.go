@@ -29,7 +29,13 @@ import (
 //   - Names with letters beyond ASCII: Flink reads them, sqlparser reads
 //     only ASCII letters in a bare name, so they are quoted with backticks.
 //   - || and &&: MySQL reads them as OR and AND; in Flink || concatenates
-//     strings. Rather than give a different answer, they are refused.
+//     strings. || becomes MySQL's DIV, which binds as * does, as || does in
+//     Flink (Calcite); the analysis reads DIV as concatenation, and a DIV
+//     the user wrote is refused here. && is refused.
+//   - SUBSTRING(s FROM i FOR n), POSITION(a IN b), TRIM(LEADING c FROM s):
+//     MySQL knows the first only for a column and the others not at all.
+//     The keywords inside become commas and the name a placeholder
+//     (funcPrefix, trimPrefix) that the analysis maps back.
 
 // scan reads src with parse's lexer, the one every statement goes through,
 // comments included: the rewrite removes them itself.
@@ -123,6 +129,87 @@ const (
 
 const castFunc = "__kshare_cast_"
 
+// concatOp is what || becomes for sqlparser.
+const concatOp = "div"
+
+// funcPrefix names a function whose call the rewrite turned into plain
+// arguments (__kshare_fn_substring for SUBSTRING); trimPrefix is TRIM with
+// FROM, its mode after it (__kshare_trim_leading) and its arguments in the
+// order written: [characters,] string.
+const (
+	funcPrefix = "__kshare_fn_"
+	trimPrefix = "__kshare_trim_"
+)
+
+// funcSyntax are the functions sqlparser cannot read as calls, with the
+// keywords that separate their arguments (TRIM's are read apart).
+// sqlparser reads REGEXP only as MySQL's operator.
+var funcSyntax = map[string][]string{
+	"substring": {"from", "for"}, "substr": {"from", "for"}, "position": {"in"}, "trim": nil, "regexp": nil,
+}
+
+func hasSyntax(name string) bool {
+	_, ok := funcSyntax[strings.ToLower(name)]
+	return ok
+}
+
+// funcSyntax rewrites the call at toks[i] (a name of funcSyntax, then "(")
+// into a plain call: its keywords at the call's own level become commas.
+func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
+	name := strings.ToLower(toks[i].Val)
+	var inner []int // tokens at the call's own level
+	depth := 0
+	closed := false
+	for j := i + 1; j < len(toks) && !closed; j++ {
+		switch {
+		case toks[j].IsSymbol("("):
+			depth++
+		case toks[j].IsSymbol(")"):
+			depth--
+			closed = depth == 0
+		case depth == 1:
+			inner = append(inner, j)
+		}
+	}
+	if !closed {
+		return // the parser reports it
+	}
+	comma := func(j int, with string) { rw.edits = append(rw.edits, edit{toks[j].Start, toks[j].End, with}) }
+	if name != "trim" {
+		for _, j := range inner {
+			for _, w := range funcSyntax[name] {
+				if toks[j].IsWord(w) {
+					comma(j, ",")
+				}
+			}
+		}
+		comma(i, funcPrefix+name)
+		return
+	}
+	from := -1
+	for _, j := range inner {
+		if toks[j].IsWord("from") {
+			from = j
+			break
+		}
+	}
+	if from < 0 {
+		comma(i, funcPrefix+name)
+		return
+	}
+	mode, chars := "both", i+2 // where the characters would start
+	if first := toks[i+2]; first.IsWord("both") || first.IsWord("leading") || first.IsWord("trailing") {
+		mode, chars = strings.ToLower(first.Val), i+3
+		comma(i+2, "")
+	}
+	comma(i, trimPrefix+mode)
+	if from == chars {
+		comma(from, "") // no characters: TRIM(LEADING FROM s)
+	} else {
+		comma(from, ",")
+	}
+}
+
 type edit struct {
 	start, end int // replaced source span
 	with       string
@@ -177,7 +264,12 @@ func rewrite(src string) (*rewritten, error) {
 		t := toks[i]
 		switch {
 		case pair(toks, i, "||"):
-			return nil, errorAt(src, t.Start, unsupportedExpr("||", "string concatenation"))
+			rw.edits = append(rw.edits, edit{t.Start, toks[i+1].End, " " + concatOp + " "})
+			i++
+		case t.IsWord(concatOp):
+			return nil, errorAt(src, t.Start, unsupportedExpr("DIV", "write / on integers"))
+		case i+1 < len(toks) && toks[i+1].IsSymbol("(") && t.Kind == parse.Ident && hasSyntax(t.Val):
+			rw.funcSyntax(toks, i)
 		case pair(toks, i, "&&"):
 			return nil, errorAt(src, t.Start, unsupportedExpr("&&", "write AND"))
 		case t.Kind == parse.Ident && !isASCII(t.Val):
