@@ -11,7 +11,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/table"
@@ -99,21 +101,51 @@ func infallible(n node) bool {
 	return false
 }
 
-// evalRows evaluates n on rows of b (indexes, ascending). full reports that
-// the array holds all of b's rows (value i is row i's) rather than those of
-// rows (value j is row rows[j]'s).
-func evalRows(ec *evalCtx, b arrow.RecordBatch, n node, rows []int) (a arrow.Array, full bool, err error) {
-	if len(rows) == int(b.NumRows()) || infallible(n) {
+// span says which row of b value j of an array evalRows returned is for.
+type span int
+
+const (
+	subset span = iota // value j is row rows[j]'s
+	whole              // value i is row i's: the array holds all of b's rows
+	single             // one value, every row's: a literal
+)
+
+// index is where row r, the j-th of rows, is in an array of span s.
+func (s span) index(j, r int) int {
+	switch s {
+	case whole:
+		return r
+	case single:
+		return 0
+	}
+	return j
+}
+
+// evalRows evaluates n on rows of b (indexes, ascending): a literal once, a
+// node that cannot fail on all of b, any other on those rows alone.
+func evalRows(ec *evalCtx, b arrow.RecordBatch, n node, rows []int) (a arrow.Array, s span, err error) {
+	switch {
+	case isLiteral(n):
+		one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+		defer one.Release()
+		a, err = n.eval(ec, one)
+		return a, single, err
+	case len(rows) == int(b.NumRows()) || infallible(n):
 		a, err = n.eval(ec, b)
-		return a, true, err
+		return a, whole, err
 	}
 	sub, err := takeRows(ec, b, rows)
 	if err != nil {
-		return nil, false, err
+		return nil, subset, err
 	}
 	defer sub.Release()
 	a, err = n.eval(ec, sub)
-	return a, false, err
+	return a, subset, err
+}
+
+func isLiteral(n node) bool {
+	_, ok := n.(*literal)
+	return ok
 }
 
 // assembly puts a result together from parts: row i is value pos[i] of
@@ -131,21 +163,19 @@ func newAssembly(n int) *assembly {
 	return a
 }
 
-// add makes part a (from evalRows over rows, with its full) the value of
-// the rows in take, a subset of rows; it owns a from now on.
-func (s *assembly) add(a arrow.Array, full bool, rows, take []int) {
+// add makes part a (from evalRows over rows, of span sp) the value of the
+// rows in take, a subset of rows; it owns a from now on.
+func (s *assembly) add(a arrow.Array, sp span, rows, take []int) {
 	k := int32(len(s.parts))
 	s.parts = append(s.parts, a)
 	j := 0
 	for _, r := range take {
-		if full {
-			s.pos[r] = int32(r)
-		} else {
+		if sp == subset {
 			for rows[j] != r {
 				j++
 			}
-			s.pos[r] = int32(j)
 		}
+		s.pos[r] = int32(sp.index(j, r))
 		s.from[r] = k
 	}
 }
@@ -161,6 +191,9 @@ func (s *assembly) result(ec *evalCtx, t arrow.DataType) (arrow.Array, error) {
 	}
 	if len(s.parts) == 0 {
 		return array.MakeArrayOfNull(ec.mem, t, n), nil
+	}
+	if out, ok := s.pick(ec.mem, t); ok {
+		return out, nil
 	}
 	off := make([]int32, len(s.parts))
 	for k := 1; k < len(s.parts); k++ {
@@ -188,6 +221,109 @@ func (s *assembly) result(ec *evalCtx, t arrow.DataType) (arrow.Array, error) {
 		all = cat
 	}
 	return compute.TakeArray(ec.ctx, all, idx)
+}
+
+// partBits is where a part's values and validity are: a kernel reads them
+// directly rather than through arrow.Array's methods, once per row.
+type partBits struct {
+	valid  []byte // nil: no NULLs
+	off    int    // of the array's first value, in values
+	values []byte
+	offs   []int32 // strings: value offsets
+}
+
+func bitsOf(a arrow.Array) partBits {
+	d := a.Data()
+	p := partBits{off: d.Offset()}
+	if a.NullN() > 0 && d.Buffers()[0] != nil {
+		p.valid = d.Buffers()[0].Bytes()
+	}
+	return p
+}
+
+func (p *partBits) isNull(j int) bool { return p.valid != nil && !bitutil.BitIsSet(p.valid, p.off+j) }
+
+// pick assembles values of a fixed width (numbers, times, DECIMAL, BINARY(n))
+// or strings by copying each row's bytes from its part; ok is false for
+// other types (BOOLEAN, nested), which take the general way.
+func (s *assembly) pick(mem memory.Allocator, t arrow.DataType) (arrow.Array, bool) {
+	n := len(s.from)
+	width := 0
+	isString := t.ID() == arrow.STRING
+	if fw, ok := t.(arrow.FixedWidthDataType); ok && fw.BitWidth()%8 == 0 && t.ID() != arrow.BOOL {
+		width = fw.BitWidth() / 8
+	} else if !isString {
+		return nil, false
+	}
+	parts := make([]partBits, len(s.parts))
+	for k, a := range s.parts {
+		parts[k] = bitsOf(a)
+		b := a.Data().Buffers()
+		switch {
+		case !isString:
+			parts[k].values = b[1].Bytes()
+		case b[2] != nil:
+			parts[k].offs = a.(*array.String).ValueOffsets() // from the first value on
+			parts[k].values = b[2].Bytes()
+		default:
+			parts[k].offs = a.(*array.String).ValueOffsets()
+		}
+	}
+	valid := memory.NewResizableBuffer(mem)
+	defer valid.Release()
+	valid.Resize(int(bitutil.BytesForBits(int64(n))))
+	vb := valid.Bytes()
+	clear(vb)
+	nulls := 0
+	var bufs []*memory.Buffer
+	if isString {
+		offsets := memory.NewResizableBuffer(mem)
+		defer offsets.Release()
+		offsets.Resize((n + 1) * arrow.Int32SizeBytes)
+		ob := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+		size := 0
+		for i, k := range s.from {
+			if k >= 0 {
+				p, j := &parts[k], int(s.pos[i])
+				size += int(p.offs[j+1] - p.offs[j])
+			}
+		}
+		values := memory.NewResizableBuffer(mem)
+		defer values.Release()
+		values.Resize(size)
+		data := values.Bytes()
+		at := int32(0)
+		for i, k := range s.from {
+			ob[i] = at
+			if k < 0 || parts[k].isNull(int(s.pos[i])) {
+				nulls++
+				continue
+			}
+			p, j := &parts[k], int(s.pos[i])
+			at += int32(copy(data[at:], p.values[p.offs[j]:p.offs[j+1]]))
+			bitutil.SetBit(vb, i)
+		}
+		ob[n] = at
+		bufs = []*memory.Buffer{valid, offsets, values}
+	} else {
+		values := memory.NewResizableBuffer(mem)
+		defer values.Release()
+		values.Resize(n * width)
+		vals := values.Bytes()
+		for i, k := range s.from {
+			if k < 0 || parts[k].isNull(int(s.pos[i])) {
+				nulls++
+				continue
+			}
+			p, j := &parts[k], (parts[k].off+int(s.pos[i]))*width
+			copy(vals[i*width:(i+1)*width], p.values[j:j+width])
+			bitutil.SetBit(vb, i)
+		}
+		bufs = []*memory.Buffer{valid, values}
+	}
+	d := array.NewData(t, n, bufs, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d), true
 }
 
 // whole reports whether every row is the same row of part 0.
@@ -225,11 +361,11 @@ func (n *caseWhen) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 		if len(take) == 0 {
 			return nil
 		}
-		a, full, err := evalRows(ec, b, v, take)
+		a, sp, err := evalRows(ec, b, v, take)
 		if err != nil {
 			return err
 		}
-		asm.add(a, full, take, take)
+		asm.add(a, sp, take, take)
 		return nil
 	}
 	for k, w := range n.whens {
@@ -255,26 +391,23 @@ func (n *caseWhen) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // step evaluates n on the open rows (none: nothing to do) and divides them
 // into those whose value passes test and the rest.
-func step(ec *evalCtx, b arrow.RecordBatch, n node, open []int, test func(arrow.Array) func(int) bool) (a arrow.Array, full bool, pass, rest []int, err error) {
+func step(ec *evalCtx, b arrow.RecordBatch, n node, open []int, test func(arrow.Array) func(int) bool) (a arrow.Array, sp span, pass, rest []int, err error) {
 	if len(open) == 0 {
-		return nil, false, nil, nil, nil
+		return nil, subset, nil, nil, nil
 	}
-	if a, full, err = evalRows(ec, b, n, open); err != nil {
-		return nil, false, nil, nil, err
+	if a, sp, err = evalRows(ec, b, n, open); err != nil {
+		return nil, subset, nil, nil, err
 	}
 	ok := test(a)
+	pass, rest = make([]int, 0, len(open)), make([]int, 0, len(open))
 	for j, r := range open {
-		i := j
-		if full {
-			i = r
-		}
-		if ok(i) {
+		if ok(sp.index(j, r)) {
 			pass = append(pass, r)
 		} else {
 			rest = append(rest, r)
 		}
 	}
-	return a, full, pass, rest, nil
+	return a, sp, pass, rest, nil
 }
 
 func isValid(a arrow.Array) func(int) bool { return a.IsValid }
@@ -302,16 +435,25 @@ type coalesce struct {
 func (n *coalesce) operands() []node { return n.args }
 
 func (n *coalesce) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	if infallible(n.args[0]) {
+		// The common case, a column with no NULLs in this batch, costs
+		// nothing to look at first.
+		a, err := n.args[0].eval(ec, b)
+		if err != nil || a.NullN() == 0 {
+			return a, err
+		}
+		a.Release()
+	}
 	asm := newAssembly(int(b.NumRows()))
 	defer asm.release()
 	open := allRows(int(b.NumRows()))
 	for _, arg := range n.args {
-		a, full, hit, rest, err := step(ec, b, arg, open, isValid)
+		a, sp, hit, rest, err := step(ec, b, arg, open, isValid)
 		switch {
 		case err != nil:
 			return nil, err
 		case len(hit) > 0:
-			asm.add(a, full, open, hit)
+			asm.add(a, sp, open, hit)
 		case a != nil:
 			a.Release()
 		}
