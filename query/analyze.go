@@ -183,6 +183,11 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 		}
 		return &isTest{exprBase: exprBase{t: boolType(true), src: src}, what: what, neg: neg, e: x}, nil
 	case *sqlparser.BinaryExpr:
+		_, li := e.Left.(*sqlparser.IntervalExpr)
+		_, ri := e.Right.(*sqlparser.IntervalExpr)
+		if (li || ri) && (e.Operator == "+" || e.Operator == "-") {
+			return p.intervalArith(e, src)
+		}
 		switch e.Operator {
 		case "+", "-", "*", "/", "%":
 			return p.arith(e.Operator, e.Left, e.Right, src)
@@ -224,7 +229,7 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 	case *sqlparser.GroupConcatExpr:
 		return nil, unsupportedExpr("aggregate function GROUP_CONCAT")
 	case *sqlparser.IntervalExpr:
-		return nil, unsupportedExpr("INTERVAL")
+		return nil, unsupportedExpr("INTERVAL here", "an INTERVAL is added to or subtracted from a time: ts + INTERVAL '5' MINUTE")
 	case *sqlparser.SubstrExpr:
 		return nil, unsupportedExpr("function SUBSTRING")
 	case sqlparser.ValTuple:

@@ -47,10 +47,16 @@ func (e *exprBase) typ() *table.DataType { return e.t }
 func (e *exprBase) text() string         { return e.src }
 
 // isConstant reports whether n reads no column: only a column reference
-// reads one, so a node is constant when all its operands are.
+// reads one, so a node is constant when all its operands are, unless its
+// value changes by itself (CURRENT_TIMESTAMP).
 func isConstant(n node) bool {
-	if _, ok := n.(*colRef); ok {
+	switch n := n.(type) {
+	case *colRef:
 		return false
+	case *call:
+		if n.fn.volatile {
+			return false
+		}
 	}
 	for _, o := range n.operands() {
 		if !isConstant(o) {

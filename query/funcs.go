@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/table"
@@ -60,11 +61,17 @@ type funcDef struct {
 	name string
 	args []argKind
 	// min is the number of arguments that must be given; 0 means all of
-	// args. Arguments after min may be left out.
+	// args, -1 none. Arguments after min may be left out.
 	min int
 	// variadic: the last kind of args repeats, any number of times.
 	variadic bool
 	desc     string
+	// sig, if set, is the signature shown, for a syntax of keywords
+	// (EXTRACT(unit FROM t)) that the argument kinds do not tell.
+	sig string
+	// volatile: the value changes with each evaluation (the current time),
+	// so that a call is never folded into a constant.
+	volatile bool
 
 	// ret derives the result type from the checked arguments; it may
 	// replace arguments (casts to a common type).
@@ -80,7 +87,10 @@ type funcDef struct {
 }
 
 func (d *funcDef) minArgs() int {
-	if d.min > 0 {
+	switch {
+	case d.min < 0:
+		return 0
+	case d.min > 0:
 		return d.min
 	}
 	return len(d.args)
@@ -89,8 +99,11 @@ func (d *funcDef) minArgs() int {
 // signature is the declaration as text: LPAD(STRING, INTEGER, STRING),
 // CONCAT(STRING, ...), ROUND(numeric[, INTEGER]).
 func (d *funcDef) signature() string {
-	if d == concatDef {
+	switch {
+	case d == concatDef:
 		return "STRING || STRING"
+	case d.sig != "":
+		return d.sig
 	}
 	var b strings.Builder
 	b.WriteString(d.name + "(")
@@ -151,6 +164,20 @@ type call struct {
 
 func (c *call) operands() []node { return c.args }
 func (c *call) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	if len(c.args) == 0 {
+		// A function of no arguments (CURRENT_TIMESTAMP) computes one
+		// value, the batch's.
+		one, err := c.fn.eval(ec, c, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer one.Release()
+		v, err := scalar.GetScalar(one, 0)
+		if err != nil {
+			return nil, err
+		}
+		return scalar.MakeArrayFromScalar(v, int(b.NumRows()), ec.mem)
+	}
 	as, err := evalArgs(ec, b, c.args...)
 	if err != nil {
 		return nil, err
@@ -330,7 +357,12 @@ func (p *planner) syntaxText(f *sqlparser.FuncExpr) (string, bool) {
 	for k, e := range f.Exprs {
 		args[k] = p.textOf(e)
 	}
+	unquote := func(s string) string { return strings.Trim(s, "'") }
 	switch {
+	case name == "extract" && len(args) == 2:
+		return "EXTRACT(" + unquote(args[0]) + " FROM " + args[1] + ")", true
+	case (name == "floor" || strings.HasPrefix(name, "ceil")) && len(args) == 2:
+		return strings.ToUpper(name) + "(" + args[0] + " TO " + unquote(args[1]) + ")", true
 	case mode == "":
 		return strings.ToUpper(name) + "(" + strings.Join(args, ", ") + ")", true
 	case len(args) == 2:

@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -18,6 +19,11 @@ import (
 
 	"github.com/kshare/kshare/table"
 )
+
+// numOrTimeArg is FLOOR's and CEIL's first argument.
+var numOrTimeArg = argKind{name: "numeric, DATE or TIMESTAMP", ok: func(t *table.DataType) bool {
+	return isNumeric(t) || timeArg.ok(t)
+}, null: table.DoubleType()}
 
 func init() {
 	register(
@@ -36,12 +42,14 @@ func init() {
 		&funcDef{name: "TRUNCATE", args: []argKind{numArg, intArg}, min: 1,
 			desc: "the number cut toward zero to d digits after the point (default 0; negative: before it)",
 			ret:  roundType, eval: rounder(true)},
-		&funcDef{name: "FLOOR", args: []argKind{numArg}, desc: "the largest integer not greater than the number",
-			ret: floorCeilType, eval: floorCeil(true)},
-		&funcDef{name: "CEIL", args: []argKind{numArg}, desc: "the smallest integer not less than the number",
-			ret: floorCeilType, eval: floorCeil(false)},
-		&funcDef{name: "CEILING", args: []argKind{numArg}, desc: "CEIL",
-			ret: floorCeilType, eval: floorCeil(false)},
+		&funcDef{name: "FLOOR", args: []argKind{numOrTimeArg, unitArg}, min: 1, sig: "FLOOR(numeric), FLOOR(DATE or TIMESTAMP TO unit)",
+			desc: "the largest integer not greater than the number; the time cut to the unit (" + strings.Join(floorUnits, ", ") + ")",
+			ret:  floorCeilType, eval: floorCeil(true)},
+		&funcDef{name: "CEIL", args: []argKind{numOrTimeArg, unitArg}, min: 1, sig: "CEIL(numeric), CEIL(DATE or TIMESTAMP TO unit)",
+			desc: "the smallest integer not less than the number; the time raised to the next boundary of the unit unless on one",
+			ret:  floorCeilType, eval: floorCeil(false)},
+		&funcDef{name: "CEILING", args: []argKind{numOrTimeArg, unitArg}, min: 1, sig: "CEILING(numeric), CEILING(DATE or TIMESTAMP TO unit)",
+			desc: "CEIL", ret: floorCeilType, eval: floorCeil(false)},
 		&funcDef{name: "POWER", args: []argKind{numArg, numArg}, desc: "the first argument raised to the power of the second, a DOUBLE",
 			ret: doubleArgs, eval: doubles(math.Pow)},
 		&funcDef{name: "SQRT", args: []argKind{numArg}, desc: "the square root, a DOUBLE",
@@ -304,6 +312,14 @@ func decimalText(v *big.Int, s int) string {
 // 10), as in Flink.
 func floorCeilType(c *call) (*table.DataType, error) {
 	t := c.args[0].typ()
+	if len(c.args) == 2 || !isNumeric(t) {
+		if len(c.args) == 1 || isNumeric(t) {
+			return nil, errorf(ErrType, "%s takes a number, or a time TO a unit (%s)", c.fn.name, c.src)
+		}
+		u, err := unitName(c, c.args[1], floorUnits)
+		c.state = u
+		return t, err
+	}
 	if t.Kind != table.Decimal || t.Scale == 0 {
 		return t, nil
 	}
@@ -325,8 +341,12 @@ func floorCeil(floor bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.A
 		}
 		return q
 	}
+	onTime := floorCeilTime(floor)
 	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		from := c.args[0].typ()
+		if len(as) == 2 {
+			return onTime(ec, c, as[:1])
+		}
 		if from.Kind != table.Decimal {
 			return exactOrFloat(func(v int64) (int64, bool) { return v, true }, nil, f)(ec, c, as)
 		}

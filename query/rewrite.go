@@ -141,11 +141,27 @@ const (
 	trimPrefix = "__kshare_trim_"
 )
 
-// funcSyntax are the functions sqlparser cannot read as calls, with the
-// keywords that separate their arguments (TRIM's are read apart).
-// sqlparser reads REGEXP only as MySQL's operator.
-var funcSyntax = map[string][]string{
-	"substring": {"from", "for"}, "substr": {"from", "for"}, "position": {"in"}, "trim": nil, "regexp": nil,
+// callSyntax is how Flink writes the arguments of a function that
+// sqlparser cannot read as a call.
+type callSyntax struct {
+	commas []string // keywords that separate arguments (SUBSTRING(s FROM i FOR n))
+	// unitFirst: the first argument is a unit word (EXTRACT(YEAR FROM t),
+	// TIMESTAMPADD(DAY, n, t)); unitAfter: a unit word follows this keyword
+	// (FLOOR(t TO DAY)). The word becomes a string literal.
+	unitFirst bool
+	unitAfter string
+}
+
+// funcSyntax are the functions sqlparser cannot read as calls (TRIM's
+// arguments are read apart). sqlparser reads REGEXP only as MySQL's
+// operator.
+var funcSyntax = map[string]callSyntax{
+	"substring": {commas: []string{"from", "for"}}, "substr": {commas: []string{"from", "for"}},
+	"position": {commas: []string{"in"}}, "trim": {}, "regexp": {},
+	"extract":      {commas: []string{"from"}, unitFirst: true},
+	"timestampadd": {unitFirst: true}, "timestampdiff": {unitFirst: true},
+	"floor": {commas: []string{"to"}, unitAfter: "to"}, "ceil": {commas: []string{"to"}, unitAfter: "to"},
+	"ceiling": {commas: []string{"to"}, unitAfter: "to"},
 }
 
 func hasSyntax(name string) bool {
@@ -176,11 +192,23 @@ func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
 	}
 	comma := func(j int, with string) { rw.edits = append(rw.edits, edit{toks[j].Start, toks[j].End, with}) }
 	if name != "trim" {
+		syn := funcSyntax[name]
+		unit := func(j int) {
+			if j < len(toks) && toks[j].Kind == parse.Ident {
+				comma(j, table.QuoteString(strings.ToUpper(toks[j].Val)))
+			}
+		}
+		if syn.unitFirst && len(inner) > 0 {
+			unit(inner[0])
+		}
 		for _, j := range inner {
-			for _, w := range funcSyntax[name] {
+			for _, w := range syn.commas {
 				if toks[j].IsWord(w) {
 					comma(j, ",")
 				}
+			}
+			if syn.unitAfter != "" && toks[j].IsWord(syn.unitAfter) {
+				unit(j + 1)
 			}
 		}
 		comma(i, funcPrefix+name)

@@ -1,0 +1,461 @@
+package query
+
+// This file holds the time functions. kshare's session time zone is UTC, so
+// a TIMESTAMP and a TIMESTAMP_LTZ show the same wall clock, and
+// CURRENT_TIMESTAMP (TIMESTAMP_LTZ) and LOCALTIMESTAMP (TIMESTAMP) the same
+// time.
+//
+// The current time: Flink's streaming mode evaluates CURRENT_TIMESTAMP and
+// the like for each record; kshare evaluates them for each batch, so that
+// the rows of a batch share one value and every batch reads the clock
+// anew. They are never folded into a constant when the query is planned.
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"github.com/xwb1989/sqlparser"
+
+	"github.com/kshare/kshare/table"
+)
+
+// clock is the current time; tests may replace it.
+var clock = time.Now
+
+var (
+	timeArg = argKind{name: "DATE or TIMESTAMP", ok: func(t *table.DataType) bool {
+		return t.Kind == table.Date || isTimestamp(t)
+	}, null: &table.DataType{Kind: table.Timestamp, Precision: 3}}
+	clockArg = argKind{name: "DATE, TIME or TIMESTAMP", ok: func(t *table.DataType) bool {
+		return t.Kind == table.Date || t.Kind == table.Time || isTimestamp(t)
+	}, null: &table.DataType{Kind: table.Timestamp, Precision: 3}}
+	dayTimeArg = argKind{name: "TIME or TIMESTAMP", ok: func(t *table.DataType) bool {
+		return t.Kind == table.Time || isTimestamp(t)
+	}, null: &table.DataType{Kind: table.Timestamp, Precision: 3}}
+	unitArg = argKind{name: "unit", ok: isChar}
+)
+
+func init() {
+	now := func(t *table.DataType) func(c *call) (*table.DataType, error) {
+		return func(*call) (*table.DataType, error) { return t, nil }
+	}
+	ltz3 := &table.DataType{Kind: table.TimestampLTZ, Precision: 3, NotNull: true}
+	register(
+		&funcDef{name: "CURRENT_TIMESTAMP", sig: "CURRENT_TIMESTAMP", volatile: true, desc: "the current time, a TIMESTAMP_LTZ(3)",
+			ret: now(ltz3), eval: currentTime},
+		&funcDef{name: "NOW", volatile: true, desc: "CURRENT_TIMESTAMP",
+			ret: now(ltz3), eval: currentTime},
+		&funcDef{name: "LOCALTIMESTAMP", sig: "LOCALTIMESTAMP", volatile: true, desc: "the current time in the session time zone (UTC), a TIMESTAMP(3)",
+			ret: now(&table.DataType{Kind: table.Timestamp, Precision: 3, NotNull: true}), eval: currentTime},
+		&funcDef{name: "CURRENT_DATE", sig: "CURRENT_DATE", volatile: true, desc: "the current date (UTC)",
+			ret: now(&table.DataType{Kind: table.Date, NotNull: true}), eval: currentTime},
+		&funcDef{name: "CURRENT_TIME", sig: "CURRENT_TIME", volatile: true, desc: "the current time of day (UTC), a TIME(0)",
+			ret: now(&table.DataType{Kind: table.Time, NotNull: true}), eval: currentTime},
+		&funcDef{name: "LOCALTIME", sig: "LOCALTIME", volatile: true, desc: "CURRENT_TIME",
+			ret: now(&table.DataType{Kind: table.Time, NotNull: true}), eval: currentTime},
+		&funcDef{name: "EXTRACT", args: []argKind{unitArg, clockArg}, sig: "EXTRACT(unit FROM DATE, TIME or TIMESTAMP)",
+			desc: "a field of a time as a BIGINT; units: " + strings.Join(extractUnits, ", "),
+			ret:  fixedType(table.BigIntType()), prep: extractPrep, eval: extract},
+		&funcDef{name: "TIMESTAMPADD", args: []argKind{unitArg, intArg, timeArg}, sig: "TIMESTAMPADD(unit, INTEGER, DATE or TIMESTAMP)",
+			desc: "the time plus n units; units: " + strings.Join(addUnits, ", "),
+			ret:  timestampAddType, prep: unitOf(0, addUnits), eval: timestampAdd},
+		&funcDef{name: "TIMESTAMPDIFF", args: []argKind{unitArg, timeArg, timeArg}, sig: "TIMESTAMPDIFF(unit, DATE or TIMESTAMP, DATE or TIMESTAMP)",
+			desc: "the whole units from the first time to the second, an INT; units: " + strings.Join(addUnits, ", "),
+			ret:  fixedType(table.IntType()), prep: unitOf(0, addUnits), eval: timestampDiff},
+		&funcDef{name: "TO_TIMESTAMP_LTZ", args: []argKind{numArg, intArg},
+			desc: "the TIMESTAMP_LTZ(3) of an epoch in seconds (precision 0) or milliseconds (precision 3)",
+			ret:  fixedType(&table.DataType{Kind: table.TimestampLTZ, Precision: 3}), prep: epochPrecision, eval: toTimestampLTZ},
+	)
+	for _, f := range []struct{ name, unit string }{
+		{"YEAR", "YEAR"}, {"QUARTER", "QUARTER"}, {"MONTH", "MONTH"}, {"WEEK", "WEEK"},
+		{"DAYOFYEAR", "DOY"}, {"DAYOFMONTH", "DAY"}, {"DAYOFWEEK", "DOW"},
+		{"HOUR", "HOUR"}, {"MINUTE", "MINUTE"}, {"SECOND", "SECOND"},
+	} {
+		arg := timeArg
+		if f.unit == "HOUR" || f.unit == "MINUTE" || f.unit == "SECOND" {
+			arg = dayTimeArg
+		}
+		unit := f.unit
+		register(&funcDef{name: f.name, args: []argKind{arg}, desc: "EXTRACT(" + unit + " FROM t)",
+			ret: fixedType(table.BigIntType()),
+			eval: func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+				return extractField(ec, c, unit, as[0], c.args[0].typ())
+			}})
+	}
+}
+
+// currentTime is the clock read once for the batch: one value, which
+// call.eval spreads over the batch.
+func currentTime(ec *evalCtx, c *call, _ []arrow.Array) (arrow.Array, error) {
+	b := array.NewBuilder(ec.mem, c.t.ArrowType())
+	defer b.Release()
+	if err := putTime(b, clock().UTC(), c.t); err != nil {
+		return nil, err
+	}
+	return b.NewArray(), nil
+}
+
+// timeAt reads value i of a DATE, TIME or TIMESTAMP array as a time in UTC
+// (a TIME on 1970-01-01).
+func timesOf(a arrow.Array, t *table.DataType) func(int) time.Time {
+	if t.Kind == table.Time {
+		r := timeReader(a)
+		return func(i int) time.Time { return time.Unix(0, r(i)).UTC() }
+	}
+	r := instantReader(a)
+	return func(i int) time.Time {
+		v := r(i)
+		return time.Unix(v.sec, v.nsec).UTC()
+	}
+}
+
+// putTime appends t to a builder of type tt, an error if it is out of the
+// type's range.
+func putTime(b array.Builder, t time.Time, tt *table.DataType) error {
+	switch b := b.(type) {
+	case *array.Date32Builder:
+		days, _ := floorDiv(t.Unix(), secsPerDay)
+		if days < math.MinInt32 || days > math.MaxInt32 {
+			return errorf(ErrEval, "date %s is out of range", t.Format(time.RFC3339))
+		}
+		b.Append(arrow.Date32(days))
+	case *array.TimestampBuilder:
+		unit := unitNanos(b.Type().(*arrow.TimestampType).Unit)
+		v, ok := toUnits(instant{sec: t.Unix(), nsec: int64(t.Nanosecond())}, nanosPerSec/unit, unit, tt.Precision)
+		if !ok {
+			return errorf(ErrEval, "timestamp %s is out of range", t.Format(time.RFC3339))
+		}
+		b.Append(arrow.Timestamp(v))
+	case *array.Time32Builder:
+		_, s := floorDiv(t.Unix(), secsPerDay)
+		b.Append(arrow.Time32(s * nanosPerSec / unitNanos(b.Type().(*arrow.Time32Type).Unit)))
+	default:
+		return fmt.Errorf("query: putTime into %s", b.Type())
+	}
+	return nil
+}
+
+var (
+	extractUnits = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "DOY", "DOW", "HOUR", "MINUTE", "SECOND"}
+	addUnits     = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND"}
+	floorUnits   = []string{"YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}
+)
+
+// unitOf checks that argument k is a unit of units (the rewrite makes
+// EXTRACT(YEAR FROM t) an argument 'YEAR') and keeps it as the call's state.
+func unitOf(k int, units []string) func(c *call) error {
+	return func(c *call) error {
+		u, err := unitName(c, c.args[k], units)
+		c.state = u
+		return err
+	}
+}
+
+func unitName(c *call, n node, units []string) (string, error) {
+	lit, ok := n.(*literal)
+	if ok && lit.val.IsValid() {
+		u := strings.ToUpper(strings.TrimSuffix(strings.ToUpper(lit.val.String()), "S"))
+		if u == "DAYOFWEEK" || u == "DAYOFYEAR" {
+			u = map[string]string{"DAYOFWEEK": "DOW", "DAYOFYEAR": "DOY"}[u]
+		}
+		for _, v := range units {
+			if u == v {
+				return u, nil
+			}
+		}
+	}
+	return "", errorf(ErrType, "%s has no unit %s; units: %s (%s)", c.fn.name, n.text(), strings.Join(units, ", "), c.src)
+}
+
+// extractPrep checks the unit, and that the time has the field: a DATE has
+// no HOUR, a TIME no YEAR.
+func extractPrep(c *call) error {
+	if err := unitOf(0, extractUnits)(c); err != nil {
+		return err
+	}
+	unit, t := c.state.(string), c.args[1].typ()
+	clockField := unit == "HOUR" || unit == "MINUTE" || unit == "SECOND"
+	if t.Kind == table.Time && !clockField || t.Kind == table.Date && clockField {
+		return errorf(ErrType, "a %s has no %s (%s)", tn(t), unit, c.src)
+	}
+	return nil
+}
+
+func extract(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return extractField(ec, c, c.state.(string), as[1], c.args[1].typ())
+}
+
+// extractField is field unit of each time.
+func extractField(ec *evalCtx, c *call, unit string, a arrow.Array, t *table.DataType) (arrow.Array, error) {
+	get := timesOf(a, t)
+	return rowsOf(ec, c, []arrow.Array{a}, func(b *array.Int64Builder, i int) error {
+		v := get(i)
+		var f int
+		switch unit {
+		case "YEAR":
+			f = v.Year()
+		case "QUARTER":
+			f = (int(v.Month())-1)/3 + 1
+		case "MONTH":
+			f = int(v.Month())
+		case "WEEK":
+			_, f = v.ISOWeek()
+		case "DAY":
+			f = v.Day()
+		case "DOY":
+			f = v.YearDay()
+		case "DOW":
+			f = int(v.Weekday()) + 1 // Sunday is 1, as in Flink
+		case "HOUR":
+			f = v.Hour()
+		case "MINUTE":
+			f = v.Minute()
+		case "SECOND":
+			f = v.Second()
+		}
+		b.UnsafeAppend(int64(f))
+		return nil
+	})
+}
+
+// timestampAddType is the time's type; a DATE takes whole days only.
+func timestampAddType(c *call) (*table.DataType, error) {
+	t := c.args[2].typ()
+	u, err := unitName(c, c.args[0], addUnits)
+	if err != nil {
+		return nil, err
+	}
+	if t.Kind == table.Date && (u == "HOUR" || u == "MINUTE" || u == "SECOND") {
+		return nil, errorf(ErrType, "a DATE takes whole days; CAST it to TIMESTAMP to add units of %s (%s)", u, c.src)
+	}
+	return t.WithNotNull(notNull(c.args...)), nil
+}
+
+// addUnit is t plus n units: months as the calendar has them, the day
+// kept or made the month's last (January 31 plus a month is February's
+// last day), as Flink does.
+func addUnit(t time.Time, unit string, n int64) time.Time {
+	switch unit {
+	case "YEAR":
+		return addMonths(t, n*12)
+	case "QUARTER":
+		return addMonths(t, n*3)
+	case "MONTH":
+		return addMonths(t, n)
+	case "WEEK":
+		return t.AddDate(0, 0, int(n)*7)
+	case "DAY":
+		return t.AddDate(0, 0, int(n))
+	}
+	return t.Add(time.Duration(n) * unitDuration[unit])
+}
+
+var unitDuration = map[string]time.Duration{"HOUR": time.Hour, "MINUTE": time.Minute, "SECOND": time.Second, "DAY": 24 * time.Hour, "WEEK": 7 * 24 * time.Hour}
+
+func addMonths(t time.Time, n int64) time.Time {
+	y, m, d := t.Date()
+	total := int64(y)*12 + int64(m-1) + n
+	ny, nm := floorDiv(total, 12)
+	last := time.Date(int(ny), time.Month(nm)+2, 0, 0, 0, 0, 0, time.UTC).Day()
+	return time.Date(int(ny), time.Month(nm)+1, min(d, last), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}
+
+func timestampAdd(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	unit, n, get := c.state.(string), IntReader(as[1]), timesOf(as[2], c.args[2].typ())
+	return rowsOf(ec, c, as, func(b array.Builder, i int) error {
+		return putTime(b, addUnit(get(i), unit, n(i)), c.t)
+	})
+}
+
+// timestampDiff counts whole units from t1 to t2, toward zero; months count
+// as the calendar has them (January 31 to February 28 is no month).
+func timestampDiff(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	unit := c.state.(string)
+	t1, t2 := timesOf(as[1], c.args[1].typ()), timesOf(as[2], c.args[2].typ())
+	return rowsOf(ec, c, as, func(b *array.Int32Builder, i int) error {
+		a, z := t1(i), t2(i)
+		var v int64
+		switch unit {
+		case "YEAR", "QUARTER", "MONTH":
+			v = monthsBetween(a, z) / map[string]int64{"YEAR": 12, "QUARTER": 3, "MONTH": 1}[unit]
+		default:
+			d := unitDuration[unit]
+			v = (z.Unix()-a.Unix())/int64(d/time.Second) + fixSign(z, a, d)
+		}
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return errorf(ErrEval, "%s overflows INT", c.src)
+		}
+		b.UnsafeAppend(int32(v))
+		return nil
+	})
+}
+
+// fixSign corrects a difference in whole seconds divided by d for the
+// nanoseconds it left out: exact to the nanosecond, truncated toward zero.
+func fixSign(z, a time.Time, d time.Duration) int64 {
+	exact := z.Sub(a) // may saturate far apart; then seconds decide
+	if exact == math.MaxInt64 || exact == math.MinInt64 {
+		return 0
+	}
+	return int64(exact/d) - (z.Unix()-a.Unix())/int64(d/time.Second)
+}
+
+// monthsBetween is the months from a to z as Flink (Calcite's
+// DateTimeUtils.subtractMonths) counts them: the most months that, added to
+// a's date (a day past the month's end made its last day), do not pass z's
+// date, one fewer if that lands on z's date with z earlier in the day.
+func monthsBetween(a, z time.Time) int64 {
+	day := func(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC) }
+	d0, d1 := day(z), day(a)
+	m := monthsBetweenDates(d1, d0)
+	if addMonths(d1, m).Equal(d0) && z.Sub(d0) < a.Sub(d1) {
+		m--
+	}
+	return m
+}
+
+func monthsBetweenDates(from, to time.Time) int64 {
+	if to.Before(from) {
+		return -monthsBetweenDates(to, from)
+	}
+	m := int64(to.Sub(from).Hours() / 24 / 31) // no month is longer: at most the answer
+	for !addMonths(from, m+1).After(to) {
+		m++
+	}
+	return m
+}
+
+// floorTime is t cut to the unit; ceilTime the next boundary unless t is on
+// one.
+func floorTime(t time.Time, unit string) time.Time {
+	y, m, d := t.Date()
+	switch unit {
+	case "YEAR":
+		return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "QUARTER":
+		return time.Date(y, (m-1)/3*3+1, 1, 0, 0, 0, 0, time.UTC)
+	case "MONTH":
+		return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
+	case "DAY":
+		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	}
+	return t.Truncate(unitDuration[unit])
+}
+
+func ceilTime(t time.Time, unit string) time.Time {
+	f := floorTime(t, unit)
+	if f.Equal(t) {
+		return t
+	}
+	return addUnit(f, unit, 1)
+}
+
+// floorCeilTime is FLOOR(t TO unit) and CEIL(t TO unit).
+func floorCeilTime(floor bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+		unit, get := c.state.(string), timesOf(as[0], c.args[0].typ())
+		return rowsOf(ec, c, as, func(b array.Builder, i int) error {
+			t := get(i)
+			if floor {
+				t = floorTime(t, unit)
+			} else {
+				t = ceilTime(t, unit)
+			}
+			return putTime(b, t, c.t)
+		})
+	}
+}
+
+func epochPrecision(c *call) error {
+	lit, ok := c.args[1].(*literal)
+	p, valid := int64(-1), false
+	if ok {
+		p, valid = literalInt(lit)
+	}
+	if !valid || p != 0 && p != 3 {
+		return errorf(ErrType, "TO_TIMESTAMP_LTZ takes precision 0 (seconds) or 3 (milliseconds), got %s (%s)", c.args[1].text(), c.src)
+	}
+	c.state = p
+	return nil
+}
+
+func toTimestampLTZ(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	per := int64(1)
+	if c.state.(int64) == 3 {
+		per = 1000
+	}
+	from := c.args[0].typ()
+	var get func(int) (instant, bool)
+	if isApprox(from) || from.Kind == table.Decimal {
+		d, err := castArray(ec, as[0], from, table.DoubleType(), false)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Release()
+		f := d.(*array.Float64)
+		get = func(i int) (instant, bool) {
+			ms := math.Round(f.Value(i) * 1000 / float64(per))
+			if math.IsNaN(ms) || math.Abs(ms) > 1e17 {
+				return instant{}, false
+			}
+			sec, rem := floorDiv(int64(ms), 1000)
+			return instant{sec: sec, nsec: rem * 1e6}, true
+		}
+	} else {
+		r := IntReader(as[0])
+		get = func(i int) (instant, bool) {
+			sec, rem := floorDiv(r(i), per)
+			return instant{sec: sec, nsec: rem * (nanosPerSec / per)}, true
+		}
+	}
+	return rowsOf(ec, c, as, func(b *array.TimestampBuilder, i int) error {
+		t, ok := get(i)
+		if !ok {
+			return errorf(ErrEval, "%s is out of range", c.src)
+		}
+		return putTime(b, time.Unix(t.sec, t.nsec).UTC(), c.t)
+	})
+}
+
+// intervalArith is t + INTERVAL 'n' unit, INTERVAL 'n' unit + t and
+// t - INTERVAL 'n' unit: TIMESTAMPADD with a constant n.
+func (p *planner) intervalArith(e *sqlparser.BinaryExpr, src string) (node, error) {
+	iv, other := e.Right, e.Left
+	if l, ok := e.Left.(*sqlparser.IntervalExpr); ok {
+		if e.Operator == "-" {
+			return nil, errorf(ErrType, "cannot subtract a time from an INTERVAL (%s)", src)
+		}
+		iv, other = l, e.Right
+	}
+	ie := iv.(*sqlparser.IntervalExpr)
+	n, err := p.expr(ie.Expr)
+	if err != nil {
+		return nil, err
+	}
+	lit, ok := n.(*literal)
+	var v int64
+	if ok && isChar(lit.t) {
+		_, err := fmt.Sscanf(strings.TrimSpace(lit.val.String()), "%d", &v)
+		ok = err == nil && fmt.Sprint(v) == strings.TrimPrefix(strings.TrimSpace(lit.val.String()), "+")
+	} else if ok && isInt(lit.t) {
+		v, ok = literalInt(lit)
+	}
+	if !ok {
+		return nil, unsupportedExpr("INTERVAL "+p.textOf(ie.Expr)+" "+strings.ToUpper(ie.Unit), "an interval is a whole number of one unit: INTERVAL '5' MINUTE")
+	}
+	if e.Operator == "-" {
+		v = -v
+	}
+	t, err := p.expr(other)
+	if err != nil {
+		return nil, err
+	}
+	unit := newLiteral(&table.DataType{Kind: table.Varchar, Length: len(ie.Unit), NotNull: true}, scalar.NewStringScalar(strings.ToUpper(ie.Unit)), strings.ToUpper(ie.Unit))
+	count := newLiteral(&table.DataType{Kind: table.BigInt, NotNull: true}, scalar.NewInt64Scalar(v), fmt.Sprint(v))
+	return newCall(p, funcs["timestampadd"], []node{unit, count, t}, src)
+}
