@@ -150,6 +150,9 @@ type callSyntax struct {
 	// (FLOOR(t TO DAY)). The word becomes a string literal.
 	unitFirst bool
 	unitAfter string
+	// returning: RETURNING <type> may end the arguments (JSON_VALUE); the
+	// call becomes a TRY_CAST of it to the type.
+	returning bool
 }
 
 // funcSyntax are the functions sqlparser cannot read as calls (TRIM's
@@ -161,7 +164,8 @@ var funcSyntax = map[string]callSyntax{
 	"extract":      {commas: []string{"from"}, unitFirst: true},
 	"timestampadd": {unitFirst: true}, "timestampdiff": {unitFirst: true},
 	"floor": {commas: []string{"to"}, unitAfter: "to"}, "ceil": {commas: []string{"to"}, unitAfter: "to"},
-	"ceiling": {commas: []string{"to"}, unitAfter: "to"},
+	"ceiling":    {commas: []string{"to"}, unitAfter: "to"},
+	"json_value": {returning: true},
 }
 
 func hasSyntax(name string) bool {
@@ -176,13 +180,14 @@ func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
 	var inner []int // tokens at the call's own level
 	depth := 0
 	closed := false
+	closeAt := 0
 	for j := i + 1; j < len(toks) && !closed; j++ {
 		switch {
 		case toks[j].IsSymbol("("):
 			depth++
 		case toks[j].IsSymbol(")"):
 			depth--
-			closed = depth == 0
+			closed, closeAt = depth == 0, j
 		case depth == 1:
 			inner = append(inner, j)
 		}
@@ -209,6 +214,18 @@ func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
 			}
 			if syn.unitAfter != "" && toks[j].IsWord(syn.unitAfter) {
 				unit(j + 1)
+			}
+		}
+		for _, j := range inner {
+			if syn.returning && toks[j].IsWord("returning") {
+				// f(args RETURNING t) -> cast(f(args)): the type stays in
+				// the source, where castType reads it.
+				n := len(rw.casts)
+				start, end := toks[j].End, toks[closeAt].Start
+				rw.casts = append(rw.casts, castSpec{typ: strings.TrimSpace(rw.src[start:end]), start: start, end: end, try: true})
+				comma(i, fmt.Sprintf("%s%d(%s%s", castFunc, n, funcPrefix, name))
+				rw.edits = append(rw.edits, edit{toks[j].Start, end, ")"})
+				return
 			}
 		}
 		comma(i, funcPrefix+name)
