@@ -146,6 +146,9 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 	case *sqlparser.ParenExpr:
 		return p.expr1(e.Expr)
 	case *sqlparser.ColName:
+		if n, ok, err := p.rowField(e, src); ok || err != nil {
+			return n, err
+		}
 		return p.column(e)
 	case *sqlparser.SQLVal:
 		return p.value(e, src)

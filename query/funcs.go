@@ -29,7 +29,9 @@ type FunctionInfo struct {
 func Functions() []FunctionInfo {
 	out := make([]FunctionInfo, 0, len(funcs))
 	for _, d := range funcs {
-		out = append(out, FunctionInfo{Name: d.name, Signature: d.signature(), Description: d.desc})
+		if !d.hidden {
+			out = append(out, FunctionInfo{Name: d.name, Signature: d.signature(), Description: d.desc})
+		}
 	}
 	slices.SortFunc(out, func(a, b FunctionInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
@@ -72,6 +74,8 @@ type funcDef struct {
 	// volatile: the value changes with each evaluation (the current time),
 	// so that a call is never folded into a constant.
 	volatile bool
+	// hidden: reached by syntax (x[k] is ITEM), not listed or suggested.
+	hidden bool
 
 	// ret derives the result type from the checked arguments; it may
 	// replace arguments (casts to a common type).
@@ -210,6 +214,9 @@ func (p *planner) callFunction(f *sqlparser.FuncExpr, src string) (node, error) 
 	lower, trimMode := funcName(f)
 	name := strings.ToUpper(lower)
 	d, ok := funcs[lower]
+	if ok && d.hidden && lower == strings.ToLower(f.Name.String()) {
+		ok = false // ITEM is x[k], not a name to call
+	}
 	if !ok || !f.Qualifier.IsEmpty() {
 		if !f.Qualifier.IsEmpty() {
 			name = strings.ToUpper(f.Qualifier.String()) + "." + name
@@ -296,7 +303,9 @@ func (d *funcDef) arity() string {
 func functionNames() []string {
 	names := make([]string, 0, len(funcs))
 	for _, d := range funcs {
-		names = append(names, d.name)
+		if !d.hidden {
+			names = append(names, d.name)
+		}
 	}
 	slices.Sort(names)
 	return names
@@ -359,6 +368,8 @@ func (p *planner) syntaxText(f *sqlparser.FuncExpr) (string, bool) {
 	}
 	unquote := func(s string) string { return strings.Trim(s, "'") }
 	switch {
+	case name == itemFunc && len(args) == 2:
+		return args[0] + "[" + args[1] + "]", true
 	case name == "extract" && len(args) == 2:
 		return "EXTRACT(" + unquote(args[0]) + " FROM " + args[1] + ")", true
 	case (name == "floor" || strings.HasPrefix(name, "ceil")) && len(args) == 2:

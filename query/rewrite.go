@@ -168,6 +168,75 @@ var funcSyntax = map[string]callSyntax{
 	"json_value": {returning: true},
 }
 
+// itemAccess rewrites x[k] (toks[i] is the [) into a call of the item
+// placeholder, item(x, k), which sqlparser reads: x is a name (a.b), a call
+// or another x[k] (closes maps the ] of each to where its x starts).
+func (rw *rewritten) itemAccess(toks []parse.Token, i int, closes map[int]int) {
+	start := operandStart(toks, i, closes)
+	end, depth := -1, 0
+	for j := i; j < len(toks) && end < 0; j++ {
+		switch {
+		case toks[j].IsSymbol("["):
+			depth++
+		case toks[j].IsSymbol("]"):
+			depth--
+			if depth == 0 {
+				end = j
+			}
+		}
+	}
+	if start < 0 || end < 0 {
+		return // the parser reports it
+	}
+	closes[end] = start
+	rw.edits = append(rw.edits,
+		edit{toks[start].Start, toks[start].Start, funcPrefix + itemFunc + "("},
+		edit{toks[i].Start, toks[i].End, ", "},
+		edit{toks[end].Start, toks[end].End, ")"})
+}
+
+// itemFunc is the function x[k] becomes.
+const itemFunc = "item"
+
+func isName(t parse.Token) bool { return t.Kind == parse.Ident || t.Kind == parse.QuotedIdent }
+
+// operandStart is the token where the operand of the [ at toks[i] starts,
+// -1 if there is none kshare reads.
+func operandStart(toks []parse.Token, i int, closes map[int]int) int {
+	j := i - 1
+	switch {
+	case j < 0:
+		return -1
+	case toks[j].IsSymbol("]"):
+		if s, ok := closes[j]; ok {
+			return s
+		}
+		return -1
+	case toks[j].IsSymbol(")"):
+		depth := 0
+		for ; j >= 0; j-- {
+			if toks[j].IsSymbol(")") {
+				depth++
+			} else if toks[j].IsSymbol("(") {
+				depth--
+				if depth == 0 {
+					break
+				}
+			}
+		}
+		if j <= 0 || !isName(toks[j-1]) {
+			return j
+		}
+		j--
+	case !isName(toks[j]):
+		return -1
+	}
+	for j >= 2 && toks[j-1].IsSymbol(".") && isName(toks[j-2]) {
+		j -= 2
+	}
+	return j
+}
+
 func hasSyntax(name string) bool {
 	_, ok := funcSyntax[strings.ToLower(name)]
 	return ok
@@ -301,6 +370,7 @@ func rewrite(src string) (*rewritten, error) {
 	// type is the cast's, not text to rewrite (CAST(x AS TIME) has no
 	// typed literal in it).
 	typeSpans := map[int]int{}
+	operands := map[int]int{} // the ] of x[k] -> where x starts
 	for i := 0; i < len(toks); i++ {
 		if end, ok := typeSpans[i]; ok {
 			i = end - 1
@@ -308,6 +378,8 @@ func rewrite(src string) (*rewritten, error) {
 		}
 		t := toks[i]
 		switch {
+		case t.IsSymbol("["):
+			rw.itemAccess(toks, i, operands)
 		case pair(toks, i, "||"):
 			rw.edits = append(rw.edits, edit{t.Start, toks[i+1].End, " " + concatOp + " "})
 			i++
@@ -379,7 +451,29 @@ func rewrite(src string) (*rewritten, error) {
 			rw.edits = append(rw.edits, edit{c.Start, c.End, " "})
 		}
 	}
-	sort.Slice(rw.edits, func(a, b int) bool { return rw.edits[a].start < rw.edits[b].start })
+	// Edits at one place: insertions first, the later one first (x[1][2]
+	// inserts item( twice at x, the outer one second), then what replaces
+	// text there.
+	order := make([]int, len(rw.edits))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ea, eb := rw.edits[order[a]], rw.edits[order[b]]
+		if ea.start != eb.start {
+			return ea.start < eb.start
+		}
+		za, zb := ea.end == ea.start, eb.end == eb.start
+		if za != zb {
+			return za
+		}
+		return za && order[a] > order[b]
+	})
+	sorted := make([]edit, len(order))
+	for k, o := range order {
+		sorted[k] = rw.edits[o]
+	}
+	rw.edits = sorted
 	var b strings.Builder
 	at := 0
 	for _, e := range rw.edits {

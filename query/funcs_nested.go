@@ -1,0 +1,212 @@
+package query
+
+// This file holds access to ARRAY, MAP and ROW values: CARDINALITY, arr[i]
+// (from 1; an index out of range is NULL), m['key'] (NULL for a missing
+// key) and r.field. The rewrite makes x[k] a call of the hidden function
+// ITEM; r.field is a column name with a qualifier that names a ROW column.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/xwb1989/sqlparser"
+
+	"github.com/kshare/kshare/table"
+)
+
+var nestedArg = argKind{name: "ARRAY or MAP", ok: func(t *table.DataType) bool {
+	return t.Kind == table.Array || t.Kind == table.Map
+}}
+
+func init() {
+	register(
+		&funcDef{name: "CARDINALITY", args: []argKind{nestedArg},
+			desc: "the number of elements of an ARRAY or entries of a MAP",
+			ret:  fixedType(table.IntType()), eval: cardinality},
+		&funcDef{name: strings.ToUpper(itemFunc), args: []argKind{nestedArg, anyArg}, hidden: true,
+			sig: "ARRAY[INTEGER], MAP[key]", desc: "an element of an ARRAY (from 1) or the value of a MAP's key",
+			ret: itemType, eval: item},
+	)
+}
+
+func cardinality(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	offs := func(i int) (int64, int64) { return as[0].(array.ListLike).ValueOffsets(i) }
+	return rowsOf(ec, c, as, func(b *array.Int32Builder, i int) error {
+		s, e := offs(i)
+		b.UnsafeAppend(int32(e - s))
+		return nil
+	})
+}
+
+// itemType is the element's or value's type, NULL when absent; an ARRAY
+// takes an integer index, a MAP a key of its key type.
+func itemType(c *call) (*table.DataType, error) {
+	x, k := c.args[0].typ(), c.args[1].typ()
+	if x.Kind == table.Array {
+		if !isInt(k) {
+			return nil, errorf(ErrType, "an ARRAY index is an integer, got %s (%s)", tn(k), c.src)
+		}
+		return x.Elem.WithNotNull(false), nil
+	}
+	if _, ok := commonType(x.Key, k); !ok || !comparableKind(x.Key) {
+		return nil, errorf(ErrType, "the keys of %s are %s, got %s (%s)", c.args[0].text(), tn(x.Key), tn(k), c.src)
+	}
+	kc, err := convert(c.args[1], x.Key)
+	if err != nil {
+		return nil, err
+	}
+	c.args[1] = kc
+	return x.Value.WithNotNull(false), nil
+}
+
+// item finds, for each row, where in the ARRAY's elements or the MAP's
+// values its answer is, and takes those.
+func item(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	x := as[0]
+	n := x.Len()
+	idx := array.NewInt32Builder(ec.mem)
+	defer idx.Release()
+	idx.Reserve(n)
+	var values arrow.Array
+	switch l := x.(type) {
+	case *array.Map:
+		values = l.Items()
+		keyType := c.args[0].typ().Key
+		ct, _ := compareType(keyType, keyType)
+		for i := 0; i < n; i++ {
+			if x.IsNull(i) || as[1].IsNull(i) {
+				idx.AppendNull()
+				continue
+			}
+			s, e := l.ValueOffsets(i)
+			at, err := findKey(ec, l.Keys(), keyType, ct, as[1], i, int(s), int(e))
+			if err != nil {
+				return nil, err
+			}
+			if at < 0 {
+				idx.AppendNull()
+			} else {
+				idx.UnsafeAppend(int32(at))
+			}
+		}
+	case *array.List:
+		values = l.ListValues()
+		get := IntReader(as[1])
+		for i := 0; i < n; i++ {
+			if x.IsNull(i) || as[1].IsNull(i) {
+				idx.AppendNull()
+				continue
+			}
+			s, e := l.ValueOffsets(i)
+			k := get(i)
+			if k < 1 || k > e-s {
+				idx.AppendNull()
+				continue
+			}
+			idx.UnsafeAppend(int32(s + k - 1))
+		}
+	default:
+		return nil, fmt.Errorf("query: item of %s", x.DataType())
+	}
+	ia := idx.NewArray()
+	defer ia.Release()
+	return compute.TakeArray(ec.ctx, values, ia)
+}
+
+// findKey is the position in keys[s:e] of row i's key, -1 if absent.
+func findKey(ec *evalCtx, keys arrow.Array, kt, ct *table.DataType, key arrow.Array, i, s, e int) (int, error) {
+	if e == s {
+		return -1, nil
+	}
+	one := array.NewSlice(key, int64(i), int64(i+1))
+	defer one.Release()
+	run := array.NewSlice(keys, int64(s), int64(e))
+	defer run.Release()
+	for j := 0; j < e-s; j++ {
+		k := array.NewSlice(run, int64(j), int64(j+1))
+		eq, err := compareArrays(ec, "=", k, kt, one, kt, ct)
+		k.Release()
+		if err != nil {
+			return 0, err
+		}
+		hit := eq.(*array.Boolean).IsValid(0) && eq.(*array.Boolean).Value(0)
+		eq.Release()
+		if hit {
+			return s + j, nil
+		}
+	}
+	return -1, nil
+}
+
+// rowField plans r.field and r.a.b when r names a ROW column (and not the
+// table); ok is false when the name is not one.
+func (p *planner) rowField(c *sqlparser.ColName, src string) (node, bool, error) {
+	if p.scope.tbl == noTable || c.Qualifier.Name.IsEmpty() {
+		return nil, false, nil
+	}
+	col, fields := c.Qualifier.Name.String(), []string{c.Name.String()}
+	if !c.Qualifier.Qualifier.IsEmpty() {
+		col, fields = c.Qualifier.Qualifier.String(), []string{c.Qualifier.Name.String(), c.Name.String()}
+	} else if p.isQualifier(col) {
+		return nil, false, nil
+	}
+	s := p.scope.tbl.Schema()
+	k := s.Index(col)
+	if k < 0 || s.Columns[k].Type.Kind != table.Row {
+		return nil, false, nil
+	}
+	var n node = p.ref(k, s.Columns[k], col)
+	for _, f := range fields {
+		t := n.typ()
+		if t.Kind != table.Row {
+			return nil, true, errorf(ErrType, "%s is %s, which has no fields (%s)", n.text(), tn(t), src)
+		}
+		at := -1
+		var names []string
+		for j, fl := range t.Fields {
+			names = append(names, fl.Name)
+			if strings.EqualFold(fl.Name, f) {
+				at = j
+			}
+		}
+		if at < 0 {
+			return nil, true, errorf(ErrUnknownColumn, "%s has no field %s (fields: %s)", n.text(), f, strings.Join(names, ", "))
+		}
+		n = &field{exprBase: exprBase{t: t.Fields[at].Type.WithNotNull(false), src: n.text() + "." + f}, e: n, idx: at}
+	}
+	return n, true, nil
+}
+
+// field is a field of a ROW: NULL where the ROW is.
+type field struct {
+	exprBase
+	e   node
+	idx int
+}
+
+func (f *field) operands() []node { return []node{f.e} }
+func (f *field) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	return evalUnary(ec, b, f.e, func(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
+		st := a.(*array.Struct)
+		child := st.Field(f.idx)
+		if st.NullN() == 0 {
+			child.Retain()
+			return child, nil
+		}
+		idx := array.NewInt32Builder(ec.mem)
+		defer idx.Release()
+		for i := 0; i < st.Len(); i++ {
+			if st.IsNull(i) {
+				idx.AppendNull()
+			} else {
+				idx.Append(int32(i))
+			}
+		}
+		ia := idx.NewArray()
+		defer ia.Release()
+		return compute.TakeArray(ec.ctx, child, ia)
+	})
+}
