@@ -9,19 +9,38 @@
 //
 //	SELECT * | <expr> [AS <alias>], ... FROM <table> [[AS] <alias>] [WHERE <predicate>] [LIMIT <n>]
 //
-// Expressions: columns (metadata columns too, by their declared names),
-// literals (1, 1.5, 1e3, 'text', TRUE, NULL, x'0a', DATE '2024-01-02',
-// TIME '12:00:00', TIMESTAMP '2024-01-02 03:04:05.678'), + - * / %, MOD(a, b),
-// unary -, = <> != < <= > >=, AND OR NOT, IS [NOT] NULL, IS [NOT] TRUE,
-// IS [NOT] FALSE, [NOT] IN (...), [NOT] BETWEEN, [NOT] LIKE [ESCAPE],
-// CAST(x AS <type>) and TRY_CAST(x AS <type>) with Flink's type names.
+// Expressions: columns (metadata columns too, by their declared names; a
+// ROW column's fields as r.field), literals (1, 1.5, 1e3, 'text', TRUE,
+// NULL, x'0a', DATE '2024-01-02', TIME '12:00:00', TIMESTAMP '2024-01-02
+// 03:04:05.678'), + - * / %, unary -, = <> != < <= > >=, AND OR NOT, IS
+// [NOT] NULL, IS [NOT] TRUE, IS [NOT] FALSE, [NOT] IN (...), [NOT] BETWEEN,
+// [NOT] LIKE [ESCAPE], CAST(x AS <type>) and TRY_CAST(x AS <type>) with
+// Flink's type names, CASE (simple and searched), string || string,
+// t + INTERVAL 'n' unit, arr[i], m['key'], and the scalar functions that
+// Functions lists (SHOW FUNCTIONS), by group:
+//
+//	conditional  COALESCE IFNULL NULLIF IF GREATEST LEAST
+//	strings      CONCAT CONCAT_WS UPPER LOWER INITCAP TRIM LTRIM RTRIM
+//	             CHAR_LENGTH SUBSTRING SUBSTR POSITION REPLACE LPAD RPAD
+//	             SPLIT_INDEX REGEXP REGEXP_EXTRACT REGEXP_REPLACE
+//	numbers      MOD ABS SIGN ROUND TRUNCATE FLOOR CEIL POWER SQRT LN LOG10 EXP
+//	time         CURRENT_TIMESTAMP NOW LOCALTIMESTAMP CURRENT_DATE CURRENT_TIME
+//	             EXTRACT YEAR .. SECOND FLOOR/CEIL(t TO unit) TIMESTAMPADD
+//	             TIMESTAMPDIFF DATE_FORMAT TO_TIMESTAMP TO_DATE UNIX_TIMESTAMP
+//	             FROM_UNIXTIME TO_TIMESTAMP_LTZ
+//	JSON         JSON_VALUE [RETURNING type] JSON_QUERY JSON_EXISTS
+//	nested       CARDINALITY
+//
+// Each function is declared once, as data (funcs*.go): its argument kinds,
+// its result type rule (Flink's), its kernel over whole arrays. A call of an
+// unknown function suggests a known one; an argument of the wrong type is
+// named by its position with the types the function accepts.
 //
 // Refused, with an error that says what is supported: GROUP BY and aggregate
 // functions, HAVING, ORDER BY, DISTINCT, JOIN, subqueries, UNION, window
-// functions (OVER, TUMBLE), WITH, OFFSET, CASE, other functions, || (which
-// is string concatenation in Flink and OR in MySQL, so kshare takes
-// neither). Errors wrap ErrSyntax, ErrNotSelect, ErrUnsupported,
-// ErrUnknownColumn, ErrType or ErrEval.
+// functions (OVER, TUMBLE), WITH, OFFSET, functions kshare does not have,
+// DIV and && (MySQL's, which Flink does not have). Errors wrap ErrSyntax,
+// ErrNotSelect, ErrUnsupported, ErrUnknownColumn, ErrType or ErrEval.
 //
 // Names ignore case. Quote a name with backticks (`key`, `timestamp`) when it
 // is a reserved word; the error for an unquoted reserved word says so. Some
@@ -58,6 +77,31 @@
 //     zone.
 //   - LIKE has no default escape character (standard SQL, and Flink since
 //     FLINK-39424); write ESCAPE '\' to get one.
+//
+// Functions, where kshare and Flink differ or where Flink leaves a choice:
+//
+//   - CASE, COALESCE, IF and the like evaluate a branch only on the rows
+//     that take it (as Flink's generated code does), so CASE WHEN qty <> 0
+//     THEN price / qty END does not divide by zero. Their common type is
+//     Flink's, except that strings of different lengths are a VARCHAR (no
+//     CHAR padding).
+//   - CURRENT_TIMESTAMP and the other current-time functions are read once
+//     per batch (Flink's streaming mode: per record) and never folded
+//     into a constant at planning.
+//   - Regular expressions are Go's (RE2): no backreferences or lookaround;
+//     a constant pattern is compiled at planning, and a bad pattern is an
+//     error there (a pattern from a column: an error when it is met, where
+//     Flink gives NULL). A bad JSON path or date pattern likewise.
+//   - UPPER and LOWER map each character by Unicode's simple case mapping
+//     (Java's maps a few, such as the German sharp s, to two characters).
+//   - Positions and lengths (SUBSTRING, CHAR_LENGTH, LPAD) count Unicode
+//     code points, as Flink's own strings do.
+//   - An integer function result beyond its type (ABS of the smallest INT,
+//     ROUND(2147483647, -1)) is an error; Flink wraps around.
+//   - Date patterns are Java's letters y M d H h m s S a E D; others are
+//     refused.
+//   - arr[i] and m['key'] are NULL for an index out of range or a missing
+//     key.
 //
 // NULL is three-valued logic throughout: NULL AND FALSE is FALSE, NULL OR
 // TRUE is TRUE, x IN (1, NULL) is NULL when x is not 1, a WHERE that is NULL

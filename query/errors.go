@@ -49,8 +49,8 @@ func errorf(kind error, format string, args ...any) *Error {
 const shape = "kshare runs SELECT <columns or expressions> FROM <table> [WHERE <predicate>] [LIMIT <n>]"
 
 // exprForms is what every refusal of an expression points to.
-const exprForms = "expressions may use columns, literals, + - * / %, = <> != < <= > >=, AND OR NOT, " +
-	"IS [NOT] NULL, IS [NOT] TRUE/FALSE, IN (...), BETWEEN, LIKE, CAST and TRY_CAST"
+const exprForms = "expressions may use columns, literals, + - * / % ||, = <> != < <= > >=, AND OR NOT, " +
+	"IS [NOT] NULL, IS [NOT] TRUE/FALSE, IN (...), BETWEEN, LIKE, CAST, TRY_CAST, CASE and the functions SHOW FUNCTIONS lists"
 
 // unsupportedClause refuses a clause; why, if given, is a parenthesis
 // after "is not supported".

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,42 @@ func TestSignature(t *testing.T) {
 	} {
 		if got := c.d.signature(); got != c.want {
 			t.Errorf("signature = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestReadmeListsFunctions fails when README.md's SQL section misses a
+// function the registry has.
+func TestReadmeListsFunctions(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	start := strings.Index(readme, "### SQL")
+	end := strings.Index(readme, "## Delivery")
+	if start < 0 || end < start {
+		t.Fatal("README.md has no SQL section before Delivery")
+	}
+	sql := readme[start:end]
+	for _, f := range Functions() {
+		if !strings.Contains(sql, "`"+f.Name) {
+			t.Errorf("README.md's SQL section does not list %s", f.Name)
+		}
+	}
+}
+
+// A call of the current time is evaluated for each batch, never folded
+// into the plan as a constant.
+func TestVolatileNotFolded(t *testing.T) {
+	cat := newCatalog(t, fuzzDDL)
+	for _, sql := range []string{"SELECT CURRENT_TIMESTAMP FROM t", "SELECT UNIX_TIMESTAMP() + 1 FROM t", "SELECT YEAR(CURRENT_DATE) FROM t"} {
+		p, err := Prepare(sql, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.exprs[0].(*literal); ok {
+			t.Errorf("%s: planned as a constant", sql)
 		}
 	}
 }
