@@ -165,7 +165,7 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &not{exprBase: exprBase{t: boolType(notNull(x)), src: src}, e: x}, nil
+		return unaryCall(notDef, boolType(notNull(x)), src, x, nil), nil
 	case *sqlparser.ComparisonExpr:
 		return p.comparison(e, src)
 	case *sqlparser.RangeCond:
@@ -184,7 +184,7 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 				return nil, errorf(ErrType, "IS %s needs a BOOLEAN operand, got %s (%s)", strings.ToUpper(op), tn(x.typ()), x.text())
 			}
 		}
-		return &isTest{exprBase: exprBase{t: boolType(true), src: src}, what: what, neg: neg, e: x}, nil
+		return unaryCall(isDef, boolType(true), src, x, isSpec{what: what, neg: neg}), nil
 	case *sqlparser.BinaryExpr:
 		_, li := e.Left.(*sqlparser.IntervalExpr)
 		_, ri := e.Right.(*sqlparser.IntervalExpr)
@@ -218,7 +218,7 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 			if e.Operator == "+" {
 				return x, nil
 			}
-			return &neg{exprBase: exprBase{t: x.typ(), src: src}, e: x}, nil
+			return unaryCall(negDef, x.typ(), src, x, nil), nil
 		}
 		return nil, unsupportedExpr("operator " + strings.TrimSpace(e.Operator))
 	case *sqlparser.FuncExpr:

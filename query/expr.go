@@ -347,19 +347,25 @@ func decimalArith(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Arr
 	return b.NewArray(), nil
 }
 
-// neg is unary minus; its type is its operand's.
-type neg struct {
-	exprBase
-	e node
+// The operators of one operand are calls of these definitions, which no
+// name reaches (only the operator): unary minus keeps its operand's type,
+// NOT keeps NULL, the IS tests are never NULL.
+var (
+	negDef = &funcDef{name: "-", eval: negate}
+	notDef = &funcDef{name: "NOT", eval: func(ec *evalCtx, _ *call, as []arrow.Array) (arrow.Array, error) {
+		return ec.call("not", nil, as[0])
+	}}
+	isDef = &funcDef{name: "IS", eval: isTest}
+)
+
+// unaryCall is the call of an operator of one operand.
+func unaryCall(d *funcDef, t *table.DataType, src string, x node, state any) *call {
+	return &call{exprBase: exprBase{t: t, src: src}, fn: d, args: []node{x}, state: state}
 }
 
-func (n *neg) operands() []node { return []node{n.e} }
-func (n *neg) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	return evalUnary(ec, b, n.e, n.negate)
-}
-
-func (n *neg) negate(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
-	if n.typ().Kind == table.Decimal {
+func negate(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	a := as[0]
+	if c.typ().Kind == table.Decimal {
 		d := a.(*array.Decimal128)
 		bld := array.NewDecimal128Builder(ec.mem, d.DataType().(*arrow.Decimal128Type))
 		defer bld.Release()
@@ -374,7 +380,7 @@ func (n *neg) negate(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
 	}
 	out, err := ec.call("negate", nil, a)
 	if err != nil {
-		return nil, errorf(ErrEval, "%s overflows %s", n.src, n.typ().WithNotNull(false))
+		return nil, errorf(ErrEval, "%s overflows %s", c.src, c.typ().WithNotNull(false))
 	}
 	return out, nil
 }
@@ -529,33 +535,14 @@ func (n *logic) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	return out.NewArray(), nil
 }
 
-// not is NOT, which keeps NULL.
-type not struct {
-	exprBase
-	e node
-}
-
-func (n *not) operands() []node { return []node{n.e} }
-func (n *not) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	return evalUnary(ec, b, n.e, func(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
-		return ec.call("not", nil, a)
-	})
-}
-
-// isTest is IS [NOT] NULL and IS [NOT] TRUE/FALSE, which are never NULL.
-type isTest struct {
-	exprBase
+// isSpec is what an IS test tests: IS [NOT] NULL, TRUE or FALSE.
+type isSpec struct {
 	what string // "null", "true", "false"
 	neg  bool
-	e    node
 }
 
-func (n *isTest) operands() []node { return []node{n.e} }
-func (n *isTest) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	return evalUnary(ec, b, n.e, n.test)
-}
-
-func (n *isTest) test(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
+func isTest(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	n, a := c.state.(isSpec), as[0]
 	if n.what == "null" {
 		fn := "is_null"
 		if n.neg {
