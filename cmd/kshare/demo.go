@@ -94,11 +94,9 @@ func runDemoCmd(ctx context.Context, std stdio, args []string) error {
 	pctx, stopProducing := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	first := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		produceOrders(pctx, cl, rate, first)
-	}()
+	})
 	defer func() {
 		stopProducing()
 		wg.Wait()
