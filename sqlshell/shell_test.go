@@ -216,18 +216,7 @@ func (panicEngine) Settings() query.Settings                            { return
 // answers with a result or an error, never an internal error (a panic it
 // caught).
 func FuzzRun(f *testing.F) {
-	for _, s := range []string{
-		"SELECT id FROM t WHERE id > 1 LIMIT 1",
-		"SELECT id + 1, CAST(id AS STRING) FROM t",
-		"SHOW TABLES; DESCRIBE t; SHOW CREATE TABLE t",
-		"SET 'output' = 'json'; SELECT * FROM t",
-		"SET 'max-rows' = '1'; RESET; SET",
-		"CREATE TABLE u (a ARRAY<MAP<STRING, ROW<x INT>>>) WITH ('connector' = 'mem', 'format' = 'mem')",
-		"DROP TABLE IF EXISTS t; SELECT * FROM t",
-		"SELECT 'a;b' FROM t; -- c\n/* d */",
-	} {
-		f.Add(s)
-	}
+	addScripts(f)
 	f.Fuzz(func(t *testing.T, src string) {
 		sh, _, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, io.Discard)
 		stmts, rest, _ := Split(src)
