@@ -275,15 +275,7 @@ func (d *decoder) scanRoot(data []byte, i int) (int, *perr) {
 				k++
 			}
 			start := k
-			var u int64
-			for k < len(data) && k-start < 18 {
-				c := data[k] - '0'
-				if c > 9 {
-					break
-				}
-				u = u*10 + int64(c)
-				k++
-			}
+			u, k := digits(0, data, k, 18)
 			if k == start || (data[start] == '0' && k > start+1) || k == len(data) {
 				j, err = d.rootField(col, data, j)
 				break
