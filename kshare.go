@@ -75,6 +75,10 @@ type Engine struct {
 
 	mu       sync.Mutex
 	settings query.Settings
+	// cluster holds the keys SET gave the session's cluster
+	// ('properties.bootstrap.servers' and the 'properties.*' security keys),
+	// by canonical key, in the order set.
+	cluster []options.KV
 }
 
 // Option configures an Engine.
@@ -128,9 +132,18 @@ var ErrSelectInExec = errors.New("SELECT in Exec")
 // (query.FlinkSettings) are accepted too, and the result's message says
 // what each did.
 //
+// The statements about the cluster (SHOW TOPICS, DESCRIBE TOPIC, SHOW SHARE
+// GROUPS, DESCRIBE SHARE GROUP 'g' [MEMBERS | CONFIG], ALTER SHARE GROUP 'g'
+// RESET TO ... | SET (...), DROP SHARE GROUP 'g') run against the session's
+// cluster: the one SET 'properties.bootstrap.servers' (and the 'properties.*'
+// security keys a table takes) named, else the one every kafka-sharegroup
+// table names (ErrNoCluster otherwise). Their results are plain rows.
+//
 // A script with a SELECT is refused before anything runs (ErrSelectInExec).
 // Otherwise statements run in order until one fails; the error says which.
-// No statement does I/O: a table's source connects when a query opens it.
+// The catalog's statements do no I/O (a table's source connects when a
+// query opens it), except that DESCRIBE of a kafka-sharegroup table asks its
+// cluster for its share group's lag, for at most DescribeLagTimeout.
 func (e *Engine) Exec(ctx context.Context, sql string) (*table.Result, error) {
 	res, err := e.ExecAll(ctx, sql)
 	if err != nil {
@@ -158,7 +171,7 @@ func (e *Engine) ExecAll(ctx context.Context, sql string) ([]*table.Result, erro
 	}
 	out := make([]*table.Result, 0, len(sts))
 	for i, st := range sts {
-		res, err := e.exec(st)
+		res, err := e.exec(ctx, st)
 		if err != nil {
 			if len(sts) > 1 {
 				return out, fmt.Errorf("statement %d (%s): %w", i+1, firstWords(st.String()), err)
@@ -170,9 +183,12 @@ func (e *Engine) ExecAll(ctx context.Context, sql string) ([]*table.Result, erro
 	return out, nil
 }
 
-func (e *Engine) exec(st table.Statement) (*table.Result, error) {
+func (e *Engine) exec(ctx context.Context, st table.Statement) (*table.Result, error) {
 	switch st := st.(type) {
 	case *table.SetOption:
+		if isClusterKey(st.Key) {
+			return e.setCluster(st.Key, st.Value)
+		}
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if st.Key == "" {
@@ -180,6 +196,7 @@ func (e *Engine) exec(st table.Statement) (*table.Result, error) {
 			for _, kv := range e.settings.List() {
 				res.Rows = append(res.Rows, []string{kv.Key, kv.Value})
 			}
+			res.Rows = append(res.Rows, e.clusterList()...)
 			return res, nil
 		}
 		note, err := e.settings.Set(st.Key, st.Value)
@@ -194,6 +211,9 @@ func (e *Engine) exec(st table.Statement) (*table.Result, error) {
 	case *table.Reset:
 		e.mu.Lock()
 		defer e.mu.Unlock()
+		if e.resetCluster(st.Key) {
+			return &table.Result{Message: fmt.Sprintf("'%s' reset", options.Cut(st.Key))}, nil
+		}
 		if err := e.settings.Reset(st.Key); err != nil {
 			return nil, err
 		}
@@ -201,6 +221,18 @@ func (e *Engine) exec(st table.Statement) (*table.Result, error) {
 			return &table.Result{Message: "every setting reset"}, nil
 		}
 		return &table.Result{Message: fmt.Sprintf("'%s' reset", options.Cut(st.Key))}, nil
+	case *table.Describe:
+		res, err := e.cat.Exec(st)
+		if err != nil {
+			return nil, err
+		}
+		if t, err := e.cat.Lookup(st.Name); err == nil {
+			res.Message = describeTableGroup(ctx, t)
+		}
+		return res, nil
+	}
+	if res, ok, err := e.execCluster(ctx, st); ok {
+		return res, err
 	}
 	return e.cat.Exec(st)
 }
