@@ -12,6 +12,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/admin"
@@ -268,5 +272,58 @@ func TestDescribeTopicProposal(t *testing.T) {
 	got, _ := values(t, eng, "SELECT customer FROM `"+topic+"`", kshare.MaxRows(int64(len(orders))))
 	if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(customers)) {
 		t.Errorf("the proposed table gave the customers %v, want %v", sorted(got), sorted(customers))
+	}
+}
+
+// TestClusterBadInput: what the scenarios cannot set up, through SQL: a
+// classic consumer group named as a share group, a principal the ACLs
+// refuse (connected with the session's 'properties.*' SASL keys), and a
+// cluster without share groups. Each is a clear error.
+func TestClusterBadInput(t *testing.T) {
+	ctx := kafkatest.Context(t)
+	addr, topic, _ := kafkatest.Queue(t, 1, kafkatest.Values(3)...)
+	classic := kafkatest.GroupName(t) + "-classic"
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: 1, LeaderEpoch: -1})
+	if err := kafkatest.Admin(t, addr).CommitAllOffsets(ctx, classic, offs); err != nil {
+		t.Fatal(err)
+	}
+	eng := kshare.New()
+	exec(t, eng, "SET 'properties.bootstrap.servers' = '"+addr+"'")
+	_, err := eng.Exec(ctx, "DESCRIBE SHARE GROUP '"+classic+"'")
+	if !errors.Is(err, admin.ErrNotShareGroup) || !strings.Contains(err.Error(), "'"+classic+"' is a classic consumer group, not a share group") {
+		t.Errorf("classic group: %v", err)
+	}
+	_, err = eng.Exec(ctx, "ALTER SHARE GROUP '"+classic+"' RESET TO EARLIEST")
+	if !errors.Is(err, admin.ErrNotShareGroup) {
+		t.Errorf("reset of a classic group: %v", err)
+	}
+
+	acl := kafkatest.Fake(t, kfake.EnableSASL(), kfake.EnableACLs(),
+		kfake.Superuser("SCRAM-SHA-256", "admin", "admin"),
+		kfake.User("SCRAM-SHA-256", "reader", "reader", kfake.ACL{
+			Resource: kmsg.ACLResourceTypeTopic, Name: "*", Pattern: kmsg.ACLResourcePatternTypeLiteral,
+			Operation: kmsg.ACLOperationDescribe, Allow: true,
+		}))
+	eng = kshare.New()
+	_, err = eng.Exec(ctx, `SET 'properties.bootstrap.servers' = '`+acl.ListenAddrs()[0]+`';
+		SET 'properties.security.protocol' = 'SASL_PLAINTEXT';
+		SET 'properties.sasl.mechanism' = 'SCRAM-SHA-256';
+		SET 'properties.sasl.username' = 'reader';
+		SET 'properties.sasl.password' = 'reader'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = eng.Exec(ctx, "DESCRIBE SHARE GROUP 'orders-readers'")
+	if !errors.Is(err, admin.ErrNotAuthorized) || !strings.Contains(err.Error(), "the broker refused DESCRIBE on share group 'orders-readers'") {
+		t.Errorf("refused by the ACLs: %v", err)
+	}
+
+	old := kafkatest.Fake(t, kfake.MaxVersions(kversion.V3_9_0()))
+	eng = kshare.New()
+	exec(t, eng, "SET 'properties.bootstrap.servers' = '"+old.ListenAddrs()[0]+"'")
+	_, err = eng.Exec(ctx, "SHOW SHARE GROUPS")
+	if !errors.Is(err, admin.ErrUnsupported) || !strings.Contains(err.Error(), "does not support share groups") {
+		t.Errorf("a cluster without share groups: %v", err)
 	}
 }
