@@ -282,6 +282,10 @@ var statements = func() string {
 	return strings.Join(forms, ", ")
 }()
 
+// Statements lists the forms of the statements Parse reads (CREATE TABLE,
+// SHOW TOPICS, ...), in the order messages list them, for help texts.
+func Statements() []string { return strings.Split(statements, ", ") }
+
 // IsCommand reports whether word (in any case) starts a statement that is
 // not a query: one Parse reads (CREATE, SHOW, SET, ...) or one it names and
 // refuses (INSERT, USE, ...). SELECT, WITH and VALUES start queries. The
