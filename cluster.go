@@ -113,7 +113,7 @@ func (e *Engine) clusterList() [][]string {
 // clusterClient returns a client of the session's cluster: the one SET
 // 'properties.bootstrap.servers' named, else the one every kafka-sharegroup
 // table of the catalog names. The caller closes it.
-func (e *Engine) clusterClient() (*kgo.Client, error) {
+func (e *Engine) clusterClient() (*kgo.Client, options.Values, error) {
 	e.mu.Lock()
 	kvs := slices.Clone(e.cluster)
 	e.mu.Unlock()
@@ -121,7 +121,7 @@ func (e *Engine) clusterClient() (*kgo.Client, error) {
 	if len(kvs) > 0 {
 		var err error
 		if v, err = options.Parse(kvs, nil, connector.ClusterOptions); err != nil {
-			return nil, fmt.Errorf("the session's cluster (SET 'properties.*'): %w", err)
+			return nil, v, fmt.Errorf("the session's cluster (SET 'properties.*'): %w", err)
 		}
 	} else {
 		byKey := map[string][]*table.Table{}
@@ -133,7 +133,7 @@ func (e *Engine) clusterClient() (*kgo.Client, error) {
 		}
 		switch len(byKey) {
 		case 0:
-			return nil, fmt.Errorf("%w: SET 'properties.bootstrap.servers' = 'host:9092' (with the 'properties.*' security keys a table takes, if the cluster needs them), or create a kafka-sharegroup table, whose cluster is then used", ErrNoCluster)
+			return nil, v, fmt.Errorf("%w: SET 'properties.bootstrap.servers' = 'host:9092' (with the 'properties.*' security keys a table takes, if the cluster needs them), or create a kafka-sharegroup table, whose cluster is then used", ErrNoCluster)
 		case 1:
 			for _, ts := range byKey {
 				v = ts[0].Bound.Options
@@ -148,19 +148,19 @@ func (e *Engine) clusterClient() (*kgo.Client, error) {
 				}
 				clusters = append(clusters, fmt.Sprintf("%s (tables %s)", ts[0].Bound.Options.String(connector.OptBootstrapServers), strings.Join(names, ", ")))
 			}
-			return nil, fmt.Errorf("%w: the session's tables read %d clusters: %s; pick one with SET 'properties.bootstrap.servers' = 'host:9092' (and its 'properties.*' security keys)",
+			return nil, v, fmt.Errorf("%w: the session's tables read %d clusters: %s; pick one with SET 'properties.bootstrap.servers' = 'host:9092' (and its 'properties.*' security keys)",
 				ErrNoCluster, len(clusters), strings.Join(clusters, "; "))
 		}
 	}
 	opts, err := connector.ClientOpts(v)
 	if err != nil {
-		return nil, fmt.Errorf("the session's cluster: %w", err)
+		return nil, v, fmt.Errorf("the session's cluster: %w", err)
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("the session's cluster: %w", err)
+		return nil, v, fmt.Errorf("the session's cluster: %w", err)
 	}
-	return cl, nil
+	return cl, v, nil
 }
 
 // execCluster runs a statement about the cluster; ok is false for any
@@ -172,12 +172,12 @@ func (e *Engine) execCluster(ctx context.Context, st table.Statement) (res *tabl
 	default:
 		return nil, false, nil
 	}
-	cl, err := e.clusterClient()
+	cl, v, err := e.clusterClient()
 	if err != nil {
 		return nil, true, err
 	}
 	defer cl.Close()
-	res, err = runCluster(ctx, admin.New(cl), st)
+	res, err = runCluster(ctx, admin.New(cl), v, st)
 	return res, true, err
 }
 
@@ -196,12 +196,12 @@ func rowsOrErr[R admin.Row](rows []R, err error) (*table.Result, error) {
 	return rowsOf(rows), nil
 }
 
-func runCluster(ctx context.Context, adm *admin.Admin, st table.Statement) (*table.Result, error) {
+func runCluster(ctx context.Context, adm *admin.Admin, cluster options.Values, st table.Statement) (*table.Result, error) {
 	switch st := st.(type) {
 	case *table.ShowTopics:
 		return rowsOrErr(adm.Topics(ctx))
 	case *table.DescribeTopic:
-		return describeTopic(ctx, adm, st.Topic)
+		return describeTopic(ctx, adm, cluster, st.Topic)
 	case *table.ShowShareGroups:
 		return rowsOrErr(adm.Groups(ctx))
 	case *table.DescribeShareGroup:
@@ -248,7 +248,7 @@ func runCluster(ctx context.Context, adm *admin.Admin, st table.Statement) (*tab
 
 // describeTopic is DESCRIBE TOPIC: a row per partition; the reader configs
 // and, for a topic of JSON values, a proposed CREATE TABLE as the message.
-func describeTopic(ctx context.Context, adm *admin.Admin, topic string) (*table.Result, error) {
+func describeTopic(ctx context.Context, adm *admin.Admin, cluster options.Values, topic string) (*table.Result, error) {
 	d, err := adm.Topic(ctx, topic)
 	if err != nil {
 		return nil, err
@@ -259,10 +259,21 @@ func describeTopic(ctx context.Context, adm *admin.Admin, topic string) (*table.
 	for _, c := range d.Configs {
 		fmt.Fprintf(&msg, "  %s = %s (%s)\n", c.Name, c.Value, c.Source)
 	}
-	p, err := adm.ProposeTable(ctx, topic, admin.ProposeOptions{})
-	if err != nil {
+	// The table connects as this statement did: with the cluster's
+	// 'properties.*' keys that are not defaults.
+	var client []options.KV
+	for _, k := range cluster.Keys() {
+		if strings.HasPrefix(k, "properties.") && cluster.Has(k) {
+			client = append(client, options.KV{Key: k, Value: cluster.String(k)})
+		}
+	}
+	p, err := adm.ProposeTable(ctx, topic, admin.ProposeOptions{Client: client})
+	switch {
+	case err != nil:
 		fmt.Fprintf(&msg, "no table proposed: %v", err)
-	} else {
+	case strings.Contains(p.DDL, "'"+table.Masked+"'"):
+		fmt.Fprintf(&msg, "a table for it, inferred from its latest %d record(s); check the types and the share group, put the secrets in place of %s, then run it:\n%s;", p.Sampled, table.Masked, p.DDL)
+	default:
 		fmt.Fprintf(&msg, "a table for it, inferred from its latest %d record(s); check the types and the share group, then run it:\n%s;", p.Sampled, p.DDL)
 	}
 	res.Message = msg.String()

@@ -14,8 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/admin"
@@ -325,5 +327,48 @@ func TestClusterBadInput(t *testing.T) {
 	_, err = eng.Exec(ctx, "SHOW SHARE GROUPS")
 	if !errors.Is(err, admin.ErrUnsupported) || !strings.Contains(err.Error(), "does not support share groups") {
 		t.Errorf("a cluster without share groups: %v", err)
+	}
+}
+
+// TestProposalConnectsAsTheSession: on a cluster that needs SASL, the
+// proposed table carries the session's 'properties.*' keys, the password
+// masked; with the password put back it reads the records.
+func TestProposalConnectsAsTheSession(t *testing.T) {
+	ctx := kafkatest.Context(t)
+	c := kafkatest.Fake(t, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "admin", "s3cret-pw"), kfake.SeedTopics(1, "orders"))
+	addr := c.ListenAddrs()[0]
+	login := scram.Auth{User: "admin", Pass: "s3cret-pw"}.AsSha256Mechanism()
+	cl := kafkatest.Client(t, addr, kgo.SASL(login))
+	orders, customers := demoOrders(t)
+	for _, o := range orders {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: o}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eng := kshare.New()
+	exec(t, eng, `SET 'properties.bootstrap.servers' = '`+addr+`';
+		SET 'properties.security.protocol' = 'SASL_PLAINTEXT';
+		SET 'properties.sasl.mechanism' = 'SCRAM-SHA-256';
+		SET 'properties.sasl.username' = 'admin';
+		SET 'properties.sasl.password' = 's3cret-pw'`)
+	res := exec(t, eng, "DESCRIBE TOPIC orders")
+	if strings.Contains(res.Message, "s3cret-pw") {
+		t.Fatalf("the proposal shows the password:\n%s", res.Message)
+	}
+	const lead = "put the secrets in place of ******, then run it:\n"
+	i := strings.Index(res.Message, lead)
+	if i < 0 {
+		t.Fatalf("no proposal with a masked secret in:\n%s", res.Message)
+	}
+	ddl := res.Message[i+len(lead):]
+	for _, want := range []string{"'properties.security.protocol' = 'SASL_PLAINTEXT'", "'properties.sasl.username' = 'admin'", "'properties.sasl.password' = '******'"} {
+		if !strings.Contains(ddl, want) {
+			t.Errorf("the proposal does not say %s:\n%s", want, ddl)
+		}
+	}
+	exec(t, eng, strings.Replace(ddl, "******", "s3cret-pw", 1))
+	got, _ := values(t, eng, "SELECT customer FROM orders", kshare.MaxRows(int64(len(orders))))
+	if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(customers)) {
+		t.Errorf("the proposed table gave the customers %v, want %v", sorted(got), sorted(customers))
 	}
 }
