@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -106,25 +107,13 @@ func TestClusterChoice(t *testing.T) {
 // partition; Close settles them (accepts what was delivered).
 func readRows(t *testing.T, eng *kshare.Engine, sql string, n int64) (map[string]int64, []string) {
 	t.Helper()
-	rows, err := eng.Query(kafkatest.Context(t), sql, kshare.MaxRows(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	per := map[string]int64{}
 	var offsets []string
-	for rows.Next() {
-		b := rows.RecordBatch()
-		ps := b.Column(1).(*array.Int32)
-		os := b.Column(2).(*array.Int64)
-		for i := 0; i < int(b.NumRows()); i++ {
-			per[fmt.Sprint(ps.Value(i))]++
-			offsets = append(offsets, fmt.Sprintf("%d/%d", ps.Value(i), os.Value(i)))
-		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	eachRow(t, eng, sql, func(b arrow.RecordBatch, i int) {
+		p, o := b.Column(1).(*array.Int32).Value(i), b.Column(2).(*array.Int64).Value(i)
+		per[fmt.Sprint(p)]++
+		offsets = append(offsets, fmt.Sprintf("%d/%d", p, o))
+	}, kshare.MaxRows(n))
 	return per, offsets
 }
 

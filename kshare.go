@@ -269,7 +269,7 @@ func (e *Engine) RegisterArrow(name string, schema *arrow.Schema, opts map[strin
 // Prepare checks a SELECT against the catalog without running it: its
 // result columns and their types are known before any record is read.
 func (e *Engine) Prepare(sql string) (*query.Plan, error) {
-	return query.Prepare(sql, e.cat)
+	return e.prepare(sql)
 }
 
 // QueryOption changes one query's options; it wins over the session's
@@ -299,7 +299,7 @@ func BatchSize(n int) QueryOption { return func(o *query.Options) { o.BatchSize 
 // query (Rows.Err then returns the context's error). The caller must Close
 // the Rows, which also settles the batch last handed out as delivered.
 func (e *Engine) Query(ctx context.Context, sql string, opts ...QueryOption) (*query.Rows, error) {
-	p, err := query.Prepare(sql, e.cat)
+	p, err := e.prepare(sql)
 	if err != nil {
 		return nil, err
 	}

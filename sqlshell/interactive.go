@@ -205,6 +205,9 @@ Ctrl-D, quit or exit leaves.
   SELECT cols FROM name [WHERE predicate] [LIMIT n];
                                rows WHERE filters out are accepted too: consumed,
                                not left in the share group for another query
+  SELECT cols FROM TABLE(PEEK(TABLE name)) [WHERE predicate] [LIMIT n];
+                               look at what waits for the table's share group
+                               without taking it: nothing acknowledged
   SHOW TOPICS;  DESCRIBE TOPIC t;
                                a topic's partitions and reader configs, and a CREATE
                                TABLE proposed from its latest JSON records
