@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -121,7 +122,7 @@ func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Strea
 			topics = append(topics, t)
 		}
 	}
-	ranges, err := admin.New(cl).PeekRanges(ctx, v.String(connector.OptShareGroupID), topics)
+	ranges, err := peekRanges(ctx, admin.New(cl), v, topics)
 	cl.Close()
 	if err != nil {
 		return nil, fmt.Errorf("table '%s': %w", options.Cut(name), err)
@@ -151,6 +152,43 @@ func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Strea
 	return st, nil
 }
 
+// peekRanges are the ranges a peek of the table reads: admin.PeekRanges,
+// except for a group that does not exist yet of a table whose
+// 'scan.startup.mode' is earliest-offset. Its first query will start it
+// at each partition's first record (the connector sets the group's
+// share.auto.offset.reset then), so every record waits for it; a peek,
+// which changes nothing, does not set that config and reads so itself.
+func peekRanges(ctx context.Context, adm *admin.Admin, v options.Values, topics []string) ([]admin.PeekRange, error) {
+	group := v.String(connector.OptShareGroupID)
+	if v.String(connector.OptStartupMode) != connector.StartupEarliestOffset {
+		return adm.PeekRanges(ctx, group, topics)
+	}
+	if _, err := adm.Group(ctx, group); !errors.Is(err, admin.ErrUnknownGroup) {
+		return adm.PeekRanges(ctx, group, topics)
+	}
+	var out []admin.PeekRange
+	for _, t := range topics {
+		d, err := adm.Topic(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range d.Partitions {
+			if p.StartOffset < 0 || p.EndOffset < 0 {
+				return nil, fmt.Errorf("no offsets listed for partition %s/%d", options.Cut(t), p.Partition)
+			}
+			out = append(out, admin.PeekRange{Topic: t, Partition: p.Partition, From: p.StartOffset, To: p.EndOffset, Waiting: p.Records})
+		}
+	}
+	return out, nil
+}
+
+// peekQuiet is how long a peek waits for a record of a range it has not
+// finished before it takes the range to be done: its last offsets may hold
+// no record to read (transaction markers, records compacted away), and a
+// broker that has the records answers a fetch within
+// 'properties.fetch.max.wait.ms'.
+const peekQuiet = 10 * time.Second
+
 // peekStream reads each partition's range and ends (io.EOF) when every one
 // is read. Its batches need no settling: nothing is acknowledged.
 type peekStream struct {
@@ -176,9 +214,17 @@ func (st *peekStream) Next(ctx context.Context) (table.Batch, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for st.rb != nil && st.rb.Len() == 0 && len(st.left) > 0 {
-		fs := st.cl.PollRecords(ctx, st.rb.Size())
+		pctx, cancel := context.WithTimeout(ctx, peekQuiet)
+		fs := st.cl.PollRecords(pctx, st.rb.Size())
+		quiet := pctx.Err() != nil
+		cancel()
 		if err := ctx.Err(); err != nil {
 			return table.Batch{}, err
+		}
+		if quiet {
+			// What is left of the ranges holds no record to show.
+			clear(st.left)
+			break
 		}
 		var ferr error
 		fs.EachError(func(t string, p int32, err error) {

@@ -3,6 +3,7 @@ package kshare_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -82,5 +83,20 @@ func TestPeek(t *testing.T) {
 	}
 	if all := append(slices.Clone(first), rest...); len(all) != 30 {
 		t.Errorf("the group read %d records in all, want 30: %v", len(all), all)
+	}
+}
+
+// TestPeekBeforeFirstRead: a table whose 'scan.startup.mode' is
+// earliest-offset and whose group has not read yet shows every record, as
+// its first query would read them; the peek does not make the group.
+func TestPeekBeforeFirstRead(t *testing.T) {
+	eng := kafkaEngine(t, numbers(7)...)
+	got, _ := values(t, eng, "SELECT v FROM TABLE(PEEK(TABLE t))")
+	if fmt.Sprint(sorted(got)) != fmt.Sprint(numbers(7)) {
+		t.Errorf("peek before the first read: %v, want %v", got, numbers(7))
+	}
+	res := exec(t, eng, "DESCRIBE t")
+	if !strings.Contains(res.Message, "the group does not exist yet") {
+		t.Errorf("the peek made the group: %s", res.Message)
 	}
 }
