@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -360,4 +362,27 @@ func TestProposalConnectsAsTheSession(t *testing.T) {
 	if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(customers)) {
 		t.Errorf("the proposed table gave the customers %v, want %v", sorted(got), sorted(customers))
 	}
+}
+
+// TestDescribeTableUnreachable: DESCRIBE of a table whose cluster does not
+// answer still shows the columns, and says within DescribeLagTimeout that
+// the lag is unknown and why.
+func TestDescribeTableUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := l.Addr().String()
+	l.Close()
+	eng := kshare.New()
+	exec(t, eng, tableDDL("t", gone, "topic", "g"))
+	start := time.Now()
+	res := exec(t, eng, "DESCRIBE t")
+	if took := time.Since(start); took > kshare.DescribeLagTimeout+2*time.Second {
+		t.Errorf("DESCRIBE took %v", took)
+	}
+	if len(res.Rows) != 3 || !strings.HasPrefix(res.Message, "reads share group 'g' on "+gone+"; lag unknown: ") {
+		t.Errorf("DESCRIBE of a table on a closed port: %d rows, %q", len(res.Rows), res.Message)
+	}
+	t.Log(res.Message)
 }
