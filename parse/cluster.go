@@ -133,18 +133,18 @@ func (p *parser) alterShareGroup() (table.Statement, *SyntaxError) {
 	}
 	after := "ALTER SHARE GROUP " + table.QuoteString(options.Cut(g))
 	t := p.peek()
-	switch {
-	case p.isKeyword(t, "SET"):
-		set, err := p.setList("ALTER SHARE GROUP ... SET needs at least one config: SET ('share.record.lock.duration.ms' = '60000')")
-		if err != nil {
-			return nil, err
-		}
-		return &table.AlterShareGroup{Group: g, Set: set}, nil
-	case p.isKeyword(t, "RESET"):
+	if p.isKeyword(t, "RESET") {
 		p.advance()
 		return p.resetShareGroup(g, after+" RESET")
 	}
-	return nil, p.errorf(t, ErrSyntax, "expected RESET TO or SET after %s, got %s", after, describe(t))
+	if !p.isKeyword(t, "SET") {
+		return nil, p.errorf(t, ErrSyntax, "expected RESET TO or SET after %s, got %s", after, describe(t))
+	}
+	set, serr := p.setList("ALTER SHARE GROUP ... SET needs at least one config: SET ('share.record.lock.duration.ms' = '60000')")
+	if serr != nil {
+		return nil, serr
+	}
+	return &table.AlterShareGroup{Group: g, Set: set}, nil
 }
 
 func (p *parser) resetShareGroup(g, after string) (table.Statement, *SyntaxError) {
