@@ -93,11 +93,7 @@ func (s *ResetShareGroup) String() string {
 	out := "ALTER SHARE GROUP " + QuoteString(s.Group) + " RESET TO " + string(s.To)
 	switch s.To {
 	case ResetTimestamp:
-		layout := TimestampLayout
-		if s.Time.Nanosecond() != 0 {
-			layout += ".000"
-		}
-		out += " " + QuoteString(s.Time.UTC().Format(layout))
+		out += " " + QuoteString(s.Time.UTC().Format(TimestampLayout+".999999999"))
 	case ResetOffset:
 		out += " " + strconv.FormatInt(s.Offset, 10)
 	}
