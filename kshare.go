@@ -298,6 +298,12 @@ func BatchSize(n int) QueryOption { return func(o *query.Options) { o.BatchSize 
 // ctx bounds the whole query, not just the start: cancelling it ends the
 // query (Rows.Err then returns the context's error). The caller must Close
 // the Rows, which also settles the batch last handed out as delivered.
+//
+// FROM TABLE(PEEK(TABLE t)) reads t without its share group: from the
+// group's start offsets to the end offsets when the query starts, with a
+// plain reader that joins nothing and acknowledges nothing, then ends
+// (EndEOF). Records the group settled past its start offset, or holds in
+// flight, still show.
 func (e *Engine) Query(ctx context.Context, sql string, opts ...QueryOption) (*query.Rows, error) {
 	p, err := e.prepare(sql)
 	if err != nil {
