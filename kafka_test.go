@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare"
@@ -49,22 +50,32 @@ func kafkaEngine(t *testing.T, values ...string) *kshare.Engine {
 
 func values(t *testing.T, eng *kshare.Engine, sql string, opts ...kshare.QueryOption) ([]string, query.EndReason) {
 	t.Helper()
+	var out []string
+	end := eachRow(t, eng, sql, func(b arrow.RecordBatch, i int) {
+		out = append(out, b.Column(0).(*array.String).Value(i))
+	}, opts...)
+	return out, end
+}
+
+// eachRow runs sql to its end and calls fn with each row (the batch and the
+// row's index in it).
+func eachRow(t *testing.T, eng *kshare.Engine, sql string, fn func(b arrow.RecordBatch, i int), opts ...kshare.QueryOption) query.EndReason {
+	t.Helper()
 	rows, err := eng.Query(kafkatest.Context(t), sql, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []string
 	for rows.Next() {
-		col := rows.RecordBatch().Column(0).(*array.String)
-		for i := 0; i < col.Len(); i++ {
-			out = append(out, col.Value(i))
+		b := rows.RecordBatch()
+		for i := 0; i < int(b.NumRows()); i++ {
+			fn(b, i)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return out, rows.EndReason()
+	return rows.EndReason()
 }
 
 func numbers(n int) []string {

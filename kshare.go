@@ -75,6 +75,10 @@ type Engine struct {
 
 	mu       sync.Mutex
 	settings query.Settings
+	// cluster holds the keys SET gave the session's cluster
+	// ('properties.bootstrap.servers' and the 'properties.*' security keys),
+	// by canonical key, in the order set.
+	cluster []options.KV
 }
 
 // Option configures an Engine.
@@ -128,9 +132,18 @@ var ErrSelectInExec = errors.New("SELECT in Exec")
 // (query.FlinkSettings) are accepted too, and the result's message says
 // what each did.
 //
+// The statements about the cluster (SHOW TOPICS, DESCRIBE TOPIC, SHOW SHARE
+// GROUPS, DESCRIBE SHARE GROUP 'g' [MEMBERS | CONFIG], ALTER SHARE GROUP 'g'
+// RESET TO ... | SET (...), DROP SHARE GROUP 'g') run against the session's
+// cluster: the one SET 'properties.bootstrap.servers' (and the 'properties.*'
+// security keys a table takes) named, else the one every kafka-sharegroup
+// table names (ErrNoCluster otherwise). Their results are plain rows.
+//
 // A script with a SELECT is refused before anything runs (ErrSelectInExec).
 // Otherwise statements run in order until one fails; the error says which.
-// No statement does I/O: a table's source connects when a query opens it.
+// The catalog's statements do no I/O (a table's source connects when a
+// query opens it), except that DESCRIBE of a kafka-sharegroup table asks its
+// cluster for its share group's lag, for at most DescribeLagTimeout.
 func (e *Engine) Exec(ctx context.Context, sql string) (*table.Result, error) {
 	res, err := e.ExecAll(ctx, sql)
 	if err != nil {
@@ -158,7 +171,7 @@ func (e *Engine) ExecAll(ctx context.Context, sql string) ([]*table.Result, erro
 	}
 	out := make([]*table.Result, 0, len(sts))
 	for i, st := range sts {
-		res, err := e.exec(st)
+		res, err := e.exec(ctx, st)
 		if err != nil {
 			if len(sts) > 1 {
 				return out, fmt.Errorf("statement %d (%s): %w", i+1, firstWords(st.String()), err)
@@ -170,9 +183,12 @@ func (e *Engine) ExecAll(ctx context.Context, sql string) ([]*table.Result, erro
 	return out, nil
 }
 
-func (e *Engine) exec(st table.Statement) (*table.Result, error) {
+func (e *Engine) exec(ctx context.Context, st table.Statement) (*table.Result, error) {
 	switch st := st.(type) {
 	case *table.SetOption:
+		if isClusterKey(st.Key) {
+			return e.setCluster(st.Key, st.Value)
+		}
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if st.Key == "" {
@@ -180,6 +196,7 @@ func (e *Engine) exec(st table.Statement) (*table.Result, error) {
 			for _, kv := range e.settings.List() {
 				res.Rows = append(res.Rows, []string{kv.Key, kv.Value})
 			}
+			res.Rows = append(res.Rows, e.clusterList()...)
 			return res, nil
 		}
 		note, err := e.settings.Set(st.Key, st.Value)
@@ -194,6 +211,9 @@ func (e *Engine) exec(st table.Statement) (*table.Result, error) {
 	case *table.Reset:
 		e.mu.Lock()
 		defer e.mu.Unlock()
+		if e.resetCluster(st.Key) {
+			return &table.Result{Message: fmt.Sprintf("'%s' reset", options.Cut(st.Key))}, nil
+		}
 		if err := e.settings.Reset(st.Key); err != nil {
 			return nil, err
 		}
@@ -201,6 +221,18 @@ func (e *Engine) exec(st table.Statement) (*table.Result, error) {
 			return &table.Result{Message: "every setting reset"}, nil
 		}
 		return &table.Result{Message: fmt.Sprintf("'%s' reset", options.Cut(st.Key))}, nil
+	case *table.Describe:
+		res, err := e.cat.Exec(st)
+		if err != nil {
+			return nil, err
+		}
+		if t, err := e.cat.Lookup(st.Name); err == nil {
+			res.Message = describeTableGroup(ctx, t)
+		}
+		return res, nil
+	}
+	if res, ok, err := e.execCluster(ctx, st); ok {
+		return res, err
 	}
 	return e.cat.Exec(st)
 }
@@ -237,7 +269,7 @@ func (e *Engine) RegisterArrow(name string, schema *arrow.Schema, opts map[strin
 // Prepare checks a SELECT against the catalog without running it: its
 // result columns and their types are known before any record is read.
 func (e *Engine) Prepare(sql string) (*query.Plan, error) {
-	return query.Prepare(sql, e.cat)
+	return e.prepare(sql)
 }
 
 // QueryOption changes one query's options; it wins over the session's
@@ -266,8 +298,14 @@ func BatchSize(n int) QueryOption { return func(o *query.Options) { o.BatchSize 
 // ctx bounds the whole query, not just the start: cancelling it ends the
 // query (Rows.Err then returns the context's error). The caller must Close
 // the Rows, which also settles the batch last handed out as delivered.
+//
+// FROM TABLE(PEEK(TABLE t)) reads t without its share group: from the
+// group's start offsets to the end offsets when the query starts, with a
+// plain reader that joins nothing and acknowledges nothing, then ends
+// (EndEOF). Records the group settled past its start offset, or holds in
+// flight, still show.
 func (e *Engine) Query(ctx context.Context, sql string, opts ...QueryOption) (*query.Rows, error) {
-	p, err := query.Prepare(sql, e.cat)
+	p, err := e.prepare(sql)
 	if err != nil {
 		return nil, err
 	}

@@ -142,9 +142,7 @@ func TestWorkKeepsLocksOfRunningRows(t *testing.T) {
 		if _, err := eng.Exec(ctx, ddl); err != nil {
 			t.Fatal(err)
 		}
-		total.Add(1)
-		go func() {
-			defer total.Done()
+		total.Go(func() {
 			stats[p], errs[p] = kshare.Work(ctx, eng, "SELECT v FROM t", n, func(ctx context.Context, r kshare.Row) error {
 				v, err := r.String("v")
 				if err != nil {
@@ -161,7 +159,7 @@ func TestWorkKeepsLocksOfRunningRows(t *testing.T) {
 				log.mu.Unlock()
 				return nil
 			})
-		}()
+		})
 	}
 	select {
 	case <-allDone:

@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -194,7 +195,7 @@ func (a *Admin) describe(ctx context.Context, group, doing string) (kadm.Describ
 	if err := a.shareSupported(ctx); err != nil {
 		return kadm.DescribedShareGroup{}, err
 	}
-	ds, err := a.adm.DescribeShareGroups(ctx, group)
+	ds, err := a.describeRetried(ctx, group)
 	if err != nil {
 		return kadm.DescribedShareGroup{}, brokerErr(err, doing, "DESCRIBE", groupRef(group))
 	}
@@ -210,6 +211,28 @@ func (a *Admin) describe(ctx context.Context, group, doing string) (kadm.Describ
 		return d, brokerErr(d.Err, doing, "DESCRIBE", groupRef(group))
 	}
 	return d, nil
+}
+
+// describeRetried describes group, asking again while the broker says its
+// coordinator is not ready: a new cluster creates the group coordinator's
+// topic on the first request for any group, and franz-go hands that
+// answer back rather than retrying it.
+func (a *Admin) describeRetried(ctx context.Context, group string) (kadm.DescribedShareGroups, error) {
+	wait := 50 * time.Millisecond
+	for {
+		ds, err := a.adm.DescribeShareGroups(ctx, group)
+		if !errors.Is(err, kerr.CoordinatorNotAvailable) && !errors.Is(err, kerr.CoordinatorLoadInProgress) {
+			return ds, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ds, err
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // noShareGroup explains why group is not a share group: it is a group of

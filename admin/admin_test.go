@@ -110,6 +110,18 @@ func waitEmpty(t *testing.T, adm *admin.Admin, group string) {
 	})
 }
 
+// settledGroup is a topic of partitions holding records values, read by a
+// share group that accepted one record and then left: the group has state
+// and no member. adm administers the broker at addr.
+func settledGroup(t *testing.T, partitions int32, records int) (adm *admin.Admin, addr, topic, group string) {
+	t.Helper()
+	addr, topic, group = kafkatest.Queue(t, partitions, kafkatest.Values(records)...)
+	readAndAccept(t, addr, group, topic, 1)
+	adm = newAdmin(t, addr)
+	waitEmpty(t, adm, group)
+	return adm, addr, topic, group
+}
+
 // TestGroupLagMatchesUnaccepted is the first "done when" of issue 15: on a
 // topic of 10,000 records read halfway by a share group whose reader then
 // stopped, the lag of every partition is the count of its records not
@@ -323,11 +335,8 @@ func TestResetLiveGroupNamesMember(t *testing.T) {
 // says what to fix, and changes nothing.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	addr, topic, group := kafkatest.Queue(t, 2, kafkatest.Values(10)...)
-	readAndAccept(t, addr, group, topic, 1)
-	adm := newAdmin(t, addr)
+	adm, addr, topic, group := settledGroup(t, 2, 10)
 	ctx := kafkatest.Context(t)
-	waitEmpty(t, adm, group)
 	before, err := adm.Group(ctx, group)
 	if err != nil {
 		t.Fatal(err)
@@ -405,9 +414,7 @@ func TestBadInput(t *testing.T) {
 // an empty group can be dropped, after which it is unknown.
 func TestGroupConfigsAndDrop(t *testing.T) {
 	t.Parallel()
-	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(3)...)
-	readAndAccept(t, addr, group, topic, 1)
-	adm := newAdmin(t, addr)
+	adm, _, _, group := settledGroup(t, 1, 3)
 	ctx := kafkatest.Context(t)
 
 	if err := adm.SetGroupConfig(ctx, group, map[string]string{"share.record.lock.duration.ms": "5000"}); err != nil {
@@ -439,7 +446,6 @@ func TestGroupConfigsAndDrop(t *testing.T) {
 		return nil
 	})
 
-	waitEmpty(t, adm, group)
 	if err := adm.DropGroup(ctx, group); err != nil {
 		t.Fatal(err)
 	}

@@ -36,12 +36,19 @@ type ProposeOptions struct {
 	ShareGroup string
 	// Records bounds the records read. Default: DefaultSampleRecords.
 	Records int
+	// Client are more options of the proposal: the 'properties.*' keys the
+	// Admin's client connects with (security protocol, SASL, TLS), so that
+	// the table reaches the cluster as the Admin did. DDL masks the secret
+	// ones.
+	Client []options.KV
 }
 
 // Proposal is a CREATE TABLE proposed for a topic of JSON values.
 type Proposal struct {
 	Definition *table.Definition
-	// DDL is the definition's CREATE TABLE text, ready to run.
+	// DDL is the definition's CREATE TABLE text, ready to run once the
+	// values of secret options (ProposeOptions.Client), shown as
+	// table.Masked, are filled in.
 	DDL string
 	// Sampled is how many records were read; Rows how many rows their
 	// values held; Skipped how many values held none (not JSON objects).
@@ -94,8 +101,12 @@ func (a *Admin) ProposeTable(ctx context.Context, topic string, o ProposeOptions
 	for k, v := range inf.Options {
 		opts[k] = v
 	}
+	for _, kv := range o.Client {
+		opts[kv.Key] = kv.Value
+	}
 	def := table.NewDefinition(o.Table, inf.Columns, opts)
-	return &Proposal{Definition: def, DDL: def.DDL(nil), Sampled: len(values), Rows: inf.Rows, Skipped: inf.Skipped}, nil
+	secret := func(key string) bool { return connector.Options.Secret(key) || options.LooksSecret(key) }
+	return &Proposal{Definition: def, DDL: def.DDL(secret), Sampled: len(values), Rows: inf.Rows, Skipped: inf.Skipped}, nil
 }
 
 // sample reads up to n of the topic's latest record values, an equal share

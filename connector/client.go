@@ -26,31 +26,33 @@ import (
 // spec.go, which options.Parse has applied and checked; opts and
 // memberOpts are the one place that turns them into franz-go options.
 type clientConfig struct {
-	seeds       []string
-	clientID    string
-	tls         *tls.Config // nil: plaintext
-	mechanism   string      // "" when no SASL
-	user        string
-	password    string // never printed
-	fetchMaxB   int32  // 'properties.fetch.max.bytes'
-	fetchWait   time.Duration
-	reqTimeout  time.Duration
-	maxPollRecs int32         // 'properties.max.poll.records', its default computed by pollDefault
-	discovery   time.Duration // metadata refresh: new topics and partitions
-	strict      bool          // record_limit acquisition, when modeSet
-	modeSet     bool          // the table set 'properties.share.acquire.mode'
+	seeds      []string
+	clientID   string
+	tls        *tls.Config // nil: plaintext
+	mechanism  string      // "" when no SASL
+	user       string
+	password   string // never printed
+	fetchMaxB  int32  // 'properties.fetch.max.bytes'
+	fetchWait  time.Duration
+	reqTimeout time.Duration
+	discovery  time.Duration // metadata refresh: new topics and partitions
+
+	// A member's settings, which a table's options give and ClusterOptions
+	// do not (see memberSettings).
+	maxPollRecs int32 // 'properties.max.poll.records', its default computed by pollDefault
+	strict      bool  // record_limit acquisition, when modeSet
+	modeSet     bool  // the table set 'properties.share.acquire.mode'
 }
 
+// newClientConfig reads the client settings of v, a table's options or
+// ClusterOptions' (with no member settings).
 func newClientConfig(v options.Values) (*clientConfig, error) {
 	c := &clientConfig{
-		clientID:    v.String(OptClientID),
-		fetchMaxB:   v.Int32(OptFetchMaxBytes),
-		fetchWait:   v.Duration(OptFetchMaxWaitMs),
-		reqTimeout:  v.Duration(OptRequestTimeoutMs),
-		maxPollRecs: v.Int32(OptMaxPollRecords),
-		discovery:   v.Duration(OptDiscoveryInterval),
-		modeSet:     v.Has(OptShareAcquireMode),
-		strict:      v.String(OptShareAcquireMode) == AcquireRecordLimit,
+		clientID:   v.String(OptClientID),
+		fetchMaxB:  v.Int32(OptFetchMaxBytes),
+		fetchWait:  v.Duration(OptFetchMaxWaitMs),
+		reqTimeout: v.Duration(OptRequestTimeoutMs),
+		discovery:  v.Duration(OptDiscoveryInterval),
 	}
 	for _, hp := range strings.Split(v.String(OptBootstrapServers), ",") {
 		if hp = strings.TrimSpace(hp); hp != "" {
@@ -79,6 +81,14 @@ func newClientConfig(v options.Values) (*clientConfig, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// memberSettings reads what a share-group member of a table needs beyond
+// a client: v holds the table's options.
+func (c *clientConfig) memberSettings(v options.Values) {
+	c.maxPollRecs = v.Int32(OptMaxPollRecords)
+	c.modeSet = v.Has(OptShareAcquireMode)
+	c.strict = v.String(OptShareAcquireMode) == AcquireRecordLimit
 }
 
 func (c *clientConfig) saslSettings(v options.Values) error {

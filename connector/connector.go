@@ -39,6 +39,7 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	cc.memberSettings(v)
 	s := &source{
 		name:        b.Def.Name,
 		client:      cc,

@@ -339,12 +339,10 @@ func (m *member) shutdown() {
 	// for the steps above, and past that let it finish on its own (see
 	// closing), so that Ctrl-C returns at once.
 	done := make(chan struct{})
-	closing.Add(1)
-	go func() {
-		defer closing.Done()
+	closing.Go(func() {
 		m.cl.Close()
 		close(done)
-	}()
+	})
 	ctx, cancel = h.closeContext(start, limit)
 	select {
 	case <-done:

@@ -91,17 +91,13 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	}
 	st.stats.consumers = make([]atomic.Int64, len(st.members))
 	track(st)
-	st.wg.Add(1)
-	go func() {
-		defer st.wg.Done()
+	st.wg.Go(func() {
 		st.watch(st.ctx)
-	}()
+	})
 	for _, m := range st.members {
-		st.wg.Add(1)
-		go func() {
-			defer st.wg.Done()
+		st.wg.Go(func() {
 			m.run(st.ctx)
-		}()
+		})
 	}
 	return st, nil
 }

@@ -447,9 +447,7 @@ func holdSlowly(t *testing.T) (stolen, held int, stats table.Stats) {
 	)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for {
 			select {
 			case <-stop:
@@ -467,7 +465,7 @@ func holdSlowly(t *testing.T) (stolen, held int, stats table.Stats) {
 				rec.Ack(kgo.AckRelease) // not this member's to keep
 			}
 		}
-	}()
+	})
 	time.Sleep(3 * lock) // the slow work itself, not a wait for a condition
 	b.Record.Release()
 	b.Ack.Done()

@@ -192,9 +192,7 @@ func TestTwoReadersSplitTheGroup(t *testing.T) {
 	ch := make(chan got)
 	var wg sync.WaitGroup
 	for i, st := range streams {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r := newReader(t, st)
 			for {
 				b, ids, err := r.next(ctx)
@@ -210,7 +208,7 @@ func TestTwoReadersSplitTheGroup(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	seen := map[int64]int{}
 	per := [2]int{}

@@ -110,37 +110,6 @@ func (c *watchedConn) inspect(frame []byte) {
 	c.w.mu.Unlock()
 }
 
-// TestFetchWindow: by default every ShareFetch asks for at most 1 MiB, not
-// franz-go's 50 MiB, whose scan costs the broker (see defaultFetchMaxBytes);
-// 'properties.fetch.max.bytes' overrides it.
-func TestFetchWindow(t *testing.T) {
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(2000)...)
-	for _, tc := range []struct {
-		name  string
-		extra map[string]string
-		want  int32
-	}{
-		{"default", nil, connector.DefaultFetchMaxBytes},
-		{"set", map[string]string{"properties.fetch.max.bytes": "300000"}, 300000},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := &fetchWatch{}
-			defer connector.SetClientOpts(kgo.Dialer(w.dial))()
-			group := kafkatest.ShareGroup(t, addr)
-			st := open(t, newSource(t, addr, topic, group, tc.extra), tabletest.CheckedAlloc(t))
-			w.readAll(t, st, 2000)
-			got := w.windows()
-			for _, b := range got {
-				if b != tc.want {
-					t.Fatalf("ShareFetch MaxBytes %d, want %d in every request (all: %v)", b, tc.want, got)
-				}
-			}
-		})
-	}
-}
-
 // TestFetchWindowLargeRecords: a record larger than the window, and a poll
 // of records that together far exceed it, are fetched with the 1 MiB window
 // (the broker returns at least the first batch whole, and Kafka 4.3 hands
@@ -183,26 +152,32 @@ func TestFetchWindowLargeRecords(t *testing.T) {
 	t.Logf("%d records of %d bytes in %d ShareFetch requests", len(values), 3<<19+100*20003, len(w.windows()))
 }
 
-// TestPollDefaults: the default poll size keeps a stream's members
-// within the broker's default lock cap of one partition (2000 records),
-// and a table whose settings exceed it says so when it opens. The default
-// acquisition mode is batch_optimized (0) unless the members outnumber the
-// partitions, then record_limit (1).
-func TestPollDefaults(t *testing.T) {
+// TestShareFetchRequests checks what every ShareFetch asks for, read off
+// the wire. The window: by default at most 1 MiB, not franz-go's 50 MiB,
+// whose scan costs the broker (see defaultFetchMaxBytes);
+// 'properties.fetch.max.bytes' overrides it. The poll size: the default
+// keeps a stream's members within the broker's default lock cap of one
+// partition (2000 records), and a table whose settings exceed it says so
+// when it opens. The default acquisition mode is batch_optimized (0) unless
+// the members outnumber the partitions, then record_limit (1).
+func TestShareFetchRequests(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(100)...)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(2000)...)
+	window := connector.DefaultFetchMaxBytes
 	for _, tc := range []struct {
-		name     string
-		extra    map[string]string
-		want     int32
-		mode     int8
-		warnWant bool
+		name       string
+		extra      map[string]string
+		maxBytes   int32
+		maxRecords int32
+		mode       int8
+		warnWant   bool
 	}{
-		{"one member", nil, 500, 0, false},
-		{"sixteen members", map[string]string{"source.parallelism": "16"}, 125, 1, false},
-		{"set too large", map[string]string{"source.parallelism": "8", "properties.max.poll.records": "300"}, 300, 1, true},
-		{"mode set", map[string]string{"properties.share.acquire.mode": "record_limit"}, 500, 1, false},
+		{"one member", nil, window, 500, 0, false},
+		{"window set", map[string]string{"properties.fetch.max.bytes": "300000"}, 300000, 500, 0, false},
+		{"sixteen members", map[string]string{"source.parallelism": "16"}, window, 125, 1, false},
+		{"set too large", map[string]string{"source.parallelism": "8", "properties.max.poll.records": "300"}, window, 300, 1, true},
+		{"mode set", map[string]string{"properties.share.acquire.mode": "record_limit"}, window, 500, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &fetchWatch{}
@@ -213,9 +188,10 @@ func TestPollDefaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range w.readAll(t, st, 100) {
-				if r.MaxRecords != tc.want || r.ShareAcquireMode != tc.mode {
-					t.Fatalf("ShareFetch MaxRecords %d, ShareAcquireMode %d; want %d, %d", r.MaxRecords, r.ShareAcquireMode, tc.want, tc.mode)
+			for _, r := range w.readAll(t, st, 2000) {
+				if r.MaxBytes != tc.maxBytes || r.MaxRecords != tc.maxRecords || r.ShareAcquireMode != tc.mode {
+					t.Fatalf("ShareFetch MaxBytes %d, MaxRecords %d, ShareAcquireMode %d; want %d, %d, %d in every request",
+						r.MaxBytes, r.MaxRecords, r.ShareAcquireMode, tc.maxBytes, tc.maxRecords, tc.mode)
 				}
 			}
 			warned := strings.Contains(logs.String(), "group.share.partition.max.record.locks")

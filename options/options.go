@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kshare/kshare/internal/errlist"
 )
 
 // Type is the kind of value an option takes. Every value is written as a SQL
@@ -285,22 +287,10 @@ func Errorf(kind error, key, format string, args ...any) *Error {
 // then of the declarations.
 type Errors []*Error
 
-func (es Errors) Error() string {
-	msgs := make([]string, len(es))
-	for i, e := range es {
-		msgs[i] = e.Msg
-	}
-	return strings.Join(msgs, "; ")
-}
+func (es Errors) Error() string { return errlist.Error(es) }
 
 // Unwrap lets errors.Is and errors.As see each problem.
-func (es Errors) Unwrap() []error {
-	out := make([]error, len(es))
-	for i, e := range es {
-		out[i] = e
-	}
-	return out
-}
+func (es Errors) Unwrap() []error { return errlist.Unwrap(es) }
 
 // Parse reads kvs against sets, applies defaults and validates every value.
 // Keys in ignore (the 'connector' and 'format' keys, which the table layer

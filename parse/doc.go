@@ -11,7 +11,8 @@
 //     Position turns an offset into line:column.
 //   - Parse: a script into typed statements (table.CreateTable,
 //     table.Select, ...), with every clause Flink has and kshare refuses
-//     reported by name. A new statement is a case of parser.statement.
+//     reported by name. A new statement is an entry of statementKinds and
+//     its parse method.
 //   - Type and TypeAt: the one parser of Flink type names, used by CREATE
 //     TABLE, by CAST in the query package and by the format tests.
 //   - IsCommand: which first words start a statement that is not a query,

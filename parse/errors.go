@@ -3,8 +3,8 @@ package parse
 import (
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/kshare/kshare/internal/errlist"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -42,22 +42,10 @@ func (e *SyntaxError) Unwrap() error { return e.Kind }
 // reports every unsupported clause it passes before it stops.
 type SyntaxErrors []*SyntaxError
 
-func (es SyntaxErrors) Error() string {
-	msgs := make([]string, len(es))
-	for i, e := range es {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "; ")
-}
+func (es SyntaxErrors) Error() string { return errlist.Error(es) }
 
 // Unwrap lets errors.Is and errors.As see each problem.
-func (es SyntaxErrors) Unwrap() []error {
-	out := make([]error, len(es))
-	for i, e := range es {
-		out[i] = e
-	}
-	return out
-}
+func (es SyntaxErrors) Unwrap() []error { return errlist.Unwrap(es) }
 
 // cut shortens s to at most n bytes for messages (options.CutTo).
 func cut(s string, n int) string { return options.CutTo(s, n) }

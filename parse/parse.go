@@ -12,7 +12,8 @@ import (
 // Parse reads a script of statements separated by ';' (a ';' inside quotes,
 // backticks or comments does not count). It returns each statement typed:
 // *table.CreateTable, *table.DropTable, *table.ShowTables, *table.Describe, *table.ShowCreateTable,
-// *table.Select (the text of a SELECT, untouched), *table.SetOption and *table.Reset.
+// *table.Select (the text of a SELECT, untouched), *table.SetOption and *table.Reset,
+// and the statements about the cluster of table/cluster.go.
 //
 // On error it returns no statements and a *SyntaxError, or SyntaxErrors
 // when it passed several clauses that Flink accepts and kshare does not
@@ -242,20 +243,29 @@ func (p *parser) skipGroup(after string) *SyntaxError {
 
 // statementKinds are the statements Parse reads, by their first words, in
 // the order messages list them. A new statement is one entry here and its
-// parse method.
+// parse method. Where entries share a first word, the words after it
+// (then) pick one: the entry whose then the statement goes on with, the
+// longest such, wins over one without.
 var statementKinds = []struct {
-	words []string // first words, upper case
+	words []string // first word, upper case, and its synonyms
+	then  []string // the words that must follow, upper case
 	forms string   // the statement's forms, for messages
 	parse func(*parser) (table.Statement, *SyntaxError)
 }{
-	{[]string{"CREATE"}, "CREATE TABLE", (*parser).create},
-	{[]string{"ALTER"}, "ALTER TABLE", (*parser).alter},
-	{[]string{"DROP"}, "DROP TABLE", (*parser).drop},
-	{[]string{"SHOW"}, "SHOW TABLES, SHOW CREATE TABLE", (*parser).show},
-	{[]string{"DESCRIBE", "DESC"}, "DESCRIBE", (*parser).describeTable},
-	{[]string{"SELECT"}, "SELECT", (*parser).query},
-	{[]string{"SET"}, "SET", (*parser).set},
-	{[]string{"RESET"}, "RESET", (*parser).reset},
+	{[]string{"CREATE"}, nil, "CREATE TABLE", (*parser).create},
+	{[]string{"ALTER"}, nil, "ALTER TABLE", (*parser).alter},
+	{[]string{"ALTER"}, []string{"SHARE", "GROUP"}, "ALTER SHARE GROUP", (*parser).alterShareGroup},
+	{[]string{"DROP"}, nil, "DROP TABLE", (*parser).drop},
+	{[]string{"DROP"}, []string{"SHARE", "GROUP"}, "DROP SHARE GROUP", (*parser).dropShareGroup},
+	{[]string{"SHOW"}, nil, "SHOW TABLES, SHOW CREATE TABLE", (*parser).show},
+	{[]string{"SHOW"}, []string{"TOPICS"}, "SHOW TOPICS", (*parser).showTopics},
+	{[]string{"SHOW"}, []string{"SHARE", "GROUPS"}, "SHOW SHARE GROUPS", (*parser).showShareGroups},
+	{[]string{"DESCRIBE", "DESC"}, nil, "DESCRIBE", (*parser).describeTable},
+	{[]string{"DESCRIBE", "DESC"}, []string{"TOPIC"}, "DESCRIBE TOPIC", (*parser).describeTopic},
+	{[]string{"DESCRIBE", "DESC"}, []string{"SHARE", "GROUP"}, "DESCRIBE SHARE GROUP", (*parser).describeShareGroup},
+	{[]string{"SELECT"}, nil, "SELECT", (*parser).query},
+	{[]string{"SET"}, nil, "SET", (*parser).set},
+	{[]string{"RESET"}, nil, "RESET", (*parser).reset},
 }
 
 // refusedStatements are the first words of Flink statements kshare does
@@ -271,6 +281,10 @@ var statements = func() string {
 	}
 	return strings.Join(forms, ", ")
 }()
+
+// Statements lists the forms of the statements Parse reads (CREATE TABLE,
+// SHOW TOPICS, ...), in the order messages list them, for help texts.
+func Statements() []string { return strings.Split(statements, ", ") }
 
 // IsCommand reports whether word (in any case) starts a statement that is
 // not a query: one Parse reads (CREATE, SHOW, SET, ...) or one it names and
@@ -296,10 +310,15 @@ func (p *parser) statement() (table.Statement, *SyntaxError) {
 		return nil, p.errorf(t, ErrSyntax, "expected a statement (%s), got %s", statements, describe(t))
 	}
 	w := strings.ToUpper(t.Val)
+	var parse func(*parser) (table.Statement, *SyntaxError)
+	longest := -1
 	for _, k := range statementKinds {
-		if slices.Contains(k.words, w) {
-			return k.parse(p)
+		if slices.Contains(k.words, w) && len(k.then) > longest && p.followedBy(k.then) {
+			parse, longest = k.parse, len(k.then)
 		}
+	}
+	if parse != nil {
+		return parse(p)
 	}
 	if slices.Contains(refusedStatements, w) {
 		p.refuse(t, "%s is not supported (statements: %s)", w, statements)
@@ -604,15 +623,11 @@ func (p *parser) alter() (table.Statement, *SyntaxError) {
 	t := p.peek()
 	switch {
 	case p.isKeyword(t, "SET"):
-		p.advance()
-		def := &table.Definition{}
-		if err := p.withOptions(def); err != nil {
+		set, err := p.setList("ALTER TABLE ... SET needs at least one option: SET ('key' = 'value')")
+		if err != nil {
 			return nil, err
 		}
-		if len(def.Options) == 0 {
-			return nil, p.errorf(t, ErrSyntax, "ALTER TABLE ... SET needs at least one option: SET ('key' = 'value')")
-		}
-		st.Set = def.Options
+		st.Set = set
 	case p.isKeyword(t, "RESET"):
 		p.advance()
 		if err := p.expectSymbol("(", " after RESET"); err != nil {
@@ -644,6 +659,20 @@ func (p *parser) alter() (table.Statement, *SyntaxError) {
 	return st, nil
 }
 
+// setList reads SET ('key' = 'value', ...) of an ALTER statement; empty is
+// the error for a list with no pair.
+func (p *parser) setList(empty string) ([]options.KV, *SyntaxError) {
+	t := p.advance() // SET
+	def := &table.Definition{}
+	if err := p.withOptions(def); err != nil {
+		return nil, err
+	}
+	if len(def.Options) == 0 {
+		return nil, p.errorf(t, ErrSyntax, "%s", empty)
+	}
+	return def.Options, nil
+}
+
 // verbTable reads "verb [TEMPORARY] TABLE". When it returns false the
 // statement is not about a table: it was refused and passed (err nil, to go
 // on) or is a syntax error.
@@ -662,7 +691,7 @@ func (p *parser) verbTable(verb string) (bool, *SyntaxError) {
 			return false, p.skipStatement()
 		}
 	}
-	return false, p.errorf(t, ErrSyntax, "expected TABLE after %s, got %s", verb, describe(t))
+	return false, p.errorf(t, ErrSyntax, "expected TABLE or SHARE GROUP after %s, got %s", verb, describe(t))
 }
 
 func (p *parser) drop() (table.Statement, *SyntaxError) {
@@ -697,10 +726,10 @@ func (p *parser) show() (table.Statement, *SyntaxError) {
 		}
 		return &table.ShowCreateTable{Name: name}, nil
 	case t.Kind == Ident:
-		p.refuse(t, "SHOW %s is not supported (SHOW TABLES, SHOW CREATE TABLE are)", strings.ToUpper(t.Val))
+		p.refuse(t, "SHOW %s is not supported (SHOW TABLES, SHOW CREATE TABLE, SHOW TOPICS, SHOW SHARE GROUPS are)", strings.ToUpper(t.Val))
 		return nil, p.skipStatement()
 	}
-	return nil, p.errorf(t, ErrSyntax, "expected TABLES or CREATE TABLE after SHOW, got %s", describe(t))
+	return nil, p.errorf(t, ErrSyntax, "expected TABLES, CREATE TABLE, TOPICS or SHARE GROUPS after SHOW, got %s", describe(t))
 }
 
 // set reads SET 'key' = 'value', the legacy SET key = value (the key and

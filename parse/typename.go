@@ -45,6 +45,23 @@ var typeNames = []string{
 	"TIMESTAMP_LTZ", "TINYINT", "VARBINARY", "VARCHAR",
 }
 
+// lengthKinds are the types that take a length, (n), 1 when it is left
+// out.
+var lengthKinds = map[string]table.Kind{
+	"CHAR": table.Char, "CHARACTER": table.Char, "VARCHAR": table.Varchar,
+	"BINARY": table.Binary, "VARBINARY": table.Varbinary,
+}
+
+// innerType reads the symbol sym (after says where it belongs, for the
+// error) and then a type nested in the one at depth: ARRAY's element, MAP's
+// key and value.
+func (p *parser) innerType(sym, after string, depth int) (*table.DataType, *SyntaxError) {
+	if err := p.expectSymbol(sym, after); err != nil {
+		return nil, err
+	}
+	return p.dataType(depth + 1)
+}
+
 // dataType reads a Flink SQL type, NOT NULL or NULL included.
 func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
 	t := p.peek()
@@ -58,25 +75,16 @@ func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
 	var dt *table.DataType
 	var err *SyntaxError
 	switch name := strings.ToUpper(t.Val); name {
-	case "CHAR", "CHARACTER":
-		dt = &table.DataType{Kind: table.Char}
-		if p.acceptKeywords("VARYING") {
+	case "CHAR", "CHARACTER", "VARCHAR", "BINARY", "VARBINARY":
+		dt = &table.DataType{Kind: lengthKinds[name]}
+		if dt.Kind == table.Char && p.acceptKeywords("VARYING") {
 			dt.Kind = table.Varchar
 		}
-		dt.Length, err = p.optInt(1)
-	case "VARCHAR":
-		dt = &table.DataType{Kind: table.Varchar}
 		dt.Length, err = p.optInt(1)
 	case "STRING":
 		dt = table.StringType()
 	case "BOOLEAN":
 		dt = table.BooleanType()
-	case "BINARY":
-		dt = &table.DataType{Kind: table.Binary}
-		dt.Length, err = p.optInt(1)
-	case "VARBINARY":
-		dt = &table.DataType{Kind: table.Varbinary}
-		dt.Length, err = p.optInt(1)
 	case "BYTES":
 		dt = table.BytesType()
 	case "DECIMAL", "DEC", "NUMERIC":
@@ -133,25 +141,16 @@ func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
 		dt.Precision, err = p.optInt(table.DefaultTimestampPrecision)
 	case "ARRAY":
 		dt = &table.DataType{Kind: table.Array}
-		if err = p.expectSymbol("<", " after ARRAY (ARRAY<INT>)"); err != nil {
-			return nil, err
-		}
-		if dt.Elem, err = p.dataType(depth + 1); err != nil {
+		if dt.Elem, err = p.innerType("<", " after ARRAY (ARRAY<INT>)", depth); err != nil {
 			return nil, err
 		}
 		err = p.expectSymbol(">", " to close ARRAY<")
 	case "MAP":
 		dt = &table.DataType{Kind: table.Map}
-		if err = p.expectSymbol("<", " after MAP (MAP<STRING, INT>)"); err != nil {
+		if dt.Key, err = p.innerType("<", " after MAP (MAP<STRING, INT>)", depth); err != nil {
 			return nil, err
 		}
-		if dt.Key, err = p.dataType(depth + 1); err != nil {
-			return nil, err
-		}
-		if err = p.expectSymbol(",", " between the key and value types of MAP"); err != nil {
-			return nil, err
-		}
-		if dt.Value, err = p.dataType(depth + 1); err != nil {
+		if dt.Value, err = p.innerType(",", " between the key and value types of MAP", depth); err != nil {
 			return nil, err
 		}
 		err = p.expectSymbol(">", " to close MAP<")

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -320,19 +321,13 @@ func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail fu
 			return q.Int64(), ""
 		}
 	case from.Kind == table.Boolean:
-		r := a.(*array.Boolean)
-		get = func(i int) (int64, string) {
-			if r.Value(i) {
-				return 1, ""
-			}
-			return 0, ""
-		}
+		get = boolAsNumber[int64](a)
 	case isChar(from):
 		s := a.(*array.String)
 		get = func(i int) (int64, string) {
 			v, err := strconv.ParseInt(strings.TrimSpace(s.Value(i)), 10, 64)
 			if err != nil {
-				if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				if errors.Is(err, strconv.ErrRange) {
 					return 0, "out of range"
 				}
 				return 0, "not an integer"
@@ -353,6 +348,18 @@ func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail fu
 	return castEach(a, b, inRange, intAppender(b), fail)
 }
 
+// boolAsNumber reads a BOOLEAN column as numbers: TRUE is 1 and FALSE 0, as
+// Flink casts them.
+func boolAsNumber[N int64 | float64](a arrow.Array) func(int) (N, string) {
+	r := a.(*array.Boolean)
+	return func(i int) (N, string) {
+		if r.Value(i) {
+			return 1, ""
+		}
+		return 0, ""
+	}
+}
+
 // castToFloat casts the other kinds to FLOAT or DOUBLE.
 func castToFloat(b array.Builder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
 	var get func(int) (float64, string)
@@ -367,19 +374,13 @@ func castToFloat(b array.Builder, a arrow.Array, from *table.DataType, fail func
 			return v, ""
 		}
 	case from.Kind == table.Boolean:
-		r := a.(*array.Boolean)
-		get = func(i int) (float64, string) {
-			if r.Value(i) {
-				return 1, ""
-			}
-			return 0, ""
-		}
+		get = boolAsNumber[float64](a)
 	case isChar(from):
 		s := a.(*array.String)
 		get = func(i int) (float64, string) {
 			v, err := strconv.ParseFloat(strings.TrimSpace(s.Value(i)), 64)
 			if err != nil {
-				if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				if errors.Is(err, strconv.ErrRange) {
 					return v, "" // +-Inf or 0, as Java's parseDouble
 				}
 				return 0, "not a number"
@@ -601,6 +602,20 @@ func castToBinary(b array.Builder, a arrow.Array, to *table.DataType) error {
 	return nil
 }
 
+// parseStrings reads a CHAR or VARCHAR column with parse, spaces around
+// the text ignored, as Flink does; text parse refuses is why.
+func parseStrings[T any](a arrow.Array, parse func(string) (T, bool), why string) func(int) (T, string) {
+	s := a.(*array.String)
+	return func(i int) (T, string) {
+		v, ok := parse(strings.TrimSpace(s.Value(i)))
+		if !ok {
+			var zero T
+			return zero, why
+		}
+		return v, ""
+	}
+}
+
 func castToDate(b *array.Date32Builder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
 	var get func(int) (int64, string)
 	switch {
@@ -614,14 +629,7 @@ func castToDate(b *array.Date32Builder, a arrow.Array, from *table.DataType, fai
 			return days, ""
 		}
 	case isChar(from):
-		s := a.(*array.String)
-		get = func(i int) (int64, string) {
-			days, ok := parseDate(strings.TrimSpace(s.Value(i)))
-			if !ok {
-				return 0, "not a date (yyyy-mm-dd)"
-			}
-			return days, ""
-		}
+		get = parseStrings(a, parseDate, "not a date (yyyy-mm-dd)")
 	}
 	inRange := func(i int) (arrow.Date32, string) {
 		v, why := get(i)
@@ -662,14 +670,7 @@ func castToTime(b array.Builder, a arrow.Array, from, to *table.DataType, fail f
 			return s*nanosPerSec + t.nsec, ""
 		}
 	case isChar(from):
-		s := a.(*array.String)
-		get = func(i int) (int64, string) {
-			v, ok := parseTime(strings.TrimSpace(s.Value(i)))
-			if !ok {
-				return 0, "not a time (hh:mm:ss)"
-			}
-			return v, ""
-		}
+		get = parseStrings(a, parseTime, "not a time (hh:mm:ss)")
 	}
 	var put func(int64)
 	switch b := b.(type) {
@@ -690,14 +691,7 @@ func castToTimestamp(b *array.TimestampBuilder, a arrow.Array, from, to *table.D
 		r := instantReader(a)
 		get = func(i int) (instant, string) { return r(i), "" }
 	case isChar(from):
-		s := a.(*array.String)
-		get = func(i int) (instant, string) {
-			t, ok := parseTimestamp(strings.TrimSpace(s.Value(i)))
-			if !ok {
-				return instant{}, "not a timestamp (yyyy-mm-dd hh:mm:ss[.fffffffff])"
-			}
-			return t, ""
-		}
+		get = parseStrings(a, parseTimestamp, "not a timestamp (yyyy-mm-dd hh:mm:ss[.fffffffff])")
 	}
 	unit := unitNanos(b.Type().(*arrow.TimestampType).Unit)
 	per := nanosPerSec / unit

@@ -89,14 +89,6 @@ func readArrowIDs(t *testing.T, path string) []int64 {
 	return ids
 }
 
-func TestExportArrow(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out.arrows")
-	exportRows(t, [][]int64{{1, 2}, {3}}, ExportOptions{Path: path, Format: FormatArrow})
-	if got := fmt.Sprint(readArrowIDs(t, path)); got != "[1 2 3]" {
-		t.Errorf("ids %s", got)
-	}
-}
-
 func readParquetIDs(t *testing.T, path string) []int64 {
 	t.Helper()
 	pf, err := file.OpenParquetFile(path, false)
@@ -120,14 +112,26 @@ func readParquetIDs(t *testing.T, path string) []int64 {
 	return ids
 }
 
-func TestExportParquet(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out.parquet")
-	exportRows(t, [][]int64{{1, 2}, {3}}, ExportOptions{Path: path, Format: FormatParquet})
-	if got := fmt.Sprint(readParquetIDs(t, path)); got != "[1 2 3]" {
-		t.Errorf("ids %s", got)
-	}
-	if _, err := os.Stat(spoolPath(path)); !os.IsNotExist(err) {
-		t.Errorf("spool left behind: %v", err)
+// TestExportBinary: the Arrow stream and Parquet files hold every row, read
+// back with their own readers, and no spool is left behind.
+func TestExportBinary(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		read   func(*testing.T, string) []int64
+	}{
+		{FormatArrow, readArrowIDs},
+		{FormatParquet, readParquetIDs},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out."+tc.format)
+			exportRows(t, [][]int64{{1, 2}, {3}}, ExportOptions{Path: path, Format: tc.format})
+			if got := fmt.Sprint(tc.read(t, path)); got != "[1 2 3]" {
+				t.Errorf("ids %s", got)
+			}
+			if _, err := os.Stat(spoolPath(path)); !os.IsNotExist(err) {
+				t.Errorf("spool left behind: %v", err)
+			}
+		})
 	}
 }
 

@@ -205,6 +205,20 @@ Ctrl-D, quit or exit leaves.
   SELECT cols FROM name [WHERE predicate] [LIMIT n];
                                rows WHERE filters out are accepted too: consumed,
                                not left in the share group for another query
+  SELECT cols FROM TABLE(PEEK(TABLE name)) [WHERE predicate] [LIMIT n];
+                               look at what waits for the table's share group
+                               without taking it: nothing acknowledged
+  SHOW TOPICS;  DESCRIBE TOPIC t;
+                               a topic's partitions and reader configs, and a CREATE
+                               TABLE proposed from its latest JSON records
+  SHOW SHARE GROUPS;  DESCRIBE SHARE GROUP 'g' [MEMBERS | CONFIG];
+                               each partition's start offset and lag, the members,
+                               the group's configs (DESCRIBE name says a table's group)
+  ALTER SHARE GROUP 'g' RESET TO EARLIEST | LATEST | TIMESTAMP '2026-12-01 10:00:00' | OFFSET n
+      [FOR TOPIC t];           move an empty group (the time is UTC)
+  ALTER SHARE GROUP 'g' SET ('share.record.lock.duration.ms' = '60000', ...);
+  DROP SHARE GROUP 'g';        these run on the cluster of the session's tables, or
+                               the one SET 'properties.bootstrap.servers' = 'host:9092' names
   SET;                         list the session settings
   SET 'key' = 'value';         change one:
       'output'       = 'table' | 'csv' | 'json'

@@ -26,56 +26,51 @@ func textCols(names ...string) []table.Column {
 	return cols
 }
 
-func TestTablePrinterStatic(t *testing.T) {
+// printTable prints rows under a header of the named columns, as a query
+// does, and returns the text; a nil row stands for a flush between batches.
+// Every call must succeed.
+func printTable(t *testing.T, term *terminal, names []string, rows ...[]string) string {
+	t.Helper()
 	var b bytes.Buffer
 	w := bufio.NewWriter(&b)
-	p := newTablePrinter(w, textCols("name", "type"), nil)
-	for _, r := range [][]string{{"id", "BIGINT"}, {"a\nb\x1b[31m", "STRING"}} {
-		if err := p.cells(r); err != nil {
+	p := newTablePrinter(w, textCols(names...), term)
+	for _, r := range rows {
+		var err error
+		if r == nil {
+			err = p.flush()
+		} else {
+			err = p.cells(r)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := p.end(); err != nil {
 		t.Fatal(err)
 	}
-	want := `+--------------+--------+
+	return b.String()
+}
+
+// TestTablePrinter: values are escaped, an empty result is a header alone,
+// and on a terminal the header comes again every screen, and a wider value
+// later widens its column under a new header.
+func TestTablePrinter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		term *terminal
+		cols []string
+		rows [][]string
+		want string
+	}{
+		{"static", nil, []string{"name", "type"}, [][]string{{"id", "BIGINT"}, {"a\nb\x1b[31m", "STRING"}}, `+--------------+--------+
 | name         | type   |
 +--------------+--------+
 | id           | BIGINT |
 | a\nb\x1b[31m | STRING |
 +--------------+--------+
-`
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-	}
-}
-
-func TestTablePrinterEmpty(t *testing.T) {
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	p := newTablePrinter(w, textCols("table name"), nil)
-	if err := p.end(); err != nil {
-		t.Fatal(err)
-	}
-	want := "+------------+\n| table name |\n+------------+\n"
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-	}
-}
-
-// On a terminal the header comes again every screen, and a wider value
-// later widens its column under a new header.
-func TestTablePrinterScreens(t *testing.T) {
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	p := newTablePrinter(w, textCols("n"), &terminal{height: func() int { return 7 }})
-	for _, v := range []string{"1", "2", "3", "4"} {
-		p.cells([]string{v})
-	}
-	p.flush()
-	p.cells([]string{"12345"})
-	p.end()
-	want := `+---+
+`},
+		{"empty", nil, []string{"table name"}, nil, "+------------+\n| table name |\n+------------+\n"},
+		{"screens", &terminal{height: func() int { return 7 }}, []string{"n"}, [][]string{{"1"}, {"2"}, {"3"}, {"4"}, nil, {"12345"}}, `+---+
 | n |
 +---+
 | 1 |
@@ -92,26 +87,26 @@ func TestTablePrinterScreens(t *testing.T) {
 +-------+
 | 12345 |
 +-------+
-`
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := printTable(t, tc.term, tc.cols, tc.rows...); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
 	}
 }
 
 // A value wider than maxCellWidth is printed whole without widening its
 // column past the bound.
 func TestTablePrinterLongValue(t *testing.T) {
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	p := newTablePrinter(w, textCols("v"), nil)
 	long := strings.Repeat("x", 100)
-	p.cells([]string{long})
-	p.end()
-	if !strings.Contains(b.String(), "| "+long+" |") {
-		t.Errorf("long value not printed whole:\n%s", b.String())
+	got := printTable(t, nil, []string{"v"}, []string{long})
+	if !strings.Contains(got, "| "+long+" |") {
+		t.Errorf("long value not printed whole:\n%s", got)
 	}
-	if !strings.HasPrefix(b.String(), "+"+strings.Repeat("-", maxCellWidth+2)+"+\n") {
-		t.Errorf("column not bounded to %d:\n%s", maxCellWidth, b.String())
+	if !strings.HasPrefix(got, "+"+strings.Repeat("-", maxCellWidth+2)+"+\n") {
+		t.Errorf("column not bounded to %d:\n%s", maxCellWidth, got)
 	}
 }
 

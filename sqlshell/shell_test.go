@@ -99,18 +99,35 @@ func (w *failWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("writer broke") }
+
 // When writing fails, the batch being written goes back: it cannot be known
 // which of its rows arrived. Batches before it were flushed and stay
-// accepted.
-func TestQueryWriteErrorReleasesBatch(t *testing.T) {
-	w := &failWriter{n: 30} // the header and the first row fit
-	sh, src, _ := newMemShell(t, [][]int64{{1}, {2, 3}}, w)
-	err := sh.RunScript(t.Context(), "-e", "SELECT id FROM t")
-	if err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Fatalf("error %v, want disk full", err)
-	}
-	if got := fmt.Sprint(src.verdict()); got != "map[1:accept 2:release 3:release]" {
-		t.Errorf("verdicts %s", got)
+// accepted. A panic while a batch is printed is an error like any other.
+func TestQueryWriteFailureReleasesBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		w        io.Writer
+		batches  [][]int64
+		err      string
+		verdicts string
+	}{
+		// The header and the first row fit.
+		{"error", &failWriter{n: 30}, [][]int64{{1}, {2, 3}}, "disk full", "map[1:accept 2:release 3:release]"},
+		{"panic", panicWriter{}, [][]int64{{1, 2}}, "internal error: writer broke", "map[1:release 2:release]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sh, src, _ := newMemShell(t, tc.batches, tc.w)
+			err := sh.RunScript(t.Context(), "-e", "SELECT id FROM t")
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want %s", err, tc.err)
+			}
+			if got := fmt.Sprint(src.verdict()); got != tc.verdicts {
+				t.Errorf("verdicts %s, want %s", got, tc.verdicts)
+			}
+		})
 	}
 }
 
@@ -195,39 +212,11 @@ func (panicEngine) Exec(context.Context, string) (*table.Result, error) { panic(
 func (panicEngine) Query(context.Context, string) (*query.Rows, error)  { panic("boom") }
 func (panicEngine) Settings() query.Settings                            { return query.DefaultSettings() }
 
-type panicWriter struct{}
-
-func (panicWriter) Write([]byte) (int, error) { panic("writer broke") }
-
-// A panic while a batch is printed is an error, and the batch goes back:
-// none of its rows is known to have arrived.
-func TestQueryPanicReleasesBatch(t *testing.T) {
-	sh, src, _ := newMemShell(t, [][]int64{{1, 2}}, panicWriter{})
-	err := sh.RunScript(t.Context(), "-e", "SELECT id FROM t")
-	if err == nil || !strings.Contains(err.Error(), "internal error: writer broke") {
-		t.Fatalf("error %v, want an internal error", err)
-	}
-	if got := fmt.Sprint(src.verdict()); got != "map[1:release 2:release]" {
-		t.Errorf("verdicts %s", got)
-	}
-}
-
 // FuzzRun types arbitrary text at the shell: whatever it is, the shell
 // answers with a result or an error, never an internal error (a panic it
 // caught).
 func FuzzRun(f *testing.F) {
-	for _, s := range []string{
-		"SELECT id FROM t WHERE id > 1 LIMIT 1",
-		"SELECT id + 1, CAST(id AS STRING) FROM t",
-		"SHOW TABLES; DESCRIBE t; SHOW CREATE TABLE t",
-		"SET 'output' = 'json'; SELECT * FROM t",
-		"SET 'max-rows' = '1'; RESET; SET",
-		"CREATE TABLE u (a ARRAY<MAP<STRING, ROW<x INT>>>) WITH ('connector' = 'mem', 'format' = 'mem')",
-		"DROP TABLE IF EXISTS t; SELECT * FROM t",
-		"SELECT 'a;b' FROM t; -- c\n/* d */",
-	} {
-		f.Add(s)
-	}
+	addScripts(f)
 	f.Fuzz(func(t *testing.T, src string) {
 		sh, _, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, io.Discard)
 		stmts, rest, _ := Split(src)

@@ -10,14 +10,7 @@ import (
 // parser does: for a script that parses, Split finds as many statements,
 // and each parses alone to one statement of the same text.
 func FuzzSplitAgreesWithParse(f *testing.F) {
-	for _, s := range []string{
-		"SHOW TABLES; DESCRIBE t",
-		"SELECT ';' FROM t; -- ; \n SET 'a' = 'b;c'",
-		"/* ; */ SELECT `a;b` FROM t;;",
-		"SELECT 'it''s;' FROM t /* x; */; RESET",
-	} {
-		f.Add(s)
-	}
+	addScripts(f)
 	f.Fuzz(func(t *testing.T, src string) {
 		want, err := parse.Parse(src)
 		if err != nil {

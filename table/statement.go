@@ -66,15 +66,22 @@ type Reset struct {
 	Key string
 }
 
-func (*CreateTable) statement()     {}
-func (*DropTable) statement()       {}
-func (*AlterTable) statement()      {}
-func (*ShowTables) statement()      {}
-func (*Describe) statement()        {}
-func (*ShowCreateTable) statement() {}
-func (*Select) statement()          {}
-func (*SetOption) statement()       {}
-func (*Reset) statement()           {}
+func (*CreateTable) statement()        {}
+func (*DropTable) statement()          {}
+func (*AlterTable) statement()         {}
+func (*ShowTables) statement()         {}
+func (*Describe) statement()           {}
+func (*ShowCreateTable) statement()    {}
+func (*Select) statement()             {}
+func (*SetOption) statement()          {}
+func (*Reset) statement()              {}
+func (*ShowTopics) statement()         {}
+func (*DescribeTopic) statement()      {}
+func (*ShowShareGroups) statement()    {}
+func (*DescribeShareGroup) statement() {}
+func (*ResetShareGroup) statement()    {}
+func (*AlterShareGroup) statement()    {}
+func (*DropShareGroup) statement()     {}
 
 // String masks secrets as Definition.String does.
 func (s *CreateTable) String() string {

@@ -240,9 +240,7 @@ func (p *Persistent) Close(grace time.Duration) {
 		if pr == nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_ = pr.stdin.Close()
 			t := time.NewTimer(grace)
 			defer t.Stop()
@@ -254,7 +252,7 @@ func (p *Persistent) Close(grace time.Duration) {
 				pr.kill()
 				<-exited
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -196,9 +196,7 @@ func (p *Pool) Run(ctx context.Context) (Stats, error) {
 	defer stopRows()
 	finished := make(chan struct{})
 	var watch sync.WaitGroup
-	watch.Add(1)
-	go func() {
-		defer watch.Done()
+	watch.Go(func() {
 		select {
 		case <-finished:
 			return
@@ -211,18 +209,16 @@ func (p *Pool) Run(ctx context.Context) (Stats, error) {
 		case <-t.C:
 			stopRows()
 		}
-	}()
+	})
 
 	tasks := make(chan task)
 	var workers sync.WaitGroup
 	for range p.cfg.Concurrency {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
+		workers.Go(func() {
 			for t := range tasks {
 				p.run(base, t)
 			}
-		}()
+		})
 	}
 	p.dispatch(ctx, tasks)
 	close(tasks)

@@ -94,11 +94,9 @@ func runDemoCmd(ctx context.Context, std stdio, args []string) error {
 	pctx, stopProducing := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	first := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		produceOrders(pctx, cl, rate, first)
-	}()
+	})
 	defer func() {
 		stopProducing()
 		wg.Wait()
@@ -118,7 +116,9 @@ func runDemoCmd(ctx context.Context, std stdio, args []string) error {
 	banner := "The table orders is defined as:\n\n" + ddl + ";\n\n" +
 		"Try:  SELECT order_id, customer, product, price FROM orders WHERE price > 20 LIMIT 10;\n" +
 		"Each SELECT joins the share group 'kshare-demo': rows it shows are accepted and not\n" +
-		"delivered again; Ctrl-C stops a query and releases what it did not show.\n\n"
+		"delivered again; Ctrl-C stops a query and releases what it did not show.\n" +
+		"To look without taking:  SELECT order_id, price FROM TABLE(PEEK(TABLE orders)) LIMIT 10;\n" +
+		"How far behind:  DESCRIBE SHARE GROUP 'kshare-demo';\n\n"
 	if len(f.scripts) > 0 {
 		banner = ""
 	}

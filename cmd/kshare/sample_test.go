@@ -82,7 +82,8 @@ func TestReadmeUsesSamples(t *testing.T) {
 // output, over the sample data. They get what TestScripts' scripts get,
 // and $TESTDATA (the top-level testdata/) and the command `sample FILE`,
 // which copies testdata/FILE into the script's directory pointed at the
-// test's broker, with topic and share-group names made unique.
+// test's broker, with topic and share-group names made unique, and `mask
+// FILE REGEXP...`, which hides the values the broker decides (see cmdMask).
 func TestScenarios(t *testing.T) {
 	abs, err := filepath.Abs(topTestdata)
 	if err != nil {
@@ -90,6 +91,7 @@ func TestScenarios(t *testing.T) {
 	}
 	cmds := scriptCmds()
 	cmds["sample"] = cmdSample
+	cmds["mask"] = cmdMask
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join(topTestdata, "scenarios"),
 		RequireExplicitExec: true,

@@ -259,14 +259,15 @@ func checkMetricsAddr(fs *flag.FlagSet, addr string) error {
 	return nil
 }
 
-// serveMetrics serves the connector's Prometheus metrics on addr until stop
-// is called.
+// serveMetrics serves the connector's Prometheus metrics, and the lag of
+// the share groups being read (shareLag), on addr until stop is called.
 func serveMetrics(addr string, notes io.Writer, more ...prometheus.Collector) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil // no --metrics-addr: nothing to serve
 	}
 	reg := prometheus.NewRegistry()
-	for _, c := range append([]prometheus.Collector{connector.Collector()}, more...) {
+	lag := newShareLag()
+	for _, c := range append([]prometheus.Collector{connector.Collector(), lag}, more...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}
@@ -289,5 +290,6 @@ func serveMetrics(addr string, notes io.Writer, more ...prometheus.Collector) (s
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 		<-done
+		lag.close()
 	}, nil
 }

@@ -181,9 +181,7 @@ func runWorkCmd(ctx context.Context, std stdio, args []string) error {
 	var progress sync.WaitGroup
 	stopProgress := make(chan struct{})
 	if f, ok := std.err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		progress.Add(1)
-		go func() {
-			defer progress.Done()
+		progress.Go(func() {
 			t := time.NewTicker(250 * time.Millisecond)
 			defer t.Stop()
 			for {
@@ -195,7 +193,7 @@ func runWorkCmd(ctx context.Context, std stdio, args []string) error {
 					writeWorkProgress(std.err, pool.Stats(), time.Since(start), false)
 				}
 			}
-		}()
+		})
 	}
 	st, err := pool.Run(qctx)
 	close(stopProgress)

@@ -178,11 +178,8 @@ func trailingErr(data []byte, j int) *perr {
 // give no row, as in Flink. With emit false it only checks; with emit true
 // it appends every row, which cannot fail once a check has passed.
 func (d *decoder) rootArray(data []byte, i int, emit bool) (rows, end int, err *perr) {
-	j := skipWS(data, i+1)
-	if j < len(data) && data[j] == ']' {
-		return 0, j + 1, nil
-	}
-	for k := 0; ; k++ {
+	j, more := openBracket(data, i, ']')
+	for k := 0; more; k++ {
 		if j >= len(data) {
 			return 0, 0, unexpected(data, j, "a value")
 		}
@@ -210,19 +207,12 @@ func (d *decoder) rootArray(data []byte, i int, emit bool) (rows, end int, err *
 			}
 			return 0, 0, typeErr("expected a JSON object, got %s", describeValue(data[j:e])).index(k)
 		}
-		j = skipWS(data, j)
-		if j >= len(data) {
-			return 0, 0, unexpected(data, j, "',' or ']'")
-		}
-		switch data[j] {
-		case ',':
-			j = skipWS(data, j+1)
-		case ']':
-			return rows, j + 1, nil
-		default:
+		var ok bool
+		if j, more, ok = afterMember(data, j, ']'); !ok {
 			return 0, 0, unexpected(data, j, "',' or ']'")
 		}
 	}
+	return rows, j, nil
 }
 
 func describeValue(tok []byte) string {
@@ -243,106 +233,82 @@ func (d *decoder) scanRoot(data []byte, i int) (int, *perr) {
 		d.gen = 1
 	}
 	d.seen = 0
-	j := skipWS(data, i+1)
-	if j < len(data) && data[j] == '}' {
-		j++
-	} else {
-		next := 0
-		for {
-			if j >= len(data) || data[j] != '"' {
-				return 0, unexpected(data, j, "a field name")
+	j, more := openBracket(data, i, '}')
+	for next := 0; more; {
+		if j >= len(data) || data[j] != '"' {
+			return 0, unexpected(data, j, "a field name")
+		}
+		// fieldNames.match by hand, saving a call on the hottest path.
+		col, end := -1, 0
+		var err *perr
+		if fs := &d.fields; next < len(fs.names) && fs.plain[next] {
+			name := fs.names[next]
+			if e := j + 1 + len(name); e < len(data) && data[e] == '"' && string(data[j+1:e]) == name {
+				col, end = next, e+1
 			}
-			// fieldNames.match by hand, saving a call on the hottest path.
-			col, end := -1, 0
-			var err *perr
-			if fs := &d.fields; next < len(fs.names) && fs.plain[next] {
-				name := fs.names[next]
-				if e := j + 1 + len(name); e < len(data) && data[e] == '"' && string(data[j+1:e]) == name {
-					col, end = next, e+1
-				}
-			}
-			if end == 0 {
-				if col, end, err = d.fields.lookup(data, j, &d.key); err != nil {
-					return 0, err
-				}
-			}
-			j = skipWS(data, end)
-			if j >= len(data) || data[j] != ':' {
-				return 0, unexpected(data, j, "':'")
-			}
-			j = skipWS(data, j+1)
-			if j >= len(data) {
-				return 0, unexpected(data, j, "a value")
-			}
-			switch {
-			case col < 0:
-				j, err = skipValue(data, j, 1)
-			case d.cols[col].fast == fastInt:
-				// An integer of at most 18 digits, the commonest value,
-				// read here by hand: inlined this case runs markedly faster
-				// (measured); the other shapes did not, so they stay in
-				// quick. Anything else goes to rootField.
-				next = col + 1
-				n, sl := d.cols[col], &d.slots[col]
-				k := j
-				neg := data[k] == '-'
-				if neg {
-					k++
-				}
-				start := k
-				var u int64
-				for k < len(data) && k-start < 18 {
-					c := data[k] - '0'
-					if c > 9 {
-						break
-					}
-					u = u*10 + int64(c)
-					k++
-				}
-				if k == start || (data[start] == '0' && k > start+1) || k == len(data) {
-					j, err = d.rootField(col, data, j)
-					break
-				}
-				if c := data[k]; c-'0' <= 9 || c == '.' || c == 'e' || c == 'E' {
-					j, err = d.rootField(col, data, j)
-					break
-				}
-				if neg {
-					u = -u
-				}
-				if u < n.min || u > n.max {
-					j, err = d.rootField(col, data, j)
-					break
-				}
-				sl.sc.i = u
-				if sl.gen != d.gen {
-					sl.gen = d.gen
-					d.seen++
-				}
-				sl.null = false
-				j = k
-			case d.quick(col, data, j) > 0:
-				next = col + 1
-				j = d.quickEnd
-			default:
-				next = col + 1
-				j, err = d.rootField(col, data, j)
-			}
-			if err != nil {
+		}
+		if end == 0 {
+			if col, end, err = d.fields.lookup(data, j, &d.key); err != nil {
 				return 0, err
 			}
-			j = skipWS(data, j)
-			if j >= len(data) {
-				return 0, unexpected(data, j, "',' or '}'")
+		}
+		var ok bool
+		if j, ok = colon(data, end); !ok {
+			return 0, unexpected(data, j, "':'")
+		}
+		if j >= len(data) {
+			return 0, unexpected(data, j, "a value")
+		}
+		switch {
+		case col < 0:
+			j, err = skipValue(data, j, 1)
+		case d.cols[col].fast == fastInt:
+			// An integer of at most 18 digits, the commonest value,
+			// read here by hand: inlined this case runs markedly faster
+			// (measured); the other shapes did not, so they stay in
+			// quick. Anything else goes to rootField.
+			next = col + 1
+			n, sl := d.cols[col], &d.slots[col]
+			k := j
+			neg := data[k] == '-'
+			if neg {
+				k++
 			}
-			if data[j] == ',' {
-				j = skipWS(data, j+1)
-				continue
-			}
-			if data[j] == '}' {
-				j++
+			start := k
+			u, k := digits(0, data, k, 18)
+			if k == start || (data[start] == '0' && k > start+1) || k == len(data) {
+				j, err = d.rootField(col, data, j)
 				break
 			}
+			if c := data[k]; c-'0' <= 9 || c == '.' || c == 'e' || c == 'E' {
+				j, err = d.rootField(col, data, j)
+				break
+			}
+			if neg {
+				u = -u
+			}
+			if u < n.min || u > n.max {
+				j, err = d.rootField(col, data, j)
+				break
+			}
+			sl.sc.i = u
+			if sl.gen != d.gen {
+				sl.gen = d.gen
+				d.seen++
+			}
+			sl.null = false
+			j = k
+		case d.quick(col, data, j) > 0:
+			next = col + 1
+			j = d.quickEnd
+		default:
+			next = col + 1
+			j, err = d.rootField(col, data, j)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if j, more, ok = afterMember(data, j, '}'); !ok {
 			return 0, unexpected(data, j, "',' or '}'")
 		}
 	}
@@ -604,28 +570,18 @@ func (d *decoder) walkArray(n *node, data []byte, i int, emit bool) (int, *perr)
 	if emit {
 		n.list.Append(true)
 	}
-	j := skipWS(data, i+1)
-	if j < len(data) && data[j] == ']' {
-		return j + 1, nil
-	}
-	for k := 0; ; k++ {
+	j, more := openBracket(data, i, ']')
+	for k := 0; more; k++ {
 		end, err := d.walk(n.elem, data, j, emit)
 		if err != nil {
 			return 0, err.index(k)
 		}
-		j = skipWS(data, end)
-		if j >= len(data) {
-			return 0, unexpected(data, j, "',' or ']'")
-		}
-		switch data[j] {
-		case ',':
-			j = skipWS(data, j+1)
-		case ']':
-			return j + 1, nil
-		default:
+		var ok bool
+		if j, more, ok = afterMember(data, end, ']'); !ok {
 			return 0, unexpected(data, j, "',' or ']'")
 		}
 	}
+	return j, nil
 }
 
 // walkMap reads a JSON object as a MAP: each key, a JSON string, is read as
@@ -638,12 +594,9 @@ func (d *decoder) walkMap(n *node, data []byte, i int, emit bool) (int, *perr) {
 	if emit {
 		n.mp.Append(true)
 	}
-	j := skipWS(data, i+1)
-	if j < len(data) && data[j] == '}' {
-		return j + 1, nil
-	}
+	j, more := openBracket(data, i, '}')
 	k := n.key
-	for {
+	for more {
 		if j >= len(data) || data[j] != '"' {
 			return 0, unexpected(data, j, "a field name")
 		}
@@ -662,28 +615,18 @@ func (d *decoder) walkMap(n *node, data []byte, i int, emit bool) (int, *perr) {
 		if emit {
 			k.appendScalar(&k.sc)
 		}
-		j = skipWS(data, end)
-		if j >= len(data) || data[j] != ':' {
+		var ok bool
+		if j, ok = colon(data, end); !ok {
 			return 0, unexpected(data, j, "':'")
 		}
-		j = skipWS(data, j+1)
-		end, err = d.walk(n.val, data, j, emit)
-		if err != nil {
+		if end, err = d.walk(n.val, data, j, emit); err != nil {
 			return 0, err.key(string(content))
 		}
-		j = skipWS(data, end)
-		if j >= len(data) {
-			return 0, unexpected(data, j, "',' or '}'")
-		}
-		switch data[j] {
-		case ',':
-			j = skipWS(data, j+1)
-		case '}':
-			return j + 1, nil
-		default:
+		if j, more, ok = afterMember(data, end, '}'); !ok {
 			return 0, unexpected(data, j, "',' or '}'")
 		}
 	}
+	return j, nil
 }
 
 // walkRow reads a JSON object as a ROW, with the rules of the top level:
@@ -709,70 +652,54 @@ func (d *decoder) walkRow(n *node, data []byte, i int, emit bool) (int, *perr) {
 	if emit {
 		n.st.Append(true)
 	}
-	j := skipWS(data, i+1)
-	if j < len(data) && data[j] == '}' {
-		j++
-	} else {
-		next := 0
-		for {
-			if j >= len(data) || data[j] != '"' {
-				return 0, unexpected(data, j, "a field name")
+	j, more := openBracket(data, i, '}')
+	for next := 0; more; {
+		if j >= len(data) || data[j] != '"' {
+			return 0, unexpected(data, j, "a field name")
+		}
+		f, end, err := n.names.match(data, j, next, &d.key)
+		if err != nil {
+			return 0, err
+		}
+		var ok bool
+		if j, ok = colon(data, end); !ok {
+			return 0, unexpected(data, j, "':'")
+		}
+		switch {
+		case f < 0:
+			j, err = skipValue(data, j, 1)
+		case emit && !deferred && f == emitted:
+			n.seen[f] = n.gen
+			j = d.emitField(n.fields[f], data, j)
+			emitted++
+		case emit:
+			deferred = true
+			n.seen[f] = n.gen
+			n.spans[f] = j
+			j, err = skipValue(data, j, 1)
+		default:
+			fn := n.fields[f]
+			if n.seen[f] == n.gen {
+				n.dup = d.gen
 			}
-			f, end, err := n.names.match(data, j, next, &d.key)
+			n.seen[f] = n.gen
+			var e int
+			e, err = d.walk(fn, data, j, false)
 			if err != nil {
-				return 0, err
-			}
-			j = skipWS(data, end)
-			if j >= len(data) || data[j] != ':' {
-				return 0, unexpected(data, j, "':'")
-			}
-			j = skipWS(data, j+1)
-			switch {
-			case f < 0:
-				j, err = skipValue(data, j, 1)
-			case emit && !deferred && f == emitted:
-				n.seen[f] = n.gen
-				j = d.emitField(n.fields[f], data, j)
-				emitted++
-			case emit:
-				deferred = true
-				n.seen[f] = n.gen
-				n.spans[f] = j
-				j, err = skipValue(data, j, 1)
-			default:
-				fn := n.fields[f]
-				if n.seen[f] == n.gen {
-					n.dup = d.gen
+				if !d.recoverable(fn, err) {
+					return 0, err.field(fn.name)
 				}
-				n.seen[f] = n.gen
-				var e int
-				e, err = d.walk(fn, data, j, false)
-				if err != nil {
-					if !d.recoverable(fn, err) {
-						return 0, err.field(fn.name)
-					}
-					e, err = skipValue(data, j, 1)
-				}
-				j = e
+				e, err = skipValue(data, j, 1)
 			}
-			if err != nil {
-				return 0, err
-			}
-			if f >= 0 {
-				next = f + 1
-			}
-			j = skipWS(data, j)
-			if j >= len(data) {
-				return 0, unexpected(data, j, "',' or '}'")
-			}
-			if data[j] == ',' {
-				j = skipWS(data, j+1)
-				continue
-			}
-			if data[j] == '}' {
-				j++
-				break
-			}
+			j = e
+		}
+		if err != nil {
+			return 0, err
+		}
+		if f >= 0 {
+			next = f + 1
+		}
+		if j, more, ok = afterMember(data, j, '}'); !ok {
 			return 0, unexpected(data, j, "',' or '}'")
 		}
 	}

@@ -144,6 +144,21 @@ func (n *node) fromNumber(data []byte, i int, sc *scalar) (int, bool, *perr) {
 	return end, false, nil
 }
 
+// digits reads the decimal digits at data[j:], at most n of them, onto u
+// (u*10 + each digit) and returns u and the position after them. Callers
+// bound n so that u cannot overflow, or check the count themselves. It fits
+// the inlining budget, so the fast paths that call it keep a plain loop.
+func digits(u int64, data []byte, j, n int) (int64, int) {
+	for start := j; j < len(data) && j-start < n; j++ {
+		c := data[j] - '0'
+		if c > 9 {
+			break
+		}
+		u = u*10 + int64(c)
+	}
+	return u, j
+}
+
 // quickDecimal reads the common shape of a decimal, up to 18 digits with
 // no more fractional digits than the scale and no exponent, in one pass.
 // Anything else (and every error) is left to parseDecimal.
@@ -154,11 +169,7 @@ func (n *node) quickDecimal(data []byte, i int) (int64, int, bool) {
 		j++
 	}
 	start := j
-	var u int64
-	for j < len(data) && data[j]-'0' <= 9 {
-		u = u*10 + int64(data[j]-'0')
-		j++
-	}
+	u, j := digits(0, data, j, len(data))
 	nInt := j - start
 	if nInt == 0 || (data[start] == '0' && nInt > 1) {
 		return 0, 0, false
@@ -167,10 +178,7 @@ func (n *node) quickDecimal(data []byte, i int) (int64, int, bool) {
 	if j < len(data) && data[j] == '.' {
 		j++
 		fs := j
-		for j < len(data) && data[j]-'0' <= 9 {
-			u = u*10 + int64(data[j]-'0')
-			j++
-		}
+		u, j = digits(u, data, j, len(data))
 		nFrac = j - fs
 		if nFrac == 0 {
 			return 0, 0, false

@@ -8,27 +8,66 @@ import (
 // objects, no copies. Every function takes the position of the first byte of
 // what it scans and returns the position just past it.
 //
-// The step after a member of an array or object (',' or the closing bracket)
-// and after a field name (':') is written out in each loop here and in
-// decode.go rather than called: those loops run for every member of every
-// value, and a function for the step does not fit the compiler's inlining
-// budget (cost 82 and up against 80, go build -gcflags=-m=2), so it would
-// add a call per member.
+// The steps every array and object loop takes (after the opening bracket, after a field name,
+// after a member) are the small functions openBracket, colon and afterMember.
+// Those loops run for every member of every value, so each step must stay
+// within the compiler's inlining budget (80) and cost no call: they return
+// where the input went wrong rather than build the error (a call to
+// unexpected alone costs more than the budget), and skipWS is a table
+// lookup. Check after a change: go build -gcflags=-m=2 ./format/json 2>&1 |
+// grep -E 'inline (openBracket|colon|afterMember|skipWS)'.
 
 // maxDepth bounds the nesting of arrays and objects, so that a hostile value
 // cannot make the skipper recurse without end. Jackson's default is the same.
 const maxDepth = 1000
 
+// space marks JSON's whitespace.
+var space = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
 func skipWS(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
+	for i < len(data) && space[data[i]] {
+		i++
 	}
 	return i
+}
+
+// openBracket reads past the opening bracket at data[i] and the
+// whitespace after it: more is true, and j where the first member starts,
+// unless the closing bracket follows at once (j is then just past it).
+func openBracket(data []byte, i int, closing byte) (j int, more bool) {
+	j = skipWS(data, i+1)
+	if j < len(data) && data[j] == closing {
+		return j + 1, false
+	}
+	return j, true
+}
+
+// colon reads the ':' after a field name that ends at end, and the
+// whitespace around it; j is where the value starts. When ok is false, j
+// is where a ':' was expected.
+func colon(data []byte, end int) (j int, ok bool) {
+	j = skipWS(data, end)
+	if j < len(data) && data[j] == ':' {
+		return skipWS(data, j+1), true
+	}
+	return j, false
+}
+
+// afterMember reads what follows a member of an array or object that ends
+// at end: a ',' (more is true, and j is where the next member starts) or
+// the closing bracket (more is false, j is just past it). When ok is
+// false, j is where one of them was expected.
+func afterMember(data []byte, end int, closing byte) (j int, more, ok bool) {
+	j = skipWS(data, end)
+	if j < len(data) {
+		switch data[j] {
+		case ',':
+			return skipWS(data, j+1), true, true
+		case closing:
+			return j + 1, false, true
+		}
+	}
+	return j, false, false
 }
 
 // plain marks the bytes a string scan passes over without a second look:
@@ -257,37 +296,24 @@ func skipValue(data []byte, i int, depth int) (int, *perr) {
 		if depth >= maxDepth {
 			return 0, syntaxErr(i, "nesting deeper than %d", maxDepth)
 		}
-		j := skipWS(data, i+1)
-		if j < len(data) && data[j] == ']' {
-			return j + 1, nil
-		}
-		for {
+		j, more := openBracket(data, i, ']')
+		for more {
 			end, err := skipValue(data, j, depth+1)
 			if err != nil {
 				return 0, err
 			}
-			j = skipWS(data, end)
-			if j >= len(data) {
-				return 0, unexpected(data, j, "',' or ']'")
-			}
-			switch data[j] {
-			case ',':
-				j = skipWS(data, j+1)
-			case ']':
-				return j + 1, nil
-			default:
+			var ok bool
+			if j, more, ok = afterMember(data, end, ']'); !ok {
 				return 0, unexpected(data, j, "',' or ']'")
 			}
 		}
+		return j, nil
 	case c == '{':
 		if depth >= maxDepth {
 			return 0, syntaxErr(i, "nesting deeper than %d", maxDepth)
 		}
-		j := skipWS(data, i+1)
-		if j < len(data) && data[j] == '}' {
-			return j + 1, nil
-		}
-		for {
+		j, more := openBracket(data, i, '}')
+		for more {
 			if j >= len(data) || data[j] != '"' {
 				return 0, unexpected(data, j, "a field name")
 			}
@@ -295,27 +321,18 @@ func skipValue(data []byte, i int, depth int) (int, *perr) {
 			if err != nil {
 				return 0, err
 			}
-			j = skipWS(data, end)
-			if j >= len(data) || data[j] != ':' {
+			var ok bool
+			if j, ok = colon(data, end); !ok {
 				return 0, unexpected(data, j, "':'")
 			}
-			end, err = skipValue(data, skipWS(data, j+1), depth+1)
-			if err != nil {
+			if end, err = skipValue(data, j, depth+1); err != nil {
 				return 0, err
 			}
-			j = skipWS(data, end)
-			if j >= len(data) {
-				return 0, unexpected(data, j, "',' or '}'")
-			}
-			switch data[j] {
-			case ',':
-				j = skipWS(data, j+1)
-			case '}':
-				return j + 1, nil
-			default:
+			if j, more, ok = afterMember(data, end, '}'); !ok {
 				return 0, unexpected(data, j, "',' or '}'")
 			}
 		}
+		return j, nil
 	}
 	return 0, unexpected(data, i, "a value")
 }

@@ -158,50 +158,23 @@ func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
 			sb.BinaryBuilder.Append(text)
 		}
 	case table.Varbinary:
-		var bb *array.BinaryBuilder
-		if bb, ok = b.(*array.BinaryBuilder); ok {
-			bb.Append(value)
-		}
+		ok = appendTo[*array.BinaryBuilder](b, value)
 	case table.Binary:
-		var fb *array.FixedSizeBinaryBuilder
-		if fb, ok = b.(*array.FixedSizeBinaryBuilder); ok {
-			fb.Append(value)
-		}
+		ok = appendTo[*array.FixedSizeBinaryBuilder](b, value)
 	case table.Boolean:
-		var bb *array.BooleanBuilder
-		if bb, ok = b.(*array.BooleanBuilder); ok {
-			bb.Append(value[0] != 0)
-		}
+		ok = appendTo[*array.BooleanBuilder](b, value[0] != 0)
 	case table.TinyInt:
-		var ib *array.Int8Builder
-		if ib, ok = b.(*array.Int8Builder); ok {
-			ib.Append(int8(value[0]))
-		}
+		ok = appendTo[*array.Int8Builder](b, int8(value[0]))
 	case table.SmallInt:
-		var ib *array.Int16Builder
-		if ib, ok = b.(*array.Int16Builder); ok {
-			ib.Append(int16(d.order.Uint16(value)))
-		}
+		ok = appendTo[*array.Int16Builder](b, int16(d.order.Uint16(value)))
 	case table.Int:
-		var ib *array.Int32Builder
-		if ib, ok = b.(*array.Int32Builder); ok {
-			ib.Append(int32(d.order.Uint32(value)))
-		}
+		ok = appendTo[*array.Int32Builder](b, int32(d.order.Uint32(value)))
 	case table.BigInt:
-		var ib *array.Int64Builder
-		if ib, ok = b.(*array.Int64Builder); ok {
-			ib.Append(int64(d.order.Uint64(value)))
-		}
+		ok = appendTo[*array.Int64Builder](b, int64(d.order.Uint64(value)))
 	case table.Float:
-		var fb *array.Float32Builder
-		if fb, ok = b.(*array.Float32Builder); ok {
-			fb.Append(math.Float32frombits(d.order.Uint32(value)))
-		}
+		ok = appendTo[*array.Float32Builder](b, math.Float32frombits(d.order.Uint32(value)))
 	case table.Double:
-		var fb *array.Float64Builder
-		if fb, ok = b.(*array.Float64Builder); ok {
-			fb.Append(math.Float64frombits(d.order.Uint64(value)))
-		}
+		ok = appendTo[*array.Float64Builder](b, math.Float64frombits(d.order.Uint64(value)))
 	}
 	if !ok {
 		// The caller did not build the batch from the table's schema: a
@@ -209,6 +182,15 @@ func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
 		panic(fmt.Sprintf("raw: a %T cannot hold %s", b, d.t))
 	}
 	return 1, nil
+}
+
+// appendTo appends v to b if b is a B, and reports whether it was.
+func appendTo[B interface{ Append(V) }, V any](b array.Builder, v V) bool {
+	tb, ok := b.(B)
+	if ok {
+		tb.Append(v)
+	}
+	return ok
 }
 
 // text returns value as UTF-8: value itself when the charset is UTF-8 or

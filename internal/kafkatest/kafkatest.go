@@ -461,3 +461,10 @@ func waitFor(t testing.TB, ctx context.Context, what string, check func() error)
 		}
 	}
 }
+
+// Eventually calls check until it returns nil, every 50 ms, and fails the
+// test with check's last error when the test's wait (Context) ends first.
+func Eventually(t testing.TB, what string, check func() error) {
+	t.Helper()
+	waitFor(t, Context(t), what, check)
+}

@@ -183,9 +183,7 @@ func franzLoop(ctx context.Context, bootstrap, topic, group string, n int64, con
 			wg.Wait()
 			return franzReport{}, err
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer cl.Close() // sends pending acks, releases the rest, leaves
 			for ctx.Err() == nil {
 				fetches := cl.PollFetches(ctx)
@@ -211,7 +209,7 @@ func franzLoop(ctx context.Context, bootstrap, topic, group string, n int64, con
 					cancel()
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if firstErr != nil {

@@ -264,9 +264,7 @@ func consumeFranzLatency(ctx context.Context, lc latencyConfig, topic, group str
 		if err != nil {
 			return err
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer cl.Close()
 			for ctx.Err() == nil {
 				fs := cl.PollFetches(ctx)
@@ -284,7 +282,7 @@ func consumeFranzLatency(ctx context.Context, lc latencyConfig, topic, group str
 					return
 				}
 			}
-		}()
+		})
 	}
 	close(ready)
 	wg.Wait()

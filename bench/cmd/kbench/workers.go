@@ -67,9 +67,7 @@ func slowWorkers(ctx context.Context, wc workersConfig) (workersReport, error) {
 	ctx, cancel := context.WithDeadline(ctx, wc.to)
 	defer cancel()
 	for k := 0; k < wc.members; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			err := slowMember(ctx, wc, &rows, &redelivered)
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 				errMu.Lock()
@@ -79,7 +77,7 @@ func slowWorkers(ctx context.Context, wc workersConfig) (workersReport, error) {
 				errMu.Unlock()
 				cancel()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return workersReport{Rows: rows.Load(), Redelivered: redelivered.Load()}, firstErr
@@ -226,9 +224,7 @@ func workerProcs(ctx context.Context, cfg *suiteConfig, wc workersConfig, procs 
 		wg    sync.WaitGroup
 	)
 	for p := 0; p < procs; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			argv := []string{cfg.self, "workers", "--bootstrap", wc.bootstrap, "--topic", wc.topic, "--group", wc.group,
 				"--members", strconv.Itoa(wc.members), "--delay", wc.delay.String(), "--poll-records", strconv.Itoa(wc.pollRecords),
 				"--from", strconv.FormatInt(wc.from.UnixNano(), 10), "--to", strconv.FormatInt(wc.to.UnixNano(), 10)}
@@ -245,7 +241,7 @@ func workerProcs(ctx context.Context, cfg *suiteConfig, wc workersConfig, procs 
 			}
 			total.Rows += rep.Rows
 			total.Redelivered += rep.Redelivered
-		}()
+		})
 	}
 	wg.Wait()
 	return total, errors.Join(errs...)

@@ -1,0 +1,102 @@
+package kshare_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/internal/kafkatest"
+)
+
+// peekRows reads sql to its end and returns each row's v, offset and
+// delivery count as "v@offset#count", sorted.
+func peekRows(t *testing.T, eng *kshare.Engine, sql string, opts ...kshare.QueryOption) []string {
+	t.Helper()
+	var out []string
+	eachRow(t, eng, sql, func(b arrow.RecordBatch, i int) {
+		v, o, d := b.Column(0).(*array.String), b.Column(1).(*array.Int64), b.Column(2).(*array.Int32)
+		out = append(out, fmt.Sprintf("%s@%d#%d", v.Value(i), o.Value(i), d.Value(i)))
+	}, opts...)
+	slices.Sort(out)
+	return out
+}
+
+// TestPeek (issue 15, done when): TABLE(PEEK(...)) run three times shows the
+// same waiting records; afterwards the group's lag is what it was and every
+// record, read through the group, comes with delivery count 1: the peeks
+// took nothing.
+func TestPeek(t *testing.T) {
+	addr, topic, group := kafkatest.Queue(t, 2, kafkatest.Values(30)...)
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE t (v STRING, `+"`offset` BIGINT METADATA VIRTUAL, dc INT METADATA FROM 'delivery-count' VIRTUAL"+`) WITH (
+	  'connector' = 'kafka-sharegroup', 'format' = 'raw',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`',
+	  'properties.max.poll.records' = '5', 'properties.share.acquire.mode' = 'record_limit')`)
+	// The group reads some records first, so that it has start offsets;
+	// record_limit acquires no more than it delivers, so that the records
+	// left have not been delivered yet.
+	first := peekRows(t, eng, "SELECT v, `offset`, dc FROM t", kshare.MaxRows(5))
+	lag := func() string {
+		t.Helper()
+		res := exec(t, eng, "DESCRIBE SHARE GROUP '"+group+"'")
+		return fmt.Sprint(res.Rows)
+	}
+	var before string
+	kafkatest.Eventually(t, "the group's lag to count the 5 records read", func() error {
+		before = lag()
+		res := exec(t, eng, "SHOW SHARE GROUPS")
+		for _, r := range res.Rows {
+			if r[0] == group && r[4] == "25" {
+				return nil
+			}
+		}
+		return fmt.Errorf("groups %v", res.Rows)
+	})
+
+	const peek = "SELECT v, `offset`, dc FROM TABLE(PEEK(TABLE t))"
+	seen := peekRows(t, eng, peek)
+	if len(seen) < 25 {
+		t.Fatalf("peek shows %d records, want at least the 25 waiting: %v", len(seen), seen)
+	}
+	for i := 0; i < 2; i++ {
+		if again := peekRows(t, eng, peek); fmt.Sprint(again) != fmt.Sprint(seen) {
+			t.Errorf("peek %d shows %v, the first showed %v", i+2, again, seen)
+		}
+	}
+	// WHERE and LIMIT apply to a peek as to any SELECT.
+	if got := peekRows(t, eng, peek+" WHERE v = '29'"); len(got) != 1 {
+		t.Errorf("peek WHERE v = '29': %v", got)
+	}
+	if after := lag(); after != before {
+		t.Errorf("the peeks changed the group: before %s, after %s", before, after)
+	}
+	rest := peekRows(t, eng, "SELECT v, `offset`, dc FROM t", kshare.MaxRows(25))
+	for _, r := range rest {
+		if r[len(r)-2:] != "#1" {
+			t.Errorf("record %s was delivered before: a peek took it", r)
+		}
+	}
+	if all := append(slices.Clone(first), rest...); len(all) != 30 {
+		t.Errorf("the group read %d records in all, want 30: %v", len(all), all)
+	}
+}
+
+// TestPeekBeforeFirstRead: a table whose 'scan.startup.mode' is
+// earliest-offset and whose group has not read yet shows every record, as
+// its first query would read them; the peek does not make the group.
+func TestPeekBeforeFirstRead(t *testing.T) {
+	eng := kafkaEngine(t, numbers(7)...)
+	got, _ := values(t, eng, "SELECT v FROM TABLE(PEEK(TABLE t))")
+	if fmt.Sprint(sorted(got)) != fmt.Sprint(numbers(7)) {
+		t.Errorf("peek before the first read: %v, want %v", got, numbers(7))
+	}
+	res := exec(t, eng, "DESCRIBE t")
+	if !strings.Contains(res.Message, "the group does not exist yet") {
+		t.Errorf("the peek made the group: %s", res.Message)
+	}
+}
