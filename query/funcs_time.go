@@ -192,35 +192,28 @@ func extract(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 
 // extractField is field unit of each time.
 func extractField(ec *evalCtx, c *call, unit string, a arrow.Array, t *table.DataType) (arrow.Array, error) {
-	get := timesOf(a, t)
+	get, field := timesOf(a, t), timeFields[unit]
 	return rowsOf(ec, c, []arrow.Array{a}, func(b *array.Int64Builder, i int) error {
-		v := get(i)
-		var f int
-		switch unit {
-		case "YEAR":
-			f = v.Year()
-		case "QUARTER":
-			f = (int(v.Month())-1)/3 + 1
-		case "MONTH":
-			f = int(v.Month())
-		case "WEEK":
-			_, f = v.ISOWeek()
-		case "DAY":
-			f = v.Day()
-		case "DOY":
-			f = v.YearDay()
-		case "DOW":
-			f = int(v.Weekday()) + 1 // Sunday is 1, as in Flink
-		case "HOUR":
-			f = v.Hour()
-		case "MINUTE":
-			f = v.Minute()
-		case "SECOND":
-			f = v.Second()
-		}
-		b.UnsafeAppend(int64(f))
+		b.UnsafeAppend(int64(field(get(i))))
 		return nil
 	})
+}
+
+// timeFields are EXTRACT's units.
+var timeFields = map[string]func(time.Time) int{
+	"YEAR":    time.Time.Year,
+	"QUARTER": func(t time.Time) int { return (int(t.Month())-1)/3 + 1 },
+	"MONTH":   func(t time.Time) int { return int(t.Month()) },
+	"WEEK": func(t time.Time) int { // ISO's
+		_, w := t.ISOWeek()
+		return w
+	},
+	"DAY":    time.Time.Day,
+	"DOY":    time.Time.YearDay,
+	"DOW":    func(t time.Time) int { return int(t.Weekday()) + 1 }, // Sunday is 1, as in Flink
+	"HOUR":   time.Time.Hour,
+	"MINUTE": time.Time.Minute,
+	"SECOND": time.Time.Second,
 }
 
 // timestampAddType is the time's type; a DATE takes whole days only.
