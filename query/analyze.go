@@ -329,7 +329,7 @@ func (p *planner) logic(or bool, le, re sqlparser.Expr, src string) (node, error
 	if err != nil {
 		return nil, err
 	}
-	return &logic{exprBase: exprBase{t: boolType(notNull(l, r)), src: src}, or: or, l: l, r: r}, nil
+	return &logic{binary: newBinary(boolType(notNull(l, r)), src, l, r), or: or}, nil
 }
 
 func (p *planner) arith(op string, le, re sqlparser.Expr, src string) (node, error) {
@@ -354,7 +354,7 @@ func arithOf(op string, l, r node, src string) (node, error) {
 	if err != nil {
 		return nil, &Error{Kind: ErrType, Msg: err.Error() + " (" + src + ")"}
 	}
-	return &arith{exprBase: exprBase{t: t, src: src}, op: op, l: l, r: r}, nil
+	return &arith{binary: newBinary(t, src, l, r), op: op}, nil
 }
 
 // operands plans both sides of a comparison and finds the type they are
@@ -412,7 +412,7 @@ func (p *planner) comparison(e *sqlparser.ComparisonExpr, src string) (node, err
 	if op == "!=" {
 		op = "<>"
 	}
-	return &compare{exprBase: exprBase{t: boolType(notNull(l, r)), src: src}, op: op, l: l, r: r, ct: ct}, nil
+	return newCompare(op, l, r, ct, src), nil
 }
 
 func (p *planner) in(e *sqlparser.ComparisonExpr, src string) (node, error) {

@@ -192,14 +192,25 @@ func (l *literal) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	return scalar.MakeArrayFromScalar(l.val, int(b.NumRows()), ec.mem)
 }
 
-// arith is + - * / % on numbers.
-type arith struct {
+// binary is what a node of two operands has.
+type binary struct {
 	exprBase
-	op   string
 	l, r node
 }
 
-func (n *arith) operands() []node { return []node{n.l, n.r} }
+func (n *binary) operands() []node { return []node{n.l, n.r} }
+
+// newBinary is the binary part of a node of type t over l and r.
+func newBinary(t *table.DataType, src string, l, r node) binary {
+	return binary{exprBase: exprBase{t: t, src: src}, l: l, r: r}
+}
+
+// arith is + - * / % on numbers.
+type arith struct {
+	binary
+	op string
+}
+
 func (n *arith) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	as, err := evalArgs(ec, b, n.l, n.r)
 	if err != nil {
@@ -387,13 +398,11 @@ func negate(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 
 // compare is = <> < <= > >=.
 type compare struct {
-	exprBase
-	op   string
-	l, r node
-	ct   *table.DataType // the type both sides are compared as
+	binary
+	op string
+	ct *table.DataType // the type both sides are compared as
 }
 
-func (n *compare) operands() []node { return []node{n.l, n.r} }
 func (n *compare) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	as, err := evalArgs(ec, b, n.l, n.r)
 	if err != nil {
@@ -401,6 +410,11 @@ func (n *compare) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	}
 	defer releaseAll(as)
 	return compareArrays(ec, n.op, as[0], n.l.typ(), as[1], n.r.typ(), n.ct)
+}
+
+// newCompare is l op r, compared as type ct: NULL if either side is.
+func newCompare(op string, l, r node, ct *table.DataType, src string) *compare {
+	return &compare{binary: newBinary(boolType(notNull(l, r)), src, l, r), op: op, ct: ct}
 }
 
 var compareFuncs = map[string]string{
@@ -463,12 +477,10 @@ func decimalCompare(mem memory.Allocator, op string, la arrow.Array, lt *table.D
 // side is evaluated only on the rows the left side does not decide, so that
 // `qty <> 0 AND price / qty > 2` never divides by zero, as in Flink.
 type logic struct {
-	exprBase
-	or   bool
-	l, r node
+	binary
+	or bool
 }
 
-func (n *logic) operands() []node { return []node{n.l, n.r} }
 func (n *logic) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	la, err := n.l.eval(ec, b)
 	if err != nil {

@@ -492,7 +492,7 @@ func buildNullIf(p *planner, args []node, src string) (node, error) {
 		return nil, err
 	}
 	t := x.typ().WithNotNull(false)
-	eq := &compare{exprBase: exprBase{t: boolType(notNull(x, y)), src: src}, op: "=", l: x, r: y, ct: ct}
+	eq := newCompare("=", x, y, ct, src)
 	null := typedNull(&untyped{}, t)
 	return &caseWhen{exprBase: exprBase{t: t, src: src}, whens: []node{eq}, vals: []node{null}, els: x}, nil
 }
@@ -519,7 +519,7 @@ func (p *planner) caseExpr(e *sqlparser.CaseExpr, src string) (node, error) {
 				return nil, err
 			}
 			text := fmt.Sprintf("%s = %s", l.text(), r.text())
-			c = &compare{exprBase: exprBase{t: boolType(notNull(l, r)), src: text}, op: "=", l: l, r: r, ct: ct}
+			c = newCompare("=", l, r, ct, text)
 		}
 		c = typedNull(c, table.BooleanType())
 		if c.typ().Kind != table.Boolean {
