@@ -270,22 +270,51 @@ func (n *arith) evalError(err error) error {
 // which Go's % shares.
 func intMod(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Array, error) {
 	lr, rr := IntReader(la), IntReader(ra)
-	b := array.NewBuilder(mem, n.t.ArrowType())
+	var app func(int64)
+	return eachRow(mem, n.t.ArrowType(), []arrow.Array{la, ra}, func(b array.Builder, i int) error {
+		d := rr(i)
+		if d == 0 {
+			return n.evalError(errDivZero)
+		}
+		if app == nil {
+			app = intAppender(b)
+		}
+		app(lr(i) % d) // |result| < |d|, so it fits the divisor's type
+		return nil
+	})
+}
+
+// eachRow builds an array of type t: f appends row i's value for each row
+// where no array of as is NULL; the other rows are NULL.
+func eachRow[B array.Builder](mem memory.Allocator, t arrow.DataType, as []arrow.Array, f func(b B, i int) error) (arrow.Array, error) {
+	n := as[0].Len()
+	b := array.NewBuilder(mem, t)
 	defer b.Release()
-	b.Reserve(la.Len())
-	app := intAppender(b)
-	for i := 0; i < la.Len(); i++ {
-		if la.IsNull(i) || ra.IsNull(i) {
+	b.Reserve(n)
+	bb := b.(B)
+	nulls := false
+	for _, a := range as {
+		nulls = nulls || a.NullN() > 0
+	}
+	for i := 0; i < n; i++ {
+		if nulls && anyNull(as, i) {
 			b.AppendNull()
 			continue
 		}
-		d := rr(i)
-		if d == 0 {
-			return nil, n.evalError(errDivZero)
+		if err := f(bb, i); err != nil {
+			return nil, err
 		}
-		app(lr(i) % d) // |result| < |d|, so it fits the divisor's type
 	}
 	return b.NewArray(), nil
+}
+
+func anyNull(as []arrow.Array, i int) bool {
+	for _, a := range as {
+		if a.IsNull(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // decReader yields the unscaled value of an exact number (integers have
@@ -312,14 +341,7 @@ func scaleOf(t *table.DataType) int {
 func decimalArith(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Array, error) {
 	lr, rr := decReader(la, n.l.typ()), decReader(ra, n.r.typ())
 	s1, s2, s := scaleOf(n.l.typ()), scaleOf(n.r.typ()), n.t.Scale
-	b := array.NewDecimal128Builder(mem, n.t.ArrowType().(*arrow.Decimal128Type))
-	defer b.Release()
-	b.Reserve(la.Len())
-	for i := 0; i < la.Len(); i++ {
-		if la.IsNull(i) || ra.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	return eachRow(mem, n.t.ArrowType(), []arrow.Array{la, ra}, func(b *array.Decimal128Builder, i int) error {
 		x, y := lr(i), rr(i)
 		var v *big.Int
 		switch n.op {
@@ -335,7 +357,7 @@ func decimalArith(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Arr
 			v = rescale(new(big.Int).Mul(x, y), s1+s2, s)
 		case "/":
 			if y.Sign() == 0 {
-				return nil, n.evalError(errDivZero)
+				return n.evalError(errDivZero)
 			}
 			// x/10^s1 / (y/10^s2) at scale s is x*10^(s+s2) / (y*10^s1),
 			// rounded: divide at one more digit and round that away.
@@ -344,18 +366,18 @@ func decimalArith(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Arr
 			v = rescale(new(big.Int).Quo(num, den), s+1, s)
 		case "%":
 			if y.Sign() == 0 {
-				return nil, n.evalError(errDivZero)
+				return n.evalError(errDivZero)
 			}
 			m := max(s1, s2)
 			x, y = rescale(x, s1, m), rescale(y, s2, m)
 			v = rescale(new(big.Int).Rem(x, y), m, s)
 		}
 		if !fitsDecimal(v, n.t.Precision) {
-			return nil, errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
+			return errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
 		}
 		b.Append(decimal128.FromBigInt(v))
-	}
-	return b.NewArray(), nil
+		return nil
+	})
 }
 
 // The operators of one operand are calls of these definitions, which no
@@ -444,14 +466,7 @@ func decimalCompare(mem memory.Allocator, op string, la arrow.Array, lt *table.D
 	lr, rr := decReader(la, lt), decReader(ra, rt)
 	s1, s2 := scaleOf(lt), scaleOf(rt)
 	m := max(s1, s2)
-	b := array.NewBooleanBuilder(mem)
-	defer b.Release()
-	b.Reserve(la.Len())
-	for i := 0; i < la.Len(); i++ {
-		if la.IsNull(i) || ra.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	out, _ := eachRow(mem, arrow.FixedWidthTypes.Boolean, []arrow.Array{la, ra}, func(b *array.BooleanBuilder, i int) error {
 		c := rescale(lr(i), s1, m).Cmp(rescale(rr(i), s2, m))
 		var v bool
 		switch op {
@@ -469,8 +484,9 @@ func decimalCompare(mem memory.Allocator, op string, la arrow.Array, lt *table.D
 			v = c >= 0
 		}
 		b.UnsafeAppend(v)
-	}
-	return b.NewArray()
+		return nil
+	})
+	return out
 }
 
 // logic is AND and OR, with SQL's three-valued logic (Kleene's). The right

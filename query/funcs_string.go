@@ -138,37 +138,9 @@ func literalInt(l *literal) (v int64, ok bool) {
 	return IntReader(a)(0), true
 }
 
-// rowsOf calls f for each row where no argument is NULL, with a builder of
-// the result type; the other rows are NULL.
+// rowsOf is eachRow for a call's result.
 func rowsOf[B array.Builder](ec *evalCtx, c *call, as []arrow.Array, f func(b B, i int) error) (arrow.Array, error) {
-	n := as[0].Len()
-	b := array.NewBuilder(ec.mem, c.t.ArrowType())
-	defer b.Release()
-	b.Reserve(n)
-	bb := b.(B)
-	nulls := false
-	for _, a := range as {
-		nulls = nulls || a.NullN() > 0
-	}
-	for i := 0; i < n; i++ {
-		if nulls && anyNull(as, i) {
-			b.AppendNull()
-			continue
-		}
-		if err := f(bb, i); err != nil {
-			return nil, err
-		}
-	}
-	return b.NewArray(), nil
-}
-
-func anyNull(as []arrow.Array, i int) bool {
-	for _, a := range as {
-		if a.IsNull(i) {
-			return true
-		}
-	}
-	return false
+	return eachRow(ec.mem, c.t.ArrowType(), as, f)
 }
 
 // strs reads the arguments that are strings; others are nil.
