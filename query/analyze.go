@@ -507,42 +507,49 @@ func (p *planner) like(e *sqlparser.ComparisonExpr, src string) (node, error) {
 	return n, nil
 }
 
+// function plans a call: a CAST (the rewrite's placeholder), an aggregate
+// (refused: sqlparser's list of aggregate names, f.IsAggregate) or a scalar
+// function of the registry (callFunction).
 func (p *planner) function(f *sqlparser.FuncExpr, src string) (node, error) {
-	name := f.Name.String()
 	if spec, ok := p.castSpec(f); ok {
-		if len(f.Exprs) != 1 {
-			return nil, errorf(ErrSyntax, "CAST takes one expression (%s)", src)
-		}
-		ae, ok := f.Exprs[0].(*sqlparser.AliasedExpr)
-		if !ok || !ae.As.IsEmpty() {
-			return nil, errorf(ErrSyntax, "bad CAST %s", src)
-		}
-		x, err := p.expr(ae.Expr)
-		if err != nil {
-			return nil, err
-		}
-		var to *table.DataType
-		if spec.lit {
-			to, err = literalType(spec, x)
-		} else {
-			to, err = castType(p.rw, spec)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if x.typ() == nil {
-			return typedNull(x, to), nil
-		}
-		if !castable(x.typ(), to) {
-			return nil, errorf(ErrType, "cannot cast %s to %s (%s)", tn(x.typ()), tn(to), src)
-		}
-		to = to.WithNotNull(x.typ().NotNull && !spec.try)
-		return &cast{exprBase: exprBase{t: to, src: src}, e: x, try: spec.try, hint: !spec.lit && !spec.try}, nil
+		return p.castCall(f, spec, src)
 	}
 	if f.IsAggregate() {
-		return nil, errorf(ErrUnsupported, "aggregate function %s is not supported (kshare has no GROUP BY); %s", strings.ToUpper(name), shape)
+		return nil, errorf(ErrUnsupported, "aggregate function %s is not supported (kshare has no GROUP BY); %s", strings.ToUpper(f.Name.String()), shape)
 	}
 	return p.callFunction(f, src)
+}
+
+// castCall plans CAST, TRY_CAST and a typed literal.
+func (p *planner) castCall(f *sqlparser.FuncExpr, spec castSpec, src string) (node, error) {
+	if len(f.Exprs) != 1 {
+		return nil, errorf(ErrSyntax, "CAST takes one expression (%s)", src)
+	}
+	ae, ok := f.Exprs[0].(*sqlparser.AliasedExpr)
+	if !ok || !ae.As.IsEmpty() {
+		return nil, errorf(ErrSyntax, "bad CAST %s", src)
+	}
+	x, err := p.expr(ae.Expr)
+	if err != nil {
+		return nil, err
+	}
+	var to *table.DataType
+	if spec.lit {
+		to, err = literalType(spec, x)
+	} else {
+		to, err = castType(p.rw, spec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if x.typ() == nil {
+		return typedNull(x, to), nil
+	}
+	if !castable(x.typ(), to) {
+		return nil, errorf(ErrType, "cannot cast %s to %s (%s)", tn(x.typ()), tn(to), src)
+	}
+	to = to.WithNotNull(x.typ().NotNull && !spec.try)
+	return &cast{exprBase: exprBase{t: to, src: src}, e: x, try: spec.try, hint: !spec.lit && !spec.try}, nil
 }
 
 // literalType is the type of DATE '...', TIME '...' or TIMESTAMP '...': a
