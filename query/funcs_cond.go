@@ -8,6 +8,7 @@ package query
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -153,14 +154,48 @@ func isLiteral(n node) bool {
 type assembly struct {
 	parts     []arrow.Array
 	from, pos []int32
+	// borrowed are the row lists lent to this evaluation (rows), which
+	// release gives back: a batch's bookkeeping reuses the last one's.
+	borrowed []*[]int
+	marks    *[]int32
 }
 
+// Row lists and row marks of batches: reused, not allocated per batch.
+var (
+	rowLists = sync.Pool{New: func() any { return new([]int) }}
+	rowMarks = sync.Pool{New: func() any { return new([]int32) }}
+)
+
 func newAssembly(n int) *assembly {
-	a := &assembly{from: make([]int32, n), pos: make([]int32, n)}
+	a := &assembly{marks: rowMarks.Get().(*[]int32)}
+	if cap(*a.marks) < 2*n {
+		*a.marks = make([]int32, 2*n)
+	}
+	m := (*a.marks)[:2*n]
+	a.from, a.pos = m[:n:n], m[n:]
 	for i := range a.from {
 		a.from[i] = -1
 	}
 	return a
+}
+
+// rows lends an empty list of row indexes with room for n, until release.
+func (s *assembly) rows(n int) []int {
+	p := rowLists.Get().(*[]int)
+	if cap(*p) < n {
+		*p = make([]int, 0, n)
+	}
+	s.borrowed = append(s.borrowed, p)
+	return (*p)[:0]
+}
+
+// all lends the list of rows 0 to n-1.
+func (s *assembly) all(n int) []int {
+	rows := s.rows(n)[:n]
+	for i := range rows {
+		rows[i] = i
+	}
+	return rows
 }
 
 // add makes part a (from evalRows over rows, of span sp) the value of the
@@ -180,7 +215,13 @@ func (s *assembly) add(a arrow.Array, sp span, rows, take []int) {
 	}
 }
 
-func (s *assembly) release() { releaseAll(s.parts) }
+func (s *assembly) release() {
+	releaseAll(s.parts)
+	for _, p := range s.borrowed {
+		rowLists.Put(p)
+	}
+	rowMarks.Put(s.marks)
+}
 
 // result is the assembled array of type t.
 func (s *assembly) result(ec *evalCtx, t arrow.DataType) (arrow.Array, error) {
@@ -388,7 +429,7 @@ func (n *caseWhen) operands() []node {
 func (n *caseWhen) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	asm := newAssembly(int(b.NumRows()))
 	defer asm.release()
-	open := allRows(int(b.NumRows()))
+	open := asm.all(int(b.NumRows()))
 	branch := func(v node, rows, take []int) error {
 		if len(take) == 0 {
 			return nil
@@ -401,7 +442,7 @@ func (n *caseWhen) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 		return nil
 	}
 	for k, w := range n.whens {
-		ca, _, hit, rest, err := step(ec, b, w, open, isTrue)
+		ca, _, hit, rest, err := step(ec, b, asm, w, open, isTrue)
 		if err != nil {
 			return nil, err
 		}
@@ -423,7 +464,7 @@ func (n *caseWhen) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // step evaluates n on the open rows (none: nothing to do) and divides them
 // into those whose value passes test and the rest.
-func step(ec *evalCtx, b arrow.RecordBatch, n node, open []int, test func(arrow.Array) func(int) bool) (a arrow.Array, sp span, pass, rest []int, err error) {
+func step(ec *evalCtx, b arrow.RecordBatch, asm *assembly, n node, open []int, test func(arrow.Array) func(int) bool) (a arrow.Array, sp span, pass, rest []int, err error) {
 	if len(open) == 0 {
 		return nil, subset, nil, nil, nil
 	}
@@ -431,7 +472,7 @@ func step(ec *evalCtx, b arrow.RecordBatch, n node, open []int, test func(arrow.
 		return nil, subset, nil, nil, err
 	}
 	ok := test(a)
-	pass, rest = make([]int, 0, len(open)), make([]int, 0, len(open))
+	pass, rest = asm.rows(len(open)), asm.rows(len(open))
 	for j, r := range open {
 		if ok(sp.index(j, r)) {
 			pass = append(pass, r)
@@ -447,14 +488,6 @@ func isValid(a arrow.Array) func(int) bool { return a.IsValid }
 func isTrue(a arrow.Array) func(int) bool {
 	c := a.(*array.Boolean)
 	return func(i int) bool { return c.IsValid(i) && c.Value(i) }
-}
-
-func allRows(n int) []int {
-	rows := make([]int, n)
-	for i := range rows {
-		rows[i] = i
-	}
-	return rows
 }
 
 // coalesce is COALESCE and IFNULL: an argument is evaluated only on the rows
@@ -478,9 +511,9 @@ func (n *coalesce) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	}
 	asm := newAssembly(int(b.NumRows()))
 	defer asm.release()
-	open := allRows(int(b.NumRows()))
+	open := asm.all(int(b.NumRows()))
 	for _, arg := range n.args {
-		a, sp, hit, rest, err := step(ec, b, arg, open, isValid)
+		a, sp, hit, rest, err := step(ec, b, asm, arg, open, isValid)
 		switch {
 		case err != nil:
 			return nil, err
