@@ -31,8 +31,17 @@ func noFrom(rw *rewritten, s *sqlparser.Select) bool {
 	if tn, ok := te.Expr.(sqlparser.TableName); !ok || !strings.EqualFold(tn.Name.String(), "dual") || !tn.Qualifier.IsEmpty() {
 		return false
 	}
+	// Only a FROM outside parentheses is the statement's: one inside is a
+	// function's (SUBSTRING(s FROM 2), EXTRACT(YEAR FROM t)) or a
+	// subquery's, which is refused.
+	depth := 0
 	for _, t := range rw.toks {
-		if t.IsWord("from") {
+		switch {
+		case t.IsSymbol("("):
+			depth++
+		case t.IsSymbol(")"):
+			depth--
+		case depth == 0 && t.IsWord("from"):
 			return false
 		}
 	}
