@@ -200,6 +200,16 @@ const itemFunc = "item"
 
 func isName(t parse.Token) bool { return t.Kind == parse.Ident || t.Kind == parse.QuotedIdent }
 
+// isFuncName reports whether t, before a (, names a function rather than
+// being a keyword (SELECT (x)[1]).
+func isFuncName(t parse.Token) bool {
+	if t.Kind != parse.Ident {
+		return t.Kind == parse.QuotedIdent
+	}
+	_, known := funcs[strings.ToLower(t.Val)]
+	return known || hasSyntax(t.Val) || !isKeyword(t.Val)
+}
+
 // operandStart is the token where the operand of the [ at toks[i] starts,
 // -1 if there is none kshare reads.
 func operandStart(toks []parse.Token, i int, closes map[int]int) int {
@@ -224,10 +234,10 @@ func operandStart(toks []parse.Token, i int, closes map[int]int) int {
 				}
 			}
 		}
-		if j <= 0 || !isName(toks[j-1]) {
-			return j
+		if j <= 0 || !isFuncName(toks[j-1]) {
+			return j // (x)[k]
 		}
-		j--
+		j-- // f(x)[k]
 	case !isName(toks[j]):
 		return -1
 	}
