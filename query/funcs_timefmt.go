@@ -21,9 +21,9 @@ import (
 func init() {
 	ts3 := &table.DataType{Kind: table.Timestamp, Precision: 3}
 	register(
-		&funcDef{name: "DATE_FORMAT", args: []argKind{timeArg, strArg},
-			desc: "the time as text in a Java date pattern (yyyy-MM-dd HH:mm:ss)",
-			ret:  fixedType(table.StringType()), prep: compileLayout(1), eval: dateFormat},
+		&funcDef{name: "DATE_FORMAT", args: []argKind{timeOrTextArg, strArg},
+			desc: "the time (or a string read as TIMESTAMP: NULL if it is none) as text in a Java date pattern (yyyy-MM-dd HH:mm:ss)",
+			ret:  dateFormatType, prep: compileLayout(1), eval: dateFormat},
 		&funcDef{name: "TO_TIMESTAMP", args: []argKind{strArg, strArg}, min: 1,
 			desc: "the TIMESTAMP(3) a string holds in a Java date pattern (default yyyy-MM-dd HH:mm:ss); NULL if it does not parse",
 			ret:  nullableType(ts3), prep: compileLayout(1), eval: parseTimes(false)},
@@ -38,6 +38,20 @@ func init() {
 			desc: "the time of seconds since 1970-01-01 00:00:00 UTC as text (default pattern yyyy-MM-dd HH:mm:ss)",
 			ret:  fixedType(table.StringType()), prep: compileLayout(1), eval: fromUnixtime},
 	)
+}
+
+// timeOrTextArg is DATE_FORMAT's first argument.
+var timeOrTextArg = argKind{name: "DATE, TIMESTAMP or STRING", ok: func(t *table.DataType) bool {
+	return timeArg.ok(t) || isChar(t)
+}, null: timeArg.null}
+
+// dateFormatType is a STRING; a string to format is first read as a
+// TIMESTAMP(3), NULL if it is none, as in Flink.
+func dateFormatType(c *call) (*table.DataType, error) {
+	if x := c.args[0]; isChar(x.typ()) {
+		c.args[0] = &cast{exprBase: exprBase{t: &table.DataType{Kind: table.Timestamp, Precision: 3}, src: x.text()}, e: x, try: true}
+	}
+	return table.StringType().WithNotNull(notNull(c.args...)), nil
 }
 
 // layoutPart is a run of one pattern letter (count long) or literal text.
