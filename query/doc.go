@@ -3,7 +3,8 @@
 // result as Arrow record batches (Rows, an array.RecordReader). Expressions
 // are evaluated on whole batches, with arrow-go's compute functions where
 // their semantics are SQL's, and with kernels of this package where they are
-// not (decimals, casts, LIKE, short-circuit AND/OR).
+// not (decimals, casts, LIKE, short-circuit AND/OR, conditionals that
+// evaluate a branch only on its rows, most functions).
 //
 // # The statement
 //
