@@ -133,6 +133,12 @@ func (p *planner) expr(e sqlparser.Expr) (node, error) {
 
 func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 	src := p.textOf(e)
+	if p.agg != nil {
+		// Aggregate calls and grouped expressions (see aggplan.go).
+		if n, ok, err := p.agg.expr(e, src); ok {
+			return n, err
+		}
+	}
 	switch e := e.(type) {
 	case *sqlparser.ParenExpr:
 		return p.expr1(e.Expr)

@@ -7,7 +7,8 @@
 //
 // # The statement
 //
-//	SELECT * | <expr> [AS <alias>], ... FROM <table> [[AS] <alias>] [WHERE <predicate>] [LIMIT <n>]
+//	SELECT * | <expr> [AS <alias>], ... FROM <table> [[AS] <alias>] [WHERE <predicate>]
+//	    [GROUP BY <expr>, ...] [HAVING <predicate>] [LIMIT <n>]
 //
 // Expressions: columns (metadata columns too, by their declared names),
 // literals (1, 1.5, 1e3, 'text', TRUE, NULL, x'0a', DATE '2024-01-02',
@@ -16,8 +17,11 @@
 // IS [NOT] FALSE, [NOT] IN (...), [NOT] BETWEEN, [NOT] LIKE [ESCAPE],
 // CAST(x AS <type>) and TRY_CAST(x AS <type>) with Flink's type names.
 //
-// Refused, with an error that says what is supported: GROUP BY and aggregate
-// functions, HAVING, ORDER BY, DISTINCT, JOIN, subqueries, UNION, window
+// Aggregates (in the select list and HAVING): COUNT(*), COUNT(x),
+// COUNT(DISTINCT x), SUM, AVG, MIN, MAX, LISTAGG(x [, separator]), DISTINCT
+// in any of them; see "Aggregation".
+//
+// Refused, with an error that says what is supported: ORDER BY, DISTINCT, JOIN, subqueries, UNION, window
 // functions (OVER, TUMBLE), WITH, OFFSET, CASE, other functions, || (which
 // is string concatenation in Flink and OR in MySQL, so kshare takes
 // neither). Errors wrap ErrSyntax, ErrNotSelect, ErrUnsupported,
@@ -65,6 +69,29 @@
 // side does not make FALSE (of OR: not TRUE), so WHERE qty <> 0 AND
 // price / qty > 2 does not divide by zero.
 //
+// # Aggregation
+//
+// A query with GROUP BY or an aggregate call has an updating result, as in
+// Flink: its rows are changes of a result table of one row per group
+// (Plan.Updating, Rows.Op). A group's first row is an insert (+I); when a
+// batch changes it, the old row is retracted (-U) and the new one follows
+// (+U); when HAVING stops keeping a group, its row is deleted (-D), and a
+// group HAVING starts to keep is inserted. Types are Flink's: COUNT is
+// BIGINT NOT NULL; SUM, MIN and MAX have their argument's type, except that
+// SUM of DECIMAL(p, s) is DECIMAL(38, s); AVG of an integer type is that type
+// (an integer average, truncated toward zero, as in Flink), of DECIMAL(p, s)
+// DECIMAL(38, max(6, s)) rounded half away from zero, of FLOAT or DOUBLE
+// that type; LISTAGG is STRING. DECIMAL sums are exact. A SUM beyond its
+// type is an error (Flink wraps around). Aggregates skip NULLs and are NULL
+// over no value; COUNT is 0 then. NULL keys form one group. Every column of
+// the select list and HAVING is grouped or inside an aggregate. LIMIT is
+// refused (an updating result has no first N rows); Options.MaxRows counts
+// changes and never splits a -U from its +U.
+//
+// The state is one entry per group, with the accumulators of its
+// aggregates: it grows with the groups, not with the records, except for
+// COUNT(DISTINCT x) (the distinct values) and LISTAGG (its text).
+//
 // # Delivery
 //
 // A query delivers at least once: see Rows for what becomes of each record.
@@ -72,4 +99,20 @@
 // context ends, on an error, or when the caller closes it; in every case the
 // records behind rows the caller has not moved past are released, never
 // accepted.
+//
+// The delivery rule for aggregates: a record is accepted only once a
+// delivered row reflects it. Each source batch is folded into the groups at
+// once and gives one result batch: the changes of the groups it touched.
+// Every record of the batch contributes to a group that batch's rows show,
+// so the source batch is accepted when the caller moves past that result
+// batch, and released when the query ends before. Records WHERE drops are
+// accepted, as in every query; so are those of a batch that changed no
+// row (a MAX that stayed, a group HAVING hides), which the rows delivered
+// before already reflect. When Options.MaxRows cuts a result batch, the
+// records of the groups whose changes were cut are released. A result row
+// reflects many records, so ReleaseRow and RejectRow refuse it
+// (ErrUpdating) and Hold refuses the batch; ReleaseBatch releases every
+// record of it and ends the query, whose groups cannot forget them. The
+// result covers only the records this query received: another consumer in
+// the same share group aggregates the others.
 package query
