@@ -162,6 +162,11 @@ func (x *Exporter) Abort() { x.w.discard() }
 func (x *Exporter) Run(ctx context.Context, rows *query.Rows) (res ExportResult, err error) {
 	o, w := x.o, x.w
 	res.Earlier, res.Spool, res.Resumed = x.earlier, x.spool, x.resumed
+	if rows.Plan().Updating() {
+		x.Abort()
+		rows.Close()
+		return res, fmt.Errorf("%w: an export writes rows, and an aggregate query's rows are changes (+I, -U, +U, -D) of its result; print them with --output csv or json, which carry an op column", query.ErrUpdating)
+	}
 	closed := false
 	defer func() {
 		if !closed {
