@@ -209,14 +209,14 @@ func (s *Shell) printResult(res *table.Result) error {
 		if err := p.end(); err != nil {
 			return err
 		}
-		if format == OutputTable {
+		if tabular(format) {
 			fmt.Fprintf(s.out, "%s\n", plural(int64(len(res.Rows)), "row"))
 		} else if s.interactive {
 			fmt.Fprintf(s.errOut, "%s\n", plural(int64(len(res.Rows)), "row"))
 		}
 	}
 	if res.Message != "" {
-		if format == OutputTable {
+		if tabular(format) {
 			fmt.Fprintln(s.out, res.Message)
 		} else {
 			fmt.Fprintln(s.errOut, res.Message)
@@ -224,6 +224,10 @@ func (s *Shell) printResult(res *table.Result) error {
 	}
 	return s.out.Flush()
 }
+
+// tabular reports whether format prints bordered tables, for a person:
+// messages and row counts then go to Stdout with the results.
+func tabular(format string) bool { return format == OutputTable || format == OutputTableau }
 
 func (s *Shell) term() *terminal {
 	if s.cfg.Height == nil {
@@ -252,8 +256,7 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 		}
 	}()
 	term := s.term()
-	tabular := format == OutputTable || format == OutputTableau
-	live := term != nil && tabular
+	live := term != nil && tabular(format)
 	p := newQueryPrinter(format, s.out, rows, term, int(s.eng.Settings().MaxColumnWidth))
 	noun := "row"
 	if rows.Plan().Updating() {
@@ -286,7 +289,7 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 	switch {
 	case copyErr != nil:
 		// The rows are incomplete; only the error is worth saying.
-	case tabular:
+	case tabular(format):
 		fmt.Fprintf(s.out, "%s%s\n", plural(n, noun), endNote(interrupted))
 	case s.interactive:
 		fmt.Fprintf(s.errOut, "%s%s\n", plural(n, noun), endNote(interrupted))
