@@ -306,6 +306,19 @@ type aggState struct {
 	batch   uint32
 	touched []int32
 	old     []int // per touched group, its row in the group batch before the fold, or -1
+	// bs build the group batch; NewArray leaves them empty for the next.
+	bs []array.Builder
+	// textLen is the bytes of each string column of the last group batch,
+	// reserved for the next one so that its builder grows once.
+	textLen []int
+}
+
+// release frees the builders.
+func (s *aggState) release() {
+	for _, b := range s.bs {
+		b.Release()
+	}
+	s.bs = nil
 }
 
 func newAggState(p *aggPlan) *aggState {
@@ -370,16 +383,19 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 			s.touched = append(s.touched, g)
 		}
 	}
-	bs := make([]array.Builder, p.groupSchema.NumFields())
-	for k, f := range p.groupSchema.Fields() {
-		bs[k] = array.NewBuilder(ec.mem, f.Type)
-		bs[k].Reserve(2 * len(s.touched))
-	}
-	defer func() {
-		for _, b := range bs {
-			b.Release()
+	if s.bs == nil {
+		s.bs = make([]array.Builder, p.groupSchema.NumFields())
+		for k, f := range p.groupSchema.Fields() {
+			s.bs[k] = array.NewBuilder(ec.mem, f.Type)
 		}
-	}()
+	}
+	bs := s.bs
+	for k, b := range bs {
+		b.Reserve(2 * len(s.touched))
+		if sb, ok := b.(*array.StringBuilder); ok && k < len(s.textLen) {
+			sb.ReserveData(s.textLen[k])
+		}
+	}
 	row := 0
 	for _, g := range s.touched {
 		if g >= before {
@@ -404,8 +420,14 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 	}
 	cols := make([]arrow.Array, len(bs))
 	defer releaseAll(cols)
+	s.textLen = s.textLen[:0]
 	for k, b := range bs {
 		cols[k] = b.NewArray()
+		n := 0
+		if str, ok := cols[k].(*array.String); ok {
+			n = len(str.ValueBytes())
+		}
+		s.textLen = append(s.textLen, n)
 	}
 	return array.NewRecordBatch(p.groupSchema, cols, int64(row+len(s.touched))), nil
 }
@@ -514,19 +536,33 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 		res.ops = append(res.ops, k)
 		res.groups = append(res.groups, g)
 	}
+	// The retractions first, then the new rows, each in the order the
+	// batch touched the groups: a reader that applies the changes in
+	// order sees each -U before its +U. The group batch has this order
+	// already, so that unless HAVING hides a row or a group did not
+	// change, the result is the group batch as it is.
+	same := make([]bool, len(s.touched))
 	for t, g := range s.touched {
-		o, nw := s.old[t], nOld+t
-		was := o >= 0 && shown(o)
-		is := shown(nw)
-		switch {
-		case was && is:
-			if !sameRow(cols, o, nw) {
-				add(o, UpdateBefore, g)
-				add(nw, UpdateAfter, g)
-			}
-		case was:
+		o := s.old[t]
+		if o < 0 || !shown(o) {
+			continue
+		}
+		switch nw := nOld + t; {
+		case !shown(nw):
 			add(o, Delete, g)
-		case is:
+		case sameRow(cols, o, nw):
+			same[t] = true
+		default:
+			add(o, UpdateBefore, g)
+		}
+	}
+	for t, g := range s.touched {
+		nw := nOld + t
+		switch {
+		case same[t] || !shown(nw):
+		case s.old[t] >= 0 && shown(s.old[t]):
+			add(nw, UpdateAfter, g)
+		default:
 			add(nw, Insert, g)
 		}
 	}
@@ -535,8 +571,8 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 	}
 	rec := array.NewRecordBatch(p.schema, cols, gb.NumRows())
 	defer rec.Release()
-	if nOld == 0 && len(idx) == int(rec.NumRows()) {
-		// Only new groups, all shown: the rows are in order already.
+	if len(idx) == int(rec.NumRows()) {
+		// Every row in order: nothing hidden, every group changed.
 		rec.Retain()
 		res.out = rec
 		return res, nil

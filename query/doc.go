@@ -86,7 +86,9 @@
 // over no value; COUNT is 0 then. NULL keys form one group. Every column of
 // the select list and HAVING is grouped or inside an aggregate. LIMIT is
 // refused (an updating result has no first N rows); Options.MaxRows counts
-// changes and never splits a -U from its +U.
+// changes and ends the query after the batch of changes that reaches it. A
+// batch of changes lists its retractions (-U, -D) first, then the new rows
+// (+U, +I), each in the order the batch touched the groups.
 //
 // The state is one entry per group, with the accumulators of its
 // aggregates: it grows with the groups, not with the records, except for
@@ -108,8 +110,7 @@
 // batch, and released when the query ends before. Records WHERE drops are
 // accepted, as in every query; so are those of a batch that changed no
 // row (a MAX that stayed, a group HAVING hides), which the rows delivered
-// before already reflect. When Options.MaxRows cuts a result batch, the
-// records of the groups whose changes were cut are released. A result row
+// before already reflect. A result row
 // reflects many records, so ReleaseRow and RejectRow refuse it
 // (ErrUpdating) and Hold refuses the batch; ReleaseBatch releases every
 // record of it and ends the query, whose groups cannot forget them. The

@@ -453,6 +453,9 @@ func (r *Rows) closeStream() {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	if r.agg != nil {
+		r.agg.release()
+	}
 	if r.stream == nil {
 		return
 	}
@@ -736,31 +739,11 @@ func (r *Rows) handOutAgg(b table.Batch) bool {
 		r.mu.Unlock()
 		return false
 	}
-	if r.remaining >= 0 && int64(len(res.ops)) > r.remaining {
-		// max-rows cuts the changes, never between a -U and its +U; the
-		// records of the groups whose changes are cut go back.
-		cut := int(r.remaining)
-		if res.ops[cut-1] == UpdateBefore {
-			cut++
-		}
-		if cut < len(res.ops) {
-			gone := map[int32]bool{}
-			for _, g := range res.groups[cut:] {
-				gone[g] = true
-			}
-			for j, g := range r.agg.gids {
-				if gone[g] {
-					b.Ack.Mark(sel[j], table.Release)
-				}
-			}
-			out := res.out.NewSlice(0, int64(cut))
-			res.out.Release()
-			res.out, res.ops = out, res.ops[:cut]
-		}
-	}
 	k := len(res.ops)
 	r.curDrop = drop
 	r.cur, r.curOut, r.curOps, r.curIn = b.Ack, res.out, res.ops, sel
+	// max-rows ends the query after the batch that reaches it: a batch of
+	// changes is never cut, so every record of it stays reflected.
 	r.curSel = make([]int, k) // rows have no source row of their own; see mark
 	r.curMarks = make([]table.Disposition, k)
 	if r.remaining >= 0 {

@@ -42,7 +42,7 @@ func newQueryPrinter(format string, w *bufio.Writer, rows *query.Rows, term *ter
 		return p
 	}
 	if updating && format == OutputTable && term != nil {
-		return &livePrinter{w: w, cols: cols, term: term, op: rows.Op, cut: cut, at: map[string][]int{}, last: -1}
+		return &livePrinter{w: w, cols: cols, term: term, op: rows.Op, cut: cut, at: map[string][]int{}}
 	}
 	p := newTablePrinter(w, cols, term)
 	p.cut = cut
@@ -92,20 +92,21 @@ func (p *changelogPrinter) end() error                { return p.w.Flush() }
 // livePrinter keeps the current result of an updating query and draws it
 // as a table, in place of the drawing before, after each batch: Flink's
 // table result mode. A row is found again by its values, as Flink's
-// client does; +U takes the place of the -U before it, so that a row stays
-// where it is while its values change.
+// client does. A batch lists its -U rows before its +U rows, in the same
+// order of groups, so the n-th +U takes the place of the n-th -U: a row
+// stays where it is while its values change.
 type livePrinter struct {
-	w     *bufio.Writer
-	cols  []table.Column
-	term  *terminal
-	op    func(i int) query.RowKind
-	cut   int
-	fmts  []func(int) (string, bool)
-	rows  [][]string       // the result; nil where a row was removed
-	at    map[string][]int // rows by their values
-	freed int              // nil entries of rows
-	last  int              // where the last -U was, for its +U; -1: none
-	drawn int              // lines of the last drawing
+	w       *bufio.Writer
+	cols    []table.Column
+	term    *terminal
+	op      func(i int) query.RowKind
+	cut     int
+	fmts    []func(int) (string, bool)
+	rows    [][]string       // the result; nil where a row was removed
+	at      map[string][]int // rows by their values
+	freed   int              // nil entries of rows
+	freedAt []int            // where the batch's -U rows were, for its +U rows
+	drawn   int              // lines of the last drawing
 }
 
 func (p *livePrinter) batch(rec arrow.RecordBatch) { p.fmts = formatters(p.cols, rec) }
@@ -115,15 +116,18 @@ func (p *livePrinter) row(i int) error {
 	key := strings.Join(vals, "\x00")
 	switch p.op(i) {
 	case query.UpdateBefore:
-		p.last = p.take(key)
+		if pos := p.take(key); pos >= 0 {
+			p.freedAt = append(p.freedAt, pos)
+		}
 	case query.Delete:
 		p.take(key)
 	case query.UpdateAfter:
-		if p.last >= 0 {
-			p.rows[p.last] = vals
-			p.at[key] = append(p.at[key], p.last)
+		if len(p.freedAt) > 0 {
+			pos := p.freedAt[0]
+			p.freedAt = p.freedAt[1:]
+			p.rows[pos] = vals
+			p.at[key] = append(p.at[key], pos)
 			p.freed--
-			p.last = -1
 			return nil
 		}
 		p.add(key, vals)
@@ -182,6 +186,7 @@ func (p *livePrinter) compact() {
 // the screen is counted below the table, since a drawing taller than the
 // screen could not be drawn over.
 func (p *livePrinter) flush() error {
+	p.freedAt = p.freedAt[:0]
 	p.compact()
 	var b bytes.Buffer
 	bw := bufio.NewWriter(&b)
