@@ -147,6 +147,23 @@ var errIdle = errors.New("idle timeout")
 // So a record is accepted only when its row was handed to the caller and the
 // caller moved on, or when WHERE dropped it.
 //
+// # Aggregates
+//
+// The rows of a query with GROUP BY or aggregates (Plan.Updating) are
+// changes of its result, each with its kind (Op): each source batch is
+// folded into the groups and gives one result batch, the changes of the
+// groups it touched. Moving past that batch accepts every record of the
+// source batch, since the changes reflect them all; a source batch that
+// changed no row is accepted at once. When the query ends, the source
+// batch behind the current result batch is accepted only if the caller
+// moved past it (Next, Close), and every record fetched after it is
+// released. A row reflects many records, so ReleaseRow, RejectRow and Hold
+// refuse it with ErrUpdating; ReleaseBatch releases the whole source batch
+// and ends the query. Options.MaxRows ends the query after the batch of
+// changes that reaches it, never in the middle of one. The result covers
+// the records this query received; another consumer of the share group
+// aggregates the others.
+//
 // # Ending
 //
 // Next returns false when the query ends. Err is then nil for LIMIT,
