@@ -9,6 +9,7 @@ package query
 
 import (
 	"math/big"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -68,8 +69,10 @@ func (a *countAcc) fold(v *vec, gids []int32) error {
 	return nil
 }
 
+// result appends without a capacity check: fold reserved room for every
+// row of the group batch.
 func (a *countAcc) result(b array.Builder, g int32) error {
-	b.(*array.Int64Builder).Append(a.n[g])
+	b.(*array.Int64Builder).UnsafeAppend(a.n[g])
 	return nil
 }
 
@@ -163,7 +166,7 @@ func (a *sumAcc) result(b array.Builder, g int32) error {
 		if s.Abs().Greater(maxDecimal38) {
 			return a.overflow()
 		}
-		b.(*array.Decimal128Builder).Append(s)
+		b.(*array.Decimal128Builder).UnsafeAppend(s)
 	}
 	return nil
 }
@@ -302,12 +305,16 @@ type aggState struct {
 	buf    []byte
 	gids   []int32
 	// stamp is the batch that last touched each group.
-	stamp   []uint32
-	batch   uint32
-	touched []int32
-	old     []int // per touched group, its row in the group batch before the fold, or -1
+	stamp []uint32
+	batch uint32
+	// nullGroup is the NULL group of a single STRING key, or -1.
+	nullGroup int32
+	touched   []int32
+	old       []int // per touched group, its row in the group batch before the fold, or -1
 	// bs build the group batch; NewArray leaves them empty for the next.
-	bs []array.Builder
+	bs   []array.Builder
+	idx  []int  // the group batch's rows that are changes
+	same []bool // per touched group: its row did not change
 	// textLen is the bytes of each string column of the last group batch,
 	// reserved for the next one so that its builder grows once.
 	textLen []int
@@ -322,7 +329,7 @@ func (s *aggState) release() {
 }
 
 func newAggState(p *aggPlan) *aggState {
-	s := &aggState{plan: p, groups: map[string]int32{}}
+	s := &aggState{plan: p, groups: map[string]int32{}, nullGroup: -1}
 	s.keys = make([]store, len(p.keys))
 	for k, key := range p.keys {
 		s.keys[k].ph, _ = physOf(key.typ())
@@ -367,15 +374,36 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 	s.touched, s.old = s.touched[:0], s.old[:0]
 	s.gids = s.gids[:0]
 	before := s.n
+	// One STRING key, the common case, is looked up as it is, without
+	// copying it into a key; its NULL is a group of its own.
+	oneStr := len(s.kv) == 1 && s.kv[0].ph == pStr
 	for i := range m {
-		b := s.buf[:0]
-		for k := range s.kv {
-			b = s.kv[k].appendKey(b, i)
-		}
-		s.buf = b
-		g, ok := s.groups[string(b)]
-		if !ok {
-			g = s.newGroup(b, i)
+		var g int32
+		switch {
+		case oneStr && s.kv[0].null(i):
+			if s.nullGroup < 0 {
+				s.nullGroup = s.newGroup(i)
+			}
+			g = s.nullGroup
+		case oneStr:
+			key := s.kv[0].str(i)
+			var ok bool
+			if g, ok = s.groups[key]; !ok {
+				// The key points into the batch: the map keeps a copy.
+				g = s.newGroup(i)
+				s.groups[strings.Clone(key)] = g
+			}
+		default:
+			b := s.buf[:0]
+			for k := range s.kv {
+				b = s.kv[k].appendKey(b, i)
+			}
+			s.buf = b
+			var ok bool
+			if g, ok = s.groups[string(b)]; !ok {
+				g = s.newGroup(i)
+				s.groups[string(b)] = g
+			}
 		}
 		s.gids = append(s.gids, g)
 		if s.stamp[g] != s.batch {
@@ -432,11 +460,11 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 	return array.NewRecordBatch(p.groupSchema, cols, int64(row+len(s.touched))), nil
 }
 
-// newGroup adds the group of key, whose values are row i's.
-func (s *aggState) newGroup(key []byte, i int) int32 {
+// newGroup adds a group whose keys are row i's; the caller files it
+// under its key.
+func (s *aggState) newGroup(i int) int32 {
 	g := s.n
 	s.n++
-	s.groups[string(key)] = g
 	s.stamp = append(s.stamp, 0)
 	for k := range s.keys {
 		s.keys[k].grow(int(s.n))
@@ -495,9 +523,8 @@ func (k RowKind) String() string {
 
 // aggOut is one input batch's changes.
 type aggOut struct {
-	out    arrow.RecordBatch
-	ops    []RowKind
-	groups []int32 // each change's group
+	out arrow.RecordBatch
+	ops []RowKind
 }
 
 // changes folds in and returns the changes of the groups it touched, or
@@ -529,41 +556,47 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 			nOld++
 		}
 	}
-	var res aggOut
-	var idx []int
-	add := func(row int, k RowKind, g int32) {
+	// ops is handed out with the batch, so it is the batch's own; idx
+	// and same are the state's, reused.
+	res := aggOut{ops: make([]RowKind, 0, nOld+len(s.touched))}
+	idx := s.idx[:0]
+	add := func(row int, k RowKind) {
 		idx = append(idx, row)
 		res.ops = append(res.ops, k)
-		res.groups = append(res.groups, g)
 	}
+	defer func() { s.idx = idx }()
 	// The retractions first, then the new rows, each in the order the
 	// batch touched the groups: a reader that applies the changes in
 	// order sees each -U before its +U. The group batch has this order
 	// already, so that unless HAVING hides a row or a group did not
 	// change, the result is the group batch as it is.
-	same := make([]bool, len(s.touched))
-	for t, g := range s.touched {
+	same := s.same[:0]
+	for range s.touched {
+		same = append(same, false)
+	}
+	s.same = same
+	for t := range s.touched {
 		o := s.old[t]
 		if o < 0 || !shown(o) {
 			continue
 		}
 		switch nw := nOld + t; {
 		case !shown(nw):
-			add(o, Delete, g)
+			add(o, Delete)
 		case sameRow(cols, o, nw):
 			same[t] = true
 		default:
-			add(o, UpdateBefore, g)
+			add(o, UpdateBefore)
 		}
 	}
-	for t, g := range s.touched {
+	for t := range s.touched {
 		nw := nOld + t
 		switch {
 		case same[t] || !shown(nw):
 		case s.old[t] >= 0 && shown(s.old[t]):
-			add(nw, UpdateAfter, g)
+			add(nw, UpdateAfter)
 		default:
-			add(nw, Insert, g)
+			add(nw, Insert)
 		}
 	}
 	if len(idx) == 0 {
@@ -581,9 +614,12 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 	return res, err
 }
 
+// sameRow reports whether rows i and j of cols are the same. It compares
+// from the last column, since a select list tends to end with aggregates,
+// which change, and start with the group's keys, which do not.
 func sameRow(cols []arrow.Array, i, j int) bool {
-	for _, c := range cols {
-		if !sameAt(c, i, j) {
+	for k := len(cols) - 1; k >= 0; k-- {
+		if !sameAt(cols[k], i, j) {
 			return false
 		}
 	}
