@@ -255,7 +255,7 @@ func BenchmarkWhereQuantity(b *testing.B) {
 // 1,024 rows a batch touches about 640 groups, so the changes outnumber
 // the rows; at 8,192 rows ('scan.batch-size') they are a quarter of them.
 func BenchmarkGroupByCustomer(b *testing.B) {
-	for _, size := range []int{batchRows, 8 * batchRows} {
+	for _, size := range []int{batchRows, 4 * batchRows, 8 * batchRows} {
 		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
 			queryOrders(b, size, "SELECT customer_id, COUNT(*), SUM(price) FROM orders GROUP BY customer_id")
 		})
