@@ -507,6 +507,7 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	count("redelivered", src.Redelivered, true)
 	count("decode errors", src.DecodeErrors, true)
 	count("filtered (accepted)", st.Filtered, false)
+	count("unchanged (accepted)", st.Unchanged, false)
 	count("skipped", src.Skipped, false)
 	count("lock renewals", src.Renewed, false)
 }
