@@ -66,6 +66,28 @@ func (p *Plan) Filters() bool { return p.where != nil && p.tbl != noTable }
 // rather than rows of their own. See "Aggregates" in Rows.
 func (p *Plan) Updating() bool { return p.agg != nil }
 
+// OpColumn is the column a destination of an updating query's rows
+// writes first: each row's kind of change, "+I", "-U", "+U" or "-D".
+var OpColumn = table.Column{Name: "op", Type: &table.DataType{Kind: table.Varchar, Length: 2, NotNull: true}}
+
+// OutputColumns are the columns a destination of the result writes:
+// Columns, after OpColumn when the query is updating.
+func (p *Plan) OutputColumns() []table.Column {
+	if !p.Updating() {
+		return p.cols
+	}
+	return append([]table.Column{OpColumn}, p.cols...)
+}
+
+// OutputSchema is the Arrow schema of OutputColumns; see Rows.OutputBatch.
+func (p *Plan) OutputSchema() *arrow.Schema {
+	if !p.Updating() {
+		return p.schema
+	}
+	fs := append([]arrow.Field{{Name: OpColumn.Name, Type: arrow.BinaryTypes.String}}, p.schema.Fields()...)
+	return arrow.NewSchema(fs, nil)
+}
+
 // SQL is the statement as given.
 func (p *Plan) SQL() string { return p.sql }
 

@@ -773,3 +773,26 @@ func (r *Rows) handOutAgg(b table.Batch) bool {
 	r.mu.Unlock()
 	return true
 }
+
+// OutputBatch is the current batch as a destination writes it (see
+// Plan.OutputSchema): RecordBatch itself, or for an updating query a new
+// batch with each row's op first. The caller releases it.
+func (r *Rows) OutputBatch() arrow.RecordBatch {
+	if r.curOut == nil {
+		return nil
+	}
+	if r.curOps == nil {
+		r.curOut.Retain()
+		return r.curOut
+	}
+	b := array.NewStringBuilder(r.opts.Alloc)
+	defer b.Release()
+	b.Reserve(len(r.curOps))
+	for _, op := range r.curOps {
+		b.Append(op.String())
+	}
+	ops := b.NewArray()
+	defer ops.Release()
+	cols := append([]arrow.Array{ops}, r.curOut.Columns()...)
+	return array.NewRecordBatch(r.plan.OutputSchema(), cols, r.curOut.NumRows())
+}
