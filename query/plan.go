@@ -97,7 +97,8 @@ func (p *Plan) SQL() string { return p.sql }
 //
 // The statement has the shape
 //
-//	SELECT * | <expr> [AS <alias>], ... FROM <table> [WHERE <predicate>] [LIMIT <n>]
+//	SELECT * | <expr> [AS <alias>], ... FROM <table> [WHERE <predicate>]
+//	    [GROUP BY <expr>, ...] [HAVING <predicate>] [LIMIT <n>]
 //
 // Names are matched ignoring case; quote them with backticks (`offset`). See
 // the package documentation for the expressions and types.

@@ -206,7 +206,8 @@ func (p *livePrinter) flush() error {
 	}
 	tp.end()
 	if more > 0 {
-		fmt.Fprintf(bw, "(%s more not shown)\n", plural(int64(more), "row"))
+		// "(1 more row not shown)"
+		fmt.Fprintf(bw, "(%s not shown)\n", strings.Replace(plural(int64(more), "row"), " ", " more ", 1))
 	}
 	bw.Flush()
 	if p.drawn > 0 {

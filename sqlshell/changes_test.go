@@ -161,3 +161,24 @@ func arrowFileText(t *testing.T, path string) string {
 	}
 	return b.String()
 }
+
+// The live table removes a row HAVING stops keeping (-D), and counts the
+// rows that do not fit on the screen below the table.
+func TestLiveTableDeleteAndOverflow(t *testing.T) {
+	var out bytes.Buffer
+	sh, _, _ := newMemShell(t, [][]int64{{1, 2, 3}, {1}}, &out)
+	sh.cfg.Height = func() int { return 8 } // room for 2 rows
+	if err := sh.RunScript(t.Context(), "-e", "SELECT id, COUNT(*) AS n FROM t GROUP BY id HAVING COUNT(*) < 2"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	first := "+----+---+\n| id | n |\n+----+---+\n|  1 | 1 |\n|  2 | 1 |\n+----+---+\n(1 more row not shown)\n"
+	if !strings.Contains(got, first) {
+		t.Errorf("first drawing missing:\n%q\nin\n%q", first, got)
+	}
+	last := got[strings.LastIndex(got, "\x1b[J")+len("\x1b[J"):]
+	last = last[:strings.Index(last, "\r")]
+	if want := "+----+---+\n| id | n |\n+----+---+\n|  2 | 1 |\n|  3 | 1 |\n+----+---+\n"; last != want {
+		t.Errorf("after the -D: %q, want %q", last, want)
+	}
+}

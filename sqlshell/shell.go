@@ -15,6 +15,11 @@
 // not yet printed is released, so the broker hands its record out again; when
 // writing fails, the whole batch is released, because it cannot be known
 // which of its rows arrived.
+//
+// The rows of an aggregate (GROUP BY, COUNT, ...) are changes of its
+// result; a batch of them reflects every record of the source batch behind
+// it, so it is settled as a whole: printed, its records are accepted;
+// stopped or failed in the middle, they are all released.
 package sqlshell
 
 import (
