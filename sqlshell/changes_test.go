@@ -2,14 +2,8 @@ package sqlshell
 
 import (
 	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // An aggregate's changes carry their op in every output; the records of a
@@ -90,76 +84,6 @@ func TestLiveTable(t *testing.T) {
 			t.Errorf("no drawing with %s", n)
 		}
 	}
-}
-
-// An export of an aggregate writes each change with its op first, in CSV
-// as in Arrow, and accepts the records once their changes are written.
-func TestExportUpdating(t *testing.T) {
-	for _, format := range []string{FormatCSV, FormatArrow} {
-		sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, nil)
-		rows, err := sh.eng.Query(t.Context(), "SELECT id % 2 AS odd, COUNT(*) AS n FROM t GROUP BY id % 2")
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "out."+format)
-		res, err := Export(t.Context(), rows, ExportOptions{Path: path, Format: format})
-		if err != nil || res.Rows != 4 {
-			t.Fatalf("%s: %d rows, %v", format, res.Rows, err)
-		}
-		var got string
-		if format == FormatCSV {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = string(b)
-		} else {
-			got = arrowFileText(t, path)
-		}
-		if want := "op,odd,n\n+I,1,1\n+I,0,1\n-U,1,1\n+U,1,2\n"; got != want {
-			t.Errorf("%s: file %q, want %q", format, got, want)
-		}
-		if v := fmt.Sprint(src.verdict()); v != "map[1:accept 2:accept 3:accept]" {
-			t.Errorf("%s: verdicts %s", format, v)
-		}
-	}
-}
-
-// arrowFileText is an Arrow IPC stream file as CSV-like text: a header of
-// field names, then one line per row.
-func arrowFileText(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := ipc.NewReader(f, ipc.WithAllocator(memory.NewGoAllocator()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Release()
-	var b strings.Builder
-	for k, fld := range rd.Schema().Fields() {
-		if k > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(fld.Name)
-	}
-	b.WriteByte('\n')
-	for rd.Next() {
-		rec := rd.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			for k := range rec.Columns() {
-				if k > 0 {
-					b.WriteByte(',')
-				}
-				b.WriteString(rec.Column(k).ValueStr(i))
-			}
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
 }
 
 // The live table removes a row HAVING stops keeping (-D), and counts the
