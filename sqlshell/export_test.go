@@ -1,13 +1,13 @@
 package sqlshell
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -91,11 +91,11 @@ func readArrowIDs(t *testing.T, path string) []int64 {
 
 func readParquetIDs(t *testing.T, path string) []int64 {
 	t.Helper()
-	tbl := readParquet(t, path)
-	defer tbl.Release()
+	rd := readParquet(t, path)
+	defer rd.Release()
 	var ids []int64
-	for _, c := range tbl.Column(0).Data().Chunks() {
-		ids = append(ids, c.(*array.Int64).Int64Values()...)
+	for rd.Next() {
+		ids = append(ids, rd.RecordBatch().Column(0).(*array.Int64).Int64Values()...)
 	}
 	return ids
 }
@@ -222,15 +222,14 @@ func arrowFileText(t *testing.T, path string) string {
 // parquetFileText is arrowFileText of a parquet file.
 func parquetFileText(t *testing.T, path string) string {
 	t.Helper()
-	tbl := readParquet(t, path)
-	defer tbl.Release()
-	rd := array.NewTableReader(tbl, -1)
+	rd := readParquet(t, path)
 	defer rd.Release()
 	return readerText(rd)
 }
 
-// readParquet reads a parquet file whole; the caller releases the table.
-func readParquet(t *testing.T, path string) arrow.Table {
+// readParquet reads a parquet file whole and returns a reader of its
+// batches, which the caller releases.
+func readParquet(t *testing.T, path string) array.RecordReader {
 	t.Helper()
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
@@ -241,11 +240,12 @@ func readParquet(t *testing.T, path string) arrow.Table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := fr.ReadTable(t.Context())
+	tbl, err := fr.ReadTable(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tbl
+	defer tbl.Release()
+	return array.NewTableReader(tbl, -1)
 }
 
 func readerText(rd array.RecordReader) string {
