@@ -121,7 +121,7 @@ type tablePrinter struct {
 	// than that is cut to it, ending in "...", as Flink's SQL client does.
 	cut int
 	// op, when not nil, gives each row's kind of change, shown in a first
-	// column 'op' (see withOp).
+	// column 'op' (see newQueryPrinter).
 	op func(i int) string
 }
 
@@ -390,7 +390,7 @@ type csvPrinter struct {
 	fmts   []func(int) (string, bool)
 	rec    []string
 	header bool
-	op     func(i int) string // see withOp
+	op     func(i int) string // see newQueryPrinter
 }
 
 func newCSVPrinter(w *bufio.Writer, cols []table.Column) *csvPrinter {
@@ -455,7 +455,7 @@ type jsonPrinter struct {
 	enc  *jsonRow
 	keys []string
 	buf  []byte
-	op   func(i int) string // see withOp
+	op   func(i int) string // see newQueryPrinter
 }
 
 func newJSONPrinter(w *bufio.Writer, cols []table.Column) *jsonPrinter {
