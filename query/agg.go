@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/kshare/kshare/table"
 )
 
 // accum is an aggregate's state over every group.
@@ -92,7 +94,14 @@ func (a *sumAcc) grow(n int) {
 }
 
 func (a *sumAcc) overflow() error {
-	return errorf(ErrEval, "%s overflows %s; CAST the argument to a wider type (BIGINT, DECIMAL(38, s))", a.c.src, tn(a.c.t))
+	fix := "CAST the argument to BIGINT"
+	switch a.c.t.Kind {
+	case table.BigInt:
+		fix = "CAST the argument to DECIMAL(38, 0)"
+	case table.Decimal:
+		fix = "a DECIMAL has at most 38 digits; CAST the argument to fewer fractional digits"
+	}
+	return errorf(ErrEval, "%s overflows %s; %s", a.c.src, tn(a.c.t), fix)
 }
 
 func (a *sumAcc) fold(v *vec, gids []int32) error {
