@@ -218,7 +218,7 @@ func (s *store) compare(v *vec, i int, g int32) int {
 	case pInt:
 		return cmp.Compare(v.ints[i], s.ints[g])
 	case pFloat:
-		return cmp.Compare(v.flts[i], s.flts[g])
+		return compareFloat(v.flts[i], s.flts[g])
 	case pDec:
 		return v.decs[i].Cmp(s.decs[g])
 	case pStr:
@@ -232,6 +232,20 @@ func (s *store) compare(v *vec, i int, g int32) int {
 		return -1
 	}
 	return 1
+}
+
+// compareFloat orders NaN above every number, as Java's Double.compareTo
+// and so Flink's MIN and MAX do: MAX over a NaN is NaN, MIN skips it.
+func compareFloat(x, y float64) int {
+	switch xn, yn := math.IsNaN(x), math.IsNaN(y); {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	case yn:
+		return -1
+	}
+	return cmp.Compare(x, y)
 }
 
 // appendTo appends group g's value to b, a builder of the value's type.
