@@ -300,7 +300,7 @@ func TestAggregateSettling(t *testing.T) {
 	if err := r.ReleaseBatch(); err != nil {
 		t.Fatal(err)
 	}
-	if r.Next() || !errors.Is(r.Err(), ErrUnsupported) {
+	if r.Next() || !errors.Is(r.Err(), ErrUpdating) {
 		t.Errorf("after ReleaseBatch: Next went on, or %v", r.Err())
 	}
 	r.Close()

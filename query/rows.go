@@ -377,7 +377,7 @@ func (r *Rows) ReleaseBatch() error {
 		for i := range r.curMarks {
 			r.curMarks[i] = table.Release
 		}
-		r.spoiled = errorf(ErrUnsupported, "a batch of the aggregate query's changes was released; its groups still count the released records, so the query stopped")
+		r.spoiled = fmt.Errorf("%w: a batch of the aggregate's changes was released, and its groups still count the released records, so the query stopped", ErrUpdating)
 		return nil
 	}
 	for i := range r.curSel {
