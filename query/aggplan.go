@@ -233,6 +233,27 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 	return c, nil
 }
 
+// distinctAsGroupBy turns SELECT DISTINCT a, b into GROUP BY a, b, as
+// Flink plans it: an updating result whose rows are only ever inserted,
+// each the first time its values come.
+func distinctAsGroupBy(s *sqlparser.Select) error {
+	if s.Distinct == "" {
+		return nil
+	}
+	if len(s.GroupBy) > 0 || s.Having != nil || hasAggCall(s.SelectExprs) {
+		return unsupportedClause("SELECT DISTINCT with GROUP BY or aggregates")
+	}
+	for _, it := range s.SelectExprs {
+		ae, ok := it.(*sqlparser.AliasedExpr)
+		if !ok {
+			return errorf(ErrUnsupported, "SELECT DISTINCT * is not supported; list the columns (SELECT DISTINCT a, b FROM ...)")
+		}
+		s.GroupBy = append(s.GroupBy, ae.Expr)
+	}
+	s.Distinct = ""
+	return nil
+}
+
 // comparable reports whether values of t can be compared and ordered by
 // the aggregation: the scalar types. ARRAY, MAP and ROW cannot.
 func comparable(t *table.DataType) bool {

@@ -21,7 +21,10 @@
 // COUNT(DISTINCT x), SUM, AVG, MIN, MAX, LISTAGG(x [, separator]), DISTINCT
 // in any of them; see "Aggregation".
 //
-// Refused, with an error that says what is supported: ORDER BY, DISTINCT, JOIN, subqueries, UNION, window
+// SELECT DISTINCT a, b is GROUP BY a, b, as in Flink: an updating result
+// whose rows are only inserted.
+//
+// Refused, with an error that says what is supported: ORDER BY, DISTINCT *, JOIN, subqueries, UNION, window
 // functions (OVER, TUMBLE), WITH, OFFSET, CASE, other functions, || (which
 // is string concatenation in Flink and OR in MySQL, so kshare takes
 // neither). Errors wrap ErrSyntax, ErrNotSelect, ErrUnsupported,

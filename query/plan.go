@@ -173,9 +173,10 @@ func (p *planner) narrow(plan *Plan) {
 }
 
 func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) {
+	if err := distinctAsGroupBy(s); err != nil {
+		return nil, err
+	}
 	switch {
-	case s.Distinct != "":
-		return nil, unsupportedClause("SELECT DISTINCT")
 	case s.Hints != "":
 		return nil, unsupportedClause(strings.ToUpper(strings.TrimSpace(s.Hints)))
 	case len(s.OrderBy) > 0:
