@@ -294,6 +294,11 @@ func TestWorkBadInput(t *testing.T) {
 	if _, err := kshare.Work(ctx, eng, "SELECT v FROM t", 1, nil); err == nil {
 		t.Errorf("nil function: no error")
 	}
+	// An aggregate's row reflects many records; a worker settles each
+	// row's own.
+	if _, err := kshare.Work(ctx, eng, "SELECT COUNT(*) FROM t", 1, nop); !errors.Is(err, query.ErrUpdating) {
+		t.Errorf("an aggregate: %v", err)
+	}
 }
 
 // An error wrapped with Stop releases the row and ends Work with it, even

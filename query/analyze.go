@@ -142,6 +142,12 @@ func (p *planner) expr(e sqlparser.Expr) (node, error) {
 
 func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 	src := p.textOf(e)
+	if p.agg != nil {
+		// Aggregate calls and grouped expressions (see aggplan.go).
+		if n, ok, err := p.agg.expr(e, src); ok {
+			return n, err
+		}
+	}
 	switch e := e.(type) {
 	case *sqlparser.ParenExpr:
 		return p.expr1(e.Expr)
@@ -329,7 +335,7 @@ func (p *planner) logic(or bool, le, re sqlparser.Expr, src string) (node, error
 	if err != nil {
 		return nil, err
 	}
-	return &logic{binary: newBinary(boolType(notNull(l, r)), src, l, r), or: or}, nil
+	return &logic{binaryOp: newBinary(boolType(notNull(l, r)), src, l, r), or: or}, nil
 }
 
 func (p *planner) arith(op string, le, re sqlparser.Expr, src string) (node, error) {
@@ -354,7 +360,7 @@ func arithOf(op string, l, r node, src string) (node, error) {
 	if err != nil {
 		return nil, &Error{Kind: ErrType, Msg: err.Error() + " (" + src + ")"}
 	}
-	return &arith{binary: newBinary(t, src, l, r), op: op}, nil
+	return &arith{binaryOp: newBinary(t, src, l, r), op: op}, nil
 }
 
 // operands plans both sides of a comparison and finds the type they are
@@ -507,15 +513,12 @@ func (p *planner) like(e *sqlparser.ComparisonExpr, src string) (node, error) {
 	return n, nil
 }
 
-// function plans a call: a CAST (the rewrite's placeholder), an aggregate
-// (refused: sqlparser's list of aggregate names, f.IsAggregate) or a scalar
-// function of the registry (callFunction).
+// function plans a call: a CAST (the rewrite's placeholder) or a scalar
+// function of the registry (callFunction). Aggregate calls never reach it:
+// expr1 hands them to the aggregate planner (aggplan.go) first.
 func (p *planner) function(f *sqlparser.FuncExpr, src string) (node, error) {
 	if spec, ok := p.castSpec(f); ok {
 		return p.castCall(f, spec, src)
-	}
-	if f.IsAggregate() {
-		return nil, errorf(ErrUnsupported, "aggregate function %s is not supported (kshare has no GROUP BY); %s", strings.ToUpper(f.Name.String()), shape)
 	}
 	return p.callFunction(f, src)
 }

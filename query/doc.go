@@ -8,7 +8,8 @@
 //
 // # The statement
 //
-//	SELECT * | <expr> [AS <alias>], ... FROM <table> [[AS] <alias>] [WHERE <predicate>] [LIMIT <n>]
+//	SELECT * | <expr> [AS <alias>], ... FROM <table> [[AS] <alias>] [WHERE <predicate>]
+//	    [GROUP BY <expr>, ...] [HAVING <predicate>] [LIMIT <n>]
 //
 // Expressions: columns (metadata columns too, by their declared names; a
 // ROW column's fields as r.field), literals (1, 1.5, 1e3, 'text', TRUE,
@@ -37,11 +38,18 @@
 // unknown function suggests a known one; an argument of the wrong type is
 // named by its position with the types the function accepts.
 //
-// Refused, with an error that says what is supported: GROUP BY and aggregate
-// functions, HAVING, ORDER BY, DISTINCT, JOIN, subqueries, UNION, window
-// functions (OVER, TUMBLE), WITH, OFFSET, functions kshare does not have,
-// DIV and && (MySQL's, which Flink does not have). Errors wrap ErrSyntax,
-// ErrNotSelect, ErrUnsupported, ErrUnknownColumn, ErrType or ErrEval.
+// Aggregates (in the select list and HAVING): COUNT(*), COUNT(x),
+// COUNT(DISTINCT x), SUM, AVG, MIN, MAX, LISTAGG(x [, separator]), DISTINCT
+// in any of them; see "Aggregation".
+//
+// SELECT DISTINCT a, b is GROUP BY a, b, as in Flink: an updating result
+// whose rows are only inserted.
+//
+// Refused, with an error that says what is supported: ORDER BY, DISTINCT *,
+// JOIN, subqueries, UNION, window functions (OVER, TUMBLE), WITH, OFFSET,
+// functions kshare does not have, DIV and && (MySQL's, which Flink does not
+// have). Errors wrap ErrSyntax, ErrNotSelect, ErrUnsupported,
+// ErrUnknownColumn, ErrType or ErrEval.
 //
 // Names ignore case. Quote a name with backticks (`key`, `timestamp`) when it
 // is a reserved word; the error for an unquoted reserved word says so. Some
@@ -110,6 +118,31 @@
 // side does not make FALSE (of OR: not TRUE), so WHERE qty <> 0 AND
 // price / qty > 2 does not divide by zero.
 //
+// # Aggregation
+//
+// A query with GROUP BY or an aggregate call has an updating result, as in
+// Flink: its rows are changes of a result table of one row per group
+// (Plan.Updating, Rows.Op). A group's first row is an insert (+I); when a
+// batch changes it, the old row is retracted (-U) and the new one follows
+// (+U); when HAVING stops keeping a group, its row is deleted (-D), and a
+// group HAVING starts to keep is inserted. Types are Flink's: COUNT is
+// BIGINT NOT NULL; SUM, MIN and MAX have their argument's type, except that
+// SUM of DECIMAL(p, s) is DECIMAL(38, s); AVG of an integer type is that type
+// (an integer average, truncated toward zero, as in Flink), of DECIMAL(p, s)
+// DECIMAL(38, max(6, s)) rounded half away from zero, of FLOAT or DOUBLE
+// that type; LISTAGG is STRING. DECIMAL sums are exact. A SUM beyond its
+// type is an error (Flink wraps around). Aggregates skip NULLs and are NULL
+// over no value; COUNT is 0 then. NULL keys form one group. Every column of
+// the select list and HAVING is grouped or inside an aggregate. LIMIT is
+// refused (an updating result has no first N rows); Options.MaxRows counts
+// changes and ends the query after the batch of changes that reaches it. A
+// batch of changes lists its retractions (-U, -D) first, then the new rows
+// (+U, +I), each in the order the batch touched the groups.
+//
+// The state is one entry per group, with the accumulators of its
+// aggregates: it grows with the groups, not with the records, except for
+// COUNT(DISTINCT x) (the distinct values) and LISTAGG (its text).
+//
 // # Delivery
 //
 // A query delivers at least once: see Rows for what becomes of each record.
@@ -117,4 +150,19 @@
 // context ends, on an error, or when the caller closes it; in every case the
 // records behind rows the caller has not moved past are released, never
 // accepted.
+//
+// The delivery rule for aggregates: a record is accepted only once a
+// delivered row reflects it. Each source batch is folded into the groups at
+// once and gives one result batch: the changes of the groups it touched.
+// Every record of the batch contributes to a group that batch's rows show,
+// so the source batch is accepted when the caller moves past that result
+// batch, and released when the query ends before. Records WHERE drops are
+// accepted, as in every query; so are those of a batch that changed no
+// row (a MAX that stayed, a group HAVING hides), which the rows delivered
+// before already reflect. A result row
+// reflects many records, so ReleaseRow and RejectRow refuse it
+// (ErrUpdating) and Hold refuses the batch; ReleaseBatch releases every
+// record of it and ends the query, whose groups cannot forget them. The
+// result covers only the records this query received: another consumer in
+// the same share group aggregates the others.
 package query

@@ -46,7 +46,7 @@ func errorf(kind error, format string, args ...any) *Error {
 }
 
 // shape is what every refusal of a clause points to.
-const shape = "kshare runs SELECT <columns or expressions> FROM <table> [WHERE <predicate>] [LIMIT <n>]"
+const shape = "kshare runs SELECT <columns or expressions> FROM <table> [WHERE <predicate>] [GROUP BY <expressions> [HAVING <predicate>]] [LIMIT <n>]"
 
 // exprForms is what every refusal of an expression points to.
 const exprForms = "expressions may use columns, literals, + - * / % ||, = <> != < <= > >=, AND OR NOT, " +

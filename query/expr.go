@@ -192,22 +192,22 @@ func (l *literal) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	return scalar.MakeArrayFromScalar(l.val, int(b.NumRows()), ec.mem)
 }
 
-// binary is what a node of two operands has.
-type binary struct {
+// binaryOp is what a node of two operands has.
+type binaryOp struct {
 	exprBase
 	l, r node
 }
 
-func (n *binary) operands() []node { return []node{n.l, n.r} }
+func (n *binaryOp) operands() []node { return []node{n.l, n.r} }
 
 // newBinary is the binary part of a node of type t over l and r.
-func newBinary(t *table.DataType, src string, l, r node) binary {
-	return binary{exprBase: exprBase{t: t, src: src}, l: l, r: r}
+func newBinary(t *table.DataType, src string, l, r node) binaryOp {
+	return binaryOp{exprBase: exprBase{t: t, src: src}, l: l, r: r}
 }
 
 // arith is + - * / % on numbers.
 type arith struct {
-	binary
+	binaryOp
 	op string
 }
 
@@ -420,7 +420,7 @@ func negate(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 
 // compare is = <> < <= > >=.
 type compare struct {
-	binary
+	binaryOp
 	op string
 	ct *table.DataType // the type both sides are compared as
 }
@@ -436,7 +436,7 @@ func (n *compare) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // newCompare is l op r, compared as type ct: NULL if either side is.
 func newCompare(op string, l, r node, ct *table.DataType, src string) *compare {
-	return &compare{binary: newBinary(boolType(notNull(l, r)), src, l, r), op: op, ct: ct}
+	return &compare{binaryOp: newBinary(boolType(notNull(l, r)), src, l, r), op: op, ct: ct}
 }
 
 var compareFuncs = map[string]string{
@@ -493,7 +493,7 @@ func decimalCompare(mem memory.Allocator, op string, la arrow.Array, lt *table.D
 // side is evaluated only on the rows the left side does not decide, so that
 // `qty <> 0 AND price / qty > 2` never divides by zero, as in Flink.
 type logic struct {
-	binary
+	binaryOp
 	or bool
 }
 

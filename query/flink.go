@@ -24,8 +24,7 @@ type FlinkSetting struct {
 // FlinkSettings are the keys Flink SQL scripts commonly start with, by key.
 // Keys under FlinkPrefixes that are not here are accepted with a notice too.
 var FlinkSettings = map[string]FlinkSetting{
-	"sql-client.execution.result-mode": {Setting: SettingOutput, Map: resultMode,
-		Why: " (kshare prints rows as they arrive, as 'tableau' does)"},
+	"sql-client.execution.result-mode":    {Setting: SettingOutput, Map: resultMode},
 	"sql-client.display.max-column-width": {Setting: SettingMaxColumnWidth},
 	"sql-client.execution.max-table-result.rows": {
 		Why: "kshare keeps no result table; 'max-rows' ends a query after N rows"},
@@ -59,14 +58,14 @@ func lookupFlink(key string) (FlinkSetting, bool) {
 	return FlinkSetting{}, false
 }
 
-// resultMode maps Flink's result modes to kshare's output: 'tableau' is
-// kshare's table output; 'table' (a paged view) and 'changelog' (rows with
-// their change kind) have no kshare counterpart, and every row of a share
-// group is an insert, so they print as 'tableau' does.
+// resultMode maps Flink's result modes to kshare's outputs of the same
+// names: 'table' (an aggregate's result kept up to date in place),
+// 'tableau' and 'changelog'. A query without aggregation prints its rows as
+// they arrive in 'table' as in 'tableau'.
 func resultMode(v string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
+	switch m := strings.ToLower(strings.TrimSpace(v)); m {
 	case "tableau", "table", "changelog":
-		return "table", nil
+		return m, nil
 	}
 	return "", fmt.Errorf("must be one of 'tableau', 'table', 'changelog', got '%s'", options.Cut(v))
 }

@@ -10,8 +10,9 @@ func TestFlinkSettings(t *testing.T) {
 	s := DefaultSettings()
 	s.Output = "csv"
 	for _, c := range []struct{ key, value, note string }{
-		{"sql-client.execution.result-mode", "TABLEAU", "'sql-client.execution.result-mode' = 'TABLEAU' is kshare's 'output' = 'table' (kshare prints rows as they arrive, as 'tableau' does)"},
-		{"sql-client.execution.result-mode", "changelog", "'sql-client.execution.result-mode' = 'changelog' is kshare's 'output' = 'table' (kshare prints rows as they arrive, as 'tableau' does)"},
+		{"sql-client.execution.result-mode", "TABLEAU", "'sql-client.execution.result-mode' = 'TABLEAU' is kshare's 'output' = 'tableau'"},
+		{"sql-client.execution.result-mode", "changelog", "'sql-client.execution.result-mode' = 'changelog' is kshare's 'output' = 'changelog'"},
+		{"sql-client.execution.result-mode", "table", "'sql-client.execution.result-mode' = 'table' is kshare's 'output' = 'table'"},
 		{"sql-client.display.max-column-width", "30", "'sql-client.display.max-column-width' = '30' is kshare's 'max-column-width' = '30'"},
 		{"execution.runtime-mode", "streaming", "'execution.runtime-mode' is a Flink setting kshare has no use for (a share group is a stream; kshare always reads it as one); accepted, nothing changed"},
 		{"pipeline.name", "orders-job", "'pipeline.name' is a Flink setting kshare has no use for (a Flink job setting); accepted, nothing changed"},

@@ -95,12 +95,6 @@ func doubles[F func(float64) float64 | func(float64, float64) float64](f F) func
 	}
 }
 
-// intRange is the range of an integer kind.
-func intRange(k table.Kind) (lo, hi int64) {
-	bits := uint(8) << (intRank(k) - 1)
-	return -1 << (bits - 1), 1<<(bits-1) - 1
-}
-
 // exactOrFloat is a function of one number of the result's type: onInt on
 // integers (an error if the result does not fit, or ok is false), onDec on a DECIMAL's
 // unscaled value at its scale, onFloat on FLOAT and DOUBLE.
@@ -110,7 +104,7 @@ func exactOrFloat(onInt func(int64) (int64, bool), onDec func(v *big.Int, scale 
 		switch {
 		case isInt(t):
 			get := IntReader(as[0])
-			lo, hi := intRange(t.Kind)
+			lo, hi := table.IntRange(t.Kind)
 			var put func(int64)
 			return rowsOf(ec, c, as, func(b array.Builder, i int) error {
 				r, ok := onInt(get(i))
@@ -275,7 +269,7 @@ func appendExact(b array.Builder, v *big.Int, t *table.DataType, c *call) error 
 		b.(*array.Decimal128Builder).Append(decimal128.FromBigInt(v))
 		return nil
 	}
-	lo, hi := intRange(t.Kind)
+	lo, hi := table.IntRange(t.Kind)
 	if !v.IsInt64() || v.Int64() < lo || v.Int64() > hi {
 		return errorf(ErrEval, "%s overflows %s", c.src, tn(t))
 	}

@@ -188,6 +188,9 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 		return []string{"error: " + err.Error()}
 	}
 	var head []string
+	if p.Updating() {
+		head = append(head, "op")
+	}
 	for _, c := range rows.Columns() {
 		head = append(head, c.Name+" "+c.Type.String())
 	}
@@ -200,9 +203,13 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 			fs[k] = Formatter(rec.Column(k), rows.Columns()[k].Type)
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			vals := make([]string, len(fs))
+			vals := make([]string, len(fs), len(fs)+1)
+			if rows.Plan().Updating() {
+				vals = append(vals[:0], rows.Op(i).String())
+				vals = append(vals, make([]string, len(fs))...)
+			}
 			for k, f := range fs {
-				vals[k] = orNull(f(i))
+				vals[len(vals)-len(fs)+k] = orNull(f(i))
 			}
 			out = append(out, strings.Join(vals, " | "))
 			n++

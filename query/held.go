@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -35,6 +36,11 @@ type Held struct {
 func (r *Rows) Hold() (*Held, error) {
 	if r.cur == nil {
 		return nil, ErrNoBatch
+	}
+	if r.agg != nil {
+		// The next batch's changes may replace this one's rows, so they
+		// must reach their destination in order, one batch at a time.
+		return nil, fmt.Errorf("%w: an aggregate query's batches are settled in order by Next; Hold is for queries without aggregation", ErrUpdating)
 	}
 	h := &Held{r: r, ack: r.cur, out: r.curOut, sel: r.curSel, marks: r.curMarks, drop: r.curDrop}
 	r.cur, r.curOut, r.curSel, r.curMarks, r.curDrop = nil, nil, nil, nil, 0

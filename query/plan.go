@@ -33,6 +33,9 @@ type Plan struct {
 	where  node
 	limit  int64 // -1: none
 	schema *arrow.Schema
+	// agg is the aggregation of a query with GROUP BY or aggregate calls,
+	// whose exprs are over its group batch; nil otherwise.
+	agg *aggPlan
 	// inputs are the table columns the expressions read, in table order;
 	// the batch they evaluate on has these columns only (inSchema).
 	inputs    []int
@@ -58,6 +61,33 @@ func (p *Plan) Limit() (int64, bool) { return p.limit, p.limit >= 0 }
 // records are accepted (see Rows).
 func (p *Plan) Filters() bool { return p.where != nil && p.tbl != noTable }
 
+// Updating reports whether the result is updating: a query with GROUP BY
+// or aggregate calls, whose rows are changes (Rows.Op) of a result table
+// rather than rows of their own. See "Aggregates" in Rows.
+func (p *Plan) Updating() bool { return p.agg != nil }
+
+// OpColumn is the column a destination of an updating query's rows
+// writes first: each row's kind of change, "+I", "-U", "+U" or "-D".
+var OpColumn = table.Column{Name: "op", Type: &table.DataType{Kind: table.Varchar, Length: 2, NotNull: true}}
+
+// OutputColumns are the columns a destination of the result writes:
+// Columns, after OpColumn when the query is updating.
+func (p *Plan) OutputColumns() []table.Column {
+	if !p.Updating() {
+		return p.cols
+	}
+	return append([]table.Column{OpColumn}, p.cols...)
+}
+
+// OutputSchema is the Arrow schema of OutputColumns; see Rows.OutputBatch.
+func (p *Plan) OutputSchema() *arrow.Schema {
+	if !p.Updating() {
+		return p.schema
+	}
+	fs := append([]arrow.Field{{Name: OpColumn.Name, Type: arrow.BinaryTypes.String}}, p.schema.Fields()...)
+	return arrow.NewSchema(fs, nil)
+}
+
 // SQL is the statement as given.
 func (p *Plan) SQL() string { return p.sql }
 
@@ -67,7 +97,8 @@ func (p *Plan) SQL() string { return p.sql }
 //
 // The statement has the shape
 //
-//	SELECT * | <expr> [AS <alias>], ... FROM <table> [WHERE <predicate>] [LIMIT <n>]
+//	SELECT * | <expr> [AS <alias>], ... FROM <table> [WHERE <predicate>]
+//	    [GROUP BY <expr>, ...] [HAVING <predicate>] [LIMIT <n>]
 //
 // Names are matched ignoring case; quote them with backticks (`offset`). See
 // the package documentation for the expressions and types.
@@ -107,6 +138,7 @@ type planner struct {
 	rw    *rewritten
 	scope scope
 	refs  []*colRef // every column reference made, for narrowing
+	agg   *aggPlanner
 }
 
 func (p *planner) ref(k int, c table.Column, name string) *colRef {
@@ -141,15 +173,12 @@ func (p *planner) narrow(plan *Plan) {
 }
 
 func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) {
+	if err := distinctAsGroupBy(s); err != nil {
+		return nil, err
+	}
 	switch {
-	case s.Distinct != "":
-		return nil, unsupportedClause("SELECT DISTINCT")
 	case s.Hints != "":
 		return nil, unsupportedClause(strings.ToUpper(strings.TrimSpace(s.Hints)))
-	case len(s.GroupBy) > 0:
-		return nil, unsupportedClause("GROUP BY")
-	case s.Having != nil:
-		return nil, unsupportedClause("HAVING")
 	case len(s.OrderBy) > 0:
 		return nil, unsupportedClause("ORDER BY", "a share group hands out records in no particular order")
 	case s.Lock != "":
@@ -201,6 +230,7 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 // planTable plans s over tbl, whose name (or alias) is in qualifiers.
 func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers []string) (*Plan, error) {
 	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: qualifiers}}
+	p.agg = &aggPlanner{p: p}
 	plan := &Plan{sql: rw.src, tbl: tbl, limit: -1}
 	if s.Limit != nil {
 		if s.Limit.Offset != nil {
@@ -216,7 +246,15 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 		}
 		plan.limit = n
 	}
-	if err := p.selectList(plan, s.SelectExprs); err != nil {
+	var having sqlparser.SQLNode
+	if s.Having != nil {
+		having = s.Having.Expr
+	}
+	if len(s.GroupBy) > 0 || having != nil || hasAggCall(s.SelectExprs, having) {
+		if err := p.planAggregate(plan, s); err != nil {
+			return nil, err
+		}
+	} else if err := p.selectList(plan, s.SelectExprs); err != nil {
 		return nil, err
 	}
 	if s.Where != nil && s.Where.Expr != nil {
@@ -280,7 +318,7 @@ func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
 			name := it.As.String()
 			if name == "" {
 				name = fmt.Sprintf("EXPR$%d", i)
-				if c, ok := n.(*colRef); ok {
+				if c, ok := n.(*colRef); ok && c.col.Name != "" {
 					name = c.col.Name
 				}
 			}

@@ -103,6 +103,10 @@ type Stats struct {
 	// accepted (see Rows): consumed from the share group, not left for
 	// another consumer.
 	Filtered int64
+	// Unchanged counts the source rows of an aggregate query that changed
+	// no result row (a MAX that stayed, a group HAVING hides); their
+	// records are accepted like Filtered's.
+	Unchanged int64
 	// Elapsed is the time since Run, frozen when the query ends.
 	Elapsed time.Duration
 	// Working is Elapsed without the wait that an idle timeout ended:
@@ -143,6 +147,23 @@ var errIdle = errors.New("idle timeout")
 // So a record is accepted only when its row was handed to the caller and the
 // caller moved on, or when WHERE dropped it.
 //
+// # Aggregates
+//
+// The rows of a query with GROUP BY or aggregates (Plan.Updating) are
+// changes of its result, each with its kind (Op): each source batch is
+// folded into the groups and gives one result batch, the changes of the
+// groups it touched. Moving past that batch accepts every record of the
+// source batch, since the changes reflect them all; a source batch that
+// changed no row is accepted at once. When the query ends, the source
+// batch behind the current result batch is accepted only if the caller
+// moved past it (Next, Close), and every record fetched after it is
+// released. A row reflects many records, so ReleaseRow, RejectRow and Hold
+// refuse it with ErrUpdating; ReleaseBatch releases the whole source batch
+// and ends the query. Options.MaxRows ends the query after the batch of
+// changes that reaches it, never in the middle of one. The result covers
+// the records this query received; another consumer of the share group
+// aggregates the others.
+//
 // # Ending
 //
 // Next returns false when the query ends. Err is then nil for LIMIT,
@@ -174,6 +195,14 @@ type Rows struct {
 	curSel   []int
 	curMarks []table.Disposition
 	curDrop  int64     // rows of the current source batch WHERE dropped, accepted on settling
+	curOps   []RowKind // of an aggregate query: each row's kind of change
+	curIn    []int     // of an aggregate query: the source rows folded into the current batch
+
+	// agg is an aggregate query's groups; nil for other queries.
+	agg *aggState
+	// spoiled ends an aggregate query at the next Next: a batch of it was
+	// released, and the groups still count its records (see ReleaseBatch).
+	spoiled  error
 	waited   bool      // a wait has happened: later waits count from their own start
 	waitFrom time.Time // when the last wait began
 
@@ -203,6 +232,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	}
 	r := &Rows{ctx: ctx, plan: p, opts: o, ec: newEvalCtx(o.Alloc), start: time.Now(), remaining: -1}
 	r.refs.Store(1)
+	if p.agg != nil {
+		r.agg = newAggState(p.agg)
+	}
 	if n, ok := p.Limit(); ok {
 		r.remaining, r.capReason = n, EndLimit
 	}
@@ -328,9 +360,25 @@ func (r *Rows) ReleaseRow(i int) error { return r.mark(i, table.Release) }
 // ReleaseBatch marks every row of the current batch for redelivery, for a
 // batch that could not be written: which of its rows arrived is unknown, so
 // all come again.
+//
+// Of an aggregate query, it releases every record folded into the batch.
+// The groups cannot take them out again (MIN and MAX forget what they
+// passed over), so later results would count them twice when they come
+// back: the query ends at the next Next, with an error that says so. Use it
+// when a batch could not be written and the query is to stop.
 func (r *Rows) ReleaseBatch() error {
 	if r.cur == nil {
 		return ErrNoBatch
+	}
+	if r.agg != nil {
+		for _, j := range r.curIn {
+			r.cur.Mark(j, table.Release)
+		}
+		for i := range r.curMarks {
+			r.curMarks[i] = table.Release
+		}
+		r.spoiled = fmt.Errorf("%w: a batch of the aggregate's changes was released, and its groups still count the released records, so the query stopped", ErrUpdating)
+		return nil
 	}
 	for i := range r.curSel {
 		if err := r.mark(i, table.Release); err != nil {
@@ -353,6 +401,9 @@ func (r *Rows) mark(i int, d table.Disposition) error {
 	if r.cur == nil {
 		return ErrNoBatch
 	}
+	if r.agg != nil {
+		return fmt.Errorf("%w: row %d is an aggregate's result, which reflects many records; release the whole batch with ReleaseBatch", ErrUpdating, i)
+	}
 	if i < 0 || i >= len(r.curSel) {
 		return fmt.Errorf("row %d out of range: the current batch has %d rows", i, len(r.curSel))
 	}
@@ -368,6 +419,7 @@ func (r *Rows) settle() {
 	}
 	r.settleBatch(r.cur, r.curOut, r.curMarks, r.curDrop)
 	r.cur, r.curOut, r.curSel, r.curMarks, r.curDrop = nil, nil, nil, nil, 0
+	r.curOps, r.curIn = nil, nil
 }
 
 // settleBatch settles one batch as delivered and counts its rows: the
@@ -418,6 +470,9 @@ func (r *Rows) closeStream() {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	if r.agg != nil {
+		r.agg.release()
+	}
 	if r.stream == nil {
 		return
 	}
@@ -462,6 +517,10 @@ func (r *Rows) Next() bool {
 	}
 	if r.capHit {
 		r.finish(r.capReason, nil)
+		return false
+	}
+	if r.spoiled != nil {
+		r.finish(EndError, r.spoiled)
 		return false
 	}
 	for {
@@ -526,6 +585,9 @@ func (r *Rows) wait() (table.Batch, bool) {
 // It returns false when the batch gave no rows (it is then settled) or the
 // query ended (it is then abandoned).
 func (r *Rows) handOut(b table.Batch) bool {
+	if r.agg != nil {
+		return r.handOutAgg(b)
+	}
 	out, sel, err := r.evaluate(b.Record)
 	n := int(b.Record.NumRows())
 	b.Record.Release() // out holds what it needs
@@ -569,6 +631,34 @@ func (r *Rows) handOut(b table.Batch) bool {
 // result's rows to the source's.
 func (r *Rows) evaluate(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 	p := r.plan
+	rec, sel, err := r.filter(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rec.Release()
+	if r.remaining >= 0 && int64(len(sel)) > r.remaining {
+		sel = sel[:r.remaining]
+	}
+	if len(sel) == 0 {
+		return nil, nil, nil
+	}
+	in, err := r.selected(rec, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer in.Release()
+	cols, err := evalArgs(r.ec, in, p.exprs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer releaseAll(cols)
+	return array.NewRecordBatch(p.schema, cols, int64(len(sel))), sel, nil
+}
+
+// filter narrows a source batch to the columns the plan reads and returns
+// it (to be released) with the rows WHERE keeps.
+func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
+	p := r.plan
 	n := int(src.NumRows())
 	rec := src
 	if !p.allInputs {
@@ -577,12 +667,14 @@ func (r *Rows) evaluate(src arrow.RecordBatch) (arrow.RecordBatch, []int, error)
 			cols[j] = src.Column(k)
 		}
 		rec = array.NewRecordBatch(p.inSchema, cols, int64(n))
-		defer rec.Release()
+	} else {
+		rec.Retain()
 	}
 	var sel []int
 	if p.where != nil {
 		mask, err := p.where.eval(r.ec, rec)
 		if err != nil {
+			rec.Release()
 			return nil, nil, err
 		}
 		m := mask.(*array.Boolean)
@@ -598,36 +690,109 @@ func (r *Rows) evaluate(src arrow.RecordBatch) (arrow.RecordBatch, []int, error)
 			sel[i] = i
 		}
 	}
-	if r.remaining >= 0 && int64(len(sel)) > r.remaining {
-		sel = sel[:r.remaining]
-	}
-	if len(sel) == 0 {
-		return nil, nil, nil
-	}
-	// in is the batch of the selected rows: the source itself, a slice of
-	// it when only the tail was cut, or the rows taken.
-	var in arrow.RecordBatch
+	return rec, sel, nil
+}
+
+// selected is the batch of rows sel of rec: rec itself, a slice of it when
+// only the tail was cut, or the rows taken. The caller releases it.
+func (r *Rows) selected(rec arrow.RecordBatch, sel []int) (arrow.RecordBatch, error) {
 	switch {
-	case len(sel) == n:
+	case len(sel) == int(rec.NumRows()):
 		rec.Retain()
-		in = rec
+		return rec, nil
 	case sel[len(sel)-1] == len(sel)-1:
-		in = rec.NewSlice(0, int64(len(sel)))
-	default:
-		var err error
-		if in, err = takeRows(r.ec, rec, sel); err != nil {
-			return nil, nil, err
+		return rec.NewSlice(0, int64(len(sel))), nil
+	}
+	return takeRows(r.ec, rec, sel)
+}
+
+// ErrUpdating is returned by ReleaseRow, RejectRow and Hold on an aggregate
+// query: its rows are changes of groups, each reflecting many records, so
+// they cannot be settled one by one.
+var ErrUpdating = errors.New("the query's result is updating")
+
+// Op is the kind of change row i of the current batch is: always Insert
+// for a query without aggregation; see Plan.Updating.
+func (r *Rows) Op(i int) RowKind {
+	if r.curOps == nil {
+		return Insert
+	}
+	return r.curOps[i]
+}
+
+// handOutAgg folds a source batch into the groups and makes the groups'
+// changes the current result batch (see "Aggregates" in Rows). It returns
+// false when no group changed (the batch is then settled) or the query
+// ended (the batch is then abandoned).
+func (r *Rows) handOutAgg(b table.Batch) bool {
+	n := int(b.Record.NumRows())
+	rec, sel, err := r.filter(b.Record)
+	b.Record.Release()
+	var res aggOut
+	if err == nil && len(sel) > 0 {
+		var in arrow.RecordBatch
+		if in, err = r.selected(rec, sel); err == nil {
+			res, err = r.agg.changes(r.ec, r.plan, in)
+			in.Release()
 		}
 	}
-	defer in.Release()
-	cols := make([]arrow.Array, len(p.exprs))
-	defer releaseAll(cols)
-	for k, e := range p.exprs {
-		a, err := e.eval(r.ec, in)
-		if err != nil {
-			return nil, nil, err
-		}
-		cols[k] = a
+	if rec != nil {
+		rec.Release()
 	}
-	return array.NewRecordBatch(p.schema, cols, int64(len(sel))), sel, nil
+	if err != nil {
+		b.Ack.Abandon()
+		r.finish(EndError, err)
+		return false
+	}
+	drop := int64(n - len(sel))
+	if res.out == nil {
+		// No group changed: WHERE or HAVING dropped the rows, or the
+		// groups' rows are what was delivered already. Processed, so
+		// accepted.
+		b.Ack.Done()
+		r.mu.Lock()
+		r.stats.Filtered += drop
+		r.stats.Unchanged += int64(len(sel))
+		r.mu.Unlock()
+		return false
+	}
+	k := len(res.ops)
+	r.curDrop = drop
+	r.cur, r.curOut, r.curOps, r.curIn = b.Ack, res.out, res.ops, sel
+	// max-rows ends the query after the batch that reaches it: a batch of
+	// changes is never cut, so every record of it stays reflected.
+	r.curSel = make([]int, k) // rows have no source row of their own; see mark
+	r.curMarks = make([]table.Disposition, k)
+	if r.remaining >= 0 {
+		r.remaining = max(0, r.remaining-int64(k))
+		r.capHit = r.remaining == 0
+	}
+	r.mu.Lock()
+	r.stats.Batches++
+	r.stats.Rows += int64(k)
+	r.mu.Unlock()
+	return true
+}
+
+// OutputBatch is the current batch as a destination writes it (see
+// Plan.OutputSchema): RecordBatch itself, or for an updating query a new
+// batch with each row's op first. The caller releases it.
+func (r *Rows) OutputBatch() arrow.RecordBatch {
+	if r.curOut == nil {
+		return nil
+	}
+	if r.curOps == nil {
+		r.curOut.Retain()
+		return r.curOut
+	}
+	b := array.NewStringBuilder(r.opts.Alloc)
+	defer b.Release()
+	b.Reserve(len(r.curOps))
+	for _, op := range r.curOps {
+		b.Append(op.String())
+	}
+	ops := b.NewArray()
+	defer ops.Release()
+	cols := append([]arrow.Array{ops}, r.curOut.Columns()...)
+	return array.NewRecordBatch(r.plan.OutputSchema(), cols, r.curOut.NumRows())
 }

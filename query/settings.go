@@ -11,8 +11,8 @@ import (
 // Setting keys, as SET 'key' = 'value' names them.
 const (
 	// SettingOutput is how a shell prints results: 'table' (aligned
-	// columns), 'csv' or 'json' (one object per line). The query engine
-	// itself ignores it.
+	// columns), 'tableau', 'changelog' (Flink's result modes), 'csv' or
+	// 'json' (one object per line). The query engine itself ignores it.
 	SettingOutput = "output"
 	// SettingIdleTimeout ends a query that received no record for that
 	// long (Options.IdleTimeout): '30s', '500ms' (a unit is required); '0'
@@ -32,8 +32,8 @@ const (
 var SettingOptions = &options.Set{
 	Owner: "the session",
 	Options: []options.Option{
-		{Key: SettingOutput, Type: options.Enum, Allowed: []string{"table", "csv", "json"}, Default: "table",
-			Description: "How the shell prints results: 'table' (aligned columns), 'csv' or 'json' (one object per line)."},
+		{Key: SettingOutput, Type: options.Enum, Allowed: []string{"table", "tableau", "changelog", "csv", "json"}, Default: "table",
+			Description: "How the shell prints results: 'table' (aligned columns; on a terminal an aggregate's result is kept up to date in place), 'tableau' (every change a row, with its op), 'changelog' (one line per change: +I[...]), 'csv' or 'json' (one object per line)."},
 		{Key: SettingIdleTimeout, Type: options.Duration, Default: "0",
 			Description: "End a query when no record arrived for this long ('30s', '500ms'; a unit is required); '0' waits until cancelled."},
 		{Key: SettingMaxRows, Type: options.Int, Min: 0, HasMin: true, Default: "0",

@@ -118,7 +118,7 @@ type ExportResult struct {
 // released) or the query failed; when ctx ended first, the error wraps
 // ErrInterrupted and the file holds every row written until then.
 func Export(ctx context.Context, rows *query.Rows, o ExportOptions) (ExportResult, error) {
-	x, err := NewExporter(rows.Columns(), rows.Schema(), o)
+	x, err := NewExporter(rows.Plan().OutputColumns(), rows.Plan().OutputSchema(), o)
 	if err != nil {
 		rows.Close()
 		return ExportResult{}, err
@@ -138,7 +138,8 @@ type Exporter struct {
 }
 
 // NewExporter creates the file of an export of rows with cols and schema
-// (a query's plan tells them before it runs). Run or Abort it.
+// (a query's plan tells them before it runs: its OutputColumns and
+// OutputSchema, which give an aggregate's rows their op). Run or Abort it.
 func NewExporter(cols []table.Column, schema *arrow.Schema, o ExportOptions) (*Exporter, error) {
 	x := &Exporter{o: o}
 	w, err := x.open(cols, schema)
@@ -181,15 +182,18 @@ func (x *Exporter) Run(ctx context.Context, rows *query.Rows) (res ExportResult,
 		every = 250 * time.Millisecond
 	}
 	for rows.Next() {
-		rec := rows.RecordBatch()
-		if err := w.write(rec); err != nil {
-			releaseRows(rows, 0, int(rec.NumRows()))
+		rec := rows.OutputBatch() // an aggregate's rows with their op
+		n := rec.NumRows()
+		err := w.write(rec)
+		rec.Release()
+		if err != nil {
+			releaseRows(rows, 0, int(n))
 			rows.Close()
 			closed = true
 			res.Stats = rows.Stats()
 			return res, fmt.Errorf("writing %s: %w (the records of the batch being written were released)", o.Name(), err)
 		}
-		res.Rows += rec.NumRows()
+		res.Rows += n
 		if o.Progress != nil && time.Since(lastProgress) >= every {
 			lastProgress = time.Now()
 			writeProgress(o.Progress, res.Rows, time.Since(start), false)

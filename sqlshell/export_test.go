@@ -91,23 +91,11 @@ func readArrowIDs(t *testing.T, path string) []int64 {
 
 func readParquetIDs(t *testing.T, path string) []int64 {
 	t.Helper()
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Release()
+	rd := readParquet(t, path)
+	defer rd.Release()
 	var ids []int64
-	for _, c := range tbl.Column(0).Data().Chunks() {
-		ids = append(ids, c.(*array.Int64).Int64Values()...)
+	for rd.Next() {
+		ids = append(ids, rd.RecordBatch().Column(0).(*array.Int64).Int64Values()...)
 	}
 	return ids
 }
@@ -176,4 +164,110 @@ func TestExportProgress(t *testing.T) {
 	if !strings.HasPrefix(last, "3 rows, ") || !strings.Contains(last, " rows/s, ") || !strings.Contains(last, " elapsed\n") {
 		t.Errorf("last progress line %q", last)
 	}
+}
+
+// An export of an aggregate writes each change with its op first, in CSV
+// as in Arrow, and accepts the records once their changes are written.
+func TestExportUpdating(t *testing.T) {
+	for _, format := range []string{FormatCSV, FormatArrow, FormatParquet} {
+		sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, nil)
+		rows, err := sh.eng.Query(t.Context(), "SELECT id % 2 AS odd, COUNT(*) AS n FROM t GROUP BY id % 2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "out."+format)
+		res, err := Export(t.Context(), rows, ExportOptions{Path: path, Format: format})
+		if err != nil || res.Rows != 4 {
+			t.Fatalf("%s: %d rows, %v", format, res.Rows, err)
+		}
+		var got string
+		switch format {
+		case FormatCSV:
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = string(b)
+		case FormatArrow:
+			got = arrowFileText(t, path)
+		default:
+			got = parquetFileText(t, path)
+		}
+		if want := "op,odd,n\n+I,1,1\n+I,0,1\n-U,1,1\n+U,1,2\n"; got != want {
+			t.Errorf("%s: file %q, want %q", format, got, want)
+		}
+		if v := fmt.Sprint(src.verdict()); v != "map[1:accept 2:accept 3:accept]" {
+			t.Errorf("%s: verdicts %s", format, v)
+		}
+	}
+}
+
+// arrowFileText is an Arrow IPC stream file as CSV-like text: a header of
+// field names, then one line per row.
+func arrowFileText(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := ipc.NewReader(f, ipc.WithAllocator(memory.NewGoAllocator()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Release()
+	return readerText(rd)
+}
+
+// parquetFileText is arrowFileText of a parquet file.
+func parquetFileText(t *testing.T, path string) string {
+	t.Helper()
+	rd := readParquet(t, path)
+	defer rd.Release()
+	return readerText(rd)
+}
+
+// readParquet reads a parquet file whole and returns a reader of its
+// batches, which the caller releases.
+func readParquet(t *testing.T, path string) array.RecordReader {
+	t.Helper()
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	return array.NewTableReader(tbl, -1)
+}
+
+func readerText(rd array.RecordReader) string {
+	var b strings.Builder
+	for k, fld := range rd.Schema().Fields() {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(fld.Name)
+	}
+	b.WriteByte('\n')
+	for rd.Next() {
+		rec := rd.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			for k := range rec.Columns() {
+				if k > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(rec.Column(k).ValueStr(i))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }

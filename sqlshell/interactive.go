@@ -202,9 +202,11 @@ Ctrl-D, quit or exit leaves.
   ALTER TABLE name SET ('key' = 'value', ...);  ALTER TABLE name RESET ('key', ...);
   DROP TABLE [IF EXISTS] name;
   SHOW TABLES;  DESCRIBE name;  SHOW CREATE TABLE name;
-  SELECT cols FROM name [WHERE predicate] [LIMIT n];
+  SELECT cols FROM name [WHERE predicate] [GROUP BY cols [HAVING predicate]] [LIMIT n];
                                rows WHERE filters out are accepted too: consumed,
-                               not left in the share group for another query
+                               not left in the share group for another query;
+                               COUNT, SUM, AVG, MIN, MAX, LISTAGG give an updating
+                               result: changes +I, -U, +U, -D of rows per group
   SELECT cols FROM TABLE(PEEK(TABLE name)) [WHERE predicate] [LIMIT n];
                                look at what waits for the table's share group
                                without taking it: nothing acknowledged
@@ -221,7 +223,7 @@ Ctrl-D, quit or exit leaves.
                                the one SET 'properties.bootstrap.servers' = 'host:9092' names
   SET;                         list the session settings
   SET 'key' = 'value';         change one:
-      'output'       = 'table' | 'csv' | 'json'
+      'output'       = 'table' | 'tableau' | 'changelog' | 'csv' | 'json'
       'idle-timeout' = '5s'    end a query after that long without a record ('0': never)
       'max-rows'     = '100'   end a query after that many rows ('0': no bound)
       'max-column-width' = '30'  cut wider values with '...' ('0': show whole)

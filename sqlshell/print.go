@@ -17,11 +17,17 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// Output formats, the values of the 'output' setting.
+// Output formats, the values of the 'output' setting. Flink's result
+// modes are three of them: 'table' (on a terminal, an aggregate's result is
+// a table kept up to date in place), 'tableau' (every change a row of a
+// bordered table) and 'changelog' (one line per change: +I[ann, 2]). A
+// query without aggregation prints the same in 'table' and 'tableau'.
 const (
-	OutputTable = "table"
-	OutputCSV   = "csv"
-	OutputJSON  = "json"
+	OutputTable     = "table"
+	OutputTableau   = "tableau"
+	OutputChangelog = "changelog"
+	OutputCSV       = "csv"
+	OutputJSON      = "json"
 )
 
 // A printer writes one result in one output format. Rows are buffered until
@@ -114,6 +120,9 @@ type tablePrinter struct {
 	// cut, when above 0, is the 'max-column-width' setting: a value wider
 	// than that is cut to it, ending in "...", as Flink's SQL client does.
 	cut int
+	// op, when not nil, gives each row's kind of change, shown in a first
+	// column 'op' (see newQueryPrinter).
+	op func(i int) string
 }
 
 func newTablePrinter(w *bufio.Writer, cols []table.Column, term *terminal) *tablePrinter {
@@ -138,9 +147,15 @@ func (p *tablePrinter) screen() int {
 	if p.term == nil {
 		return 0
 	}
+	return p.term.rows()
+}
+
+// rows is the screen's height, defaultHeight when the terminal does not
+// say.
+func (t *terminal) rows() int {
 	h := 0
-	if p.term.height != nil {
-		h = p.term.height()
+	if t.height != nil {
+		h = t.height()
 	}
 	if h <= 0 {
 		h = defaultHeight
@@ -151,18 +166,25 @@ func (p *tablePrinter) screen() int {
 func (p *tablePrinter) batch(rec arrow.RecordBatch) { p.fmts = formatters(p.cols, rec) }
 
 func (p *tablePrinter) row(i int) error {
-	if cap(p.rowBuf) < len(p.fmts) {
-		p.rowBuf = make([]string, len(p.fmts))
+	p.rowBuf = textRow(p.rowBuf, p.op, p.fmts, i)
+	return p.cells(p.rowBuf)
+}
+
+// textRow is row i as table cells, NULL as "NULL", its op first if op is
+// not nil; it reuses buf.
+func textRow(buf []string, op func(int) string, fmts []func(int) (string, bool), i int) []string {
+	buf = buf[:0]
+	if op != nil {
+		buf = append(buf, op(i))
 	}
-	vals := p.rowBuf[:len(p.fmts)]
-	for k, f := range p.fmts {
+	for _, f := range fmts {
 		s, ok := f(i)
 		if !ok {
 			s = "NULL"
 		}
-		vals[k] = s
+		buf = append(buf, s)
 	}
-	return p.cells(vals)
+	return buf
 }
 
 func (p *tablePrinter) cells(vals []string) error {
@@ -368,6 +390,7 @@ type csvPrinter struct {
 	fmts   []func(int) (string, bool)
 	rec    []string
 	header bool
+	op     func(i int) string // see newQueryPrinter
 }
 
 func newCSVPrinter(w *bufio.Writer, cols []table.Column) *csvPrinter {
@@ -379,9 +402,12 @@ func (p *csvPrinter) writeHeader() error {
 		return nil
 	}
 	p.header = true
-	names := make([]string, len(p.cols))
-	for k, c := range p.cols {
-		names[k] = c.Name
+	var names []string
+	if p.op != nil {
+		names = append(names, "op")
+	}
+	for _, c := range p.cols {
+		names = append(names, c.Name)
 	}
 	return p.cw.Write(names)
 }
@@ -389,9 +415,13 @@ func (p *csvPrinter) writeHeader() error {
 func (p *csvPrinter) batch(rec arrow.RecordBatch) { p.fmts = formatters(p.cols, rec) }
 
 func (p *csvPrinter) row(i int) error {
-	for k, f := range p.fmts {
+	p.rec = p.rec[:0]
+	if p.op != nil {
+		p.rec = append(p.rec, p.op(i))
+	}
+	for _, f := range p.fmts {
 		s, _ := f(i)
-		p.rec[k] = s
+		p.rec = append(p.rec, s)
 	}
 	return p.cells(p.rec)
 }
@@ -425,6 +455,7 @@ type jsonPrinter struct {
 	enc  *jsonRow
 	keys []string
 	buf  []byte
+	op   func(i int) string // see newQueryPrinter
 }
 
 func newJSONPrinter(w *bufio.Writer, cols []table.Column) *jsonPrinter {
@@ -438,6 +469,16 @@ func newJSONPrinter(w *bufio.Writer, cols []table.Column) *jsonPrinter {
 func (p *jsonPrinter) batch(rec arrow.RecordBatch) { p.enc = newJSONRow(p.cols, rec) }
 
 func (p *jsonPrinter) row(i int) error {
+	if p.op != nil {
+		// {"op":"+U", then the row's members.
+		b := appendJSONString(append(p.buf[:0], `{"op":`...), p.op(i))
+		at := len(b)
+		b = p.enc.append(b, i)
+		b[at] = ','
+		p.buf = append(b, '\n')
+		_, err := p.w.Write(p.buf)
+		return err
+	}
 	p.buf = append(p.enc.append(p.buf[:0], i), '\n')
 	_, err := p.w.Write(p.buf)
 	return err

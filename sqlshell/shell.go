@@ -15,6 +15,11 @@
 // not yet printed is released, so the broker hands its record out again; when
 // writing fails, the whole batch is released, because it cannot be known
 // which of its rows arrived.
+//
+// The rows of an aggregate (GROUP BY, COUNT, ...) are changes of its
+// result; a batch of them reflects every record of the source batch behind
+// it, so it is settled as a whole: printed, its records are accepted;
+// stopped or failed in the middle, they are all released.
 package sqlshell
 
 import (
@@ -209,14 +214,14 @@ func (s *Shell) printResult(res *table.Result) error {
 		if err := p.end(); err != nil {
 			return err
 		}
-		if format == OutputTable {
+		if tabular(format) {
 			fmt.Fprintf(s.out, "%s\n", plural(int64(len(res.Rows)), "row"))
 		} else if s.interactive {
 			fmt.Fprintf(s.errOut, "%s\n", plural(int64(len(res.Rows)), "row"))
 		}
 	}
 	if res.Message != "" {
-		if format == OutputTable {
+		if tabular(format) {
 			fmt.Fprintln(s.out, res.Message)
 		} else {
 			fmt.Fprintln(s.errOut, res.Message)
@@ -224,6 +229,10 @@ func (s *Shell) printResult(res *table.Result) error {
 	}
 	return s.out.Flush()
 }
+
+// tabular reports whether format prints bordered tables, for a person:
+// messages and row counts then go to Stdout with the results.
+func tabular(format string) bool { return format == OutputTable || format == OutputTableau }
 
 func (s *Shell) term() *terminal {
 	if s.cfg.Height == nil {
@@ -252,14 +261,15 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 		}
 	}()
 	term := s.term()
-	live := term != nil && format == OutputTable
-	p := newPrinter(format, s.out, rows.Columns(), term)
-	if tp, ok := p.(*tablePrinter); ok {
-		tp.cut = int(s.eng.Settings().MaxColumnWidth)
+	live := term != nil && tabular(format)
+	p := newQueryPrinter(format, s.out, rows, term, int(s.eng.Settings().MaxColumnWidth))
+	noun := "row"
+	if rows.Plan().Updating() {
+		noun = "change"
 	}
 	var ls *liveStatus
 	if live {
-		ls = s.startStatus(rows)
+		ls = s.startStatus(rows, noun)
 	}
 	n, copyErr := copyRows(ctx, rows, p, func(n int64) {
 		if live {
@@ -284,10 +294,10 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 	switch {
 	case copyErr != nil:
 		// The rows are incomplete; only the error is worth saying.
-	case format == OutputTable:
-		fmt.Fprintf(s.out, "%s%s\n", plural(n, "row"), endNote(interrupted))
+	case tabular(format):
+		fmt.Fprintf(s.out, "%s%s\n", plural(n, noun), endNote(interrupted))
 	case s.interactive:
-		fmt.Fprintf(s.errOut, "%s%s\n", plural(n, "row"), endNote(interrupted))
+		fmt.Fprintf(s.errOut, "%s%s\n", plural(n, noun), endNote(interrupted))
 	}
 	if err := s.out.Flush(); err != nil && copyErr == nil {
 		copyErr = err
@@ -301,7 +311,7 @@ func (s *Shell) query(ctx context.Context, sql string) error {
 	case endErr != nil:
 		return fmt.Errorf("writing the results: %w", endErr)
 	case interrupted:
-		return fmt.Errorf("%w after %s: %w", ErrInterrupted, plural(n, "row"), context.Cause(ctx))
+		return fmt.Errorf("%w after %s: %w", ErrInterrupted, plural(n, noun), context.Cause(ctx))
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -364,6 +374,12 @@ func abandon(rows *query.Rows) {
 }
 
 func releaseRows(rows *query.Rows, from, to int) {
+	if rows.Plan().Updating() {
+		// An aggregate's row reflects many records: all of the batch's
+		// go back, and the query ends (see query.Rows.ReleaseBatch).
+		_ = rows.ReleaseBatch()
+		return
+	}
 	for i := from; i < to; i++ {
 		_ = rows.ReleaseRow(i) // only fails without a batch, and there is one
 	}
@@ -372,12 +388,12 @@ func releaseRows(rows *query.Rows, from, to int) {
 // status shows the live row count on the line below the rows, and that
 // no broker answers when none does. It is written without a newline, so
 // that the next output overwrites it.
-func (s *Shell) status(n int64, src table.Stats) {
+func (s *Shell) status(n int64, noun string, src table.Stats) {
 	outage := ""
 	if !src.Unreachable.IsZero() {
 		outage = fmt.Sprintf("cannot reach Kafka at %s since %s, retrying; ", src.Brokers, src.Unreachable.Format("15:04:05"))
 	}
-	fmt.Fprintf(s.out, "\r\x1b[K(%s so far; %sCtrl-C stops the query)", plural(n, "row"), outage)
+	fmt.Fprintf(s.out, "\r\x1b[K(%s so far; %sCtrl-C stops the query)", plural(n, noun), outage)
 	s.out.Flush()
 	s.statusShown = true
 }
@@ -389,6 +405,7 @@ func (s *Shell) status(n int64, src table.Stats) {
 type liveStatus struct {
 	s    *Shell
 	rows *query.Rows
+	noun string // what the count counts: rows, or an aggregate's changes
 	mu   sync.Mutex
 	n    int64
 	busy bool      // a batch is being printed
@@ -401,8 +418,8 @@ type liveStatus struct {
 // brokers' health.
 var statusEvery = 500 * time.Millisecond
 
-func (s *Shell) startStatus(rows *query.Rows) *liveStatus {
-	ls := &liveStatus{s: s, rows: rows, quit: make(chan struct{}), done: make(chan struct{})}
+func (s *Shell) startStatus(rows *query.Rows, noun string) *liveStatus {
+	ls := &liveStatus{s: s, rows: rows, noun: noun, quit: make(chan struct{}), done: make(chan struct{})}
 	ls.draw()
 	go func() {
 		defer close(ls.done)
@@ -433,7 +450,7 @@ func (ls *liveStatus) draw() {
 func (ls *liveStatus) drawLocked() {
 	src := ls.rows.Stats().Source
 	ls.was = src.Unreachable
-	ls.s.status(ls.n, src)
+	ls.s.status(ls.n, ls.noun, src)
 }
 
 // progress is copyRows's callback: -1 before a batch is printed, the rows
@@ -495,6 +512,7 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	count("redelivered", src.Redelivered, true)
 	count("decode errors", src.DecodeErrors, true)
 	count("filtered (accepted)", st.Filtered, false)
+	count("unchanged (accepted)", st.Unchanged, false)
 	count("skipped", src.Skipped, false)
 	count("lock renewals", src.Renewed, false)
 }

@@ -157,6 +157,11 @@ func New(rows *query.Rows, cfg Config, fn Func) (*Pool, error) {
 	if fn == nil {
 		return nil, errors.New("worker: nil function")
 	}
+	if rows.Plan().Updating() {
+		// A worker settles each row's records by the row's outcome; an
+		// aggregate's row is a change of a group that reflects many.
+		return nil, fmt.Errorf("worker: %w: a worker runs its function on rows of one record each, and an aggregate's rows are changes of groups; run GROUP BY and aggregates in the shell", query.ErrUpdating)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()

@@ -232,17 +232,39 @@ func runQuery(b *testing.B, rec arrow.RecordBatch, cols, format, sql string) {
 // BenchmarkSelectStar is the query layer's cost when it has nothing to do
 // but hand batches on and settle them.
 func BenchmarkSelectStar(b *testing.B) {
-	rec := decodeBatch(b, "json", ordersCols, records(batchRows))
+	queryOrders(b, batchRows, "SELECT * FROM orders")
+}
+
+// queryOrders runs sql over b.N orders in json, decoded in batches of size.
+func queryOrders(b *testing.B, size int, sql string) {
+	rec := decodeBatch(b, "json", ordersCols, records(size))
 	defer rec.Release()
-	runQuery(b, rec, ordersCols, "json", "SELECT * FROM orders")
+	runQuery(b, rec, ordersCols, "json", sql)
 }
 
 // BenchmarkWhereQuantity is the filter of the suite's WHERE contestant,
 // which keeps about 4 rows in 5.
 func BenchmarkWhereQuantity(b *testing.B) {
-	rec := decodeBatch(b, "json", ordersCols, records(batchRows))
-	defer rec.Release()
-	runQuery(b, rec, ordersCols, "json", "SELECT * FROM orders WHERE quantity > 1")
+	queryOrders(b, batchRows, "SELECT * FROM orders WHERE quantity > 1")
+}
+
+// BenchmarkGroupByCustomer is the aggregation of issue 13's target: a
+// count and a DECIMAL sum per customer over the orders' 999 customers. Each
+// source batch is folded into the groups and gives one batch of the
+// changes of the groups it touched (a -U and a +U each): at the default
+// 1,024 rows a batch touches about 640 groups, so the changes outnumber
+// the rows; at 8,192 rows ('scan.batch-size') they are a quarter of them.
+func BenchmarkGroupByCustomer(b *testing.B) {
+	for _, size := range []int{batchRows, 4 * batchRows, 8 * batchRows} {
+		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
+			queryOrders(b, size, "SELECT customer_id, COUNT(*), SUM(price) FROM orders GROUP BY customer_id")
+		})
+	}
+}
+
+// BenchmarkCountStar is SELECT COUNT(*): one group, one change per batch.
+func BenchmarkCountStar(b *testing.B) {
+	queryOrders(b, batchRows, "SELECT COUNT(*) FROM orders")
 }
 
 // shellCSV runs the shell's CSV output of sql over b.N rows of rec into

@@ -115,6 +115,7 @@ func runDemoCmd(ctx context.Context, std stdio, args []string) error {
 	fmt.Fprintf(std.err, "kshare demo: broker on %s; producing %d orders/s to topic %q (%d partitions)\n", bootstrap, rate, demoTopic, partitions)
 	banner := "The table orders is defined as:\n\n" + ddl + ";\n\n" +
 		"Try:  SELECT order_id, customer, product, price FROM orders WHERE price > 20 LIMIT 10;\n" +
+		"      SELECT product, COUNT(*), SUM(price) FROM orders GROUP BY product;\n" +
 		"Each SELECT joins the share group 'kshare-demo': rows it shows are accepted and not\n" +
 		"delivered again; Ctrl-C stops a query and releases what it did not show.\n" +
 		"To look without taking:  SELECT order_id, price FROM TABLE(PEEK(TABLE orders)) LIMIT 10;\n" +

@@ -86,7 +86,7 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	if f, ok := std.err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		o.Progress = std.err
 	}
-	x, err := sqlshell.NewExporter(plan.Columns(), plan.Schema(), o)
+	x, err := sqlshell.NewExporter(plan.OutputColumns(), plan.OutputSchema(), o)
 	if err != nil {
 		return err
 	}

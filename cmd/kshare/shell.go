@@ -67,7 +67,7 @@ type shellFlags struct {
 func (f *shellFlags) register(fs *flag.FlagSet) {
 	fs.Var(scriptFlag{list: &f.scripts}, "e", "run `statements` (separated by ';') instead of the prompt, then exit; repeatable")
 	fs.Var(scriptFlag{list: &f.scripts, file: true}, "f", "run the statements of `file` instead of the prompt, then exit; repeatable")
-	fs.StringVar(&f.output, "output", "table", "how results are printed: table, csv (RFC 4180, a header row) or json (one object per line); the 'output' setting")
+	fs.StringVar(&f.output, "output", "table", "how results are printed: table, tableau, changelog (Flink's result modes), csv (RFC 4180, a header row) or json (one object per line); the 'output' setting")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "end a SELECT once no record arrived for this `duration` (from its start while none has); 0 waits until Ctrl-C; the 'idle-timeout' setting")
 	fs.Int64Var(&f.maxRows, "max-rows", 0, "end a SELECT after `N` rows; 0 means no bound; the 'max-rows' setting")
 	fs.BoolVar(&f.stats, "stats", false, "print a summary of each SELECT on stderr: rows, records per consumer, accepted/released/rejected, redeliveries, decode errors, elapsed time, rows/s")
@@ -77,9 +77,9 @@ func (f *shellFlags) register(fs *flag.FlagSet) {
 // check validates the flags that need more than their type.
 func (f *shellFlags) check(fs *flag.FlagSet) error {
 	switch f.output {
-	case sqlshell.OutputTable, sqlshell.OutputCSV, sqlshell.OutputJSON:
+	case sqlshell.OutputTable, sqlshell.OutputTableau, sqlshell.OutputChangelog, sqlshell.OutputCSV, sqlshell.OutputJSON:
 	default:
-		return usagef(fs, "--output must be table, csv or json, got %q", f.output)
+		return usagef(fs, "--output must be table, tableau, changelog, csv or json, got %q", f.output)
 	}
 	if f.idleTimeout < 0 {
 		return usagef(fs, "--idle-timeout must not be negative, got %v", f.idleTimeout)

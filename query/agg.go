@@ -1,0 +1,636 @@
+package query
+
+// This file runs an aggregation: per input batch, the rows are hashed into
+// groups by their keys and folded into the groups' accumulators, column by
+// column, and the groups the batch touched come out as a group batch of
+// their rows before and after it. Memory grows with the groups (and, for
+// COUNT(DISTINCT x) and LISTAGG, with the distinct values and the text
+// they keep), never with the records.
+
+import (
+	"math/big"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/kshare/kshare/table"
+)
+
+// accum is an aggregate's state over every group.
+type accum interface {
+	// grow makes room for groups up to n-1.
+	grow(n int)
+	// fold adds row i of v to group gids[i], for every i with gids[i] >= 0.
+	// v is nil for COUNT(*).
+	fold(v *vec, gids []int32) error
+	// result appends group g's result to b.
+	result(b array.Builder, g int32) error
+}
+
+func newAccum(c *aggCall) accum {
+	var a accum
+	var ph phys
+	if c.arg != nil {
+		ph, _ = physOf(c.arg.typ())
+	}
+	switch c.fn {
+	case "count":
+		a = &countAcc{star: c.arg == nil}
+	case "sum", "avg":
+		a = &sumAcc{c: c, avg: c.fn == "avg", st: store{ph: ph}}
+	case "min", "max":
+		a = &minMaxAcc{max: c.fn == "max", st: store{ph: ph}}
+	case "listagg":
+		a = &listAggAcc{sep: c.sep}
+	}
+	if c.distinct {
+		a = &distinctAcc{inner: a}
+	}
+	return a
+}
+
+type countAcc struct {
+	star bool
+	n    []int64
+}
+
+func (a *countAcc) grow(n int) {
+	for len(a.n) < n {
+		a.n = append(a.n, 0)
+	}
+}
+
+func (a *countAcc) fold(v *vec, gids []int32) error {
+	for i, g := range gids {
+		if g >= 0 && (a.star || !v.null(i)) {
+			a.n[g]++
+		}
+	}
+	return nil
+}
+
+// result appends without a capacity check: fold reserved room for every
+// row of the group batch.
+func (a *countAcc) result(b array.Builder, g int32) error {
+	b.(*array.Int64Builder).UnsafeAppend(a.n[g])
+	return nil
+}
+
+// sumAcc is SUM, and AVG with the count of the values summed.
+type sumAcc struct {
+	c   *aggCall
+	avg bool
+	n   []int64 // values summed; 0 means the result is NULL
+	st  store   // the sums
+}
+
+func (a *sumAcc) grow(n int) {
+	a.st.grow(n)
+	for len(a.n) < n {
+		a.n = append(a.n, 0)
+	}
+}
+
+func (a *sumAcc) overflow() error {
+	fix := "CAST the argument to BIGINT"
+	switch a.c.t.Kind {
+	case table.BigInt:
+		fix = "CAST the argument to DECIMAL(38, 0)"
+	case table.Decimal:
+		fix = "a DECIMAL has at most 38 digits; CAST the argument to fewer fractional digits"
+	}
+	return errorf(ErrEval, "%s overflows %s; %s", a.c.src, tn(a.c.t), fix)
+}
+
+func (a *sumAcc) fold(v *vec, gids []int32) error {
+	st := &a.st
+	for i, g := range gids {
+		if g < 0 || v.null(i) {
+			continue
+		}
+		switch st.ph {
+		case pInt:
+			x, s := v.ints[i], st.ints[g]
+			t := s + x
+			if (t > s) != (x > 0) {
+				return a.overflow()
+			}
+			st.ints[g] = t
+		case pFloat:
+			st.flts[g] += v.flts[i]
+		case pDec:
+			x, s := v.decs[i], st.decs[g]
+			t := s.Add(x)
+			// Operands of one sign whose sum has the other wrapped
+			// around; a sum beyond 38 digits is caught on the result.
+			if x.Sign() != 0 && s.Sign() == x.Sign() && t.Sign() != x.Sign() {
+				return a.overflow()
+			}
+			st.decs[g] = t
+		}
+		a.n[g]++
+	}
+	return nil
+}
+
+var maxDecimal38 = decimal128.GetMaxValue(38)
+
+func (a *sumAcc) result(b array.Builder, g int32) error {
+	n := a.n[g]
+	if n == 0 {
+		b.AppendNull()
+		return nil
+	}
+	switch a.st.ph {
+	case pInt:
+		s := a.st.ints[g]
+		if a.avg {
+			s /= n // Flink's integer average truncates
+		}
+		lo, hi := table.IntRange(a.c.t.Kind)
+		if s < lo || s > hi {
+			return a.overflow()
+		}
+		appendInt(b, s)
+	case pFloat:
+		s := a.st.flts[g]
+		if a.avg {
+			s /= float64(n)
+		}
+		if fb, ok := b.(*array.Float32Builder); ok {
+			fb.Append(float32(s))
+		} else {
+			b.(*array.Float64Builder).Append(s)
+		}
+	case pDec:
+		s := a.st.decs[g]
+		if a.avg {
+			var err error
+			if s, err = a.avgDecimal(s, n); err != nil {
+				return err
+			}
+		}
+		if s.Abs().Greater(maxDecimal38) {
+			return a.overflow()
+		}
+		b.(*array.Decimal128Builder).UnsafeAppend(s)
+	}
+	return nil
+}
+
+// avgDecimal is sum / n at the result's scale, rounded half away from
+// zero as kshare's decimal division is.
+func (a *sumAcc) avgDecimal(sum decimal128.Num, n int64) (decimal128.Num, error) {
+	scaled := sum.BigInt()
+	scaled.Mul(scaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(a.c.t.Scale-a.c.arg.typ().Scale)), nil))
+	den := big.NewInt(n)
+	q, r := new(big.Int).QuoRem(scaled, den, new(big.Int))
+	if r.Sign() != 0 && new(big.Int).Abs(new(big.Int).Lsh(r, 1)).Cmp(den) >= 0 {
+		if scaled.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	if q.BitLen() > 126 {
+		return decimal128.Num{}, a.overflow()
+	}
+	return decimal128.FromBigInt(q), nil
+}
+
+type minMaxAcc struct {
+	max bool
+	st  store
+}
+
+func (a *minMaxAcc) grow(n int) { a.st.grow(n) }
+
+func (a *minMaxAcc) fold(v *vec, gids []int32) error {
+	for i, g := range gids {
+		if g < 0 || v.null(i) {
+			continue
+		}
+		if !a.st.valid[g] {
+			a.st.set(g, v, i)
+			continue
+		}
+		c := a.st.compare(v, i, g)
+		if (a.max && c > 0) || (!a.max && c < 0) {
+			a.st.set(g, v, i)
+		}
+	}
+	return nil
+}
+
+func (a *minMaxAcc) result(b array.Builder, g int32) error {
+	a.st.appendTo(b, g)
+	return nil
+}
+
+// listAggAcc is LISTAGG: the group's non-NULL values joined by sep, in
+// the order they arrived.
+type listAggAcc struct {
+	sep  string
+	text [][]byte
+	has  []bool
+}
+
+func (a *listAggAcc) grow(n int) {
+	for len(a.text) < n {
+		a.text = append(a.text, nil)
+		a.has = append(a.has, false)
+	}
+}
+
+func (a *listAggAcc) fold(v *vec, gids []int32) error {
+	for i, g := range gids {
+		if g < 0 || v.null(i) {
+			continue
+		}
+		if a.has[g] {
+			a.text[g] = append(a.text[g], a.sep...)
+		}
+		a.text[g] = append(a.text[g], v.str(i)...)
+		a.has[g] = true
+	}
+	return nil
+}
+
+func (a *listAggAcc) result(b array.Builder, g int32) error {
+	if !a.has[g] {
+		b.AppendNull()
+		return nil
+	}
+	b.(*array.StringBuilder).BinaryBuilder.Append(a.text[g])
+	return nil
+}
+
+// distinctAcc passes each group's first occurrence of a value to inner.
+type distinctAcc struct {
+	inner accum
+	seen  []map[string]struct{}
+	buf   []byte
+	gids  []int32
+}
+
+func (a *distinctAcc) grow(n int) {
+	a.inner.grow(n)
+	for len(a.seen) < n {
+		a.seen = append(a.seen, nil)
+	}
+}
+
+func (a *distinctAcc) fold(v *vec, gids []int32) error {
+	a.gids = append(a.gids[:0], gids...)
+	for i, g := range a.gids {
+		if g < 0 || v.null(i) {
+			continue
+		}
+		a.buf = v.appendKey(a.buf[:0], i)
+		if _, ok := a.seen[g][string(a.buf)]; ok {
+			a.gids[i] = -1
+			continue
+		}
+		if a.seen[g] == nil {
+			a.seen[g] = map[string]struct{}{}
+		}
+		a.seen[g][string(a.buf)] = struct{}{}
+	}
+	return a.inner.fold(v, a.gids)
+}
+
+func (a *distinctAcc) result(b array.Builder, g int32) error { return a.inner.result(b, g) }
+
+// aggState is a running aggregation: the groups and their accumulators.
+type aggState struct {
+	plan   *aggPlan
+	groups map[string]int32
+	n      int32
+	keys   []store
+	accs   []accum
+	kv, av []vec
+	buf    []byte
+	gids   []int32
+	// stamp is the batch that last touched each group.
+	stamp []uint32
+	batch uint32
+	// nullGroup is the NULL group of a single STRING key, or -1.
+	nullGroup int32
+	touched   []int32
+	old       []int // per touched group, its row in the group batch before the fold, or -1
+	// bs build the group batch; NewArray leaves them empty for the next.
+	bs   []array.Builder
+	idx  []int  // the group batch's rows that are changes
+	same []bool // per touched group: its row did not change
+	// textLen is the bytes of each string column of the last group batch,
+	// reserved for the next one so that its builder grows once.
+	textLen []int
+}
+
+// release frees the builders.
+func (s *aggState) release() {
+	for _, b := range s.bs {
+		b.Release()
+	}
+	s.bs = nil
+}
+
+func newAggState(p *aggPlan) *aggState {
+	s := &aggState{plan: p, groups: map[string]int32{}, nullGroup: -1}
+	s.keys = make([]store, len(p.keys))
+	for k, key := range p.keys {
+		s.keys[k].ph, _ = physOf(key.typ())
+	}
+	s.accs = make([]accum, len(p.calls))
+	for k, c := range p.calls {
+		s.accs[k] = newAccum(c)
+	}
+	s.kv = make([]vec, len(p.keys))
+	s.av = make([]vec, len(p.calls))
+	return s
+}
+
+// fold folds batch in into the groups and returns the group batch of the
+// groups it touched: first their rows before the batch (the groups that
+// existed), then their rows after it, in the order the batch first touched
+// them. gids (valid until the next fold) is each input row's group.
+func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, error) {
+	p := s.plan
+	m := int(in.NumRows())
+	keys, err := evalArgs(ec, in, p.keys...)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(keys)
+	args := make([]arrow.Array, len(p.calls))
+	defer releaseAll(args)
+	for k, c := range p.calls {
+		if c.arg == nil {
+			continue
+		}
+		if args[k], err = c.arg.eval(ec, in); err != nil {
+			return nil, err
+		}
+		ph, _ := physOf(c.arg.typ())
+		s.av[k].load(args[k], ph)
+	}
+	for k, a := range keys {
+		s.kv[k].load(a, s.keys[k].ph)
+	}
+	s.batch++
+	s.touched, s.old = s.touched[:0], s.old[:0]
+	s.gids = s.gids[:0]
+	before := s.n
+	// One STRING key, the common case, is looked up as it is, without
+	// copying it into a key; its NULL is a group of its own.
+	oneStr := len(s.kv) == 1 && s.kv[0].ph == pStr
+	for i := range m {
+		var g int32
+		switch {
+		case oneStr && s.kv[0].null(i):
+			if s.nullGroup < 0 {
+				s.nullGroup = s.newGroup(i)
+			}
+			g = s.nullGroup
+		case oneStr:
+			key := s.kv[0].str(i)
+			var ok bool
+			if g, ok = s.groups[key]; !ok {
+				// The key points into the batch: the map keeps a copy.
+				g = s.newGroup(i)
+				s.groups[strings.Clone(key)] = g
+			}
+		default:
+			b := s.buf[:0]
+			for k := range s.kv {
+				b = s.kv[k].appendKey(b, i)
+			}
+			s.buf = b
+			var ok bool
+			if g, ok = s.groups[string(b)]; !ok {
+				g = s.newGroup(i)
+				s.groups[string(b)] = g
+			}
+		}
+		s.gids = append(s.gids, g)
+		if s.stamp[g] != s.batch {
+			s.stamp[g] = s.batch
+			s.touched = append(s.touched, g)
+		}
+	}
+	if s.bs == nil {
+		s.bs = make([]array.Builder, p.groupSchema.NumFields())
+		for k, f := range p.groupSchema.Fields() {
+			s.bs[k] = array.NewBuilder(ec.mem, f.Type)
+		}
+	}
+	bs := s.bs
+	for k, b := range bs {
+		b.Reserve(2 * len(s.touched))
+		if sb, ok := b.(*array.StringBuilder); ok && k < len(s.textLen) {
+			sb.ReserveData(s.textLen[k])
+		}
+	}
+	row := 0
+	for _, g := range s.touched {
+		if g >= before {
+			s.old = append(s.old, -1)
+			continue
+		}
+		s.old = append(s.old, row)
+		if err := s.appendGroup(bs, g); err != nil {
+			return nil, err
+		}
+		row++
+	}
+	for k, a := range s.accs {
+		if err := a.fold(&s.av[k], s.gids); err != nil {
+			return nil, err
+		}
+	}
+	for _, g := range s.touched {
+		if err := s.appendGroup(bs, g); err != nil {
+			return nil, err
+		}
+	}
+	cols := make([]arrow.Array, len(bs))
+	defer releaseAll(cols)
+	s.textLen = s.textLen[:0]
+	for k, b := range bs {
+		cols[k] = b.NewArray()
+		n := 0
+		if str, ok := cols[k].(*array.String); ok {
+			n = len(str.ValueBytes())
+		}
+		s.textLen = append(s.textLen, n)
+	}
+	return array.NewRecordBatch(p.groupSchema, cols, int64(row+len(s.touched))), nil
+}
+
+// newGroup adds a group whose keys are row i's; the caller files it
+// under its key.
+func (s *aggState) newGroup(i int) int32 {
+	g := s.n
+	s.n++
+	s.stamp = append(s.stamp, 0)
+	for k := range s.keys {
+		s.keys[k].grow(int(s.n))
+		s.keys[k].set(g, &s.kv[k], i)
+	}
+	for _, a := range s.accs {
+		a.grow(int(s.n))
+	}
+	return g
+}
+
+func (s *aggState) appendGroup(bs []array.Builder, g int32) error {
+	for k := range s.keys {
+		s.keys[k].appendTo(bs[k], g)
+	}
+	nk := len(s.keys)
+	for k, a := range s.accs {
+		if err := a.result(bs[nk+k], g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RowKind is the kind of change a result row is, as Flink's changelog
+// names them. A query without aggregation gives only inserts.
+type RowKind int8
+
+const (
+	// Insert (+I) adds a row to the result.
+	Insert RowKind = iota
+	// UpdateBefore (-U) is a row about to be replaced: the UpdateAfter
+	// that follows it in the same batch replaces it.
+	UpdateBefore
+	// UpdateAfter (+U) is the new value of the row the UpdateBefore
+	// before it removed.
+	UpdateAfter
+	// Delete (-D) removes a row from the result: a group HAVING no longer
+	// keeps.
+	Delete
+)
+
+func (k RowKind) String() string {
+	switch k {
+	case Insert:
+		return "+I"
+	case UpdateBefore:
+		return "-U"
+	case UpdateAfter:
+		return "+U"
+	case Delete:
+		return "-D"
+	}
+	return "?"
+}
+
+// aggOut is one input batch's changes.
+type aggOut struct {
+	out arrow.RecordBatch
+	ops []RowKind
+}
+
+// changes folds in and returns the changes of the groups it touched, or
+// an empty aggOut when none changed.
+func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, error) {
+	gb, err := s.fold(ec, in)
+	if err != nil {
+		return aggOut{}, err
+	}
+	defer gb.Release()
+	var keep *array.Boolean
+	if p.agg.having != nil {
+		mask, err := p.agg.having.eval(ec, gb)
+		if err != nil {
+			return aggOut{}, err
+		}
+		defer mask.Release()
+		keep = mask.(*array.Boolean)
+	}
+	shown := func(row int) bool { return keep == nil || keep.IsValid(row) && keep.Value(row) }
+	cols, err := evalArgs(ec, gb, p.exprs...)
+	if err != nil {
+		return aggOut{}, err
+	}
+	defer releaseAll(cols)
+	nOld := 0
+	for _, o := range s.old {
+		if o >= 0 {
+			nOld++
+		}
+	}
+	// ops is handed out with the batch, so it is the batch's own; idx
+	// and same are the state's, reused.
+	res := aggOut{ops: make([]RowKind, 0, nOld+len(s.touched))}
+	idx := s.idx[:0]
+	add := func(row int, k RowKind) {
+		idx = append(idx, row)
+		res.ops = append(res.ops, k)
+	}
+	defer func() { s.idx = idx }()
+	// The retractions first, then the new rows, each in the order the
+	// batch touched the groups: a reader that applies the changes in
+	// order sees each -U before its +U. The group batch has this order
+	// already, so that unless HAVING hides a row or a group did not
+	// change, the result is the group batch as it is.
+	same := s.same[:0]
+	for range s.touched {
+		same = append(same, false)
+	}
+	s.same = same
+	for t := range s.touched {
+		o := s.old[t]
+		if o < 0 || !shown(o) {
+			continue
+		}
+		switch nw := nOld + t; {
+		case !shown(nw):
+			add(o, Delete)
+		case sameRow(cols, o, nw):
+			same[t] = true
+		default:
+			add(o, UpdateBefore)
+		}
+	}
+	for t := range s.touched {
+		nw := nOld + t
+		switch {
+		case same[t] || !shown(nw):
+		case s.old[t] >= 0 && shown(s.old[t]):
+			add(nw, UpdateAfter)
+		default:
+			add(nw, Insert)
+		}
+	}
+	if len(idx) == 0 {
+		return res, nil
+	}
+	rec := array.NewRecordBatch(p.schema, cols, gb.NumRows())
+	defer rec.Release()
+	if len(idx) == int(rec.NumRows()) {
+		// Every row in order: nothing hidden, every group changed.
+		rec.Retain()
+		res.out = rec
+		return res, nil
+	}
+	res.out, err = takeRows(ec, rec, idx)
+	return res, err
+}
+
+// sameRow reports whether rows i and j of cols are the same. It compares
+// from the last column, since a select list tends to end with aggregates,
+// which change, and start with the group's keys, which do not.
+func sameRow(cols []arrow.Array, i, j int) bool {
+	for k := len(cols) - 1; k >= 0; k-- {
+		if !sameAt(cols[k], i, j) {
+			return false
+		}
+	}
+	return true
+}

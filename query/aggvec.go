@@ -1,0 +1,314 @@
+package query
+
+// This file holds the typed values aggregation works on: a column of a
+// batch read as one of five physical classes (vec), values kept per group
+// (store), and how both turn into group keys and Arrow builders.
+
+import (
+	"cmp"
+	"encoding/binary"
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/kshare/kshare/table"
+)
+
+// phys is how aggregation holds a type's values: every integer, date and
+// time as int64, FLOAT and DOUBLE as float64, DECIMAL as its 128-bit
+// unscaled value, character and byte strings as string, BOOLEAN as bool.
+type phys int
+
+const (
+	pInt phys = iota + 1
+	pFloat
+	pDec
+	pStr
+	pBool
+)
+
+// physOf is t's class; ok is false for ARRAY, MAP and ROW, which
+// aggregation cannot compare.
+func physOf(t *table.DataType) (phys, bool) {
+	switch t.Kind {
+	case table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Date, table.Time, table.Timestamp, table.TimestampLTZ:
+		return pInt, true
+	case table.Float, table.Double:
+		return pFloat, true
+	case table.Decimal:
+		return pDec, true
+	case table.Char, table.Varchar, table.Binary, table.Varbinary:
+		return pStr, true
+	case table.Boolean:
+		return pBool, true
+	}
+	return 0, false
+}
+
+// vec is one column of a batch, read as its class. Its buffers are reused
+// from batch to batch, so reading allocates only while a batch is larger
+// than every one before.
+type vec struct {
+	ph    phys
+	a     arrow.Array
+	nulls bool
+	ints  []int64
+	flts  []float64
+	decs  []decimal128.Num
+	str   func(int) string
+	bools *array.Boolean
+	// own are buffers of v's own for widened values: ints and flts may
+	// be a batch's.
+	ownI []int64
+	ownF []float64
+}
+
+// ints reads an integer-like array (integers, dates, times, timestamps)
+// as int64, widening into v's own buffer unless it is int64 already.
+func ints[T ~int8 | ~int16 | ~int32 | ~int64](v *vec, a arrow.Array) bool {
+	vs, ok := a.(interface{ Values() []T })
+	if !ok {
+		return false
+	}
+	if w, ok := any(vs.Values()).([]int64); ok {
+		v.ints = w
+		return true
+	}
+	v.ownI = v.ownI[:0]
+	for _, x := range vs.Values() {
+		v.ownI = append(v.ownI, int64(x))
+	}
+	v.ints = v.ownI
+	return true
+}
+
+var intReaders = []func(*vec, arrow.Array) bool{
+	ints[int8], ints[int16], ints[int32], ints[int64],
+	ints[arrow.Date32], ints[arrow.Time32], ints[arrow.Time64], ints[arrow.Timestamp],
+}
+
+// load makes v read a, whose class is ph.
+func (v *vec) load(a arrow.Array, ph phys) {
+	v.ph, v.a, v.nulls = ph, a, a.NullN() > 0
+	if ph == pInt {
+		for _, read := range intReaders {
+			if read(v, a) {
+				return
+			}
+		}
+	}
+	switch a := a.(type) {
+	case *array.Float32:
+		v.ownF = v.ownF[:0]
+		for _, x := range a.Float32Values() {
+			v.ownF = append(v.ownF, float64(x))
+		}
+		v.flts = v.ownF
+	case *array.Float64:
+		v.flts = a.Float64Values()
+	case *array.Decimal128:
+		v.decs = a.Values()
+	case *array.String:
+		v.str = a.Value
+	case *array.Binary:
+		v.str = a.ValueString
+	case *array.FixedSizeBinary:
+		v.str = func(i int) string { return string(a.Value(i)) }
+	case *array.Boolean:
+		v.bools = a
+	}
+}
+
+func (v *vec) null(i int) bool { return v.nulls && v.a.IsNull(i) }
+
+// appendKey appends row i's value to a group key: a NULL byte or a
+// non-NULL one, then the value's bytes. A string is preceded by its
+// length, so that keys of several columns cannot run into each other.
+func (v *vec) appendKey(b []byte, i int) []byte {
+	if v.null(i) {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	switch v.ph {
+	case pInt:
+		return binary.LittleEndian.AppendUint64(b, uint64(v.ints[i]))
+	case pFloat:
+		f := v.flts[i]
+		switch {
+		case f == 0:
+			f = 0 // -0 groups with 0
+		case math.IsNaN(f):
+			f = math.NaN()
+		}
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+	case pDec:
+		d := v.decs[i]
+		b = binary.LittleEndian.AppendUint64(b, d.LowBits())
+		return binary.LittleEndian.AppendUint64(b, uint64(d.HighBits()))
+	case pStr:
+		s := v.str(i)
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		return append(b, s...)
+	}
+	if v.bools.Value(i) {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// store holds one value per group: a key column, or MIN's or MAX's
+// current value.
+type store struct {
+	ph    phys
+	valid []bool
+	ints  []int64
+	flts  []float64
+	decs  []decimal128.Num
+	strs  []string
+	bools []bool
+}
+
+// grow makes room for groups up to n-1; a new group's value is NULL.
+func (s *store) grow(n int) {
+	for len(s.valid) < n {
+		s.valid = append(s.valid, false)
+		switch s.ph {
+		case pInt:
+			s.ints = append(s.ints, 0)
+		case pFloat:
+			s.flts = append(s.flts, 0)
+		case pDec:
+			s.decs = append(s.decs, decimal128.Num{})
+		case pStr:
+			s.strs = append(s.strs, "")
+		case pBool:
+			s.bools = append(s.bools, false)
+		}
+	}
+}
+
+// set makes group g's value row i of v, copied: a string of a batch
+// points into the batch's buffer, which goes back to the allocator.
+func (s *store) set(g int32, v *vec, i int) {
+	if v.null(i) {
+		s.valid[g] = false
+		return
+	}
+	s.valid[g] = true
+	switch s.ph {
+	case pInt:
+		s.ints[g] = v.ints[i]
+	case pFloat:
+		s.flts[g] = v.flts[i]
+	case pDec:
+		s.decs[g] = v.decs[i]
+	case pStr:
+		s.strs[g] = strings.Clone(v.str(i))
+	case pBool:
+		s.bools[g] = v.bools.Value(i)
+	}
+}
+
+// compare compares row i of v (not NULL) with group g's value (not NULL).
+func (s *store) compare(v *vec, i int, g int32) int {
+	switch s.ph {
+	case pInt:
+		return cmp.Compare(v.ints[i], s.ints[g])
+	case pFloat:
+		return compareFloat(v.flts[i], s.flts[g])
+	case pDec:
+		return v.decs[i].Cmp(s.decs[g])
+	case pStr:
+		return strings.Compare(v.str(i), s.strs[g])
+	}
+	x, y := v.bools.Value(i), s.bools[g]
+	switch {
+	case x == y:
+		return 0
+	case y:
+		return -1
+	}
+	return 1
+}
+
+// compareFloat orders NaN above every number, as Java's Double.compareTo
+// and so Flink's MIN and MAX do: MAX over a NaN is NaN, MIN skips it.
+func compareFloat(x, y float64) int {
+	switch xn, yn := math.IsNaN(x), math.IsNaN(y); {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	case yn:
+		return -1
+	}
+	return cmp.Compare(x, y)
+}
+
+// appendTo appends group g's value to b, a builder of the value's type.
+func (s *store) appendTo(b array.Builder, g int32) {
+	if !s.valid[g] {
+		b.AppendNull()
+		return
+	}
+	switch b := b.(type) {
+	case *array.Float64Builder:
+		b.Append(s.flts[g])
+	case *array.Float32Builder:
+		b.Append(float32(s.flts[g]))
+	case *array.Decimal128Builder:
+		b.Append(s.decs[g])
+	case *array.StringBuilder:
+		b.Append(s.strs[g])
+	case *array.BinaryBuilder:
+		b.AppendString(s.strs[g])
+	case *array.FixedSizeBinaryBuilder:
+		b.Append([]byte(s.strs[g]))
+	case *array.BooleanBuilder:
+		b.Append(s.bools[g])
+	default:
+		appendInt(b, s.ints[g])
+	}
+}
+
+func appendInt(b array.Builder, x int64) {
+	for _, app := range intAppenders {
+		if app(b, x) {
+			return
+		}
+	}
+}
+
+func appendAs[T ~int8 | ~int16 | ~int32 | ~int64](b array.Builder, x int64) bool {
+	tb, ok := b.(interface{ Append(T) })
+	if ok {
+		tb.Append(T(x))
+	}
+	return ok
+}
+
+var intAppenders = []func(array.Builder, int64) bool{
+	appendAs[int64], appendAs[int32], appendAs[int16], appendAs[int8],
+	appendAs[arrow.Timestamp], appendAs[arrow.Date32], appendAs[arrow.Time32], appendAs[arrow.Time64],
+}
+
+// sameAt reports whether a[i] and a[j] are the same value (NULL is NULL),
+// for the result's types.
+func sameAt(a arrow.Array, i, j int) bool {
+	if a.IsNull(i) || a.IsNull(j) {
+		return a.IsNull(i) == a.IsNull(j)
+	}
+	switch a := a.(type) {
+	case *array.Int64:
+		return a.Value(i) == a.Value(j)
+	case *array.Decimal128:
+		return a.Value(i) == a.Value(j)
+	case *array.String:
+		return a.Value(i) == a.Value(j)
+	}
+	// Other types: compare what they print as, which is exact for them.
+	return a.ValueStr(i) == a.ValueStr(j)
+}
