@@ -221,6 +221,12 @@ func (e *Engine) exec(ctx context.Context, st table.Statement) (*table.Result, e
 			return &table.Result{Message: "every setting reset"}, nil
 		}
 		return &table.Result{Message: fmt.Sprintf("'%s' reset", options.Cut(st.Key))}, nil
+	case *table.ShowFunctions:
+		res := &table.Result{Columns: []string{"function name", "kind", "arguments", "description"}, Rows: [][]string{}}
+		for _, f := range query.Functions() {
+			res.Rows = append(res.Rows, []string{f.Name, f.Kind, f.Signature, f.Description})
+		}
+		return res, nil
 	case *table.Describe:
 		res, err := e.cat.Exec(st)
 		if err != nil {

@@ -3,6 +3,7 @@ package kshare_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,48 @@ func TestExecRunsAScript(t *testing.T) {
 	}
 	if _, err := eng.Catalog().Lookup("items"); err == nil {
 		t.Error("first DROP did not run")
+	}
+}
+
+// SHOW FUNCTIONS lists every function a SELECT can call, scalar and
+// aggregate, by name, and each of them plans.
+func TestShowFunctions(t *testing.T) {
+	eng, _, _ := newEngine(t)
+	ctx := context.Background()
+	if _, err := eng.Exec(ctx, itemsDDL); err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Exec(ctx, "show functions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"function name", "kind", "arguments", "description"}; !slices.Equal(res.Columns, want) {
+		t.Fatalf("columns %q, want %q", res.Columns, want)
+	}
+	kinds := map[string]string{}
+	for i, r := range res.Rows {
+		if i > 0 && res.Rows[i-1][0] >= r[0] {
+			t.Errorf("%s listed after %s: not sorted, or twice", r[0], res.Rows[i-1][0])
+		}
+		kinds[r[0]] = r[1]
+	}
+	for name, kind := range map[string]string{"UPPER": "scalar", "COALESCE": "scalar", "JSON_VALUE": "scalar", "COUNT": "aggregate", "LISTAGG": "aggregate"} {
+		if kinds[name] != kind {
+			t.Errorf("%s: kind %q, want %q", name, kinds[name], kind)
+		}
+	}
+	// Each aggregate it names is one the planner takes.
+	for name, kind := range kinds {
+		if kind != "aggregate" {
+			continue
+		}
+		arg := "id"
+		if name == "LISTAGG" {
+			arg = "CAST(id AS STRING)"
+		}
+		if _, err := eng.Prepare("SELECT " + name + "(" + arg + ") FROM items"); err != nil {
+			t.Errorf("SHOW FUNCTIONS lists %s, which does not plan: %v", name, err)
+		}
 	}
 }
 

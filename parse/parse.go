@@ -11,7 +11,7 @@ import (
 
 // Parse reads a script of statements separated by ';' (a ';' inside quotes,
 // backticks or comments does not count). It returns each statement typed:
-// *table.CreateTable, *table.DropTable, *table.ShowTables, *table.Describe, *table.ShowCreateTable,
+// *table.CreateTable, *table.DropTable, *table.ShowTables, *table.ShowFunctions, *table.Describe, *table.ShowCreateTable,
 // *table.Select (the text of a SELECT, untouched), *table.SetOption and *table.Reset,
 // and the statements about the cluster of table/cluster.go.
 //
@@ -258,6 +258,7 @@ var statementKinds = []struct {
 	{[]string{"DROP"}, nil, "DROP TABLE", (*parser).drop},
 	{[]string{"DROP"}, []string{"SHARE", "GROUP"}, "DROP SHARE GROUP", (*parser).dropShareGroup},
 	{[]string{"SHOW"}, nil, "SHOW TABLES, SHOW CREATE TABLE", (*parser).show},
+	{[]string{"SHOW"}, []string{"FUNCTIONS"}, "SHOW FUNCTIONS", (*parser).showFunctions},
 	{[]string{"SHOW"}, []string{"TOPICS"}, "SHOW TOPICS", (*parser).showTopics},
 	{[]string{"SHOW"}, []string{"SHARE", "GROUPS"}, "SHOW SHARE GROUPS", (*parser).showShareGroups},
 	{[]string{"DESCRIBE", "DESC"}, nil, "DESCRIBE", (*parser).describeTable},
@@ -707,6 +708,11 @@ func (p *parser) drop() (table.Statement, *SyntaxError) {
 	return st, nil
 }
 
+func (p *parser) showFunctions() (table.Statement, *SyntaxError) {
+	p.skipWords(1)
+	return &table.ShowFunctions{}, nil
+}
+
 func (p *parser) show() (table.Statement, *SyntaxError) {
 	p.advance() // SHOW
 	t := p.peek()
@@ -726,10 +732,10 @@ func (p *parser) show() (table.Statement, *SyntaxError) {
 		}
 		return &table.ShowCreateTable{Name: name}, nil
 	case t.Kind == Ident:
-		p.refuse(t, "SHOW %s is not supported (SHOW TABLES, SHOW CREATE TABLE, SHOW TOPICS, SHOW SHARE GROUPS are)", strings.ToUpper(t.Val))
+		p.refuse(t, "SHOW %s is not supported (SHOW TABLES, SHOW CREATE TABLE, SHOW FUNCTIONS, SHOW TOPICS, SHOW SHARE GROUPS are)", strings.ToUpper(t.Val))
 		return nil, p.skipStatement()
 	}
-	return nil, p.errorf(t, ErrSyntax, "expected TABLES, CREATE TABLE, TOPICS or SHARE GROUPS after SHOW, got %s", describe(t))
+	return nil, p.errorf(t, ErrSyntax, "expected TABLES, CREATE TABLE, FUNCTIONS, TOPICS or SHARE GROUPS after SHOW, got %s", describe(t))
 }
 
 // set reads SET 'key' = 'value', the legacy SET key = value (the key and

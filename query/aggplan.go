@@ -37,10 +37,34 @@ type aggCall struct {
 	src      string
 }
 
-// aggFuncs are the aggregate functions kshare runs.
-var aggFuncs = map[string]bool{"count": true, "sum": true, "avg": true, "min": true, "max": true, "listagg": true}
+// aggregates are the aggregate functions kshare runs, as SHOW FUNCTIONS
+// lists them; aggFuncs and aggList are read from it.
+var aggregates = []FunctionInfo{
+	{Name: "COUNT", Kind: "aggregate", Signature: "COUNT(*), COUNT([DISTINCT] x)", Description: "the rows, or the rows where x is not NULL (BIGINT NOT NULL)"},
+	{Name: "SUM", Kind: "aggregate", Signature: "SUM([DISTINCT] numeric)", Description: "the sum of the values that are not NULL; of DECIMAL(p, s) a DECIMAL(38, s)"},
+	{Name: "AVG", Kind: "aggregate", Signature: "AVG([DISTINCT] numeric)", Description: "the average of the values that are not NULL; of integers an integer (truncated), as in Flink"},
+	{Name: "MIN", Kind: "aggregate", Signature: "MIN([DISTINCT] x)", Description: "the smallest value that is not NULL"},
+	{Name: "MAX", Kind: "aggregate", Signature: "MAX([DISTINCT] x)", Description: "the largest value that is not NULL"},
+	{Name: "LISTAGG", Kind: "aggregate", Signature: "LISTAGG([DISTINCT] x[, separator])", Description: "the values that are not NULL joined by separator (',' unless given)"},
+}
 
-const aggList = "COUNT, SUM, AVG, MIN, MAX, LISTAGG"
+// aggFuncs are the names of aggregates, lower case.
+var aggFuncs = func() map[string]bool {
+	m := make(map[string]bool, len(aggregates))
+	for _, a := range aggregates {
+		m[strings.ToLower(a.Name)] = true
+	}
+	return m
+}()
+
+// aggList names the aggregates for messages.
+var aggList = func() string {
+	names := make([]string, len(aggregates))
+	for i, a := range aggregates {
+		names[i] = a.Name
+	}
+	return strings.Join(names, ", ")
+}()
 
 // isAggCall reports whether e is a call of an aggregate function, one
 // kshare runs or one it refuses.

@@ -18,21 +18,24 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// FunctionInfo describes one scalar function, for SHOW FUNCTIONS.
+// FunctionInfo describes one function, for SHOW FUNCTIONS.
 type FunctionInfo struct {
 	Name        string // upper case, as Flink names it
+	Kind        string // "scalar" or "aggregate"
 	Signature   string // the accepted arguments, as in MOD(numeric, numeric)
 	Description string // one line
 }
 
-// Functions lists the scalar functions kshare runs, sorted by name.
+// Functions lists the functions kshare runs, scalar and aggregate, sorted
+// by name.
 func Functions() []FunctionInfo {
-	out := make([]FunctionInfo, 0, len(funcs))
+	out := make([]FunctionInfo, 0, len(funcs)+len(aggregates))
 	for _, d := range funcs {
 		if !d.hidden {
-			out = append(out, FunctionInfo{Name: d.name, Signature: d.signature(), Description: d.desc})
+			out = append(out, FunctionInfo{Name: d.name, Kind: "scalar", Signature: d.signature(), Description: d.desc})
 		}
 	}
+	out = append(out, aggregates...)
 	slices.SortFunc(out, func(a, b FunctionInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

@@ -202,6 +202,7 @@ Ctrl-D, quit or exit leaves.
   ALTER TABLE name SET ('key' = 'value', ...);  ALTER TABLE name RESET ('key', ...);
   DROP TABLE [IF EXISTS] name;
   SHOW TABLES;  DESCRIBE name;  SHOW CREATE TABLE name;
+  SHOW FUNCTIONS;              the scalar and aggregate functions SELECT can call
   SELECT cols FROM name [WHERE predicate] [GROUP BY cols [HAVING predicate]] [LIMIT n];
                                rows WHERE filters out are accepted too: consumed,
                                not left in the share group for another query;

@@ -37,6 +37,10 @@ type AlterTable struct {
 // ShowTables is SHOW TABLES.
 type ShowTables struct{}
 
+// ShowFunctions is SHOW FUNCTIONS. The catalog does not run it: the
+// functions belong to the query engine, which lists them.
+type ShowFunctions struct{}
+
 // Describe is DESCRIBE name (or DESC name).
 type Describe struct {
 	Name string
@@ -70,6 +74,7 @@ func (*CreateTable) statement()        {}
 func (*DropTable) statement()          {}
 func (*AlterTable) statement()         {}
 func (*ShowTables) statement()         {}
+func (*ShowFunctions) statement()      {}
 func (*Describe) statement()           {}
 func (*ShowCreateTable) statement()    {}
 func (*Select) statement()             {}
@@ -129,6 +134,8 @@ func (s *AlterTable) String() string {
 }
 
 func (*ShowTables) String() string { return "SHOW TABLES" }
+
+func (*ShowFunctions) String() string { return "SHOW FUNCTIONS" }
 
 func (s *Describe) String() string { return "DESCRIBE " + QuoteIdent(s.Name) }
 
