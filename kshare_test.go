@@ -102,11 +102,7 @@ func TestExecRunsAScript(t *testing.T) {
 // aggregate, by name, and each of them plans.
 func TestShowFunctions(t *testing.T) {
 	eng, _, _ := newEngine(t)
-	ctx := context.Background()
-	if _, err := eng.Exec(ctx, itemsDDL); err != nil {
-		t.Fatal(err)
-	}
-	res, err := eng.Exec(ctx, "show functions")
+	res, err := eng.Exec(context.Background(), itemsDDL+"; show functions")
 	if err != nil {
 		t.Fatal(err)
 	}
