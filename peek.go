@@ -105,6 +105,9 @@ type peekSource struct {
 	bound *table.Bound
 }
 
+// TakesNothing makes a peek a table.Looker: its WHERE consumes nothing.
+func (s *peekSource) TakesNothing() {}
+
 func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
 	v := s.bound.Options
 	name := s.bound.Def.Name

@@ -100,3 +100,26 @@ func TestPeekBeforeFirstRead(t *testing.T) {
 		t.Errorf("the peek made the group: %s", res.Message)
 	}
 }
+
+// A WHERE over a peek consumes nothing, so the plan says it filters
+// nothing away for good (and the shell gives no "WHERE consumes" note),
+// while the same WHERE over the table itself does. Planning contacts no
+// broker.
+func TestPeekWhereTakesNothing(t *testing.T) {
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw',
+	  'bootstrap.servers' = '127.0.0.1:1', 'topic' = 'orders', 'share-group-id' = 'g')`)
+	for sql, want := range map[string]bool{
+		"SELECT v FROM t WHERE v = 'a'":                    true,
+		"SELECT v FROM TABLE(PEEK(TABLE t)) WHERE v = 'a'": false,
+		"SELECT v FROM TABLE(PEEK(TABLE t))":               false,
+	} {
+		p, err := eng.Prepare(sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if got := p.Filters(); got != want {
+			t.Errorf("%s: Filters() = %v, want %v", sql, got, want)
+		}
+	}
+}

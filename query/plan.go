@@ -57,9 +57,16 @@ func (p *Plan) Schema() *arrow.Schema { return p.schema }
 // Limit is the LIMIT clause's row count, if there is one.
 func (p *Plan) Limit() (int64, bool) { return p.limit, p.limit >= 0 }
 
-// Filters reports whether the query has a WHERE clause, whose filtered-out
-// records are accepted (see Rows).
-func (p *Plan) Filters() bool { return p.where != nil && p.tbl != noTable }
+// Filters reports whether the query has a WHERE clause whose filtered-out
+// records are accepted (see Rows): false over a table.Looker, which
+// consumes nothing.
+func (p *Plan) Filters() bool {
+	if p.where == nil || p.tbl == noTable {
+		return false
+	}
+	_, looks := p.tbl.Source.(table.Looker)
+	return !looks
+}
 
 // Updating reports whether the result is updating: a query with GROUP BY
 // or aggregate calls, whose rows are changes (Rows.Op) of a result table

@@ -102,6 +102,15 @@ type Source interface {
 	Open(ctx context.Context, o OpenOptions) (Stream, error)
 }
 
+// A Looker is a Source that reads without taking: it joins no share group
+// and settles nothing, so a query over it consumes nothing, not even the
+// records its WHERE filters out (TABLE(PEEK(TABLE t)) reads so).
+type Looker interface {
+	Source
+	// TakesNothing marks the source; it does nothing.
+	TakesNothing()
+}
+
 // OpenOptions are the reader's wishes for a stream.
 type OpenOptions struct {
 	// Alloc allocates every batch; nil means memory.DefaultAllocator.
