@@ -516,16 +516,12 @@ const (
 	Delete
 )
 
+// rowKinds are the RowKinds' short strings, Flink's, in the constants' order.
+var rowKinds = [...]string{Insert: "+I", UpdateBefore: "-U", UpdateAfter: "+U", Delete: "-D"}
+
 func (k RowKind) String() string {
-	switch k {
-	case Insert:
-		return "+I"
-	case UpdateBefore:
-		return "-U"
-	case UpdateAfter:
-		return "+U"
-	case Delete:
-		return "-D"
+	if k >= 0 && int(k) < len(rowKinds) {
+		return rowKinds[k]
 	}
 	return "?"
 }

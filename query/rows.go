@@ -64,24 +64,13 @@ const (
 	EndClosed
 )
 
+// endReasons are the EndReasons' names, in the constants' order.
+var endReasons = [...]string{Running: "running", EndLimit: "limit", EndMaxRows: "max-rows", EndIdle: "idle",
+	EndEOF: "eof", EndCancelled: "cancelled", EndError: "error", EndClosed: "closed"}
+
 func (r EndReason) String() string {
-	switch r {
-	case Running:
-		return "running"
-	case EndLimit:
-		return "limit"
-	case EndMaxRows:
-		return "max-rows"
-	case EndIdle:
-		return "idle"
-	case EndEOF:
-		return "eof"
-	case EndCancelled:
-		return "cancelled"
-	case EndError:
-		return "error"
-	case EndClosed:
-		return "closed"
+	if r >= 0 && int(r) < len(endReasons) {
+		return endReasons[r]
 	}
 	return fmt.Sprintf("EndReason(%d)", int(r))
 }

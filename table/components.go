@@ -160,14 +160,12 @@ const (
 	Reject
 )
 
+// dispositions are the Dispositions' names, in the constants' order.
+var dispositions = [...]string{Accept: "accept", Release: "release", Reject: "reject"}
+
 func (d Disposition) String() string {
-	switch d {
-	case Accept:
-		return "accept"
-	case Release:
-		return "release"
-	case Reject:
-		return "reject"
+	if int(d) < len(dispositions) {
+		return dispositions[d]
 	}
 	return fmt.Sprintf("disposition(%d)", uint8(d))
 }
