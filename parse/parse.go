@@ -136,18 +136,19 @@ func (p *parser) invalid(t Token, format string, args ...any) {
 }
 
 func (p *parser) expectKeyword(kw, after string) *SyntaxError {
-	t := p.peek()
-	if !p.isKeyword(t, kw) {
-		return p.errorf(t, ErrSyntax, "expected %s%s, got %s", kw, after, describe(t))
-	}
-	p.advance()
-	return nil
+	return p.expect(p.isKeyword(p.peek(), kw), kw, after)
 }
 
 func (p *parser) expectSymbol(s, after string) *SyntaxError {
+	return p.expect(p.isSymbol(p.peek(), s), "'"+s+"'", after)
+}
+
+// expect consumes the next token if it is what was wanted (found), or
+// says what came instead of want.
+func (p *parser) expect(found bool, want, after string) *SyntaxError {
 	t := p.peek()
-	if !p.isSymbol(t, s) {
-		return p.errorf(t, ErrSyntax, "expected '%s'%s, got %s", s, after, describe(t))
+	if !found {
+		return p.errorf(t, ErrSyntax, "expected %s%s, got %s", want, after, describe(t))
 	}
 	p.advance()
 	return nil
@@ -741,13 +742,12 @@ func (p *parser) show() (table.Statement, *SyntaxError) {
 // set reads SET 'key' = 'value', the legacy SET key = value (the key and
 // value are the text as written), and SET alone, which lists the options.
 func (p *parser) set() (table.Statement, *SyntaxError) {
-	p.advance() // SET
-	if p.atEnd() {
-		return &table.SetOption{}, nil
-	}
 	key, err := p.settingKey("SET")
 	if err != nil {
 		return nil, err
+	}
+	if key == "" {
+		return &table.SetOption{}, nil
 	}
 	if err := p.expectSymbol("=", " after the key of SET"); err != nil {
 		return nil, err
@@ -770,9 +770,15 @@ func (p *parser) set() (table.Statement, *SyntaxError) {
 
 func (p *parser) isEnd(t Token) bool { return t.Kind == EOF || p.isSymbol(t, ";") }
 
-// settingKey reads the key of SET or RESET: a quoted one, or the text up to
-// '=' (or the end of the statement) as written.
+// settingKey reads SET or RESET and the key after it: a quoted one, or the
+// text up to '=' (or the end of the statement) as written. The key is ""
+// when the statement ends after its word (SET alone lists the settings,
+// RESET alone resets them all).
 func (p *parser) settingKey(stmt string) (string, *SyntaxError) {
+	p.advance() // SET or RESET
+	if p.atEnd() {
+		return "", nil
+	}
 	k := p.peek()
 	if k.Kind == String {
 		if k.Val == "" {
@@ -803,10 +809,6 @@ func (p *parser) settingKey(stmt string) (string, *SyntaxError) {
 }
 
 func (p *parser) reset() (table.Statement, *SyntaxError) {
-	p.advance() // RESET
-	if p.atEnd() {
-		return &table.Reset{}, nil
-	}
 	key, err := p.settingKey("RESET")
 	if err != nil {
 		return nil, err
