@@ -308,33 +308,24 @@ func pow10(n int) *big.Int {
 // DECIMAL truncates toward zero, and a value out of the target's range is an
 // error where Flink would wrap around.
 func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
-	var get func(int) (int64, string)
-	switch {
-	case from.Kind == table.Decimal:
-		d := a.(*array.Decimal128)
-		div := pow10(from.Scale)
-		get = func(i int) (int64, string) {
-			q := new(big.Int).Quo(d.Value(i).BigInt(), div)
-			if !q.IsInt64() {
+	div := pow10(from.Scale)
+	get := numberOf(a, from, func(d decimal128.Num) (int64, string) {
+		q := new(big.Int).Quo(d.BigInt(), div)
+		if !q.IsInt64() {
+			return 0, "out of range"
+		}
+		return q.Int64(), ""
+	}, func(s string) (int64, string) {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
 				return 0, "out of range"
 			}
-			return q.Int64(), ""
+			return 0, "not an integer"
 		}
-	case from.Kind == table.Boolean:
-		get = boolAsNumber[int64](a)
-	case isChar(from):
-		s := a.(*array.String)
-		get = func(i int) (int64, string) {
-			v, err := strconv.ParseInt(strings.TrimSpace(s.Value(i)), 10, 64)
-			if err != nil {
-				if errors.Is(err, strconv.ErrRange) {
-					return 0, "out of range"
-				}
-				return 0, "not an integer"
-			}
-			return v, ""
-		}
-	default:
+		return v, ""
+	})
+	if get == nil {
 		return errorf(ErrUnsupported, "cannot cast %s to %s", from, to)
 	}
 	lo, hi := table.IntRange(to.Kind)
@@ -348,46 +339,48 @@ func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail fu
 	return castEach(a, b, inRange, intAppender(b), fail)
 }
 
-// boolAsNumber reads a BOOLEAN column as numbers: TRUE is 1 and FALSE 0, as
-// Flink casts them.
-func boolAsNumber[N int64 | float64](a arrow.Array) func(int) (N, string) {
-	r := a.(*array.Boolean)
-	return func(i int) (N, string) {
-		if r.Value(i) {
-			return 1, ""
+// numberOf reads a DECIMAL, BOOLEAN or character column as numbers for a
+// cast: a DECIMAL's values through dec, a string's (trimmed) through str,
+// TRUE as 1 and FALSE as 0, as Flink casts them. The second result says why
+// a value does not cast. It is nil for the other kinds, which numCast casts.
+func numberOf[N int64 | float64](a arrow.Array, from *table.DataType, dec func(decimal128.Num) (N, string), str func(string) (N, string)) func(int) (N, string) {
+	switch {
+	case from.Kind == table.Decimal:
+		d := a.(*array.Decimal128)
+		return func(i int) (N, string) { return dec(d.Value(i)) }
+	case from.Kind == table.Boolean:
+		r := a.(*array.Boolean)
+		return func(i int) (N, string) {
+			if r.Value(i) {
+				return 1, ""
+			}
+			return 0, ""
 		}
-		return 0, ""
+	case isChar(from):
+		s := a.(*array.String)
+		return func(i int) (N, string) { return str(strings.TrimSpace(s.Value(i))) }
 	}
+	return nil
 }
 
 // castToFloat casts the other kinds to FLOAT or DOUBLE.
 func castToFloat(b array.Builder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
-	var get func(int) (float64, string)
-	switch {
-	case from.Kind == table.Decimal:
-		d := a.(*array.Decimal128)
-		scale := int32(from.Scale)
-		get = func(i int) (float64, string) {
-			// Through the decimal text, so that the float is the nearest
-			// to the exact value.
-			v, _ := strconv.ParseFloat(d.Value(i).ToString(scale), 64)
-			return v, ""
-		}
-	case from.Kind == table.Boolean:
-		get = boolAsNumber[float64](a)
-	case isChar(from):
-		s := a.(*array.String)
-		get = func(i int) (float64, string) {
-			v, err := strconv.ParseFloat(strings.TrimSpace(s.Value(i)), 64)
-			if err != nil {
-				if errors.Is(err, strconv.ErrRange) {
-					return v, "" // +-Inf or 0, as Java's parseDouble
-				}
-				return 0, "not a number"
+	scale := int32(from.Scale)
+	get := numberOf(a, from, func(d decimal128.Num) (float64, string) {
+		// Through the decimal text, so that the float is the nearest to
+		// the exact value.
+		v, _ := strconv.ParseFloat(d.ToString(scale), 64)
+		return v, ""
+	}, func(s string) (float64, string) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				return v, "" // +-Inf or 0, as Java's parseDouble
 			}
-			return v, ""
+			return 0, "not a number"
 		}
-	}
+		return v, ""
+	})
 	var put func(float64)
 	switch b := b.(type) {
 	case *array.Float32Builder:
