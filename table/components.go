@@ -63,6 +63,63 @@ type Decoder interface {
 	Decode(value []byte, cols []array.Builder) (int, error)
 }
 
+// An EncodingFormat is a Format that also writes values: the sinks' side.
+// It is a capability found by type assertion (NewEncoder below), so that a
+// format that only reads stays a Format.
+type EncodingFormat interface {
+	Format
+	// NewEncoder checks that the format can write cols with opts, and
+	// returns an encoder. It performs no I/O. Each goroutine that encodes
+	// needs its own Encoder.
+	//
+	// cols are the columns one value holds, in the order the value writes
+	// them: a table's physical columns for a record's value, or the
+	// 'key.fields' columns for its key (Flink's 'key.format'). An encoder
+	// is built over exactly the columns it writes rather than over the
+	// whole table with a list of indexes, so that the key and the value are
+	// the same kind of encoder and a format checks (raw: exactly one
+	// column) what it will actually write.
+	NewEncoder(cols []Column, opts options.Values) (Encoder, error)
+}
+
+// NewEncoder is f's encoder of cols, or an error saying that f cannot
+// write when it is not an EncodingFormat.
+func NewEncoder(f Format, cols []Column, opts options.Values) (Encoder, error) {
+	ef, ok := f.(EncodingFormat)
+	if !ok {
+		return nil, fmt.Errorf("format '%s' can read but not write values", f.Name())
+	}
+	return ef.NewEncoder(cols, opts)
+}
+
+// An Encoder turns rows into record values, the mirror of a Decoder. It is
+// not safe for concurrent use.
+type Encoder interface {
+	// Encode appends the value of row row of cols to dst and returns the
+	// extended buffer; cols hold one array per column the encoder was made
+	// for, in that order (the columns of a record batch, or the key
+	// columns picked out of it). Appending to a caller's buffer lets a sink
+	// reuse its memory: the hot path allocates nothing per row.
+	//
+	// null reports a row whose value is no value at all (raw's NULL: a
+	// Kafka tombstone, which the caller sends as a nil value); out is then
+	// dst unchanged. Otherwise out is never nil, even for an empty value
+	// appended to a nil dst, so that a sink can pass it on as it is. On an
+	// error out is dst unchanged too, and the error is an *EncodeError.
+	Encode(dst []byte, cols []arrow.Array, row int) (out []byte, null bool, err error)
+}
+
+// EncodeError says what in a row a format cannot write: a DATE beyond year
+// 9999, a character the charset lacks. The sink adds which row it was.
+type EncodeError struct {
+	// Field is the path of the value at fault ("items[2].sku"), as in
+	// DecodeError.
+	Field string
+	Msg   string
+}
+
+func (e *EncodeError) Error() string { return fieldMessage(e.Field, e.Msg) }
+
 // ErrSkipped marks a value that the format's options say to skip and count,
 // not to fail on.
 var ErrSkipped = errors.New("value skipped")
@@ -77,11 +134,13 @@ type DecodeError struct {
 	Msg string
 }
 
-func (e *DecodeError) Error() string {
-	if e.Field == "" {
-		return e.Msg
+func (e *DecodeError) Error() string { return fieldMessage(e.Field, e.Msg) }
+
+func fieldMessage(field, msg string) string {
+	if field == "" {
+		return msg
 	}
-	return fmt.Sprintf("field %q: %s", e.Field, e.Msg)
+	return fmt.Sprintf("field %q: %s", field, msg)
 }
 
 // Bound is a table definition whose options have been parsed against its

@@ -1,5 +1,6 @@
 // Package json is the 'json' format: it decodes record values holding JSON
-// into the Arrow columns of a table, as Flink's JSON format does.
+// into the Arrow columns of a table, and encodes rows into such values, as
+// Flink's JSON format does.
 //
 // A value is one JSON object, one row; a top-level array of objects gives
 // one row per element; the value null, an empty value (a Kafka tombstone)
@@ -57,6 +58,35 @@
 // A decoder reads the value's bytes in place: field names are matched
 // against the columns without copying, numbers are parsed from their text,
 // strings are appended straight from the value unless they hold escapes.
+//
+// Writing is the mirror of reading, as Flink's JSON format writes:
+//
+//	TINYINT..BIGINT   a number
+//	FLOAT, DOUBLE     the shortest number that reads back as the same value;
+//	                  NaN and the infinities as the strings "NaN",
+//	                  "Infinity", "-Infinity" (as Jackson writes them)
+//	DECIMAL(p, s)     a number with its s fractional digits, exact; as Java's
+//	                  BigDecimal.toString (scientific when the value is below
+//	                  10^-6: 2.7E-8, 0E-10) unless
+//	                  'json.encode.decimal-as-plain-number'
+//	BOOLEAN           true or false
+//	CHAR, VARCHAR     a string
+//	BINARY, VARBINARY base64, standard alphabet with padding
+//	DATE              "yyyy-MM-dd"
+//	TIME(p)           "HH:mm:ss[.f]", fractional digits up to p, trailing
+//	                  zeros dropped (Flink writes whole seconds only; this
+//	                  keeps what the column holds)
+//	TIMESTAMP(p)      "yyyy-MM-dd HH:mm:ss[.f]" ('T' for ' ' with ISO-8601),
+//	                  fractional digits as for TIME
+//	TIMESTAMP_LTZ(p)  the same in UTC followed by 'Z'
+//	ARRAY, MAP, ROW   an array, an object (keys as a string of the key's
+//	                  text), an object with the fields in declared order
+//
+// NULL is null, or an absent field with 'json.encode.ignore-null-fields';
+// a NULL map key follows 'json.map-null-key.mode'.
+// A value has no whitespace. What the decoder could not read back is an
+// error, never a silent change: a year outside 0000..9999, a string that
+// is not UTF-8, a TIME outside one day. Errors are *table.EncodeError.
 package json
 
 import (
@@ -72,7 +102,7 @@ import (
 // Format is the 'json' format. It registers itself in init.
 type Format struct{}
 
-var _ table.Format = Format{}
+var _ table.EncodingFormat = Format{}
 
 func init() { table.RegisterFormat(Format{}) }
 
@@ -85,20 +115,8 @@ func (Format) Options() *options.Set { return Options }
 // NewDecoder implements table.Format. Every type of the table model can be
 // decoded except a MAP whose key type is nested, since JSON keys are strings.
 func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decoder, error) {
-	cfg := config{
-		failOnMissing: opts.Bool(OptFailOnMissingField),
-		ignore:        opts.Bool(OptIgnoreParseErrors),
-	}
-	switch std := opts.String(OptTimestampStandard); {
-	case std == "" || strings.EqualFold(std, TimestampSQL):
-	case strings.EqualFold(std, TimestampISO8601):
-		cfg.iso = true
-	default:
-		return nil, fmt.Errorf("format 'json': '%s' must be 'SQL' or 'ISO-8601', got '%s'", OptTimestampStandard, std)
-	}
-	// Parse has run Validate already; values built some other way get the
-	// same check, since the decoder's rules assume it.
-	if err := Validate(opts); err != nil {
+	cfg, err := newConfig(opts)
+	if err != nil {
 		return nil, err
 	}
 	d := &decoder{
@@ -122,6 +140,24 @@ func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decode
 		d.fields.add(c.Name)
 	}
 	return d, nil
+}
+
+// newConfig reads the options both directions share.
+func newConfig(opts options.Values) (config, error) {
+	cfg := config{
+		failOnMissing: opts.Bool(OptFailOnMissingField),
+		ignore:        opts.Bool(OptIgnoreParseErrors),
+	}
+	switch std := opts.String(OptTimestampStandard); {
+	case std == "" || strings.EqualFold(std, TimestampSQL):
+	case strings.EqualFold(std, TimestampISO8601):
+		cfg.iso = true
+	default:
+		return cfg, fmt.Errorf("format 'json': '%s' must be 'SQL' or 'ISO-8601', got '%s'", OptTimestampStandard, std)
+	}
+	// Parse has run Validate already; values built some other way get the
+	// same check, since the decoder's and encoder's rules assume it.
+	return cfg, Validate(opts)
 }
 
 // isPlain reports whether name can be matched against a JSON field name by

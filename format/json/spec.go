@@ -10,6 +10,19 @@ const (
 	OptFailOnMissingField = "json.fail-on-missing-field"
 	OptIgnoreParseErrors  = "json.ignore-parse-errors"
 	OptTimestampStandard  = "json.timestamp-format.standard"
+
+	// The keys below are read when writing only.
+	OptMapNullKeyMode             = "json.map-null-key.mode"
+	OptMapNullKeyLiteral          = "json.map-null-key.literal"
+	OptEncodeDecimalAsPlainNumber = "json.encode.decimal-as-plain-number"
+	OptEncodeIgnoreNullFields     = "json.encode.ignore-null-fields"
+)
+
+// Values of 'json.map-null-key.mode'.
+const (
+	MapNullKeyFail    = "FAIL"
+	MapNullKeyDrop    = "DROP"
+	MapNullKeyLiteral = "LITERAL"
 )
 
 // Values of 'json.timestamp-format.standard'.
@@ -29,7 +42,17 @@ var Options = &options.Set{
 			Description: "A field that does not fit its column becomes NULL (a NOT NULL one fails its enclosing row), and a value that is not JSON is skipped and counted, instead of either being a decode error."},
 		{Key: OptTimestampStandard, Type: options.Enum, Default: TimestampSQL, Allowed: []string{TimestampSQL, TimestampISO8601},
 			Description: "How TIMESTAMP and TIMESTAMP_LTZ values are written: 'SQL' as 'yyyy-MM-dd HH:mm:ss.s{precision}' (LTZ with a 'Z'), " +
-				"'ISO-8601' as 'yyyy-MM-ddTHH:mm:ss.s{precision}' (LTZ with a 'Z')."},
+				"'ISO-8601' as 'yyyy-MM-ddTHH:mm:ss.s{precision}' (LTZ with a 'Z'). Read and written."},
+		{Key: OptMapNullKeyMode, Type: options.Enum, Default: MapNullKeyFail, Allowed: []string{MapNullKeyFail, MapNullKeyDrop, MapNullKeyLiteral},
+			Description: "Writing: what a NULL key of a MAP becomes: 'FAIL' makes the row an error, 'DROP' leaves the entry out, " +
+				"'LITERAL' writes the key as 'json.map-null-key.literal'."},
+		{Key: OptMapNullKeyLiteral, Type: options.String, Default: "null",
+			Description: "Writing: the key written for a NULL key of a MAP when 'json.map-null-key.mode' is 'LITERAL'."},
+		{Key: OptEncodeDecimalAsPlainNumber, Type: options.Bool, Default: "false",
+			Description: "Writing: a DECIMAL is always written in plain digits (0.000000027); otherwise as Java's BigDecimal.toString writes it, " +
+				"in scientific notation below 10^-6 (2.7E-8). Either way every digit of the scale is kept."},
+		{Key: OptEncodeIgnoreNullFields, Type: options.Bool, Default: "false",
+			Description: "Writing: a NULL column or ROW field is left out of its object instead of being written as null."},
 	},
 }
 

@@ -1,6 +1,10 @@
 package json
 
-import "math"
+import (
+	"math"
+
+	"github.com/kshare/kshare/table"
+)
 
 // Dates and times follow Flink's JSON format: DATE is yyyy-MM-dd, TIME is
 // HH:mm[:ss[.fffffffff]], and the two timestamp standards differ only in the
@@ -166,4 +170,127 @@ func toUnit(secs, nanos, perUnit int64) (int64, bool) {
 		return 0, false
 	}
 	return s, true
+}
+
+// Writing dates and times: the same forms, with the fraction written to
+// the column's precision and its trailing zeros dropped (java.time's
+// formatter with appendFraction(NANO_OF_SECOND, 0, 9, true), which Flink's
+// JSON format uses), and only years the reading side accepts.
+
+var (
+	minDay = daysFromCivil(0, 1, 1)
+	maxDay = daysFromCivil(9999, 12, 31)
+)
+
+// civilFromDays is the inverse of daysFromCivil.
+func civilFromDays(z int64) (y, m, d int64) {
+	z += 719468
+	era := z / 146097
+	if z < 0 {
+		era = (z - 146096) / 146097
+	}
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = doy - (153*mp+2)/5 + 1
+	m = mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	y = yoe + era*400
+	if m <= 2 {
+		y++
+	}
+	return y, m, d
+}
+
+func append2(b []byte, v int64) []byte {
+	return append(b, byte('0'+v/10), byte('0'+v%10))
+}
+
+// appendDate writes yyyy-MM-dd for days since 1970-01-01.
+func appendDate(b []byte, days int64) ([]byte, *table.EncodeError) {
+	if days < minDay || days > maxDay {
+		y, _, _ := civilFromDays(days)
+		return b, failf("the year %d is outside 0000..9999, the years a JSON date is written with", y)
+	}
+	y, m, d := civilFromDays(days)
+	b = append2(b, y/100)
+	b = append2(b, y%100)
+	b = append(b, '-')
+	b = append2(b, m)
+	b = append(b, '-')
+	return append2(b, d), nil
+}
+
+// appendClock writes HH:mm:ss and the fraction of nanos (of the day, in
+// range) to precision p, trailing zeros dropped.
+func appendClock(b []byte, nanos int64, p int) []byte {
+	secs := nanos / 1e9
+	b = append2(b, secs/3600)
+	b = append(b, ':')
+	b = append2(b, secs/60%60)
+	b = append(b, ':')
+	b = append2(b, secs%60)
+	frac := nanos % 1e9 / pow10[9-p]
+	if frac == 0 {
+		return b
+	}
+	for frac%10 == 0 {
+		frac /= 10
+		p--
+	}
+	b = append(b, '.')
+	for k := p - 1; k >= 0; k-- {
+		b = append(b, byte('0'+frac/pow10[k]%10))
+	}
+	return b
+}
+
+func floorDivMod(a, b int64) (int64, int64) {
+	q, r := a/b, a%b
+	if r < 0 {
+		q--
+		r += b
+	}
+	return q, r
+}
+
+// time writes a TIME value: its unit's count since midnight.
+func (e *encoder) time(b []byte, n *enode, i int) ([]byte, *table.EncodeError) {
+	var v int64
+	if n.t32 != nil {
+		v = int64(n.t32.Value(i))
+	} else {
+		v = int64(n.t64.Value(i))
+	}
+	if v < 0 || v >= 86400*(1e9/n.perUnit) {
+		return b, failf("the TIME value %d (in units of %dns) is outside one day", v, n.perUnit)
+	}
+	b = append(b, '"')
+	b = appendClock(b, v*n.perUnit, n.t.Precision)
+	return append(b, '"'), nil
+}
+
+// timestamp writes a TIMESTAMP or TIMESTAMP_LTZ value v, in units of the
+// node's array since the epoch (UTC for LTZ).
+func (e *encoder) timestamp(b []byte, n *enode, v int64) ([]byte, *table.EncodeError) {
+	secs, units := floorDivMod(v, 1e9/n.perUnit)
+	days, sod := floorDivMod(secs, 86400)
+	b = append(b, '"')
+	b, err := appendDate(b, days)
+	if err != nil {
+		return b, err
+	}
+	if e.cfg.iso {
+		b = append(b, 'T')
+	} else {
+		b = append(b, ' ')
+	}
+	b = appendClock(b, sod*1e9+units*n.perUnit, n.t.Precision)
+	if n.kind == table.TimestampLTZ {
+		b = append(b, 'Z')
+	}
+	return append(b, '"'), nil
 }

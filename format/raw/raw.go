@@ -20,6 +20,12 @@
 // VARCHAR and VARBINARY is not enforced, as in the json format (Flink
 // enforces lengths only at sinks). Errors are *table.DecodeError with the
 // column's name as Field.
+//
+// Writing is the mirror of reading: the column's value is the whole record
+// value, text in 'raw.charset', numbers in 'raw.endianness', BOOLEAN as one
+// byte 0 or 1, bytes as they are. NULL is no value at all (Encode reports
+// null: a Kafka tombstone), as Flink's raw format writes null. A character
+// the charset cannot hold is an error naming it, where Java would write '?'.
 package raw
 
 import (
@@ -30,6 +36,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare/options"
@@ -39,7 +46,7 @@ import (
 // Format is the 'raw' format. It registers itself in init.
 type Format struct{}
 
-var _ table.Format = Format{}
+var _ table.EncodingFormat = Format{}
 
 func init() { table.RegisterFormat(Format{}) }
 
@@ -62,38 +69,11 @@ const (
 // NewDecoder implements table.Format: cols must be exactly one physical
 // column of a type raw reads (see CheckColumns).
 func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decoder, error) {
-	if err := CheckColumns(cols); err != nil {
+	c, cd, err := column(cols, opts, "decodes")
+	if err != nil {
 		return nil, err
 	}
-	c := cols[0]
-	if c.Metadata {
-		return nil, fmt.Errorf("format 'raw': column '%s' is a metadata column; the format decodes the physical column only", c.Name)
-	}
-	d := &decoder{col: c, t: c.Type, expect: c.Type.WithNotNull(false).String()}
-	switch cs := opts.String(OptCharset); {
-	case cs == "" || strings.EqualFold(cs, CharsetUTF8):
-		d.charset = utf8Charset
-	case strings.EqualFold(cs, CharsetASCII):
-		d.charset = asciiCharset
-	case strings.EqualFold(cs, CharsetISO88591):
-		d.charset = latin1Charset
-	case strings.EqualFold(cs, CharsetUTF16BE):
-		d.charset = utf16BECharset
-	case strings.EqualFold(cs, CharsetUTF16LE):
-		d.charset = utf16LECharset
-	default:
-		return nil, fmt.Errorf("format 'raw': unsupported '%s' value '%s' (supported: %s, %s, %s, %s, %s)",
-			OptCharset, cs, CharsetUTF8, CharsetASCII, CharsetISO88591, CharsetUTF16BE, CharsetUTF16LE)
-	}
-	d.csName = [...]string{CharsetUTF8, CharsetASCII, CharsetISO88591, CharsetUTF16BE, CharsetUTF16LE}[d.charset]
-	switch e := opts.String(OptEndianness); {
-	case e == "" || strings.EqualFold(e, BigEndian):
-		d.order = binary.BigEndian
-	case strings.EqualFold(e, LittleEndian):
-		d.order = binary.LittleEndian
-	default:
-		return nil, fmt.Errorf("format 'raw': '%s' must be '%s' or '%s', got '%s'", OptEndianness, BigEndian, LittleEndian, e)
-	}
+	d := &decoder{codec: cd, col: c, t: c.Type, expect: c.Type.WithNotNull(false).String()}
 	switch c.Type.Kind {
 	case table.TinyInt:
 		d.width = 1
@@ -112,14 +92,68 @@ func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decode
 }
 
 type decoder struct {
-	col     table.Column
-	t       *table.DataType
-	expect  string
+	codec
+	col    table.Column
+	t      *table.DataType
+	expect string
+	width  int    // the length a value must have; 0 for any
+	buf    []byte // transcoded text
+}
+
+// codec is what the options say about bytes, both directions.
+type codec struct {
 	charset charset
 	csName  string
-	order   binary.ByteOrder
-	width   int    // the length a value must have; 0 for any
-	buf     []byte // transcoded text
+	order   byteOrder
+}
+
+// byteOrder reads and writes: binary.BigEndian and LittleEndian are both.
+type byteOrder interface {
+	binary.ByteOrder
+	binary.AppendByteOrder
+}
+
+// column is the one column of cols, checked for a format that reads or
+// writes it (verb), and the options' codec.
+func column(cols []table.Column, opts options.Values, verb string) (table.Column, codec, error) {
+	if err := CheckColumns(cols); err != nil {
+		return table.Column{}, codec{}, err
+	}
+	c := cols[0]
+	if c.Metadata {
+		return c, codec{}, fmt.Errorf("format 'raw': column '%s' is a metadata column; the format %s the physical column only", c.Name, verb)
+	}
+	cd, err := newCodec(opts)
+	return c, cd, err
+}
+
+func newCodec(opts options.Values) (codec, error) {
+	var c codec
+	switch cs := opts.String(OptCharset); {
+	case cs == "" || strings.EqualFold(cs, CharsetUTF8):
+		c.charset = utf8Charset
+	case strings.EqualFold(cs, CharsetASCII):
+		c.charset = asciiCharset
+	case strings.EqualFold(cs, CharsetISO88591):
+		c.charset = latin1Charset
+	case strings.EqualFold(cs, CharsetUTF16BE):
+		c.charset = utf16BECharset
+	case strings.EqualFold(cs, CharsetUTF16LE):
+		c.charset = utf16LECharset
+	default:
+		return c, fmt.Errorf("format 'raw': unsupported '%s' value '%s' (supported: %s, %s, %s, %s, %s)",
+			OptCharset, cs, CharsetUTF8, CharsetASCII, CharsetISO88591, CharsetUTF16BE, CharsetUTF16LE)
+	}
+	c.csName = [...]string{CharsetUTF8, CharsetASCII, CharsetISO88591, CharsetUTF16BE, CharsetUTF16LE}[c.charset]
+	switch e := opts.String(OptEndianness); {
+	case e == "" || strings.EqualFold(e, BigEndian):
+		c.order = binary.BigEndian
+	case strings.EqualFold(e, LittleEndian):
+		c.order = binary.LittleEndian
+	default:
+		return c, fmt.Errorf("format 'raw': '%s' must be '%s' or '%s', got '%s'", OptEndianness, BigEndian, LittleEndian, e)
+	}
+	return c, nil
 }
 
 var _ table.Decoder = (*decoder)(nil)
@@ -257,4 +291,111 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// NewEncoder implements table.EncodingFormat: cols must be exactly one
+// physical column of a type raw reads (see CheckColumns).
+func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encoder, error) {
+	c, cd, err := column(cols, opts, "writes")
+	if err != nil {
+		return nil, err
+	}
+	return &encoder{codec: cd, col: c}, nil
+}
+
+type encoder struct {
+	codec
+	col table.Column
+}
+
+var _ table.Encoder = (*encoder)(nil)
+
+func (e *encoder) fail(format string, args ...any) error {
+	return &table.EncodeError{Field: e.col.Name, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Encode implements table.Encoder.
+func (e *encoder) Encode(dst []byte, cols []arrow.Array, row int) ([]byte, bool, error) {
+	if len(cols) != 1 {
+		panic(fmt.Sprintf("raw: Encode given %d arrays for 1 column", len(cols)))
+	}
+	if cols[0].IsNull(row) {
+		return dst, true, nil
+	}
+	out, err := e.value(dst, cols[0], row)
+	if out == nil && err == nil {
+		// An empty string or byte string appended to a nil buffer: a
+		// value all the same, which a nil slice would turn into a
+		// tombstone.
+		out = []byte{}
+	}
+	return out, false, err
+}
+
+func (e *encoder) value(dst []byte, a arrow.Array, row int) ([]byte, error) {
+	o := e.order
+	switch a := a.(type) {
+	case *array.String:
+		return e.text(dst, a.Value(row))
+	case *array.Binary:
+		return append(dst, a.Value(row)...), nil
+	case *array.FixedSizeBinary:
+		return append(dst, a.Value(row)...), nil
+	case *array.Boolean:
+		if a.Value(row) {
+			return append(dst, 1), nil
+		}
+		return append(dst, 0), nil
+	case *array.Int8:
+		return append(dst, byte(a.Value(row))), nil
+	case *array.Int16:
+		return o.AppendUint16(dst, uint16(a.Value(row))), nil
+	case *array.Int32:
+		return o.AppendUint32(dst, uint32(a.Value(row))), nil
+	case *array.Int64:
+		return o.AppendUint64(dst, uint64(a.Value(row))), nil
+	case *array.Float32:
+		return o.AppendUint32(dst, math.Float32bits(a.Value(row))), nil
+	case *array.Float64:
+		return o.AppendUint64(dst, math.Float64bits(a.Value(row))), nil
+	}
+	// The caller did not build the batch from the table's schema: a
+	// programming error, not a bad row.
+	panic(fmt.Sprintf("raw: a %T cannot hold %s", a, e.col.Type))
+}
+
+// text writes the UTF-8 string s in the charset.
+func (e *encoder) text(dst []byte, s string) ([]byte, error) {
+	if e.charset == utf8Charset && utf8.ValidString(s) {
+		return append(dst, s...), nil
+	}
+	out := dst
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return dst, e.fail("a string holds invalid UTF-8 at byte %d (0x%02x)", i, s[i])
+		}
+		switch e.charset {
+		case utf8Charset:
+			out = append(out, s[i:i+size]...)
+		case asciiCharset, latin1Charset:
+			if r >= 0x80 && (e.charset == asciiCharset || r > 0xff) {
+				return dst, e.fail("%U at byte %d of the string is not in %s", r, i, e.csName)
+			}
+			out = append(out, byte(r))
+		case utf16BECharset, utf16LECharset:
+			order := byteOrder(binary.BigEndian)
+			if e.charset == utf16LECharset {
+				order = binary.LittleEndian
+			}
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+				out = order.AppendUint16(out, uint16(r1))
+				out = order.AppendUint16(out, uint16(r2))
+			} else {
+				out = order.AppendUint16(out, uint16(r))
+			}
+		}
+		i += size
+	}
+	return out, nil
 }

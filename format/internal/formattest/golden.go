@@ -58,28 +58,34 @@ func RunGolden(t *testing.T, f table.Format) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			cases, err := readGolden(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			changed := false
-			for _, c := range cases {
-				got := RunCase(t, f, c)
-				if got != c.Output {
-					if *rewrite {
-						c.Output = got
-						changed = true
-						continue
-					}
-					t.Errorf("%s:%d: output differs\n--- got\n%s--- want\n%s", file, c.line, got, c.Output)
-				}
-			}
-			if changed {
-				if err := writeGolden(file, cases); err != nil {
-					t.Fatal(err)
-				}
-			}
+			runFile(t, file, func(c *Case) string { return RunCase(t, f, c) })
 		})
+	}
+}
+
+// runFile runs every case of a golden file through run, which returns the
+// case's output, and compares or (with -rewrite) rewrites.
+func runFile(t *testing.T, file string, run func(*Case) string) {
+	cases, err := readGolden(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	for _, c := range cases {
+		got := run(c)
+		if got != c.Output {
+			if *rewrite {
+				c.Output = got
+				changed = true
+				continue
+			}
+			t.Errorf("%s:%d: output differs\n--- got\n%s--- want\n%s", file, c.line, got, c.Output)
+		}
+	}
+	if changed {
+		if err := writeGolden(file, cases); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
