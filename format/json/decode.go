@@ -14,6 +14,7 @@ type config struct {
 	failOnMissing bool
 	ignore        bool
 	iso           bool
+	writing       bool // the plan is checked for an encoder: errors say "write"
 }
 
 // decoder is the table.Decoder of the json format.

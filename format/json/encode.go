@@ -23,15 +23,6 @@ func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encode
 	}
 	e := &encoder{cfg: encConfig{iso: cfg.iso, plainDecimal: opts.Bool(OptEncodeDecimalAsPlainNumber),
 		ignoreNulls: opts.Bool(OptEncodeIgnoreNullFields)}}
-	switch m := opts.String(OptMapNullKeyMode); {
-	case m == "" || m == MapNullKeyFail:
-	case m == MapNullKeyDrop:
-		e.cfg.dropNullKeys = true
-	case m == MapNullKeyLiteral:
-		e.cfg.nullKey = appendString(nil, opts.String(OptMapNullKeyLiteral))
-	default:
-		return nil, fmt.Errorf("format 'json': '%s' must be %s, %s or %s, got '%s'", OptMapNullKeyMode, MapNullKeyFail, MapNullKeyDrop, MapNullKeyLiteral, m)
-	}
 	seen := make(map[string]bool, len(cols))
 	for _, c := range cols {
 		if c.Metadata {
@@ -43,6 +34,7 @@ func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encode
 		seen[c.Name] = true
 		// The decoder's plan checks every type; the encoder writes the
 		// same ones.
+		cfg.writing = true
 		if _, err := newNode(c.Name, c.Type, c.Name, &cfg); err != nil {
 			return nil, err
 		}
@@ -56,8 +48,6 @@ type encConfig struct {
 	iso          bool
 	plainDecimal bool
 	ignoreNulls  bool
-	dropNullKeys bool
-	nullKey      []byte // the quoted literal for 'LITERAL'; nil for FAIL
 }
 
 type encoder struct {
@@ -327,25 +317,15 @@ func (e *encoder) value(b []byte, n *enode, i int) ([]byte, *table.EncodeError) 
 func (e *encoder) mapValue(b []byte, n *enode, i int) ([]byte, *table.EncodeError) {
 	start, end := n.mp.ValueOffsets(i)
 	b = append(b, '{')
-	first := true
 	for j := int(start); j < int(end); j++ {
-		if n.key.arr.IsNull(j) {
-			switch {
-			case e.cfg.dropNullKeys:
-				continue
-			case e.cfg.nullKey == nil:
-				return b, failf("a map key is null; set '%s' to %s or %s to write such entries", OptMapNullKeyMode, MapNullKeyDrop, MapNullKeyLiteral)
-			}
-		}
-		if !first {
+		if j > int(start) {
 			b = append(b, ',')
 		}
-		first = false
 		k0 := len(b)
+		// Arrow's maps hold no NULL key, so 'json.map-null-key.mode' has
+		// nothing to decide.
 		var err *table.EncodeError
-		if n.key.arr.IsNull(j) {
-			b = append(b, e.cfg.nullKey...)
-		} else if b, err = e.mapKey(b, n.key, j); err != nil {
+		if b, err = e.mapKey(b, n.key, j); err != nil {
 			return b, at(err, "[key]")
 		}
 		k1 := len(b)

@@ -82,8 +82,9 @@
 //	ARRAY, MAP, ROW   an array, an object (keys as a string of the key's
 //	                  text), an object with the fields in declared order
 //
-// NULL is null, or an absent field with 'json.encode.ignore-null-fields';
-// a NULL map key follows 'json.map-null-key.mode'.
+// NULL is null, or an absent field with 'json.encode.ignore-null-fields'.
+// An Arrow map holds no NULL key, so 'json.map-null-key.*' (accepted, as in
+// Flink's DDL) has nothing to decide.
 // A value has no whitespace. What the decoder could not read back is an
 // error, never a silent change: a year outside 0000..9999, a string that
 // is not UTF-8, a TIME outside one day. Errors are *table.EncodeError.

@@ -89,8 +89,12 @@ type scalar struct {
 
 // planError is a NewDecoder error: at CREATE TABLE time, so it names the
 // column and its type.
-func planError(col string, t *table.DataType, why string) error {
-	return fmt.Errorf("format 'json' cannot decode column %s of type %s: %s", table.QuoteIdent(col), t, why)
+func (cfg *config) planError(col string, t *table.DataType, why string) error {
+	verb := "decode"
+	if cfg.writing {
+		verb = "write"
+	}
+	return fmt.Errorf("format 'json' cannot %s column %s of type %s: %s", verb, table.QuoteIdent(col), t, why)
 }
 
 func newNode(name string, t *table.DataType, col string, cfg *config) (*node, error) {
@@ -111,19 +115,19 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 		n.expect += " as yyyy-MM-dd"
 	case table.Binary:
 		if t.Length < 1 {
-			return nil, planError(col, t, "BINARY needs a length of at least 1")
+			return nil, cfg.planError(col, t, "BINARY needs a length of at least 1")
 		}
 		n.width = t.Length
 		n.expect += " as base64"
 	case table.Decimal:
 		if t.Precision < 1 || t.Precision > table.MaxDecimalPrecision || t.Scale < 0 || t.Scale > t.Precision {
-			return nil, planError(col, t, fmt.Sprintf("DECIMAL needs 1 <= precision <= %d and 0 <= scale <= precision", table.MaxDecimalPrecision))
+			return nil, cfg.planError(col, t, fmt.Sprintf("DECIMAL needs 1 <= precision <= %d and 0 <= scale <= precision", table.MaxDecimalPrecision))
 		}
 		n.prec, n.scale = t.Precision, t.Scale
 		n.fast = fastDecimal
 	case table.Time, table.Timestamp, table.TimestampLTZ:
 		if t.Precision < 0 || t.Precision > table.MaxTimePrecision {
-			return nil, planError(col, t, fmt.Sprintf("the precision must be between 0 and %d", table.MaxTimePrecision))
+			return nil, cfg.planError(col, t, fmt.Sprintf("the precision must be between 0 and %d", table.MaxTimePrecision))
 		}
 		n.perUnit = 1e9 / unitsPerSecond(t.Precision)
 		n.expect += " as " + layout(t, cfg.iso)
@@ -137,14 +141,14 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 	case table.Map:
 		n.scalar = false
 		if t.Key == nil || t.Value == nil {
-			return nil, planError(col, t, "MAP needs a key and a value type")
+			return nil, cfg.planError(col, t, "MAP needs a key and a value type")
 		}
 		k, err := newNode("", t.Key, col, cfg)
 		if err != nil {
 			return nil, err
 		}
 		if !k.scalar {
-			return nil, planError(col, t, fmt.Sprintf("a JSON object's keys are strings, which cannot be read as %s", t.Key))
+			return nil, cfg.planError(col, t, fmt.Sprintf("a JSON object's keys are strings, which cannot be read as %s", t.Key))
 		}
 		// A key that does not fit says so: the path alone, attrs['x'],
 		// does not tell a bad key from a bad value.
@@ -159,7 +163,7 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 		n.names.index = make(map[string]int, len(t.Fields))
 		for _, f := range t.Fields {
 			if _, dup := n.names.index[f.Name]; dup {
-				return nil, planError(col, t, fmt.Sprintf("field %s appears twice", table.QuoteIdent(f.Name)))
+				return nil, cfg.planError(col, t, fmt.Sprintf("field %s appears twice", table.QuoteIdent(f.Name)))
 			}
 			fn, err := newNode(f.Name, f.Type, col, cfg)
 			if err != nil {
@@ -171,7 +175,7 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 		n.seen = make([]uint32, len(n.fields))
 		n.spans = make([]int, len(n.fields))
 	default:
-		return nil, planError(col, t, "the type is not supported")
+		return nil, cfg.planError(col, t, "the type is not supported")
 	}
 	return n, nil
 }

@@ -44,10 +44,10 @@ var Options = &options.Set{
 			Description: "How TIMESTAMP and TIMESTAMP_LTZ values are written: 'SQL' as 'yyyy-MM-dd HH:mm:ss.s{precision}' (LTZ with a 'Z'), " +
 				"'ISO-8601' as 'yyyy-MM-ddTHH:mm:ss.s{precision}' (LTZ with a 'Z'). Read and written."},
 		{Key: OptMapNullKeyMode, Type: options.Enum, Default: MapNullKeyFail, Allowed: []string{MapNullKeyFail, MapNullKeyDrop, MapNullKeyLiteral},
-			Description: "Writing: what a NULL key of a MAP becomes: 'FAIL' makes the row an error, 'DROP' leaves the entry out, " +
-				"'LITERAL' writes the key as 'json.map-null-key.literal'."},
+			Description: "Writing: what Flink does with a NULL key of a MAP. Accepted so that Flink's DDL runs as it is; " +
+				"kshare's maps (Arrow's) never hold a NULL key, so it changes nothing."},
 		{Key: OptMapNullKeyLiteral, Type: options.String, Default: "null",
-			Description: "Writing: the key written for a NULL key of a MAP when 'json.map-null-key.mode' is 'LITERAL'."},
+			Description: "Writing: the key Flink writes for a NULL key of a MAP with 'json.map-null-key.mode' 'LITERAL'; accepted, and as inert as that key."},
 		{Key: OptEncodeDecimalAsPlainNumber, Type: options.Bool, Default: "false",
 			Description: "Writing: a DECIMAL is always written in plain digits (0.000000027); otherwise as Java's BigDecimal.toString writes it, " +
 				"in scientific notation below 10^-6 (2.7E-8). Either way every digit of the scale is kept."},

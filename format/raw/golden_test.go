@@ -11,3 +11,10 @@ import (
 func TestGolden(t *testing.T) {
 	formattest.RunGolden(t, Format{})
 }
+
+// TestEncodeGolden runs the round-trip scenarios under testdata/encode/:
+// values decoded, every row encoded (the output), and the encoded values
+// decoded again to the same rows.
+func TestEncodeGolden(t *testing.T) {
+	formattest.RunEncodeGolden(t, Format{})
+}

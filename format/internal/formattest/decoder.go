@@ -28,6 +28,22 @@ func NewDecoder(tb testing.TB, f table.Format, schema string, kvs ...options.KV)
 	return cols, dec
 }
 
+// NewCodec is NewDecoder with f's encoder of the same columns and options
+// beside it.
+func NewCodec(tb testing.TB, f table.Format, schema string, kvs ...options.KV) ([]table.Column, table.Decoder, table.Encoder) {
+	tb.Helper()
+	cols, dec := NewDecoder(tb, f, schema, kvs...)
+	vals, err := options.Parse(kvs, nil, f.Options())
+	if err != nil {
+		tb.Fatalf("options %v: %v", kvs, err)
+	}
+	enc, err := table.NewEncoder(f, cols, vals)
+	if err != nil {
+		tb.Fatalf("encoder for %q: %v", schema, err)
+	}
+	return cols, dec, enc
+}
+
 // CheckRegistered fails t unless the format registered under f's name is
 // of f's type and has f's options.
 func CheckRegistered(t *testing.T, f table.Format) {
