@@ -3,7 +3,8 @@
 // the records into Arrow batches as a kafka-sharegroup member does
 // (connector.NewRecordBuilder: the JSON decoded, metadata columns filled),
 // run the query (SELECT *, WHERE quantity > 1), write CSV the way
-// `kshare -e ... --output csv` does. No broker is involved: the query and
+// `kshare -e ... --output csv` does, and encode rows into JSON values as a
+// sink will (encode_test.go). No broker is involved: the query and
 // output stages read an in-memory source that hands out already decoded
 // batches, so each figure is the CPU cost of one stage. scripts/bench.sh
 // measures the whole path against a broker; these tell where its CPU time
