@@ -46,6 +46,10 @@ func encodeOne(t *testing.T, schema string, fill func(rb *array.RecordBuilder), 
 	return string(out[1:]), err
 }
 
+// TestGolden runs testdata/*.txt (values in, rows or errors out) and
+// testdata/encode/*.txt (rows decoded, encoded and decoded back).
+func TestGolden(t *testing.T) { formattest.RunGoldens(t, Format{}) }
+
 // TestEncodeRefuses covers rows that no JSON value decodes to, so that the
 // goldens cannot hold them: the encoder says what it cannot write, with the
 // path of the value, rather than write what would not read back.

@@ -305,7 +305,8 @@ func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encode
 
 type encoder struct {
 	codec
-	col table.Column
+	col   table.Column
+	bound arrow.Array // the last array checked against the column's type
 }
 
 var _ table.Encoder = (*encoder)(nil)
@@ -318,6 +319,14 @@ func (e *encoder) fail(format string, args ...any) error {
 func (e *encoder) Encode(dst []byte, cols []arrow.Array, row int) ([]byte, bool, error) {
 	if len(cols) != 1 {
 		panic(fmt.Sprintf("raw: Encode given %d arrays for 1 column", len(cols)))
+	}
+	if a := cols[0]; a != e.bound {
+		// An array of another type would be written in another width: the
+		// caller's programming error, as a wrong builder is the decoder's.
+		if !arrow.TypeEqual(a.DataType(), e.col.Type.ArrowType()) {
+			panic(fmt.Sprintf("raw: a %s array cannot hold %s (build the batch from the table's Arrow schema)", a.DataType(), e.col.Type))
+		}
+		e.bound = a
 	}
 	if cols[0].IsNull(row) {
 		return dst, true, nil

@@ -136,6 +136,10 @@ func benchRaw(b *testing.B, typ string, kvs []options.KV, value []byte) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
+// TestGolden runs testdata/*.txt (values in, rows or errors out) and
+// testdata/encode/*.txt (rows decoded, encoded and decoded back).
+func TestGolden(t *testing.T) { formattest.RunGoldens(t, Format{}) }
+
 // TestEncodeRefuses covers text the charset cannot hold: an error naming
 // the character, never Java's silent '?'.
 func TestEncodeRefuses(t *testing.T) {

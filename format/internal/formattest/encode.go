@@ -26,6 +26,16 @@ import (
 // refuses. The encoded values must decode to the same rows: a difference
 // fails the test, whatever the golden output says.
 
+// RunGoldens runs a format's golden files: the decoding scenarios
+// (RunGolden) and, if f writes, the round trips (RunEncodeGolden). Run
+// with -rewrite to regenerate the expected output.
+func RunGoldens(t *testing.T, f table.Format) {
+	t.Run("decode", func(t *testing.T) { RunGolden(t, f) })
+	if _, ok := f.(table.EncodingFormat); ok {
+		t.Run("encode", func(t *testing.T) { RunEncodeGolden(t, f) })
+	}
+}
+
 // RunEncodeGolden runs every testdata/encode/*.txt file against format f,
 // which must be a table.EncodingFormat.
 func RunEncodeGolden(t *testing.T, f table.Format) {
