@@ -21,6 +21,7 @@ func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encode
 	if err != nil {
 		return nil, err
 	}
+	cfg.writing = true
 	e := &encoder{cfg: encConfig{iso: cfg.iso, plainDecimal: opts.Bool(OptEncodeDecimalAsPlainNumber),
 		ignoreNulls: opts.Bool(OptEncodeIgnoreNullFields)}}
 	seen := make(map[string]bool, len(cols))
@@ -34,7 +35,6 @@ func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encode
 		seen[c.Name] = true
 		// The decoder's plan checks every type; the encoder writes the
 		// same ones.
-		cfg.writing = true
 		if _, err := newNode(c.Name, c.Type, c.Name, &cfg); err != nil {
 			return nil, err
 		}
