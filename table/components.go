@@ -36,8 +36,9 @@ type MetadataKey struct {
 	Description string
 }
 
-// A Format decodes record values into rows ('format' = 'name'). It
-// registers itself with RegisterFormat in an init function.
+// A Format decodes record values into rows ('format' = 'name'); one that
+// also writes them is an EncodingFormat. It registers itself with
+// RegisterFormat in an init function.
 type Format interface {
 	// Name is the value of the 'format' key.
 	Name() string
