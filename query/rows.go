@@ -649,16 +649,12 @@ func (r *Rows) evaluate(src arrow.RecordBatch) (arrow.RecordBatch, []int, error)
 func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 	p := r.plan
 	n := int(src.NumRows())
-	rec := src
-	if !p.allInputs {
-		cols := make([]arrow.Array, len(p.inputs))
-		for j, k := range p.inputs {
-			cols[j] = src.Column(k)
-		}
-		rec = array.NewRecordBatch(p.inSchema, cols, int64(n))
-	} else {
-		rec.Retain()
+	full, err := r.extend(src)
+	if err != nil {
+		return nil, nil, err
 	}
+	rec := narrowBatch(p, full)
+	full.Release()
 	var sel []int
 	if p.where != nil {
 		mask, err := p.where.eval(r.ec, rec)
