@@ -70,9 +70,21 @@ func planComputed(def *table.Definition, expr string) (*Plan, error) {
 }
 
 // extend makes the batch of all the table's columns in the order declared
-// from a source batch, evaluating the computed ones; the caller releases
-// it. A table without computed columns gives src back, retained.
+// from a source batch, evaluating the computed ones, and for a window TVF
+// with the window's columns after them (one row per window a row falls
+// in); the caller releases it. A table without computed columns and
+// window gives src back, retained.
 func (r *Rows) extend(src arrow.RecordBatch) (arrow.RecordBatch, error) {
+	full, err := r.computeColumns(src)
+	if err != nil || r.win == nil {
+		return full, err
+	}
+	defer full.Release()
+	return r.win.expand(r.ec, full, r.plan.windowSchema)
+}
+
+// computeColumns is extend without the window's columns.
+func (r *Rows) computeColumns(src arrow.RecordBatch) (arrow.RecordBatch, error) {
 	p := r.plan
 	if len(p.computed) == 0 {
 		src.Retain()

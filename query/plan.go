@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,11 @@ type Plan struct {
 	// on each source batch to make the batch of all its columns that the
 	// expressions read (see extend); nil for a table without.
 	computed []computedCol
+	// window is the window TVF the query reads (FROM TABLE(TUMBLE(...))),
+	// nil for a query over a plain table; see window.go.
+	window *windowPlan
+	// windowSchema is the schema of the table's columns and the window's.
+	windowSchema *arrow.Schema
 }
 
 // Table is the table the query reads.
@@ -263,6 +269,15 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 		return nil, err
 	}
 	plan.computed = computed
+	if rw.window != nil && tbl != noTable {
+		wp, wcols, err := windowColumns(rw.window, tbl.Bound.Def)
+		if err != nil {
+			return nil, err
+		}
+		plan.window = wp
+		cols.Columns = append(slices.Clone(cols.Columns), wcols...)
+		plan.windowSchema = cols.Arrow()
+	}
 	if s.Limit != nil {
 		if s.Limit.Offset != nil {
 			return nil, unsupportedClause("OFFSET")
@@ -287,6 +302,11 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 		}
 	} else if err := p.selectList(plan, s.SelectExprs); err != nil {
 		return nil, err
+	}
+	if plan.window != nil {
+		if err := checkWindowKeys(plan, len(cols.Columns)-3); err != nil {
+			return nil, err
+		}
 	}
 	if s.Where != nil && s.Where.Expr != nil {
 		w, err := p.expr(s.Where.Expr)
