@@ -107,3 +107,60 @@ func TestWindowDelivery(t *testing.T) {
 		})
 	}
 }
+
+// The window's timers emit rows while no record comes: the watermark moves
+// on with processing time once the source is idle (window.idle-timeout),
+// early firing emits an open window's running result (window.early-fire),
+// and a processing-time window closes when the clock passes its end. Each
+// batch the emitted rows reflect is accepted once the caller moves past
+// them.
+func TestWindowTimers(t *testing.T) {
+	for _, c := range []struct {
+		name, sql string
+		o         Options
+		op        RowKind
+	}{
+		// 00:59.900 with no delay: the watermark needs 100 ms more.
+		{"idle", "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' MINUTE)", Options{SourceIdleTimeout: 20 * time.Millisecond}, Insert},
+		{"early fire", "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' HOUR)", Options{EarlyFire: 20 * time.Millisecond}, Insert},
+		{"proctime", "TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '0.05' SECOND)", Options{}, Insert},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mem := tabletest.CheckedAlloc(t)
+			cat := newCatalog(t, `CREATE TABLE ev (id INT, ts TIMESTAMP(3), pt AS PROCTIME(), WATERMARK FOR ts AS ts)
+				WITH ('connector' = 'test', 'format' = 'test')`)
+			src := sourceOf(t, cat, "ev")
+			src.EOF = false
+			src.Batches = tabletest.FromJSON(t, mem, src.Schema, 0,
+				`{"id": 1, "ts": "2024-01-01 00:00:59.800"}`, `{"id": 2, "ts": "2024-01-01 00:00:59.900"}`)
+			t.Cleanup(src.Release)
+			p, err := Prepare("SELECT COUNT(*) AS n FROM TABLE("+c.sql+") GROUP BY window_start, window_end", cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			c.o.Alloc = mem
+			r, err := Run(ctx, p, c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Next() {
+				t.Fatalf("no row: %v (%s)", r.Err(), r.EndReason())
+			}
+			rec := r.RecordBatch()
+			if got, _ := Formatter(rec.Column(0), r.Columns()[0].Type)(0); rec.NumRows() != 1 || r.Op(0) != c.op || got != "2" {
+				t.Errorf("got %d rows, the first %s %s; want %s 2", rec.NumRows(), r.Op(0), got, c.op)
+			}
+			for _, v := range src.Verdicts() {
+				t.Errorf("row %d of batch %d settled (%s) before the caller moved past the row that reflects it", v.Row, v.Batch, v.Disposition)
+			}
+			cancel()
+			r.Next()
+			r.Close()
+			if vs := src.Verdicts(); len(vs) != 2 || vs[0].Disposition != table.Accept || vs[1].Disposition != table.Accept {
+				t.Errorf("verdicts %v, want both records accepted", vs)
+			}
+		})
+	}
+}

@@ -284,8 +284,12 @@ func (r *Rows) winEmit() bool {
 		}
 	}
 	w.dirty = keep
-	w.nextFire = time.Time{}
-	if len(keep) > 0 && r.opts.EarlyFire > 0 {
+	// The timer runs from the first record not reflected yet: records
+	// that keep coming do not put it off.
+	switch {
+	case len(keep) == 0:
+		w.nextFire = time.Time{}
+	case w.nextFire.IsZero() && r.opts.EarlyFire > 0:
 		w.nextFire = now.Add(r.opts.EarlyFire)
 	}
 	if len(emit) == 0 {
