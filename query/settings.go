@@ -2,7 +2,9 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kshare/kshare/options"
@@ -147,37 +149,38 @@ func (s *Settings) Reset(key string) error {
 	return nil
 }
 
+// durations and ints are the settings of those types, by key: apply and
+// List read them from here.
+func (s *Settings) durations() map[string]*time.Duration {
+	return map[string]*time.Duration{SettingIdleTimeout: &s.IdleTimeout, SettingEarlyFire: &s.EarlyFire, SettingSourceIdle: &s.SourceIdle}
+}
+
+func (s *Settings) ints() map[string]*int64 {
+	return map[string]*int64{SettingMaxRows: &s.MaxRows, SettingMaxColumnWidth: &s.MaxColumnWidth, SettingMaxHeld: &s.MaxHeld}
+}
+
 func (s *Settings) apply(key string, v options.Values) {
-	switch key {
-	case SettingOutput:
+	if d, ok := s.durations()[key]; ok {
+		*d = v.Duration(key)
+	} else if n, ok := s.ints()[key]; ok {
+		*n = v.Int(key)
+	} else if key == SettingOutput {
 		s.Output = v.String(key)
-	case SettingIdleTimeout:
-		s.IdleTimeout = v.Duration(key)
-	case SettingMaxRows:
-		s.MaxRows = v.Int(key)
-	case SettingMaxColumnWidth:
-		s.MaxColumnWidth = v.Int(key)
-	case SettingEarlyFire:
-		s.EarlyFire = v.Duration(key)
-	case SettingMaxHeld:
-		s.MaxHeld = v.Int(key)
-	case SettingSourceIdle:
-		s.SourceIdle = v.Duration(key)
 	}
 }
 
 // List is every setting with its current value, sorted by key, as SET
 // alone shows them.
 func (s Settings) List() []options.KV {
-	return []options.KV{
-		{Key: SettingIdleTimeout, Value: s.IdleTimeout.String()},
-		{Key: SettingMaxColumnWidth, Value: strconv.FormatInt(s.MaxColumnWidth, 10)},
-		{Key: SettingMaxRows, Value: strconv.FormatInt(s.MaxRows, 10)},
-		{Key: SettingOutput, Value: s.Output},
-		{Key: SettingEarlyFire, Value: s.EarlyFire.String()},
-		{Key: SettingSourceIdle, Value: s.SourceIdle.String()},
-		{Key: SettingMaxHeld, Value: strconv.FormatInt(s.MaxHeld, 10)},
+	out := []options.KV{{Key: SettingOutput, Value: s.Output}}
+	for k, d := range s.durations() {
+		out = append(out, options.KV{Key: k, Value: d.String()})
 	}
+	for k, n := range s.ints() {
+		out = append(out, options.KV{Key: k, Value: strconv.FormatInt(*n, 10)})
+	}
+	slices.SortFunc(out, func(a, b options.KV) int { return strings.Compare(a.Key, b.Key) })
+	return out
 }
 
 // Apply copies the settings a query obeys into o.
