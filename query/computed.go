@@ -91,8 +91,7 @@ func (r *Rows) computeColumns(src arrow.RecordBatch) (arrow.RecordBatch, error) 
 		return src, nil
 	}
 	n := int(src.NumRows())
-	all := p.tbl.Bound.Def.Columns()
-	cols := make([]arrow.Array, 0, len(all))
+	cols := make([]arrow.Array, 0, p.fullSchema.NumFields())
 	var made []arrow.Array
 	defer func() { releaseAll(made) }()
 	k := 0
@@ -113,7 +112,7 @@ func (r *Rows) computeColumns(src arrow.RecordBatch) (arrow.RecordBatch, error) 
 	for ; k < int(src.NumCols()); k++ {
 		cols = append(cols, src.Column(k))
 	}
-	return array.NewRecordBatch((&table.Schema{Columns: all}).Arrow(), cols, int64(n)), nil
+	return array.NewRecordBatch(p.fullSchema, cols, int64(n)), nil
 }
 
 // narrowBatch is the batch of the columns of src that p reads (its

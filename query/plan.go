@@ -49,8 +49,9 @@ type Plan struct {
 	// window is the window TVF the query reads (FROM TABLE(TUMBLE(...))),
 	// nil for a query over a plain table; see window.go.
 	window *windowPlan
-	// windowSchema is the schema of the table's columns and the window's.
-	windowSchema *arrow.Schema
+	// fullSchema is the schema of all the table's columns, computed ones
+	// included; windowSchema has the window's columns after them.
+	fullSchema, windowSchema *arrow.Schema
 }
 
 // Table is the table the query reads.
@@ -269,6 +270,7 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 		return nil, err
 	}
 	plan.computed = computed
+	plan.fullSchema = cols.Arrow()
 	if rw.window != nil && tbl != noTable {
 		wp, wcols, err := windowColumns(rw.window, tbl.Bound.Def)
 		if err != nil {

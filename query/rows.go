@@ -217,6 +217,7 @@ type Rows struct {
 	// released, and the groups still count its records (see ReleaseBatch).
 	spoiled  error
 	waited   bool      // a wait has happened: later waits count from their own start
+	ticked   bool      // the last wait ended by a window's timer, not a batch
 	waitFrom time.Time // when the last wait began
 
 	remaining int64 // rows still allowed; -1: unbounded
@@ -584,15 +585,20 @@ func (r *Rows) wait() (table.Batch, bool) {
 	defer cancelTick()
 	if d := r.opts.IdleTimeout; d > 0 {
 		from := time.Now()
-		if !r.waited {
+		switch {
+		case !r.waited:
 			from = r.start
+		case r.ticked:
+			// A window's timer ended the last wait, not a record: the
+			// idle time goes on counting.
+			from = r.waitFrom
 		}
 		r.waitFrom = from
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithDeadlineCause(wctx, from.Add(d), errIdle)
 		defer cancel()
 	}
-	r.waited = true
+	r.waited, r.ticked = true, false
 	b, err := r.stream.Next(wctx)
 	if err == nil {
 		if cerr := r.ctx.Err(); cerr != nil {
@@ -616,6 +622,7 @@ func (r *Rows) wait() (table.Batch, bool) {
 	case wctx.Err() != nil && context.Cause(wctx) == errIdle:
 		r.finish(EndIdle, nil)
 	case wctx.Err() != nil && context.Cause(wctx) == errTick:
+		r.ticked = true
 		return table.Batch{}, true
 	default:
 		r.finish(EndError, tableError("read", r.plan.tbl.Name(), err))
