@@ -1,6 +1,8 @@
 package query
 
 import (
+	"errors"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/xwb1989/sqlparser"
@@ -60,6 +62,14 @@ func planComputed(def *table.Definition, expr string) (*Plan, error) {
 		return nil, errorf(ErrSyntax, "'%s' is not one expression", options.Cut(expr))
 	}
 	p, err := planTable(rw, s, tbl, []string{def.Name})
+	if errors.Is(err, ErrUnknownColumn) {
+		// The likely cause: a name of another computed column.
+		for _, t := range rw.toks {
+			if k := def.Index(t.Val); isName(t) && k >= 0 && def.Columns()[k].Expr != "" {
+				return nil, errorf(ErrUnknownColumn, "a computed column cannot read another computed column ('%s', as in Flink); repeat its expression instead", options.Cut(t.Val))
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
