@@ -193,10 +193,17 @@
 //     'window.max-held-records', 1000 by default: half the broker's
 //     default cap, so that one more poll fits under it; the count is over
 //     all partitions, which bounds each partition's), and
+//   - when no batch came for Options.HoldLinger (50 ms) while records are
+//     held: a kafka-sharegroup member polls again only once what its last
+//     poll brought is settled, so a window holding a whole poll would
+//     otherwise wait for records that wait for it, and
 //   - at most Options.EarlyFire after a record came that no delivered row
 //     reflects yet, if it is set ('window.early-fire'; Flink's
-//     table.exec.emit.early-fire.delay). Unset, rows come at the close or
-//     by MaxHeld.
+//     table.exec.emit.early-fire.delay).
+//
+// Rows before a window's close are therefore the rule on a live stream,
+// not the exception: a window's row is final only once the watermark
+// passed its end.
 //
 // A source batch is accepted when the caller moves past a batch of changes
 // after which every window it changed has had its row emitted; the rows of

@@ -172,8 +172,8 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 	if err != nil {
 		return []string{"error: " + err.Error()}
 	}
-	var o Options
-	o.Alloc = mem
+	// Rows come from the data alone, never from how fast the test runs.
+	o := Options{Alloc: mem, HoldLinger: -1}
 	if v, ok := args["max-rows"]; ok {
 		o.MaxRows, _ = strconv.ParseInt(v, 10, 64)
 	}

@@ -58,6 +58,14 @@ type Options struct {
 	// table.exec.source.idle-timeout); 0 leaves the watermark where the
 	// records put it.
 	SourceIdleTimeout time.Duration
+	// HoldLinger, for a window aggregation, emits the running result of
+	// every window with held records once no batch came for this long: a
+	// source that fetches no more until what it handed out is settled
+	// (kafka-sharegroup polls again only then) would otherwise wait for
+	// the query while the query waits for records. 0 means
+	// DefaultHoldLinger; a negative value never does (for tests of the
+	// other timers).
+	HoldLinger time.Duration
 }
 
 // EndReason says why a query ended.

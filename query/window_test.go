@@ -121,9 +121,12 @@ func TestWindowTimers(t *testing.T) {
 		op        RowKind
 	}{
 		// 00:59.900 with no delay: the watermark needs 100 ms more.
-		{"idle", "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' MINUTE)", Options{SourceIdleTimeout: 20 * time.Millisecond}, Insert},
-		{"early fire", "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' HOUR)", Options{EarlyFire: 20 * time.Millisecond}, Insert},
-		{"proctime", "TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '0.05' SECOND)", Options{}, Insert},
+		{"idle", "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' MINUTE)", Options{SourceIdleTimeout: 20 * time.Millisecond, HoldLinger: -1}, Insert},
+		{"early fire", "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' HOUR)", Options{EarlyFire: 20 * time.Millisecond, HoldLinger: -1}, Insert},
+		// No record comes after the two: the source waits for them to be
+		// settled, so their window's running row comes after the linger.
+		{"linger", "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' HOUR)", Options{HoldLinger: 10 * time.Millisecond}, Insert},
+		{"proctime", "TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '0.05' SECOND)", Options{HoldLinger: -1}, Insert},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mem := tabletest.CheckedAlloc(t)

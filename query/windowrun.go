@@ -24,6 +24,23 @@ import (
 // 2000), so that one more poll of records still fits under the cap.
 const DefaultMaxHeld = 1000
 
+// DefaultHoldLinger is Options.HoldLinger's default: long enough for the
+// batches of one poll to come one after another, short enough that a
+// stream's next poll is not held up much.
+const DefaultHoldLinger = 50 * time.Millisecond
+
+// holdLinger is the query's HoldLinger; 0 for never.
+func (r *Rows) holdLinger() time.Duration {
+	switch d := r.opts.HoldLinger; {
+	case d < 0:
+		return 0
+	case d == 0:
+		return DefaultHoldLinger
+	default:
+		return d
+	}
+}
+
 // errTick is the cause of a wait that a window's timer ended.
 var errTick = errors.New("window timer")
 
@@ -243,6 +260,9 @@ func (r *Rows) wake() time.Time {
 	if !w.nextFire.IsZero() {
 		earlier(w.nextFire)
 	}
+	if d := r.holdLinger(); d > 0 && w.held > 0 {
+		earlier(w.lastArrival.Add(d))
+	}
 	minEnd := int64(math.MaxInt64)
 	for _, g := range w.dirty {
 		minEnd = min(minEnd, w.end[g])
@@ -272,7 +292,9 @@ func (r *Rows) winEmit() bool {
 	if maxHeld <= 0 {
 		maxHeld = DefaultMaxHeld
 	}
-	early := w.held >= maxHeld || (!w.nextFire.IsZero() && !now.Before(w.nextFire))
+	linger := r.holdLinger()
+	early := w.held >= maxHeld || (!w.nextFire.IsZero() && !now.Before(w.nextFire)) ||
+		(linger > 0 && w.held > 0 && now.Sub(w.lastArrival) >= linger)
 	var emit, keep []int32
 	for _, g := range w.dirty {
 		if early || w.eof || w.end[g] <= w.wm {
