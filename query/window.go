@@ -117,7 +117,7 @@ func (rw *rewritten) windowTVF(toks []parse.Token, i int) (int, error) {
 		return 0, errorAt(rw.src, at, errorf(ErrType, "%s: the %s (%s) must be a whole multiple of the %s (%s)", fn, windowFuncs[fn][1], spec.size, windowFuncs[fn][0], spec.step))
 	}
 	rw.window = spec
-	rw.edits = append(rw.edits, edit{at, toks[j].End, rw.text(name)})
+	rw.edits = append(rw.edits, edit{at, toks[j].End, table.QuoteIdent(name.Val)})
 	return j, nil
 }
 
