@@ -1,6 +1,7 @@
 package kshare_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -59,5 +60,72 @@ func TestKafkaAggregateAcceptsWhatItReflects(t *testing.T) {
 	if c1+c2 != n || s1+s2 != n*(n-1)/2 {
 		t.Errorf("the queries counted %d + %d records summing to %d + %d; want %d records summing to %d",
 			c1, c2, s1, s2, n, n*(n-1)/2)
+	}
+}
+
+// A window aggregation over the records' Kafka timestamps, whose one-hour
+// window stays open: only early firing (window.max-held-records) delivers
+// rows, and each delivered row's count is exactly what the query
+// accepted, so a second query counts the rest, each record once.
+func TestKafkaWindowEarlyFireAcceptsWhatItReflects(t *testing.T) {
+	const n = 2000
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	var vs [][]byte
+	for _, v := range numbers(n) {
+		vs = append(vs, []byte(v))
+	}
+	kafkatest.Produce(t, addr, topic, vs...)
+	eng := kshare.New()
+	if _, err := eng.Exec(context.Background(), `CREATE TABLE w (v STRING, kts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+	  WATERMARK FOR kts AS kts - INTERVAL '1' SECOND) WITH (
+	  'connector' = 'kafka-sharegroup', 'format' = 'raw',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
+	  'share-group-id' = '`+kafkatest.GroupName(t)+`', 'scan.startup.mode' = 'earliest-offset')`); err != nil {
+		t.Fatal(err)
+	}
+	const sql = "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(kts), INTERVAL '1' HOUR)) GROUP BY window_start, window_end"
+	maxHeld := func(o *query.Options) { o.MaxHeld = 300 }
+	// count runs sql until done says to stop; it returns the records the
+	// delivered rows count, over every window.
+	count := func(done func(count int64) bool, opts ...kshare.QueryOption) int64 {
+		t.Helper()
+		rows, err := eng.Query(kafkatest.Context(t), sql, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[int64]int64{}
+		total := func() (s int64) {
+			for _, c := range per {
+				s += c
+			}
+			return s
+		}
+		for rows.Next() {
+			rec := rows.RecordBatch()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				if op := rows.Op(i); op == query.Insert || op == query.UpdateAfter {
+					per[int64(rec.Column(0).(*array.Timestamp).Value(i))] = rec.Column(1).(*array.Int64).Value(i)
+				}
+			}
+			if done(total()) {
+				break
+			}
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return total()
+	}
+	c1 := count(func(c int64) bool { return c >= n/2 }, kshare.BatchSize(100), maxHeld)
+	if c1 < n/2 || c1 >= n {
+		t.Fatalf("first query's rows counted %d records; want early rows up to at least %d and the query stopped before %d", c1, n/2, n)
+	}
+	c2 := count(func(c int64) bool { return c1+c >= n }, kshare.IdleTimeout(10*time.Second), maxHeld)
+	if c1+c2 != n {
+		t.Errorf("the queries' rows counted %d + %d records; want %d", c1, c2, n)
 	}
 }

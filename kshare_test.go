@@ -160,7 +160,8 @@ func TestSettingsReachQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Rows; len(got) != 4 || got[0][1] != "5s" || got[1][1] != "0" || got[2][1] != "1" || got[3][1] != "table" {
+	if got := res.Rows; len(got) != 7 || got[0][1] != "5s" || got[1][1] != "0" || got[2][1] != "1" || got[3][1] != "table" ||
+		got[4][0] != "window.early-fire" || got[4][1] != "0s" || got[5][1] != "0s" || got[6][0] != "window.max-held-records" || got[6][1] != "1000" {
 		t.Errorf("SET: %v", got)
 	}
 	if s := eng.Settings(); s.MaxRows != 1 || s.IdleTimeout != 5*time.Second {

@@ -15,6 +15,7 @@ import (
 	"github.com/kshare/kshare/internal/ddltest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
+	_ "github.com/kshare/kshare/query" // types computed columns (table.SetExprTyper)
 	"github.com/kshare/kshare/table"
 )
 

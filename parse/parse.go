@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
@@ -434,12 +435,12 @@ func (p *parser) columns(def *table.Definition) *SyntaxError {
 		elements++
 		if err := p.element(def, func(c Token, name string) {
 			line, col := Position(p.src, c.Start)
-			if i := def.Schema.Index(name); i >= 0 {
+			if i := def.Index(name); i >= 0 {
 				f := first[i]
 				p.invalid(c, "duplicate column '%s' (column names ignore case; the first is at line %d, column %d)", cut(name, options.MaxQuoted), f.line, f.col)
 				return
 			}
-			first[len(def.Schema.Columns)] = seen{line, col}
+			first[len(def.Schema.Columns)+len(def.Computed)] = seen{line, col}
 		}); err != nil {
 			return err
 		}
@@ -449,15 +450,15 @@ func (p *parser) columns(def *table.Definition) *SyntaxError {
 	}
 }
 
-// element reads one entry of the column list: a column, or a constraint or
-// WATERMARK, which are refused. declared is told of each column's name
-// before it is added, to find duplicates.
+// element reads one entry of the column list: a column (physical,
+// METADATA or computed), a WATERMARK, or a constraint, which is refused.
+// declared is told of each column's name before it is added, to find
+// duplicates.
 func (p *parser) element(def *table.Definition, declared func(t Token, name string)) *SyntaxError {
 	t := p.peek()
 	switch {
 	case p.isKeyword(t, "WATERMARK") && p.isKeyword(p.peekN(1), "FOR"):
-		p.refuse(t, "WATERMARK is not supported: kshare has no event time; remove the WATERMARK clause")
-		return p.skipElement()
+		return p.watermark(def)
 	case p.isKeyword(t, "PRIMARY") && p.isKeyword(p.peekN(1), "KEY"),
 		p.isKeyword(t, "CONSTRAINT") && p.isKeyword(p.peekN(2), "PRIMARY"):
 		p.refuse(t, "PRIMARY KEY ... NOT ENFORCED is not supported: a share group is a queue and has no upsert key; remove the constraint")
@@ -467,9 +468,20 @@ func (p *parser) element(def *table.Definition, declared func(t Token, name stri
 		return p.errorf(t, ErrSyntax, "expected a column name, got %s", describe(t))
 	}
 	p.advance()
-	if p.isKeyword(p.peek(), "AS") {
-		p.refuse(t, "computed column '%s' (AS expression) is not supported; declare a physical or METADATA column and compute in the SELECT", cut(t.Val, options.MaxQuoted))
-		return p.skipElement()
+	if a := p.peek(); p.isKeyword(a, "AS") {
+		p.advance()
+		col := table.Column{Name: t.Val}
+		expr, err := p.expression(a, "AS in computed column '"+cut(t.Val, options.MaxQuoted)+"'")
+		if err != nil {
+			return err
+		}
+		col.Expr = expr
+		if err := p.columnComment(&col); err != nil {
+			return err
+		}
+		declared(t, col.Name)
+		def.Computed = append(def.Computed, table.Computed{Column: col, Pos: len(def.Schema.Columns) + len(def.Computed)})
+		return nil
 	}
 	col := table.Column{Name: t.Val}
 	typ, err := p.dataType(0)
@@ -498,17 +510,115 @@ func (p *parser) element(def *table.Definition, declared func(t Token, name stri
 		p.refuse(c, "PRIMARY KEY ... NOT ENFORCED is not supported: a share group is a queue and has no upsert key; remove the constraint")
 		return p.skipElement()
 	}
-	if p.acceptKeywords("COMMENT") {
-		c := p.peek()
-		if c.Kind != String {
-			return p.errorf(c, ErrSyntax, "expected a comment in quotes after COMMENT, got %s", describe(c))
-		}
-		p.advance()
-		col.Comment = c.Val
+	if err := p.columnComment(&col); err != nil {
+		return err
 	}
 	declared(t, col.Name)
 	def.Schema.Columns = append(def.Schema.Columns, col)
 	return nil
+}
+
+// columnComment reads a column's COMMENT 'text', if there is one.
+func (p *parser) columnComment(col *table.Column) *SyntaxError {
+	if !p.acceptKeywords("COMMENT") {
+		return nil
+	}
+	c := p.peek()
+	if c.Kind != String {
+		return p.errorf(c, ErrSyntax, "expected a comment in quotes after COMMENT, got %s", describe(c))
+	}
+	p.advance()
+	col.Comment = c.Val
+	return nil
+}
+
+// expression reads the text of an expression in the column list, up to the
+// ',' or ')' that ends its entry or a COMMENT, keeping count of
+// parentheses. The query package checks it when the table is bound.
+func (p *parser) expression(at Token, what string) (string, *SyntaxError) {
+	start, depth := p.peek().Start, 0
+	for {
+		t := p.peek()
+		switch {
+		case t.Kind == tokError:
+			return "", p.lexErr
+		case t.Kind == EOF || p.isSymbol(t, ";"),
+			depth == 0 && (p.isSymbol(t, ",") || p.isSymbol(t, ")") || p.isKeyword(t, "COMMENT")):
+			if t.Start == start {
+				return "", p.errorf(t, ErrSyntax, "expected an expression after %s, got %s", what, describe(t))
+			}
+			return p.src[start:p.prevEnd], nil
+		case p.isSymbol(t, "("):
+			depth++
+		case p.isSymbol(t, ")"):
+			depth--
+		}
+		p.advance()
+	}
+}
+
+// watermark reads WATERMARK FOR column AS expr, where expr is the column
+// itself or the column minus an INTERVAL: the bounded delay of Flink's
+// watermarks, the one strategy kshare has.
+func (p *parser) watermark(def *table.Definition) *SyntaxError {
+	w := p.advance() // WATERMARK
+	p.advance()      // FOR
+	c := p.peek()
+	if c.Kind != Ident && c.Kind != QuotedIdent {
+		return p.errorf(c, ErrSyntax, "expected a column name after WATERMARK FOR, got %s", describe(c))
+	}
+	p.advance()
+	if err := p.expectKeyword("AS", " and the watermark expression after WATERMARK FOR "+table.QuoteIdent(cut(c.Val, options.MaxQuoted))); err != nil {
+		return err
+	}
+	first := p.peek()
+	expr, err := p.expression(first, "WATERMARK FOR "+table.QuoteIdent(cut(c.Val, options.MaxQuoted))+" AS")
+	if err != nil {
+		return err
+	}
+	if def.Watermark != nil {
+		p.invalid(w, "a table has one WATERMARK; this one is the second")
+		return nil
+	}
+	delay, ok := watermarkDelay(c.Val, expr)
+	if !ok {
+		p.invalid(first, "WATERMARK FOR %s: the expression must be the column itself or the column minus an interval (%s - INTERVAL '5' SECOND), got '%s'",
+			table.QuoteIdent(cut(c.Val, options.MaxQuoted)), table.QuoteIdent(cut(c.Val, options.MaxQuoted)), cut(expr, options.MaxQuoted))
+	}
+	def.Watermark = &table.Watermark{Column: c.Val, Expr: expr, Delay: delay}
+	return nil
+}
+
+// watermarkDelay reads a watermark expression: col, or col - INTERVAL 'n'
+// unit.
+func watermarkDelay(col, expr string) (time.Duration, bool) {
+	lx := NewLexer(expr)
+	var ts []Token
+	for {
+		t, err := lx.Next()
+		if err != nil {
+			return 0, false
+		}
+		if t.Kind == EOF {
+			break
+		}
+		ts = append(ts, t)
+	}
+	if len(ts) == 0 || (ts[0].Kind != Ident && ts[0].Kind != QuotedIdent) || !strings.EqualFold(ts[0].Val, col) {
+		return 0, false
+	}
+	if len(ts) == 1 {
+		return 0, true
+	}
+	if len(ts) != 5 || ts[1].Kind != Symbol || ts[1].Val != "-" || ts[2].Kind != Ident || !strings.EqualFold(ts[2].Val, "INTERVAL") ||
+		ts[3].Kind != String || ts[4].Kind != Ident {
+		return 0, false
+	}
+	d, err := table.ParseInterval(ts[3].Val, ts[4].Val)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return d, true
 }
 
 func (p *parser) tableClauses(def *table.Definition) *SyntaxError {

@@ -540,30 +540,55 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 		return aggOut{}, err
 	}
 	defer gb.Release()
-	var keep *array.Boolean
-	if p.agg.having != nil {
-		mask, err := p.agg.having.eval(ec, gb)
-		if err != nil {
-			return aggOut{}, err
-		}
-		defer mask.Release()
-		keep = mask.(*array.Boolean)
-	}
-	shown := func(row int) bool { return keep == nil || keep.IsValid(row) && keep.Value(row) }
-	cols, err := evalArgs(ec, gb, p.exprs...)
+	keep, cols, err := groupRows(ec, p, gb)
 	if err != nil {
 		return aggOut{}, err
 	}
-	defer releaseAll(cols)
+	defer releaseRows(keep, cols)
+	shown := func(row int) bool { return keep == nil || keep.IsValid(row) && keep.Value(row) }
+	return s.diff(ec, p, cols, gb.NumRows(), s.old, shown)
+}
+
+// releaseRows releases what groupRows returned.
+func releaseRows(keep *array.Boolean, cols []arrow.Array) {
+	if keep != nil {
+		keep.Release()
+	}
+	releaseAll(cols)
+}
+
+// groupRows evaluates HAVING (keep, nil without one) and the select list
+// over a group batch; the caller releases both (releaseRows).
+func groupRows(ec *evalCtx, p *Plan, gb arrow.RecordBatch) (keep *array.Boolean, cols []arrow.Array, err error) {
+	if p.agg.having != nil {
+		mask, err := p.agg.having.eval(ec, gb)
+		if err != nil {
+			return nil, nil, err
+		}
+		keep = mask.(*array.Boolean)
+	}
+	if cols, err = evalArgs(ec, gb, p.exprs...); err != nil {
+		if keep != nil {
+			keep.Release()
+		}
+		return nil, nil, err
+	}
+	return keep, cols, nil
+}
+
+// diff makes the changes from the rows of cols: first old rows, then a new
+// row per group (old[t] is group t's old row, or -1 when it had none), of
+// which shown tells the ones the result keeps.
+func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, old []int, shown func(int) bool) (aggOut, error) {
 	nOld := 0
-	for _, o := range s.old {
+	for _, o := range old {
 		if o >= 0 {
 			nOld++
 		}
 	}
 	// ops is handed out with the batch, so it is the batch's own; idx
 	// and same are the state's, reused.
-	res := aggOut{ops: make([]RowKind, 0, nOld+len(s.touched))}
+	res := aggOut{ops: make([]RowKind, 0, nOld+len(old))}
 	idx := s.idx[:0]
 	add := func(row int, k RowKind) {
 		idx = append(idx, row)
@@ -576,12 +601,12 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 	// already, so that unless HAVING hides a row or a group did not
 	// change, the result is the group batch as it is.
 	same := s.same[:0]
-	for range s.touched {
+	for range old {
 		same = append(same, false)
 	}
 	s.same = same
-	for t := range s.touched {
-		o := s.old[t]
+	for t := range old {
+		o := old[t]
 		if o < 0 || !shown(o) {
 			continue
 		}
@@ -594,11 +619,11 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 			add(o, UpdateBefore)
 		}
 	}
-	for t := range s.touched {
+	for t := range old {
 		nw := nOld + t
 		switch {
 		case same[t] || !shown(nw):
-		case s.old[t] >= 0 && shown(s.old[t]):
+		case old[t] >= 0 && shown(old[t]):
 			add(nw, UpdateAfter)
 		default:
 			add(nw, Insert)
@@ -607,7 +632,7 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 	if len(idx) == 0 {
 		return res, nil
 	}
-	rec := array.NewRecordBatch(p.schema, cols, gb.NumRows())
+	rec := array.NewRecordBatch(p.schema, cols, rows)
 	defer rec.Release()
 	if len(idx) == int(rec.NumRows()) {
 		// Every row in order: nothing hidden, every group changed.
@@ -615,6 +640,7 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 		res.out = rec
 		return res, nil
 	}
+	var err error
 	res.out, err = takeRows(ec, rec, idx)
 	return res, err
 }

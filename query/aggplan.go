@@ -123,7 +123,7 @@ func (a *aggPlanner) expr(e sqlparser.Expr, src string) (node, bool, error) {
 			return a.groupRef(k, a.plan.keyNames[k], src, a.plan.keys[k].typ()), true, nil
 		}
 	}
-	if c, ok := e.(*sqlparser.ColName); ok && a.p.scope.tbl.Schema().Index(c.Name.String()) >= 0 {
+	if c, ok := e.(*sqlparser.ColName); ok && a.p.scope.cols.Index(c.Name.String()) >= 0 {
 		name := c.Name.String()
 		return nil, true, errorf(ErrType, "column '%s' is neither grouped nor aggregated; add it to GROUP BY or use it in an aggregate such as MAX(%s)", options.Cut(name), options.Cut(name))
 	}

@@ -11,6 +11,19 @@
 //	SELECT * | <expr> [AS <alias>], ... FROM <table> [[AS] <alias>] [WHERE <predicate>]
 //	    [GROUP BY <expr>, ...] [HAVING <predicate>] [LIMIT <n>]
 //
+// where <table> is a table's name or a window table function over one
+// (see "Windows"):
+//
+//	TABLE(TUMBLE(TABLE <table>, DESCRIPTOR(<time attribute>), <size>))
+//	TABLE(HOP(TABLE <table>, DESCRIPTOR(<time attribute>), <slide>, <size>))
+//	TABLE(CUMULATE(TABLE <table>, DESCRIPTOR(<time attribute>), <step>, <max size>))
+//
+// A table's computed columns (total AS price * quantity in its CREATE
+// TABLE) are columns like the others: each is an expression over the
+// table's physical and metadata columns, planned with every query and
+// evaluated on every source batch, in its declared place among the
+// columns (SELECT * shows it there).
+//
 // Expressions: columns (metadata columns too, by their declared names; a
 // ROW column's fields as r.field), literals (1, 1.5, 1e3, 'text', TRUE,
 // NULL, x'0a', DATE '2024-01-02', TIME '12:00:00', TIMESTAMP '2024-01-02
@@ -46,7 +59,8 @@
 // whose rows are only inserted.
 //
 // Refused, with an error that says what is supported: ORDER BY, DISTINCT *,
-// JOIN, subqueries, UNION, window functions (OVER, TUMBLE), WITH, OFFSET,
+// JOIN, subqueries, UNION, window functions (OVER), SESSION windows, a
+// window TVF without aggregation, WITH, OFFSET,
 // functions kshare does not have, DIV and && (MySQL's, which Flink does not
 // have). Errors wrap ErrSyntax, ErrNotSelect, ErrUnsupported,
 // ErrUnknownColumn, ErrType or ErrEval.
@@ -142,6 +156,64 @@
 // The state is one entry per group, with the accumulators of its
 // aggregates: it grows with the groups, not with the records, except for
 // COUNT(DISTINCT x) (the distinct values) and LISTAGG (its text).
+//
+// # Windows
+//
+// A window table function gives each row of its table one row per window
+// it falls in, with three more columns: window_start and window_end
+// (TIMESTAMP(3) NOT NULL, the end exclusive) and window_time (the window's
+// last millisecond, of the time attribute's type). TUMBLE's windows are
+// size long, one after another; HOP's are size long, one every slide (size
+// a whole multiple of slide); CUMULATE's start every max size and end
+// every step within it (max size a whole multiple of step). Windows are
+// aligned to the epoch, as Flink's are. A query over one must aggregate
+// with GROUP BY window_start, window_end[, ...] (Flink's window
+// aggregation); any other use is refused.
+//
+// The time attribute in DESCRIPTOR is the table's WATERMARK column (event
+// time) or a column AS PROCTIME() (processing time). The watermark of event
+// time is the largest time this query has seen minus the WATERMARK's delay;
+// of processing time, the clock. A window closes when the watermark passes
+// its end, and its row is emitted then (+I); at the end of a bounded
+// source every window closes. A record older than the watermark is late
+// (Stats.Late counts them); it is never dropped: it is folded into its
+// window, whose row, if emitted already, is updated (-U, +U) at once.
+// The state is kept for every window seen, closed ones included, so that a
+// late record can update its row: it grows with keys x windows.
+//
+// Emission policy. The delivery rule holds a window's records (locked to
+// this consumer, neither accepted nor released) until a delivered row
+// reflects them, and the broker caps the records locked per partition
+// (group.share.partition.max.record.locks, 2000 by default): a window
+// longer than the cap's worth of records would stall the stream. So the
+// running result of every window with unreflected records is emitted as
+// updates (+I the first time, then -U/+U) before its close:
+//
+//   - when the records held reach Options.MaxHeld (the setting
+//     'window.max-held-records', 1000 by default: half the broker's
+//     default cap, so that one more poll fits under it; the count is over
+//     all partitions, which bounds each partition's), and
+//   - when no batch came for Options.HoldLinger (50 ms) while records are
+//     held: a kafka-sharegroup member polls again only once what its last
+//     poll brought is settled, so a window holding a whole poll would
+//     otherwise wait for records that wait for it, and
+//   - at most Options.EarlyFire after a record came that no delivered row
+//     reflects yet, if it is set ('window.early-fire'; Flink's
+//     table.exec.emit.early-fire.delay).
+//
+// Rows before a window's close are therefore the rule on a live stream,
+// not the exception: a window's row is final only once the watermark
+// passed its end.
+//
+// A source batch is accepted when the caller moves past a batch of changes
+// after which every window it changed has had its row emitted; the rows of
+// a window that did not change since its last row (or that HAVING hides)
+// count as emitted. When the query ends before, the held batches are
+// released. With Options.SourceIdleTimeout ('window.idle-timeout', Flink's
+// table.exec.source.idle-timeout), a source without records for that long
+// moves the watermark on with processing time, so that windows close
+// though no record comes. A query reads one member's share of the records:
+// the watermark is this query's, not the group's.
 //
 // # Delivery
 //

@@ -28,6 +28,10 @@ var FlinkSettings = map[string]FlinkSetting{
 	"sql-client.display.max-column-width": {Setting: SettingMaxColumnWidth},
 	"sql-client.execution.max-table-result.rows": {
 		Why: "kshare keeps no result table; 'max-rows' ends a query after N rows"},
+	"table.exec.emit.early-fire.delay": {Setting: SettingEarlyFire},
+	"table.exec.emit.early-fire.enabled": {
+		Why: "early firing is on when 'window.early-fire' (Flink's 'table.exec.emit.early-fire.delay') is above 0"},
+	"table.exec.source.idle-timeout": {Setting: SettingSourceIdle},
 	"execution.runtime-mode": {
 		Why: "a share group is a stream; kshare always reads it as one"},
 	"table.local-time-zone": {

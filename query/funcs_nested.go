@@ -153,7 +153,7 @@ func (p *planner) rowField(c *sqlparser.ColName, src string) (node, bool, error)
 	} else if p.isQualifier(col) {
 		return nil, false, nil
 	}
-	s := p.scope.tbl.Schema()
+	s := p.scope.cols
 	k := s.Index(col)
 	if k < 0 || s.Columns[k].Type.Kind != table.Row {
 		return nil, false, nil

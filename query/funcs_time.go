@@ -50,6 +50,8 @@ func init() {
 			ret: now(ltz3), eval: currentTime},
 		&funcDef{name: "NOW", volatile: true, desc: "CURRENT_TIMESTAMP",
 			ret: now(ltz3), eval: currentTime},
+		&funcDef{name: "PROCTIME", volatile: true, desc: "the processing time, a TIMESTAMP_LTZ(3); as a computed column (pt AS PROCTIME()) a time attribute for windows",
+			ret: now(ltz3), eval: currentTime},
 		&funcDef{name: "LOCALTIMESTAMP", sig: "LOCALTIMESTAMP", volatile: true, desc: "the current time in the session time zone (UTC), a TIMESTAMP(3)",
 			ret: now(&table.DataType{Kind: table.Timestamp, Precision: 3, NotNull: true}), eval: currentTime},
 		&funcDef{name: "CURRENT_DATE", sig: "CURRENT_DATE", volatile: true, desc: "the current date (UTC)",

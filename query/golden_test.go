@@ -26,7 +26,7 @@ var rewriteGolden = flag.Bool("rewrite", false, "rewrite the expected output of 
 //
 //	table              input: CREATE TABLE statements (connector and format 'test')
 //	rows <t> [batch=n] input: JSON lines, the rows <t>'s source hands out, n per batch
-//	query [max-rows=n] [acks]
+//	query [max-rows=n] [max-held=n] [acks]
 //	                   input: a SELECT; output: the result (header with Flink
 //	                   types, then rows) or the error, and with acks what the
 //	                   source was told
@@ -172,10 +172,13 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 	if err != nil {
 		return []string{"error: " + err.Error()}
 	}
-	var o Options
-	o.Alloc = mem
+	// Rows come from the data alone, never from how fast the test runs.
+	o := Options{Alloc: mem, HoldLinger: -1}
 	if v, ok := args["max-rows"]; ok {
 		o.MaxRows, _ = strconv.ParseInt(v, 10, 64)
+	}
+	if v, ok := args["max-held"]; ok {
+		o.MaxHeld, _ = strconv.ParseInt(v, 10, 64)
 	}
 	// A SELECT without FROM has a source of its own, with no log.
 	src, _ := p.Table().Source.(*tabletest.Source)
@@ -220,6 +223,9 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 	}
 	rows.Close()
 	out = append(out, fmt.Sprintf("-- %d rows, end: %s", n, rows.EndReason()))
+	if late := rows.Stats().Late; late > 0 {
+		out = append(out, fmt.Sprintf("-- late records: %d", late))
+	}
 	if _, ok := args["acks"]; ok {
 		out = append(out, src.Log()[logFrom:]...)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,6 +42,16 @@ type Plan struct {
 	inputs    []int
 	inSchema  *arrow.Schema
 	allInputs bool
+	// computed are the plans of the table's computed columns, evaluated
+	// on each source batch to make the batch of all its columns that the
+	// expressions read (see extend); nil for a table without.
+	computed []computedCol
+	// window is the window TVF the query reads (FROM TABLE(TUMBLE(...))),
+	// nil for a query over a plain table; see window.go.
+	window *windowPlan
+	// fullSchema is the schema of all the table's columns, computed ones
+	// included; windowSchema has the window's columns after them.
+	fullSchema, windowSchema *arrow.Schema
 }
 
 // Table is the table the query reads.
@@ -110,19 +121,9 @@ func (p *Plan) SQL() string { return p.sql }
 // Names are matched ignoring case; quote them with backticks (`offset`). See
 // the package documentation for the expressions and types.
 func Prepare(sql string, cat Catalog) (*Plan, error) {
-	rw, err := rewrite(sql)
+	rw, stmt, err := parseStatement(sql)
 	if err != nil {
 		return nil, err
-	}
-	if err := checkStatement(rw); err != nil {
-		return nil, err
-	}
-	if err := checkNesting(rw); err != nil {
-		return nil, err
-	}
-	stmt, err := sqlparser.Parse(rw.sql)
-	if err != nil {
-		return nil, parseError(rw, err)
 	}
 	switch s := stmt.(type) {
 	case *sqlparser.Select:
@@ -135,10 +136,34 @@ func Prepare(sql string, cat Catalog) (*Plan, error) {
 	return nil, notSelect(rw)
 }
 
+// parseStatement reads one statement through the front end: the rewrite
+// of Flink's syntax, the checks of what the parser would misread, and the
+// parser.
+func parseStatement(sql string) (*rewritten, sqlparser.Statement, error) {
+	rw, err := rewrite(sql)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkStatement(rw); err != nil {
+		return nil, nil, err
+	}
+	if err := checkNesting(rw); err != nil {
+		return nil, nil, err
+	}
+	stmt, err := sqlparser.Parse(rw.sql)
+	if err != nil {
+		return nil, nil, parseError(rw, err)
+	}
+	return rw, stmt, nil
+}
+
 // scope resolves names against the one table of the query.
 type scope struct {
 	tbl        *table.Table
 	qualifiers []string // the table's name and its alias
+	// cols are all the table's columns, computed ones included, in the
+	// order declared.
+	cols *table.Schema
 }
 
 type planner struct {
@@ -162,7 +187,7 @@ func (p *planner) narrow(plan *Plan) {
 	for _, r := range p.refs {
 		used[r.idx] = true
 	}
-	cols := p.scope.tbl.Schema().Columns
+	cols := p.scope.cols.Columns
 	at := map[int]int{}
 	var fs []arrow.Field
 	for k, c := range cols {
@@ -236,9 +261,25 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 
 // planTable plans s over tbl, whose name (or alias) is in qualifiers.
 func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers []string) (*Plan, error) {
-	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: qualifiers}}
+	cols := &table.Schema{Columns: tbl.Bound.Def.Columns()}
+	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: qualifiers, cols: cols}}
 	p.agg = &aggPlanner{p: p}
 	plan := &Plan{sql: rw.src, tbl: tbl, limit: -1}
+	computed, err := planComputedColumns(tbl.Bound.Def)
+	if err != nil {
+		return nil, err
+	}
+	plan.computed = computed
+	plan.fullSchema = cols.Arrow()
+	if rw.window != nil && tbl != noTable {
+		wp, wcols, err := windowColumns(rw.window, tbl.Bound.Def)
+		if err != nil {
+			return nil, err
+		}
+		plan.window = wp
+		cols.Columns = append(slices.Clone(cols.Columns), wcols...)
+		plan.windowSchema = cols.Arrow()
+	}
 	if s.Limit != nil {
 		if s.Limit.Offset != nil {
 			return nil, unsupportedClause("OFFSET")
@@ -263,6 +304,11 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 		}
 	} else if err := p.selectList(plan, s.SelectExprs); err != nil {
 		return nil, err
+	}
+	if plan.window != nil {
+		if err := checkWindowKeys(plan, len(cols.Columns)-3); err != nil {
+			return nil, err
+		}
 	}
 	if s.Where != nil && s.Where.Expr != nil {
 		w, err := p.expr(s.Where.Expr)
@@ -303,7 +349,7 @@ func unknownTable(cat Catalog, err error) error {
 }
 
 func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
-	cols := p.scope.tbl.Schema().Columns
+	cols := p.scope.cols.Columns
 	for i, it := range items {
 		switch it := it.(type) {
 		case *sqlparser.StarExpr:
@@ -374,7 +420,7 @@ func (p *planner) column(c *sqlparser.ColName) (node, error) {
 			return nil, p.unknownQualifier(sqlparser.String(c.Qualifier), p.textOf(c))
 		}
 	}
-	s := p.scope.tbl.Schema()
+	s := p.scope.cols
 	if k := s.Index(name); k >= 0 {
 		return p.ref(k, s.Columns[k], p.textOf(c)), nil
 	}

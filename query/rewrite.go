@@ -347,6 +347,9 @@ type rewritten struct {
 	casts []castSpec
 	edits []edit        // sorted, non-overlapping
 	toks  []parse.Token // comments left out
+	// window is the window TVF the rewrite took out (FROM TABLE(TUMBLE(...))),
+	// nil without one; see window.go.
+	window *windowSpec
 }
 
 // text is t as written.
@@ -388,6 +391,12 @@ func rewrite(src string) (*rewritten, error) {
 		}
 		t := toks[i]
 		switch {
+		case isWindowTVF(toks, i):
+			end, err := rw.windowTVF(toks, i)
+			if err != nil {
+				return nil, err
+			}
+			i = end
 		case t.IsSymbol("["):
 			rw.itemAccess(toks, i, operands)
 		case pair(toks, i, "||"):

@@ -40,6 +40,32 @@ type Options struct {
 	BatchSize int
 	// Logger receives the source's warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// EarlyFire, for a window aggregation, emits the running result of
+	// the open windows with records not yet reflected by a delivered row
+	// at most this long after such a record arrived, as updates (Flink's
+	// table.exec.emit.early-fire.delay); 0 emits a window's row when it
+	// closes, or when MaxHeld says so.
+	EarlyFire time.Duration
+	// MaxHeld, for a window aggregation, emits the running result of
+	// every window with unreflected records once the records held for
+	// them (locked, neither accepted nor released) reach this many, so
+	// that they stay under the broker's cap of locked records per
+	// partition; 0 means DefaultMaxHeld.
+	MaxHeld int64
+	// SourceIdleTimeout, for an event-time window aggregation, moves the
+	// watermark on with processing time once no record arrived for this
+	// long, so that the open windows close (Flink's
+	// table.exec.source.idle-timeout); 0 leaves the watermark where the
+	// records put it.
+	SourceIdleTimeout time.Duration
+	// HoldLinger, for a window aggregation, emits the running result of
+	// every window with held records once no batch came for this long: a
+	// source that fetches no more until what it handed out is settled
+	// (kafka-sharegroup polls again only then) would otherwise wait for
+	// the query while the query waits for records. 0 means
+	// DefaultHoldLinger; a negative value never does (for tests of the
+	// other timers).
+	HoldLinger time.Duration
 }
 
 // EndReason says why a query ended.
@@ -96,6 +122,9 @@ type Stats struct {
 	// no result row (a MAX that stayed, a group HAVING hides); their
 	// records are accepted like Filtered's.
 	Unchanged int64
+	// Late counts the records of a window aggregation older than the
+	// watermark when they arrived: each updated its window's row.
+	Late int64
 	// Elapsed is the time since Run, frozen when the query ends.
 	Elapsed time.Duration
 	// Working is Elapsed without the wait that an idle timeout ended:
@@ -189,10 +218,14 @@ type Rows struct {
 
 	// agg is an aggregate query's groups; nil for other queries.
 	agg *aggState
+	// win is a window aggregation's time and held batches; nil for other
+	// queries.
+	win *winState
 	// spoiled ends an aggregate query at the next Next: a batch of it was
 	// released, and the groups still count its records (see ReleaseBatch).
 	spoiled  error
 	waited   bool      // a wait has happened: later waits count from their own start
+	ticked   bool      // the last wait ended by a window's timer, not a batch
 	waitFrom time.Time // when the last wait began
 
 	remaining int64 // rows still allowed; -1: unbounded
@@ -223,6 +256,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	r.refs.Store(1)
 	if p.agg != nil {
 		r.agg = newAggState(p.agg)
+	}
+	if p.window != nil {
+		r.win = newWinState(p.window)
 	}
 	if n, ok := p.Limit(); ok {
 		r.remaining, r.capReason = n, EndLimit
@@ -360,6 +396,11 @@ func (r *Rows) ReleaseBatch() error {
 		return ErrNoBatch
 	}
 	if r.agg != nil {
+		if r.win != nil {
+			// The batch reflects whole source batches: they go back.
+			r.cur.Abandon()
+			r.cur = multiAck(nil)
+		}
 		for _, j := range r.curIn {
 			r.cur.Mark(j, table.Release)
 		}
@@ -459,6 +500,9 @@ func (r *Rows) closeStream() {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	if r.win != nil {
+		r.win.release()
+	}
 	if r.agg != nil {
 		r.agg.release()
 	}
@@ -517,6 +561,14 @@ func (r *Rows) Next() bool {
 		if !ok {
 			return false
 		}
+		if b.Record == nil {
+			// A window's timer, or the end of a bounded source, which
+			// closes every window.
+			if r.winTick() {
+				return true
+			}
+			continue
+		}
 		if r.handOut(b) {
 			return true
 		}
@@ -533,18 +585,28 @@ func (r *Rows) wait() (table.Batch, bool) {
 		r.finish(EndCancelled, err)
 		return table.Batch{}, false
 	}
-	wctx := r.ctx
+	if r.win != nil && r.win.eof {
+		r.finish(EndEOF, nil)
+		return table.Batch{}, false
+	}
+	wctx, cancelTick := r.windowDeadline(r.ctx)
+	defer cancelTick()
 	if d := r.opts.IdleTimeout; d > 0 {
 		from := time.Now()
-		if !r.waited {
+		switch {
+		case !r.waited:
 			from = r.start
+		case r.ticked:
+			// A window's timer ended the last wait, not a record: the
+			// idle time goes on counting.
+			from = r.waitFrom
 		}
 		r.waitFrom = from
 		var cancel context.CancelFunc
-		wctx, cancel = context.WithDeadlineCause(r.ctx, from.Add(d), errIdle)
+		wctx, cancel = context.WithDeadlineCause(wctx, from.Add(d), errIdle)
 		defer cancel()
 	}
-	r.waited = true
+	r.waited, r.ticked = true, false
 	b, err := r.stream.Next(wctx)
 	if err == nil {
 		if cerr := r.ctx.Err(); cerr != nil {
@@ -558,12 +620,18 @@ func (r *Rows) wait() (table.Batch, bool) {
 		return b, true
 	}
 	switch {
+	case errors.Is(err, io.EOF) && r.win != nil:
+		r.win.eof = true
+		return table.Batch{}, true
 	case errors.Is(err, io.EOF):
 		r.finish(EndEOF, nil)
 	case r.ctx.Err() != nil:
 		r.finish(EndCancelled, r.ctx.Err())
 	case wctx.Err() != nil && context.Cause(wctx) == errIdle:
 		r.finish(EndIdle, nil)
+	case wctx.Err() != nil && context.Cause(wctx) == errTick:
+		r.ticked = true
+		return table.Batch{}, true
 	default:
 		r.finish(EndError, tableError("read", r.plan.tbl.Name(), err))
 	}
@@ -574,6 +642,9 @@ func (r *Rows) wait() (table.Batch, bool) {
 // It returns false when the batch gave no rows (it is then settled) or the
 // query ended (it is then abandoned).
 func (r *Rows) handOut(b table.Batch) bool {
+	if r.win != nil {
+		return r.handOutWin(b)
+	}
 	if r.agg != nil {
 		return r.handOutAgg(b)
 	}
@@ -648,17 +719,14 @@ func (r *Rows) evaluate(src arrow.RecordBatch) (arrow.RecordBatch, []int, error)
 // it (to be released) with the rows WHERE keeps.
 func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 	p := r.plan
-	n := int(src.NumRows())
-	rec := src
-	if !p.allInputs {
-		cols := make([]arrow.Array, len(p.inputs))
-		for j, k := range p.inputs {
-			cols[j] = src.Column(k)
-		}
-		rec = array.NewRecordBatch(p.inSchema, cols, int64(n))
-	} else {
-		rec.Retain()
+	full, err := r.extend(src)
+	if err != nil {
+		return nil, nil, err
 	}
+	// A window's rows are the source's once per window they fall in.
+	n := int(full.NumRows())
+	rec := narrowBatch(p, full)
+	full.Release()
 	var sel []int
 	if p.where != nil {
 		mask, err := p.where.eval(r.ec, rec)
@@ -709,19 +777,16 @@ func (r *Rows) Op(i int) RowKind {
 	return r.curOps[i]
 }
 
-// handOutAgg folds a source batch into the groups and makes the groups'
-// changes the current result batch (see "Aggregates" in Rows). It returns
-// false when no group changed (the batch is then settled) or the query
-// ended (the batch is then abandoned).
-func (r *Rows) handOutAgg(b table.Batch) bool {
-	n := int(b.Record.NumRows())
+// foldSource filters a source batch and hands the rows WHERE keeps to
+// fold, if any; it releases the batch's record. On an error it abandons
+// the batch and ends the query (ok false).
+func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) (sel []int, ok bool) {
 	rec, sel, err := r.filter(b.Record)
 	b.Record.Release()
-	var res aggOut
 	if err == nil && len(sel) > 0 {
 		var in arrow.RecordBatch
 		if in, err = r.selected(rec, sel); err == nil {
-			res, err = r.agg.changes(r.ec, r.plan, in)
+			err = fold(in)
 			in.Release()
 		}
 	}
@@ -731,6 +796,23 @@ func (r *Rows) handOutAgg(b table.Batch) bool {
 	if err != nil {
 		b.Ack.Abandon()
 		r.finish(EndError, err)
+		return nil, false
+	}
+	return sel, true
+}
+
+// handOutAgg folds a source batch into the groups and makes the groups'
+// changes the current result batch (see "Aggregates" in Rows). It returns
+// false when no group changed (the batch is then settled) or the query
+// ended (the batch is then abandoned).
+func (r *Rows) handOutAgg(b table.Batch) bool {
+	n := int(b.Record.NumRows())
+	var res aggOut
+	sel, ok := r.foldSource(b, func(in arrow.RecordBatch) (err error) {
+		res, err = r.agg.changes(r.ec, r.plan, in)
+		return err
+	})
+	if !ok {
 		return false
 	}
 	drop := int64(n - len(sel))
@@ -745,9 +827,16 @@ func (r *Rows) handOutAgg(b table.Batch) bool {
 		r.mu.Unlock()
 		return false
 	}
+	r.setChanges(b.Ack, res, drop, sel)
+	return true
+}
+
+// setChanges makes a batch of changes the current result batch, settled
+// with ack.
+func (r *Rows) setChanges(ack table.Acker, res aggOut, drop int64, sel []int) {
 	k := len(res.ops)
 	r.curDrop = drop
-	r.cur, r.curOut, r.curOps, r.curIn = b.Ack, res.out, res.ops, sel
+	r.cur, r.curOut, r.curOps, r.curIn = ack, res.out, res.ops, sel
 	// max-rows ends the query after the batch that reaches it: a batch of
 	// changes is never cut, so every record of it stays reflected.
 	r.curSel = make([]int, k) // rows have no source row of their own; see mark
@@ -760,7 +849,6 @@ func (r *Rows) handOutAgg(b table.Batch) bool {
 	r.stats.Batches++
 	r.stats.Rows += int64(k)
 	r.mu.Unlock()
-	return true
 }
 
 // OutputBatch is the current batch as a destination writes it (see

@@ -2,7 +2,9 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kshare/kshare/options"
@@ -25,6 +27,18 @@ const (
 	// the shell's table output, with "..." at the end, as Flink's SQL
 	// client does; '0' shows every value whole. The query engine ignores it.
 	SettingMaxColumnWidth = "max-column-width"
+	// SettingEarlyFire emits the running results of open windows at
+	// most this long after a record came that no delivered row reflects
+	// yet (Options.EarlyFire); '0' waits for the window to close (or for
+	// 'window.max-held-records').
+	SettingEarlyFire = "window.early-fire"
+	// SettingMaxHeld emits the running results of open windows once this
+	// many records are held for them (Options.MaxHeld).
+	SettingMaxHeld = "window.max-held-records"
+	// SettingSourceIdle moves an event-time window's watermark on with
+	// processing time once no record came for this long
+	// (Options.SourceIdleTimeout); '0' never does.
+	SettingSourceIdle = "window.idle-timeout"
 )
 
 // SettingOptions declares the session settings; SET and RESET accept these
@@ -40,6 +54,12 @@ var SettingOptions = &options.Set{
 			Description: "End a query after this many result rows, as a LIMIT would; '0' means no bound."},
 		{Key: SettingMaxColumnWidth, Type: options.Int, Min: 0, HasMin: true, Default: "0",
 			Description: "In table output, cut values wider than this many characters with '...'; '0' shows them whole."},
+		{Key: SettingEarlyFire, Type: options.Duration, Default: "0",
+			Description: "Emit the running result of open windows, as updates, at most this long after a record arrived that no delivered row reflects yet ('10s'); '0' emits a window's row when it closes, or when 'window.max-held-records' says so. Flink's 'table.exec.emit.early-fire.delay'."},
+		{Key: SettingMaxHeld, Type: options.Int, Min: 1, HasMin: true, Default: strconv.Itoa(DefaultMaxHeld),
+			Description: "Emit the running result of open windows once this many records wait for a delivered row, so that the records locked stay under the broker's cap per partition (group.share.partition.max.record.locks, 2000 by default)."},
+		{Key: SettingSourceIdle, Type: options.Duration, Default: "0",
+			Description: "When no record arrived for this long, move an event-time window's watermark on with processing time so that open windows close ('30s'); '0' never does. Flink's 'table.exec.source.idle-timeout'."},
 	},
 }
 
@@ -50,6 +70,9 @@ type Settings struct {
 	IdleTimeout    time.Duration
 	MaxRows        int64
 	MaxColumnWidth int64
+	EarlyFire      time.Duration
+	MaxHeld        int64
+	SourceIdle     time.Duration
 }
 
 // DefaultSettings are the settings of a new session: output 'table', no
@@ -126,32 +149,45 @@ func (s *Settings) Reset(key string) error {
 	return nil
 }
 
+// durations and ints are the settings of those types, by key: apply and
+// List read them from here.
+func (s *Settings) durations() map[string]*time.Duration {
+	return map[string]*time.Duration{SettingIdleTimeout: &s.IdleTimeout, SettingEarlyFire: &s.EarlyFire, SettingSourceIdle: &s.SourceIdle}
+}
+
+func (s *Settings) ints() map[string]*int64 {
+	return map[string]*int64{SettingMaxRows: &s.MaxRows, SettingMaxColumnWidth: &s.MaxColumnWidth, SettingMaxHeld: &s.MaxHeld}
+}
+
 func (s *Settings) apply(key string, v options.Values) {
-	switch key {
-	case SettingOutput:
+	if d, ok := s.durations()[key]; ok {
+		*d = v.Duration(key)
+	} else if n, ok := s.ints()[key]; ok {
+		*n = v.Int(key)
+	} else if key == SettingOutput {
 		s.Output = v.String(key)
-	case SettingIdleTimeout:
-		s.IdleTimeout = v.Duration(key)
-	case SettingMaxRows:
-		s.MaxRows = v.Int(key)
-	case SettingMaxColumnWidth:
-		s.MaxColumnWidth = v.Int(key)
 	}
 }
 
 // List is every setting with its current value, sorted by key, as SET
 // alone shows them.
 func (s Settings) List() []options.KV {
-	return []options.KV{
-		{Key: SettingIdleTimeout, Value: s.IdleTimeout.String()},
-		{Key: SettingMaxColumnWidth, Value: strconv.FormatInt(s.MaxColumnWidth, 10)},
-		{Key: SettingMaxRows, Value: strconv.FormatInt(s.MaxRows, 10)},
-		{Key: SettingOutput, Value: s.Output},
+	out := []options.KV{{Key: SettingOutput, Value: s.Output}}
+	for k, d := range s.durations() {
+		out = append(out, options.KV{Key: k, Value: d.String()})
 	}
+	for k, n := range s.ints() {
+		out = append(out, options.KV{Key: k, Value: strconv.FormatInt(*n, 10)})
+	}
+	slices.SortFunc(out, func(a, b options.KV) int { return strings.Compare(a.Key, b.Key) })
+	return out
 }
 
 // Apply copies the settings a query obeys into o.
 func (s Settings) Apply(o *Options) {
 	o.IdleTimeout = s.IdleTimeout
 	o.MaxRows = s.MaxRows
+	o.EarlyFire = s.EarlyFire
+	o.MaxHeld = s.MaxHeld
+	o.SourceIdleTimeout = s.SourceIdle
 }

@@ -80,7 +80,7 @@ func parseError(rw *rewritten, err error) error {
 		case t.IsWord("over") && i > 0 && rw.toks[i-1].IsSymbol(")") && i+1 < len(rw.toks):
 			return unsupportedClause("OVER", "window functions")
 		case t.IsWord("table") && i+1 < len(rw.toks) && rw.toks[i+1].IsSymbol("("):
-			return unsupportedClause("FROM TABLE(...)", "window table functions such as TUMBLE")
+			return unsupportedClause("FROM TABLE(...) of this function", "the table functions kshare runs are TUMBLE, HOP and CUMULATE")
 		case t.IsWord("match_recognize"):
 			return unsupportedClause("MATCH_RECOGNIZE")
 		case t.IsWord("fetch") && i > 0:

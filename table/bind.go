@@ -115,6 +115,11 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 			}
 		}
 	}
+	if schemaOK {
+		for _, err := range bindTimeColumns(def) {
+			add(err)
+		}
+	}
 	b := &Bound{Def: def, Connector: c, Format: f, Options: values}
 	if f != nil && optionsOK && schemaOK {
 		phys, _ := def.Schema.Physical()
@@ -126,6 +131,69 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 		return nil, &BindError{Table: def.Name, Problems: problems}
 	}
 	return b, nil
+}
+
+// ExprTyper derives the type of a computed column's expression over the
+// source columns of def (Schema.Columns), or says what is wrong with it
+// (an unknown column, a type mismatch). Package query sets it, since this
+// package cannot plan expressions; without it a computed column is an
+// error.
+var exprTyper func(def *Definition, expr string) (*DataType, error)
+
+// SetExprTyper installs the function that types computed columns; package
+// query calls it from init.
+func SetExprTyper(f func(def *Definition, expr string) (*DataType, error)) {
+	if f == nil {
+		panic("table: SetExprTyper(nil)")
+	}
+	exprTyper = f
+}
+
+// bindTimeColumns types the computed columns of def (setting their Type)
+// and checks its WATERMARK: its column exists and is a TIMESTAMP(3) or a
+// TIMESTAMP_LTZ(3), as Flink requires of an event time attribute.
+func bindTimeColumns(def *Definition) []error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, options.Errorf(ErrInvalidDefinition, "", format, args...))
+	}
+	for i := range def.Computed {
+		c := &def.Computed[i]
+		if exprTyper == nil {
+			bad("computed column '%s': computed columns need package query linked in to be checked", options.Cut(c.Name))
+			continue
+		}
+		t, err := exprTyper(def, c.Expr)
+		if err != nil {
+			bad("computed column '%s': %v", options.Cut(c.Name), err)
+			continue
+		}
+		c.Type = t
+	}
+	w := def.Watermark
+	if w == nil {
+		return errs
+	}
+	all := def.Columns()
+	k := def.Index(w.Column)
+	if k < 0 {
+		names := make([]string, len(all))
+		for i, c := range all {
+			names[i] = c.Name
+		}
+		bad("WATERMARK FOR '%s': no such column (columns: %s)", options.Cut(w.Column), strings.Join(names, ", "))
+		return errs
+	}
+	if t := all[k].Type; t != nil && !IsTimeAttributeType(t) {
+		bad("WATERMARK FOR '%s': the column is %s; an event time attribute is a TIMESTAMP(3) or a TIMESTAMP_LTZ(3) (CAST it in a computed column)", options.Cut(w.Column), t)
+	}
+	return errs
+}
+
+// IsTimeAttributeType reports whether t can be an event time attribute: a
+// TIMESTAMP(3) or TIMESTAMP_LTZ(3), nullable or not.
+func IsTimeAttributeType(t *DataType) bool {
+	return (t.Kind == Timestamp || t.Kind == TimestampLTZ) && t.Precision == 3
 }
 
 // NewTable binds def and makes its source with the connector's NewSource,

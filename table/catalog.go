@@ -197,7 +197,7 @@ type Result struct {
 }
 
 // Columns of DESCRIBE's result.
-var DescribeColumns = []string{"name", "type", "null", "extras", "comment"}
+var DescribeColumns = []string{"name", "type", "null", "extras", "watermark", "comment"}
 
 // Exec runs a CREATE TABLE, DROP TABLE, SHOW TABLES, DESCRIBE or SHOW CREATE
 // TABLE. Other statements are an error wrapping ErrNotCatalogStatement.
@@ -206,8 +206,10 @@ var DescribeColumns = []string{"name", "type", "null", "extras", "comment"}
 //     registry) and adds it; the message says so.
 //   - SHOW TABLES has one column, 'table name', a row per table.
 //   - DESCRIBE has a row per column: name, type (its nullability in 'null',
-//     TRUE or FALSE, as Flink prints), extras (METADATA FROM 'key' VIRTUAL)
-//     and comment.
+//     TRUE or FALSE, as Flink prints; a time attribute's type is marked
+//     *ROWTIME* or *PROCTIME*, as Flink marks it), extras (METADATA FROM
+//     'key' VIRTUAL, or AS expr), watermark (the expression of the
+//     WATERMARK on the column) and comment.
 //   - SHOW CREATE TABLE has one column, 'create table', and one row: the
 //     canonical DDL, secrets masked.
 func (c *Catalog) Exec(st Statement) (*Result, error) {
@@ -260,12 +262,21 @@ func (c *Catalog) Exec(st Statement) (*Result, error) {
 			return nil, err
 		}
 		res := &Result{Columns: DescribeColumns, Rows: [][]string{}}
-		for _, col := range t.Schema().Columns {
+		def := t.Bound.Def
+		for _, col := range def.Columns() {
 			null := "TRUE"
 			if !col.Type.Nullable() {
 				null = "FALSE"
 			}
-			res.Rows = append(res.Rows, []string{col.Name, col.Type.WithNotNull(false).String(), null, col.Extras(), col.Comment})
+			typ, wm := col.Type.WithNotNull(false).String(), ""
+			switch {
+			case def.Watermark != nil && strings.EqualFold(def.Watermark.Column, col.Name):
+				typ += " *ROWTIME*"
+				wm = def.Watermark.Expr
+			case col.IsProctime():
+				typ += " *PROCTIME*"
+			}
+			res.Rows = append(res.Rows, []string{col.Name, typ, null, col.Extras(), wm, col.Comment})
 		}
 		return res, nil
 	case *ShowCreateTable:

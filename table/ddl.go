@@ -91,13 +91,17 @@ func (d *Definition) write(b *strings.Builder, ifNotExists bool, mask func(strin
 	}
 	b.WriteString(QuoteIdent(d.Name))
 	b.WriteString(" (\n")
-	for i, c := range d.Schema.Columns {
+	cols := d.Columns()
+	for i, c := range cols {
 		b.WriteString("  ")
 		b.WriteString(c.String())
-		if i < len(d.Schema.Columns)-1 {
+		if i < len(cols)-1 || d.Watermark != nil {
 			b.WriteString(",")
 		}
 		b.WriteString("\n")
+	}
+	if w := d.Watermark; w != nil {
+		fmt.Fprintf(b, "  WATERMARK FOR %s AS %s\n", QuoteIdent(w.Column), w.Expr)
 	}
 	b.WriteString(")")
 	if d.Comment != "" {
@@ -124,7 +128,10 @@ func (d *Definition) write(b *strings.Builder, ifNotExists bool, mask func(strin
 // String is the column as CREATE TABLE declares it:
 // `ts` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL COMMENT '...'.
 func (c Column) String() string {
-	s := QuoteIdent(c.Name) + " " + typeString(c.Type)
+	s := QuoteIdent(c.Name)
+	if c.Expr == "" {
+		s += " " + typeString(c.Type)
+	}
 	if x := c.Extras(); x != "" {
 		s += " " + x
 	}
@@ -135,8 +142,12 @@ func (c Column) String() string {
 }
 
 // Extras is what DESCRIBE shows of a column besides its type: METADATA,
-// FROM 'key' and VIRTUAL, as declared; empty for a physical column.
+// FROM 'key' and VIRTUAL, as declared, or AS expr for a computed column;
+// empty for a physical column.
 func (c Column) Extras() string {
+	if c.Expr != "" {
+		return "AS " + c.Expr
+	}
 	if !c.Metadata {
 		return ""
 	}
@@ -160,7 +171,7 @@ func typeString(t *DataType) string {
 // Equal reports whether c and o declare the same column.
 func (c Column) Equal(o Column) bool {
 	return c.Name == o.Name && c.Comment == o.Comment && c.Metadata == o.Metadata &&
-		c.MetadataKey == o.MetadataKey && c.Virtual == o.Virtual &&
+		c.MetadataKey == o.MetadataKey && c.Virtual == o.Virtual && c.Expr == o.Expr &&
 		(c.Type == o.Type || (c.Type != nil && o.Type != nil && c.Type.Equal(o.Type)))
 }
 
@@ -181,6 +192,17 @@ func (d *Definition) Equal(o *Definition) bool {
 			return false
 		}
 	}
+	if len(d.Computed) != len(o.Computed) || (d.Watermark == nil) != (o.Watermark == nil) ||
+		(d.Watermark != nil && *d.Watermark != *o.Watermark) {
+		return false
+	}
+	for i, c := range d.Computed {
+		// The type is derived when bound, not declared.
+		oc := o.Computed[i]
+		if c.Pos != oc.Pos || c.Name != oc.Name || c.Expr != oc.Expr || c.Comment != oc.Comment {
+			return false
+		}
+	}
 	return true
 }
 
@@ -190,6 +212,11 @@ func (d *Definition) Clone() *Definition {
 	c := *d
 	c.Schema.Columns = slices.Clone(d.Schema.Columns)
 	c.Options = slices.Clone(d.Options)
+	c.Computed = slices.Clone(d.Computed)
+	if d.Watermark != nil {
+		w := *d.Watermark
+		c.Watermark = &w
+	}
 	return &c
 }
 
@@ -224,6 +251,36 @@ func (d *Definition) Validate() error {
 		}
 		if !c.Metadata && (c.MetadataKey != "" || c.Virtual) {
 			bad("column '%s' has a metadata key or VIRTUAL but is not a METADATA column", options.Cut(c.Name))
+		}
+		if c.Expr != "" {
+			bad("column '%s' has an expression but is in Schema.Columns; a computed column belongs in Definition.Computed", options.Cut(c.Name))
+		}
+	}
+	all := d.Columns()
+	for i, c := range d.Computed {
+		switch {
+		case c.Name == "":
+			bad("computed column %d has no name", i+1)
+		case c.Expr == "":
+			bad("computed column '%s' has no expression", options.Cut(c.Name))
+		case c.Metadata || c.MetadataKey != "" || c.Virtual:
+			bad("computed column '%s' cannot be a METADATA column", options.Cut(c.Name))
+		case c.Pos < 0 || c.Pos >= len(all) || all[c.Pos].Name != c.Name || (i > 0 && c.Pos <= d.Computed[i-1].Pos):
+			bad("computed column '%s' has position %d, out of the order of the columns", options.Cut(c.Name), c.Pos)
+		}
+	}
+	for i, c := range all {
+		// Duplicates among the source columns are reported above.
+		if j := d.Index(c.Name); j < i && (c.Expr != "" || all[j].Expr != "") {
+			bad("duplicate column '%s' (column names ignore case)", options.Cut(c.Name))
+		}
+	}
+	if w := d.Watermark; w != nil {
+		if w.Column == "" || w.Expr == "" {
+			bad("the WATERMARK needs a column and an expression")
+		}
+		if w.Delay < 0 {
+			bad("WATERMARK FOR '%s': the delay %s is negative; write the column minus a positive INTERVAL", options.Cut(w.Column), w.Delay)
 		}
 	}
 	return errors.Join(errs...)

@@ -1,7 +1,11 @@
 package table
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -22,6 +26,11 @@ type Column struct {
 	MetadataKey string
 	// Virtual metadata columns are read-only (the only kind a source has).
 	Virtual bool
+	// Expr is a computed column's expression (name AS expr), as written;
+	// empty for the others. A computed column is in Definition.Computed,
+	// not in Schema.Columns (the source's columns), and its Type is nil
+	// until the table is bound (see ExprTyper).
+	Expr string
 }
 
 // Key is the metadata key a metadata column reads.
@@ -30,6 +39,12 @@ func (c Column) Key() string {
 		return c.MetadataKey
 	}
 	return c.Name
+}
+
+// IsProctime reports whether c is a processing time attribute: a computed
+// column AS PROCTIME().
+func (c Column) IsProctime() bool {
+	return strings.EqualFold(strings.Join(strings.Fields(c.Expr), ""), "PROCTIME()")
 }
 
 // Schema is the ordered columns of a table.
@@ -78,6 +93,52 @@ type Definition struct {
 	Comment     string
 	// Options are the WITH clause's pairs, in the order written.
 	Options []options.KV
+	// Computed are the computed columns, in the order written, each with
+	// its position among all the columns (Columns).
+	Computed []Computed
+	// Watermark is the WATERMARK clause, nil without one.
+	Watermark *Watermark
+}
+
+// Computed is a computed column and its position among all the columns of
+// its table (Definition.Columns).
+type Computed struct {
+	Column
+	Pos int
+}
+
+// Watermark is WATERMARK FOR column AS expr: column is the table's event
+// time attribute, and the watermark of a stream is the largest value of it
+// seen minus Delay.
+type Watermark struct {
+	Column string
+	// Expr is the watermark expression as written: the column itself, or
+	// the column minus an INTERVAL (Delay).
+	Expr  string
+	Delay time.Duration
+}
+
+// Columns are all the columns of the table in the order declared: the
+// source's (Schema.Columns) with the computed ones at their positions.
+func (d *Definition) Columns() []Column {
+	if len(d.Computed) == 0 {
+		return d.Schema.Columns
+	}
+	out := make([]Column, 0, len(d.Schema.Columns)+len(d.Computed))
+	src, k := d.Schema.Columns, 0
+	for _, c := range d.Computed {
+		for len(out) < c.Pos && k < len(src) {
+			out = append(out, src[k])
+			k++
+		}
+		out = append(out, c.Column)
+	}
+	return append(out, src[k:]...)
+}
+
+// Index finds a column of Columns by name, ignoring case; -1 when absent.
+func (d *Definition) Index(name string) int {
+	return (&Schema{Columns: d.Columns()}).Index(name)
 }
 
 // Option returns the value of the WITH clause key (exact match) and whether
@@ -103,3 +164,30 @@ func (t *Table) Name() string { return t.Bound.Def.Name }
 
 // Schema is the table's columns.
 func (t *Table) Schema() *Schema { return &t.Bound.Def.Schema }
+
+// ParseInterval reads the value and unit of INTERVAL 'value' unit, as in a
+// WATERMARK or a window's size: a number (a fraction for SECOND) and one of
+// MILLISECOND, SECOND, MINUTE, HOUR, DAY, singular or plural (Flink accepts
+// both).
+func ParseInterval(value, unit string) (time.Duration, error) {
+	var u time.Duration
+	switch strings.TrimSuffix(strings.ToUpper(unit), "S") {
+	case "MILLISECOND":
+		u = time.Millisecond
+	case "SECOND":
+		u = time.Second
+	case "MINUTE":
+		u = time.Minute
+	case "HOUR":
+		u = time.Hour
+	case "DAY":
+		u = 24 * time.Hour
+	default:
+		return 0, fmt.Errorf("unknown interval unit '%s' (known: MILLISECOND, SECOND, MINUTE, HOUR, DAY)", options.Cut(unit))
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f)*float64(u) > math.MaxInt64/2 {
+		return 0, fmt.Errorf("interval value '%s' is not a number of %sS in range", options.Cut(value), strings.TrimSuffix(strings.ToUpper(unit), "S"))
+	}
+	return time.Duration(math.Round(f * float64(u))), nil
+}

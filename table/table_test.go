@@ -360,3 +360,45 @@ func TestAlterTableKeepsTableOnError(t *testing.T) {
 		t.Fatalf("ALTER changed the old table's definition in place: %s", before.DDL())
 	}
 }
+
+// A computed column built in Go sits at its position among the source's
+// columns; Validate refuses one out of place or named twice, and a negative
+// watermark delay. Without package query linked in, binding one says so.
+func TestComputedColumnsInGo(t *testing.T) {
+	src := []table.Column{{Name: "a", Type: table.IntType()}, {Name: "b", Type: table.IntType()}}
+	def := table.NewDefinition("t", src, nil)
+	def.Computed = []table.Computed{{Column: table.Column{Name: "c", Expr: "a + b"}, Pos: 1}}
+	var names []string
+	for _, c := range def.Columns() {
+		names = append(names, c.Name)
+	}
+	if got := strings.Join(names, ","); got != "a,c,b" {
+		t.Fatalf("columns %s, want a,c,b", got)
+	}
+	if err := def.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(d *table.Definition)
+		want string
+	}{
+		{"position", func(d *table.Definition) { d.Computed[0].Pos = 7 }, "position 7"},
+		{"duplicate", func(d *table.Definition) { d.Computed[0].Name = "B" }, "duplicate column 'b'"},
+		{"no expression", func(d *table.Definition) { d.Computed[0].Expr = "" }, "has no expression"},
+		{"delay", func(d *table.Definition) {
+			d.Watermark = &table.Watermark{Column: "a", Expr: "a", Delay: -1}
+		}, "negative"},
+	} {
+		d := def.Clone()
+		tc.edit(d)
+		err := d.Validate()
+		if !errors.Is(err, table.ErrInvalidDefinition) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an invalid definition saying %q", tc.name, err, tc.want)
+		}
+	}
+	_, err := table.Bind(def)
+	if !errors.Is(err, table.ErrInvalidDefinition) || !strings.Contains(err.Error(), "computed column 'c'") {
+		t.Errorf("bind without package query: %v", err)
+	}
+}

@@ -1,0 +1,462 @@
+package query
+
+// This file runs a window aggregation (see "Windows" in the package
+// documentation): rows are folded into their windows' groups as they
+// come, and a window's row is emitted when the watermark passes its end,
+// early (as an update) when the emission policy says so, and again when a
+// late record changes it.
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/kshare/kshare/table"
+)
+
+// DefaultMaxHeld is Options.MaxHeld's default: half the broker's default
+// cap of locked records per partition (group.share.partition.max.record.locks,
+// 2000), so that one more poll of records still fits under the cap.
+const DefaultMaxHeld = 1000
+
+// DefaultHoldLinger is Options.HoldLinger's default: long enough for the
+// batches of one poll to come one after another, short enough that a
+// stream's next poll is not held up much.
+const DefaultHoldLinger = 50 * time.Millisecond
+
+// holdLinger is the query's HoldLinger; 0 for never.
+func (r *Rows) holdLinger() time.Duration {
+	switch d := r.opts.HoldLinger; {
+	case d < 0:
+		return 0
+	case d == 0:
+		return DefaultHoldLinger
+	default:
+		return d
+	}
+}
+
+// errTick is the cause of a wait that a window's timer ended.
+var errTick = errors.New("window timer")
+
+// winState is a running window aggregation's time and delivery state; the
+// groups themselves are the aggState's.
+type winState struct {
+	wp *windowPlan
+	// eventMax is the largest event time seen (ms); wm the watermark (ms).
+	eventMax, wm int64
+	lastArrival  time.Time
+	// seq counts the source batches folded.
+	seq uint64
+	// Per group: its window's end (ms), the seq of the last batch its
+	// emitted row reflects, its last emitted row (nil: none shown), and
+	// whether a batch changed it since.
+	end       []int64
+	emittedAt []uint64
+	last      []arrow.RecordBatch
+	isDirty   []bool
+	dirty     []int32
+	// pending are the source batches not yet reflected by a delivered row,
+	// held (neither accepted nor released); held counts their records.
+	pending []pendBatch
+	held    int64
+	// nextFire is when the open windows' running results are emitted
+	// early; zero when nothing waits for it.
+	nextFire time.Time
+	// batch is what the batch being folded told: its largest event time
+	// and its late records.
+	batchMax  int64
+	batchLate int64
+	eof       bool
+}
+
+// pendBatch is a source batch held until its groups' rows are delivered.
+type pendBatch struct {
+	ack    table.Acker
+	groups []int32
+	seq    uint64
+	rows   int64
+}
+
+func newWinState(wp *windowPlan) *winState {
+	return &winState{wp: wp, eventMax: math.MinInt64, wm: math.MinInt64, lastArrival: time.Now()}
+}
+
+// release frees the emitted rows kept and releases every held record: the
+// query ended before a delivered row reflected them.
+func (w *winState) release() {
+	for _, p := range w.pending {
+		p.ack.Abandon()
+	}
+	w.pending, w.held = nil, 0
+	for i, l := range w.last {
+		if l != nil {
+			l.Release()
+			w.last[i] = nil
+		}
+	}
+}
+
+// millis reads a timestamp array's value i in milliseconds.
+func millis(a *array.Timestamp, i int) int64 {
+	v := int64(a.Value(i))
+	switch a.DataType().(*arrow.TimestampType).Unit {
+	case arrow.Second:
+		return v * 1000
+	case arrow.Microsecond:
+		return v / 1000
+	case arrow.Nanosecond:
+		return v / 1000000
+	}
+	return v
+}
+
+// expand gives each row of full (the table's columns) one row per window
+// it falls in, with window_start, window_end and window_time after the
+// table's columns; a row whose time is NULL falls in none. It notes the
+// batch's largest time and its late records.
+func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, error) {
+	ts := full.Column(w.wp.timeIdx).(*array.Timestamp)
+	n := int(full.NumRows())
+	idx := make([]int, 0, n)
+	sb := array.NewTimestampBuilder(ec.mem, schema.Field(schema.NumFields()-3).Type.(*arrow.TimestampType))
+	eb := array.NewTimestampBuilder(ec.mem, schema.Field(schema.NumFields()-2).Type.(*arrow.TimestampType))
+	tt := schema.Field(schema.NumFields() - 1).Type.(*arrow.TimestampType)
+	tb := array.NewTimestampBuilder(ec.mem, tt)
+	defer sb.Release()
+	defer eb.Release()
+	defer tb.Release()
+	w.batchMax, w.batchLate = math.MinInt64, 0
+	for i := range n {
+		if ts.IsNull(i) {
+			continue
+		}
+		t := millis(ts, i)
+		w.batchMax = max(w.batchMax, t)
+		if !w.wp.proctime && t < w.wm {
+			w.batchLate++
+		}
+		w.wp.spec.windows(t, func(start, end int64) {
+			idx = append(idx, i)
+			sb.Append(arrow.Timestamp(start))
+			eb.Append(arrow.Timestamp(end))
+			// window_time is the window's last millisecond, in the time
+			// attribute's unit.
+			v := end - 1
+			switch tt.Unit {
+			case arrow.Second:
+				v /= 1000
+			case arrow.Microsecond:
+				v *= 1000
+			case arrow.Nanosecond:
+				v *= 1000000
+			}
+			tb.Append(arrow.Timestamp(v))
+		})
+	}
+	var rows arrow.RecordBatch
+	if len(idx) == n {
+		full.Retain()
+		rows = full
+	} else {
+		var err error
+		if rows, err = takeRows(ec, full, idx); err != nil {
+			return nil, err
+		}
+	}
+	defer rows.Release()
+	extra := []arrow.Array{sb.NewArray(), eb.NewArray(), tb.NewArray()}
+	defer releaseAll(extra)
+	return array.NewRecordBatch(schema, append(slices.Clone(rows.Columns()), extra...), int64(len(idx))), nil
+}
+
+// handOutWin folds a source batch into its windows' groups, holds it until
+// a delivered row reflects it, and hands out what the emission policy
+// emits now, if anything.
+func (r *Rows) handOutWin(b table.Batch) bool {
+	w := r.win
+	n := int64(b.Record.NumRows())
+	w.lastArrival = time.Now()
+	var groups []int32
+	_, ok := r.foldSource(b, func(in arrow.RecordBatch) error {
+		gb, err := r.agg.fold(r.ec, in)
+		if err == nil {
+			gb.Release()
+			groups = slices.Clone(r.agg.touched)
+		}
+		return err
+	})
+	if !ok {
+		return false
+	}
+	w.seq++
+	ends := r.agg.keys[w.wp.endKey]
+	for _, g := range groups {
+		for int(g) >= len(w.end) {
+			w.end = append(w.end, 0)
+			w.emittedAt = append(w.emittedAt, 0)
+			w.last = append(w.last, nil)
+			w.isDirty = append(w.isDirty, false)
+		}
+		w.end[g] = ends.ints[g]
+		if !w.isDirty[g] {
+			w.isDirty[g] = true
+			w.dirty = append(w.dirty, g)
+		}
+	}
+	r.mu.Lock()
+	r.stats.Late += w.batchLate
+	if len(groups) == 0 {
+		// No row of it falls in a window WHERE keeps: processed, so
+		// accepted, as a filtered batch is.
+		r.stats.Filtered += n
+	}
+	r.mu.Unlock()
+	if len(groups) == 0 {
+		b.Ack.Done()
+	} else {
+		w.pending = append(w.pending, pendBatch{ack: b.Ack, groups: groups, seq: w.seq, rows: n})
+		w.held += n
+	}
+	if w.batchMax > w.eventMax {
+		w.eventMax = w.batchMax
+	}
+	if !w.wp.proctime && w.eventMax != math.MinInt64 {
+		w.wm = max(w.wm, w.eventMax-w.wp.delay.Milliseconds())
+	}
+	return r.winEmit()
+}
+
+// winTick runs the window's timers when no batch came: processing time
+// moved (closing processing-time windows), the source was idle (moving
+// the watermark on), or early firing is due.
+func (r *Rows) winTick() bool {
+	w := r.win
+	if !w.wp.proctime && r.opts.SourceIdleTimeout > 0 && w.eventMax != math.MinInt64 {
+		if idle := time.Since(w.lastArrival); idle >= r.opts.SourceIdleTimeout {
+			w.wm = max(w.wm, w.eventMax-w.wp.delay.Milliseconds()+idle.Milliseconds())
+		}
+	}
+	return r.winEmit()
+}
+
+// wake is when the window's next timer is due; zero for none.
+func (r *Rows) wake() time.Time {
+	w := r.win
+	if len(w.dirty) == 0 {
+		return time.Time{}
+	}
+	var at time.Time
+	earlier := func(t time.Time) {
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	if !w.nextFire.IsZero() {
+		earlier(w.nextFire)
+	}
+	if d := r.holdLinger(); d > 0 && w.held > 0 {
+		earlier(w.lastArrival.Add(d))
+	}
+	minEnd := int64(math.MaxInt64)
+	for _, g := range w.dirty {
+		minEnd = min(minEnd, w.end[g])
+	}
+	switch {
+	case w.wp.proctime:
+		earlier(time.UnixMilli(minEnd))
+	case r.opts.SourceIdleTimeout > 0 && w.eventMax != math.MinInt64:
+		base := w.eventMax - w.wp.delay.Milliseconds()
+		earlier(w.lastArrival.Add(max(r.opts.SourceIdleTimeout, time.Duration(minEnd-base)*time.Millisecond)))
+	}
+	return at
+}
+
+// winEmit emits the rows the policy calls for now: of every window the
+// watermark passed (a final row, or an update after early rows or a late
+// record), and, when early firing is due or the held records reach
+// Options.MaxHeld, of every window with unreflected records. The batches
+// their delivery reflects are settled when the caller moves past it.
+func (r *Rows) winEmit() bool {
+	w := r.win
+	now := time.Now()
+	if w.wp.proctime {
+		w.wm = max(w.wm, now.UnixMilli())
+	}
+	maxHeld := r.opts.MaxHeld
+	if maxHeld <= 0 {
+		maxHeld = DefaultMaxHeld
+	}
+	linger := r.holdLinger()
+	early := w.held >= maxHeld || (!w.nextFire.IsZero() && !now.Before(w.nextFire)) ||
+		(linger > 0 && w.held > 0 && now.Sub(w.lastArrival) >= linger)
+	var emit, keep []int32
+	for _, g := range w.dirty {
+		if early || w.eof || w.end[g] <= w.wm {
+			emit = append(emit, g)
+			w.isDirty[g] = false
+			w.emittedAt[g] = w.seq
+		} else {
+			keep = append(keep, g)
+		}
+	}
+	w.dirty = keep
+	// The timer runs from the first record not reflected yet: records
+	// that keep coming do not put it off.
+	switch {
+	case len(keep) == 0:
+		w.nextFire = time.Time{}
+	case w.nextFire.IsZero() && r.opts.EarlyFire > 0:
+		w.nextFire = now.Add(r.opts.EarlyFire)
+	}
+	if len(emit) == 0 {
+		return false
+	}
+	res, err := r.emitGroups(emit)
+	if err != nil {
+		r.finish(EndError, err)
+		return false
+	}
+	var ready multiAck
+	var rows int64
+	pending := w.pending[:0]
+	for _, p := range w.pending {
+		if reflected(w, p) {
+			ready = append(ready, p.ack)
+			rows += p.rows
+		} else {
+			pending = append(pending, p)
+		}
+	}
+	clear(w.pending[len(pending):])
+	w.pending = pending
+	w.held -= rows
+	if res.out == nil {
+		// Every emitted row is as delivered before: they reflect these
+		// batches already.
+		ready.Done()
+		r.mu.Lock()
+		r.stats.Unchanged += rows
+		r.mu.Unlock()
+		return false
+	}
+	r.setChanges(ready, res, 0, nil)
+	return true
+}
+
+// reflected reports whether every group p changed has had its row emitted
+// since.
+func reflected(w *winState, p pendBatch) bool {
+	for _, g := range p.groups {
+		if w.emittedAt[g] < p.seq {
+			return false
+		}
+	}
+	return true
+}
+
+// emitGroups makes the changes of groups against the rows last emitted
+// for them: -U/+U for a changed row, +I for a first one, -D for one HAVING
+// no longer keeps.
+func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
+	s, p, w, ec := r.agg, r.plan, r.win, r.ec
+	for _, b := range s.bs {
+		b.Reserve(len(groups))
+	}
+	for _, g := range groups {
+		if err := s.appendGroup(s.bs, g); err != nil {
+			return aggOut{}, err
+		}
+	}
+	gcols := make([]arrow.Array, len(s.bs))
+	for k, b := range s.bs {
+		gcols[k] = b.NewArray()
+	}
+	gb := array.NewRecordBatch(p.agg.groupSchema, gcols, int64(len(groups)))
+	releaseAll(gcols)
+	defer gb.Release()
+	keep, cur, err := groupRows(ec, p, gb)
+	if err != nil {
+		return aggOut{}, err
+	}
+	defer releaseRows(keep, cur)
+	// The rows before: the last ones emitted, then the new ones.
+	old := make([]int, len(groups))
+	var parts [][]arrow.Array
+	for t, g := range groups {
+		old[t] = -1
+		if l := w.last[g]; l != nil {
+			old[t] = len(parts)
+			parts = append(parts, l.Columns())
+		}
+	}
+	nOld := len(parts)
+	parts = append(parts, cur)
+	cols := make([]arrow.Array, len(cur))
+	defer releaseAll(cols)
+	for k := range cur {
+		col := make([]arrow.Array, len(parts))
+		for j, part := range parts {
+			col[j] = part[k]
+		}
+		if cols[k], err = array.Concatenate(col, ec.mem); err != nil {
+			return aggOut{}, err
+		}
+	}
+	shown := func(row int) bool {
+		t := row - nOld
+		return t < 0 || keep == nil || keep.IsValid(t) && keep.Value(t)
+	}
+	res, err := s.diff(ec, p, cols, int64(nOld+len(groups)), old, shown)
+	if err != nil {
+		return aggOut{}, err
+	}
+	all := array.NewRecordBatch(p.schema, cur, int64(len(groups)))
+	defer all.Release()
+	for t, g := range groups {
+		if w.last[g] != nil {
+			w.last[g].Release()
+			w.last[g] = nil
+		}
+		if shown(nOld + t) {
+			w.last[g] = all.NewSlice(int64(t), int64(t+1))
+		}
+	}
+	return res, nil
+}
+
+// multiAck settles the source batches one delivered batch of changes
+// reflects.
+type multiAck []table.Acker
+
+func (m multiAck) Mark(int, table.Disposition) {}
+
+func (m multiAck) Done() {
+	for _, a := range m {
+		a.Done()
+	}
+}
+
+func (m multiAck) Abandon() {
+	for _, a := range m {
+		a.Abandon()
+	}
+}
+
+// windowDeadline bounds a wait by the window's next timer; a wait it ends
+// has errTick as its context's cause.
+func (r *Rows) windowDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.win == nil {
+		return ctx, func() {}
+	}
+	at := r.wake()
+	if at.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadlineCause(ctx, at, errTick)
+}
