@@ -1,0 +1,228 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// This file is the reading loop of a plain reader over offset ranges: the
+// 'kafka' connector's source and the engine's TABLE(PEEK(...)) both read
+// through it.
+
+// NoEnd is the To of a Range read without end.
+const NoEnd int64 = -1
+
+// Range is what a LogStream reads of one partition: offsets From
+// (inclusive) up to To (exclusive), or on without end when To is NoEnd.
+type Range struct {
+	Topic     string
+	Partition int32
+	From, To  int64
+	// Present says every offset before To existed when the stream opened
+	// (To was at or below the partition's end offset), so that a partition
+	// that stays quiet short of To has no record left to read there (a
+	// transaction marker, records compacted away). A bound beyond the end
+	// is waited for.
+	Present bool
+}
+
+// quietEnd is how long a LogStream waits for a record of a range whose
+// offsets were all present before it takes the range to be done: its last
+// offsets may hold no record to read, and a broker that has the records
+// answers a fetch within 'properties.fetch.max.wait.ms'.
+const quietEnd = 10 * time.Second
+
+// LogConfig is what OpenLog reads.
+type LogConfig struct {
+	// Table gives the format and the columns, metadata columns too
+	// (connector.NewRecordBuilder).
+	Table *table.Bound
+	// Client are the options of a plain client of the table's cluster
+	// (connector.ClientOpts).
+	Client []kgo.Opt
+	Ranges []Range
+	// SkipDecodeErrors counts the values the format cannot decode instead
+	// of ending the stream with the first.
+	SkipDecodeErrors bool
+	// DecodeHint, when set, follows the message of a decode error that
+	// ends the stream: what the user can do about it.
+	DecodeHint string
+}
+
+// LogStream reads each range and ends (io.EOF) when every one with an end
+// is read; with a range without end it reads until closed. Its batches need
+// no settling: nothing is acknowledged, so their Acker settles nothing.
+type LogStream struct {
+	schema *arrow.Schema
+	cfg    LogConfig
+	cl     *kgo.Client // nil when nothing is to be read
+	rb     *connector.RecordBuilder
+
+	mu   sync.Mutex // Next against Close: the builder
+	left map[string]map[int32]Range
+	// Counts for Stats, which may be called while Next waits.
+	records, rows, decodeErrors atomic.Int64
+
+	closeOnce sync.Once
+}
+
+var _ table.Stream = (*LogStream)(nil)
+
+// OpenLog starts reading c.Ranges with a client of its own, allocating
+// batches as o says. Empty ranges are skipped; with none left the stream
+// ends at once. It does no I/O itself: the client connects as it fetches.
+func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
+	st := &LogStream{schema: c.Table.Def.Schema.Arrow(), cfg: c, left: map[string]map[int32]Range{}}
+	at := map[string]map[int32]kgo.Offset{}
+	for _, r := range c.Ranges {
+		if r.To != NoEnd && r.From >= r.To {
+			continue
+		}
+		if at[r.Topic] == nil {
+			at[r.Topic], st.left[r.Topic] = map[int32]kgo.Offset{}, map[int32]Range{}
+		}
+		at[r.Topic][r.Partition] = kgo.NewOffset().At(r.From)
+		st.left[r.Topic][r.Partition] = r
+	}
+	if len(at) == 0 {
+		return st, nil
+	}
+	var err error
+	if st.rb, err = connector.NewRecordBuilder(c.Table, o.Alloc, o.BatchSize); err != nil {
+		return nil, err
+	}
+	if st.cl, err = kgo.NewClient(append(c.Client, kgo.ConsumePartitions(at))...); err != nil {
+		st.rb.Release()
+		return nil, fmt.Errorf("table '%s': kafka client: %w", options.Cut(c.Table.Def.Name), err)
+	}
+	return st, nil
+}
+
+func (st *LogStream) Schema() *arrow.Schema { return st.schema }
+
+// Next waits for the next batch; see table.Stream.
+func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for st.rb != nil && st.rb.Len() == 0 && len(st.left) > 0 {
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if st.allPresent() {
+			pctx, cancel = context.WithTimeout(ctx, quietEnd)
+		}
+		fs := st.cl.PollRecords(pctx, st.rb.Size())
+		quiet := pctx.Err() != nil
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return table.Batch{}, err
+		}
+		if quiet {
+			// What is left of the ranges holds no record to read.
+			clear(st.left)
+			break
+		}
+		if err := st.append(fs); err != nil {
+			return table.Batch{}, err
+		}
+	}
+	if st.rb == nil || st.rb.Len() == 0 {
+		return table.Batch{}, io.EOF
+	}
+	return table.Batch{Record: st.rb.NewBatch(), Ack: NoAck{}}, nil
+}
+
+// allPresent tells whether every range left has an end below which every
+// offset existed at open.
+func (st *LogStream) allPresent() bool {
+	for _, ps := range st.left {
+		for _, r := range ps {
+			if r.To == NoEnd || !r.Present {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// append decodes the records of fs that lie in their ranges.
+func (st *LogStream) append(fs kgo.Fetches) error {
+	var ferr error
+	fs.EachError(func(t string, p int32, err error) {
+		ferr = errors.Join(ferr, fmt.Errorf("reading %s/%d: %w", options.Cut(t), p, err))
+	})
+	if ferr != nil {
+		return ferr
+	}
+	var derr error
+	fs.EachRecord(func(r *kgo.Record) {
+		rg, ok := st.left[r.Topic][r.Partition]
+		if !ok || (rg.To != NoEnd && r.Offset >= rg.To) || derr != nil {
+			return
+		}
+		st.records.Add(1)
+		n, err := st.rb.Append(r.Value, r)
+		switch {
+		case err == nil:
+			st.rows.Add(int64(n))
+		case !st.cfg.SkipDecodeErrors:
+			derr = fmt.Errorf("record %s/%d@%d: %w", options.Cut(r.Topic), r.Partition, r.Offset, err)
+			if st.cfg.DecodeHint != "" {
+				derr = fmt.Errorf("%w (%s)", derr, st.cfg.DecodeHint)
+			}
+		default:
+			st.decodeErrors.Add(1)
+		}
+		if rg.To != NoEnd && r.Offset >= rg.To-1 {
+			st.done(r.Topic, r.Partition)
+		}
+	})
+	return derr
+}
+
+// done marks a partition's range read.
+func (st *LogStream) done(topic string, p int32) {
+	delete(st.left[topic], p)
+	if len(st.left[topic]) == 0 {
+		delete(st.left, topic)
+	}
+}
+
+// Stats counts the records read and the rows they gave.
+func (st *LogStream) Stats() table.Stats {
+	return table.Stats{Records: st.records.Load(), Rows: st.rows.Load(), DecodeErrors: st.decodeErrors.Load()}
+}
+
+// Close stops reading; there is nothing to release.
+func (st *LogStream) Close() error {
+	st.closeOnce.Do(func() {
+		if st.cl != nil {
+			st.cl.Close() // ends a poll in Next
+		}
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if st.rb != nil {
+			st.rb.Release()
+			st.rb = nil
+		}
+	})
+	return nil
+}
+
+// NoAck is the Acker of a plain reader's batches: it read without taking,
+// so accepting, releasing or rejecting a row changes nothing anywhere.
+type NoAck struct{}
+
+func (NoAck) Mark(int, table.Disposition) {}
+func (NoAck) Done()                       {}
+func (NoAck) Abandon()                    {}
