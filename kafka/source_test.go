@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/query"
 )
 
@@ -53,8 +56,11 @@ func logTopic(t *testing.T) (addr, topic string) {
 func table(t *testing.T, addr, topic, with string) *kshare.Engine {
 	t.Helper()
 	eng := kshare.New()
+	if topic != "" {
+		with = ", 'topic' = '" + topic + "'" + with
+	}
 	ddl := "CREATE TABLE t (id BIGINT, `partition` INT METADATA VIRTUAL, `offset` BIGINT METADATA VIRTUAL) WITH (" +
-		"'connector' = 'kafka', 'format' = 'json', 'properties.bootstrap.servers' = '" + addr + "', 'topic' = '" + topic + "'" + with + ")"
+		"'connector' = 'kafka', 'format' = 'json', 'properties.bootstrap.servers' = '" + addr + "'" + with + ")"
 	if _, err := eng.Exec(kafkatest.Context(t), ddl); err != nil {
 		t.Fatalf("%s: %v", ddl, err)
 	}
@@ -65,6 +71,9 @@ func table(t *testing.T, addr, topic, with string) *kshare.Engine {
 // sorted, and why it ended.
 func ids(t *testing.T, eng *kshare.Engine, sql string, opts ...kshare.QueryOption) ([]int64, query.EndReason) {
 	t.Helper()
+	// Small batches over checked memory: several batches per query, each
+	// released.
+	opts = append([]kshare.QueryOption{kshare.Allocator(tabletest.CheckedAlloc(t)), kshare.BatchSize(7)}, opts...)
 	rows, err := eng.Query(kafkatest.Context(t), sql, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +226,11 @@ func TestOpenErrors(t *testing.T) {
 		{"unknown partition", addr, topic, ", 'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = 'partition:7,offset:1'",
 			"'scan.bounded.specific-offsets' names partition 7, which topic '" + topic + "' does not have"},
 		{"unreachable broker", "127.0.0.1:1", topic, ", 'properties.request.timeout.ms' = '500'",
-			"check 'bootstrap.servers'"},
+			"cannot reach Kafka at 127.0.0.1:1; check 'bootstrap.servers' and that the broker is running"},
+		{"broker that does not answer", silent(t), topic, ", 'properties.request.timeout.ms' = '1000'",
+			"no answer from Kafka at " + silent(t) + " within 1s; check 'bootstrap.servers', 'properties.security.protocol' and that the broker is running"},
+		{"pattern that matches nothing", addr, "", ", 'topic-pattern' = 'no-such-topic-kafka.*'",
+			"no topic on " + addr + " matches 'topic-pattern' = 'no-such-topic-kafka.*'"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			eng := table(t, c.server, c.topic, c.with)
@@ -238,5 +251,65 @@ func TestOpenErrors(t *testing.T) {
 				t.Errorf("took %s", d)
 			}
 		})
+	}
+}
+
+// silentAddr is a listener that accepts connections and never answers:
+// a broker that hangs.
+var silentAddr string
+
+func silent(t *testing.T) string {
+	if silentAddr != "" {
+		return silentAddr
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+		silentAddr = ""
+	})
+	silentAddr = ln.Addr().String()
+	return silentAddr
+}
+
+// TestTopicPattern reads every topic whose whole name matches, and a
+// 'kafka' table names the session's cluster as a kafka-sharegroup one
+// does.
+func TestTopicPattern(t *testing.T) {
+	addr, topic := logTopic(t)
+	eng := kshare.New()
+	ddl := "CREATE TABLE p (id BIGINT, tp STRING METADATA FROM 'topic' VIRTUAL) WITH ('connector' = 'kafka', 'format' = 'json', 'bootstrap.servers' = '" + addr + "', " +
+		"'topic-pattern' = '" + regexp.QuoteMeta(topic) + "|" + regexp.QuoteMeta(topic[:len(topic)-1]) + "', 'scan.bounded.mode' = 'latest-offset')"
+	if _, err := eng.Exec(kafkatest.Context(t), ddl); err != nil {
+		t.Fatal(err)
+	}
+	got, end := ids(t, eng, "SELECT id FROM p WHERE tp = '"+topic+"'")
+	if len(got) != 30 || end != query.EndEOF {
+		t.Errorf("got %v (%v)", got, end)
+	}
+	res, err := eng.Exec(kafkatest.Context(t), "SHOW TOPICS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Rows, func(r []string) bool { return r[0] == topic && r[1] == "3" }) {
+		t.Errorf("SHOW TOPICS on the table's cluster: %v", res.Rows)
 	}
 }
