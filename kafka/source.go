@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -258,7 +259,10 @@ func (s *source) topicNames(ctx context.Context, adm *kadm.Client) ([]string, er
 
 // connectError says what a user checks when the cluster does not answer.
 func (s *source) connectError(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
+	// A broker that accepts and never answers shows as the deadline, or as
+	// the client's own read timeout when that comes first.
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 		return fmt.Errorf("table '%s': no answer from Kafka at %s within %s; check 'bootstrap.servers', 'properties.security.protocol' and that the broker is running", s.name(), s.seeds, s.timeout)
 	}
 	return fmt.Errorf("table '%s': cannot reach Kafka at %s; check 'bootstrap.servers' and that the broker is running: %w", s.name(), s.seeds, err)
