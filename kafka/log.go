@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/connector"
@@ -41,8 +42,10 @@ type Range struct {
 // quietEnd is how long a LogStream waits for a record of a range whose
 // offsets were all present before it takes the range to be done: its last
 // offsets may hold no record to read, and a broker that has the records
-// answers a fetch within 'properties.fetch.max.wait.ms'.
-const quietEnd = 10 * time.Second
+// answers a fetch within 'properties.fetch.max.wait.ms'. Before it does,
+// it checks that a broker answers at all, since a broker gone away is
+// quiet too. A variable for tests.
+var quietEnd = 10 * time.Second
 
 // LogConfig is what OpenLog reads.
 type LogConfig struct {
@@ -128,6 +131,9 @@ func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
 			return table.Batch{}, err
 		}
 		if quiet {
+			if err := st.answering(ctx); err != nil {
+				return table.Batch{}, err
+			}
 			// What is left of the ranges holds no record to read.
 			clear(st.left)
 			break
@@ -153,6 +159,27 @@ func (st *LogStream) allPresent() bool {
 		}
 	}
 	return true
+}
+
+// answering checks that a broker answers, so that a quiet stream is taken
+// to be done only when it is not cut off: ending it then would pass a part
+// of the records for all of them.
+func (st *LogStream) answering(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, quietEnd)
+	defer cancel()
+	var topics []string
+	for t := range st.left {
+		topics = append(topics, t)
+	}
+	ends, err := kadm.NewClient(st.cl).ListEndOffsets(ctx, topics...)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("table '%s': no record came for %s and Kafka does not answer, so the end of every partition cannot be known to be reached: %w",
+			options.Cut(st.cfg.Table.Def.Name), quietEnd, err)
+	}
+	return nil
 }
 
 // append decodes the records of fs that lie in their ranges.
