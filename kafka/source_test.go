@@ -344,3 +344,17 @@ func TestQuietWithoutBroker(t *testing.T) {
 		t.Errorf("got %v (%v)", err, rows.EndReason())
 	}
 }
+
+// TestSASL reads through the real broker's SASL_SSL listener with the same
+// 'properties.*' security keys a kafka-sharegroup table takes.
+func TestSASL(t *testing.T) {
+	s := kafkatest.RequireSASL(t)
+	_, topic := logTopic(t)
+	eng := table(t, s.Bootstrap, topic, ", 'properties.security.protocol' = 'SASL_SSL', 'properties.sasl.mechanism' = 'SCRAM-SHA-256', "+
+		"'properties.sasl.username' = '"+s.User+"', 'properties.sasl.password' = '"+s.Password+"', 'properties.ssl.ca.location' = '"+s.CAFile+"', "+
+		"'scan.bounded.mode' = 'latest-offset'")
+	got, end := ids(t, eng, "SELECT id FROM t")
+	if !slices.Equal(got, slices.Concat(span(0, 0, 10), span(1, 0, 10), span(2, 0, 10))) || end != query.EndEOF {
+		t.Errorf("got %v (%v)", got, end)
+	}
+}
