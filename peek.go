@@ -127,7 +127,7 @@ func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Strea
 	for _, r := range ranges {
 		rs = append(rs, kafka.Range{Topic: r.Topic, Partition: r.Partition, From: r.From, To: r.To, Present: true})
 	}
-	return kafka.OpenLog(kafka.LogConfig{Table: s.bound, Client: opts, Ranges: rs,
+	return kafka.OpenLog(kafka.LogConfig{Table: s.bound, Client: opts, Ranges: rs, Unavailable: v.Duration(connector.OptBrokerUnavailableTimeout),
 		SkipDecodeErrors: v.String(connector.OptOnDecodeError) != connector.OnDecodeErrorFail,
 		DecodeHint:       "a peek shows the record as the table's 'scan.on-decode-error' says; 'fail' ends it"}, o)
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,7 +65,15 @@ type LogConfig struct {
 	// DecodeHint, when set, follows the message of a decode error that
 	// ends the stream: what the user can do about it.
 	DecodeHint string
+	// Unavailable ends the stream with an error once no broker has
+	// answered for that long ('scan.broker-unavailable-timeout'); 0 waits
+	// for them forever.
+	Unavailable time.Duration
 }
+
+// watchEvery is how often a stream that waits for records looks at whether
+// its brokers answer.
+const watchEvery = time.Second
 
 // LogStream reads each range and ends (io.EOF) when every one with an end
 // is read; with a range without end it reads until closed. Its batches need
@@ -72,6 +83,10 @@ type LogStream struct {
 	cfg    LogConfig
 	cl     *kgo.Client // nil when nothing is to be read
 	rb     *connector.RecordBuilder
+	health *connector.BrokerHealth
+	log    *slog.Logger
+	// outage is since when no broker answers, once said; nil otherwise.
+	outage atomic.Pointer[time.Time]
 
 	mu   sync.Mutex // Next against Close: the builder
 	left map[string]map[int32]Range
@@ -87,7 +102,11 @@ var _ table.Stream = (*LogStream)(nil)
 // batches as o says. Empty ranges are skipped; with none left the stream
 // ends at once. It does no I/O itself: the client connects as it fetches.
 func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
-	st := &LogStream{schema: c.Table.Def.Schema.Arrow(), cfg: c, left: map[string]map[int32]Range{}}
+	st := &LogStream{schema: c.Table.Def.Schema.Arrow(), cfg: c, left: map[string]map[int32]Range{}, log: o.Logger,
+		health: connector.NewBrokerHealth(strings.Split(c.Table.Options.String(connector.OptBootstrapServers), ","))}
+	if st.log == nil {
+		st.log = slog.Default()
+	}
 	at := map[string]map[int32]kgo.Offset{}
 	for _, r := range c.Ranges {
 		if r.To != NoEnd && r.From >= r.To {
@@ -106,7 +125,7 @@ func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
 	if st.rb, err = connector.NewRecordBuilder(c.Table, o.Alloc, o.BatchSize); err != nil {
 		return nil, err
 	}
-	if st.cl, err = kgo.NewClient(append(c.Client, kgo.ConsumePartitions(at))...); err != nil {
+	if st.cl, err = kgo.NewClient(append(slices.Clip(c.Client), kgo.ConsumePartitions(at), st.health.Opt())...); err != nil {
 		st.rb.Release()
 		return nil, fmt.Errorf("table '%s': kafka client: %w", options.Cut(c.Table.Def.Name), err)
 	}
@@ -120,27 +139,34 @@ func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for st.rb != nil && st.rb.Len() == 0 && len(st.left) > 0 {
-		pctx, cancel := ctx, context.CancelFunc(func() {})
+		// Ranges whose records all exist end after a quiet spell; others
+		// wait, looking at the brokers' health every watchEvery.
+		wait := watchEvery
 		if st.allPresent() {
-			pctx, cancel = context.WithTimeout(ctx, quietEnd)
+			wait = quietEnd
 		}
+		pctx, cancel := context.WithTimeout(ctx, wait)
 		fs := st.cl.PollRecords(pctx, st.rb.Size())
-		quiet := pctx.Err() != nil
+		timedOut := pctx.Err() != nil
 		cancel()
 		if err := ctx.Err(); err != nil {
 			return table.Batch{}, err
 		}
-		if quiet {
-			if err := st.answering(ctx); err != nil {
-				return table.Batch{}, err
-			}
-			// What is left of the ranges holds no record to read.
-			clear(st.left)
-			break
-		}
+		// Records that came as the wait ended count all the same.
 		if err := st.append(fs); err != nil {
 			return table.Batch{}, err
 		}
+		if err := st.watch(); err != nil {
+			return table.Batch{}, err
+		}
+		if !timedOut || st.rb.Len() > 0 || !st.allPresent() {
+			continue
+		}
+		if err := st.answering(ctx); err != nil {
+			return table.Batch{}, err
+		}
+		// What is left of the ranges holds no record to read.
+		clear(st.left)
 	}
 	if st.rb == nil || st.rb.Len() == 0 {
 		return table.Batch{}, io.EOF
@@ -186,6 +212,9 @@ func (st *LogStream) answering(ctx context.Context) error {
 func (st *LogStream) append(fs kgo.Fetches) error {
 	var ferr error
 	fs.EachError(func(t string, p int32, err error) {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return // the poll's own wait ended
+		}
 		ferr = errors.Join(ferr, fmt.Errorf("reading %s/%d: %w", options.Cut(t), p, err))
 	})
 	if ferr != nil {
@@ -217,6 +246,25 @@ func (st *LogStream) append(fs kgo.Fetches) error {
 	return derr
 }
 
+// watch says when no broker has answered for a while and when one answers
+// again, and ends the stream once that lasts cfg.Unavailable.
+func (st *LogStream) watch() error {
+	since, err := st.health.Down()
+	switch {
+	case since.IsZero() && st.outage.Load() != nil:
+		st.outage.Store(nil)
+		st.log.Warn(fmt.Sprintf("Kafka at %s answers again", st.health.Seeds()))
+	case !since.IsZero() && st.outage.Load() == nil && time.Since(since) >= connector.OutageNotice():
+		st.outage.Store(&since)
+		st.log.Warn(fmt.Sprintf("cannot reach Kafka at %s since %s, retrying", st.health.Seeds(), since.Format("15:04:05")), "err", err)
+	}
+	if limit := st.cfg.Unavailable; limit > 0 && !since.IsZero() && time.Since(since) >= limit {
+		return fmt.Errorf("table '%s': no answer from Kafka at %s since %s (%s, the table's '%s'); check that the broker is running: %w",
+			options.Cut(st.cfg.Table.Def.Name), st.health.Seeds(), since.Format("15:04:05"), limit, connector.OptBrokerUnavailableTimeout, err)
+	}
+	return nil
+}
+
 // done marks a partition's range read.
 func (st *LogStream) done(topic string, p int32) {
 	delete(st.left[topic], p)
@@ -227,7 +275,11 @@ func (st *LogStream) done(topic string, p int32) {
 
 // Stats counts the records read and the rows they gave.
 func (st *LogStream) Stats() table.Stats {
-	return table.Stats{Records: st.records.Load(), Rows: st.rows.Load(), DecodeErrors: st.decodeErrors.Load()}
+	s := table.Stats{Records: st.records.Load(), Rows: st.rows.Load(), DecodeErrors: st.decodeErrors.Load(), Brokers: st.health.Seeds()}
+	if p := st.outage.Load(); p != nil {
+		s.Unreachable = *p
+	}
+	return s
 }
 
 // Close stops reading; there is nothing to release.

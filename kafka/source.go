@@ -99,7 +99,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	if err != nil {
 		return nil, err
 	}
-	return OpenLog(LogConfig{Table: s.bound, Client: s.opts, Ranges: ranges,
+	return OpenLog(LogConfig{Table: s.bound, Client: s.opts, Ranges: ranges, Unavailable: s.bound.Options.Duration(connector.OptBrokerUnavailableTimeout),
 		DecodeHint: "a value the format cannot decode ends the query; 'json.ignore-parse-errors' skips such values"}, o)
 }
 

@@ -358,3 +358,38 @@ func TestSASL(t *testing.T) {
 		t.Errorf("got %v (%v)", got, end)
 	}
 }
+
+// TestBrokerGoneUnbounded: an unbounded query whose broker goes away says
+// so and ends with an error after 'scan.broker-unavailable-timeout', rather
+// than wait unseen.
+func TestBrokerGoneUnbounded(t *testing.T) {
+	fake, err := kfake.NewCluster(kafkatest.FakeOpts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	addr := fake.ListenAddrs()[0]
+	topic := kafkatest.Topic(t, addr, 1)
+	kafkatest.Produce(t, addr, topic, []byte(`{"id": 1}`))
+	eng := table(t, addr, topic, ", 'scan.broker-unavailable-timeout' = '3s', 'properties.request.timeout.ms' = '500'")
+	rows, err := eng.Query(kafkatest.Context(t), "SELECT id FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	if !rows.Next() || rows.RecordBatch().NumRows() != 1 {
+		t.Fatalf("first row: %v", rows.Err())
+	}
+	fake.Close()
+	start := time.Now()
+	for rows.Next() {
+		t.Errorf("a batch of %d rows", rows.RecordBatch().NumRows())
+	}
+	if err := rows.Err(); err == nil || !strings.Contains(err.Error(), "no answer from Kafka at "+addr+" since") ||
+		!strings.Contains(err.Error(), "(3s, the table's 'scan.broker-unavailable-timeout')") {
+		t.Errorf("got %v", err)
+	}
+	if d := time.Since(start); d < 2*time.Second || d > 15*time.Second {
+		t.Errorf("ended after %s, want about 3s", d)
+	}
+}

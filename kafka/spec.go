@@ -66,6 +66,7 @@ var Options = &options.Set{
 			"the topics are those that match when a query opens (topics created later are not picked up)."),
 	}, positions[0].options(), positions[1].options(), []options.Option{
 		borrow(OptBatchSize, ""),
+		borrow(connector.OptBrokerUnavailableTimeout, ""),
 	}, clusterOptions(), []options.Option{
 		{Key: "properties.group.id", Refused: "a plain reader joins no consumer group; leave it out (the 'kafka-sharegroup' connector reads as a share group)"},
 		{Key: "properties.auto.offset.reset", Refused: "use 'scan.startup.mode'"},
