@@ -11,7 +11,8 @@
 //
 // What it shares rather than repeats: the client configuration and its keys
 // (bootstrap.servers, properties.*) are package connector's (ClusterOptions,
-// ClientOpts), the record-to-Arrow path is connector.NewRecordBuilder, and
-// the reading loop over offset ranges (LogStream) also serves the engine's
+// ClientOpts), the record-to-Arrow path is connector.NewRecordBuilder, the
+// account of whether brokers answer is connector.BrokerHealth, and the
+// reading loop over offset ranges (LogStream) also serves the engine's
 // TABLE(PEEK(...)).
 package kafka
