@@ -68,6 +68,7 @@ var Options = &options.Set{
 		borrow(OptBatchSize, ""),
 		borrow(connector.OptBrokerUnavailableTimeout, ""),
 	}, clusterOptions(), []options.Option{
+		{Key: connector.OptDiscoveryInterval, Refused: "a query reads the partitions its topics have when it opens; new topics and partitions are not picked up"},
 		{Key: "properties.group.id", Refused: "a plain reader joins no consumer group; leave it out (the 'kafka-sharegroup' connector reads as a share group)"},
 		{Key: "properties.auto.offset.reset", Refused: "use 'scan.startup.mode'"},
 		{Key: "properties.enable.auto.commit", Refused: "a plain reader commits no offsets"},
