@@ -14,6 +14,7 @@ import (
 
 	"github.com/kshare/kshare/admin"
 	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -126,14 +127,15 @@ func (e *Engine) clusterClient() (*kgo.Client, options.Values, error) {
 	} else {
 		byKey := map[string][]*table.Table{}
 		for _, t := range e.cat.List() {
-			if t.Bound.Connector != nil && t.Bound.Connector.Name() == connector.Name {
+			// A 'kafka' table takes the same cluster keys, declared once.
+			if t.Bound.Connector != nil && (t.Bound.Connector.Name() == connector.Name || t.Bound.Connector.Name() == kafka.Name) {
 				k := connector.ClusterKey(t.Bound.Options)
 				byKey[k] = append(byKey[k], t)
 			}
 		}
 		switch len(byKey) {
 		case 0:
-			return nil, v, fmt.Errorf("%w: SET 'properties.bootstrap.servers' = 'host:9092' (with the 'properties.*' security keys a table takes, if the cluster needs them), or create a kafka-sharegroup table, whose cluster is then used", ErrNoCluster)
+			return nil, v, fmt.Errorf("%w: SET 'properties.bootstrap.servers' = 'host:9092' (with the 'properties.*' security keys a table takes, if the cluster needs them), or create a kafka-sharegroup or kafka table, whose cluster is then used", ErrNoCluster)
 		case 1:
 			for _, ts := range byKey {
 				v = ts[0].Bound.Options

@@ -57,10 +57,12 @@ import (
 	"github.com/kshare/kshare/table"
 
 	// The built-in components register themselves, so that one import of
-	// kshare is enough to read kafka-sharegroup tables in json or raw.
+	// kshare is enough to read kafka-sharegroup and kafka tables in json or
+	// raw.
 	_ "github.com/kshare/kshare/connector"
 	_ "github.com/kshare/kshare/format/json"
 	_ "github.com/kshare/kshare/format/raw"
+	_ "github.com/kshare/kshare/kafka"
 )
 
 // Engine is a session: a catalog of tables and the settings SET changed. It

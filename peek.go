@@ -4,17 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/admin"
 	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
@@ -130,29 +126,13 @@ func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Strea
 	if err != nil {
 		return nil, fmt.Errorf("table '%s': %w", options.Cut(name), err)
 	}
-	st := &peekStream{schema: s.bound.Def.Schema.Arrow(), left: map[string]map[int32]int64{}, onError: v.String(connector.OptOnDecodeError), name: name}
-	at := map[string]map[int32]kgo.Offset{}
+	var rs []kafka.Range
 	for _, r := range ranges {
-		if r.From >= r.To {
-			continue
-		}
-		if at[r.Topic] == nil {
-			at[r.Topic], st.left[r.Topic] = map[int32]kgo.Offset{}, map[int32]int64{}
-		}
-		at[r.Topic][r.Partition] = kgo.NewOffset().At(r.From)
-		st.left[r.Topic][r.Partition] = r.To
+		rs = append(rs, kafka.Range{Topic: r.Topic, Partition: r.Partition, From: r.From, To: r.To, Present: true})
 	}
-	if len(at) == 0 {
-		return st, nil // nothing waits: the stream ends at once
-	}
-	if st.rb, err = connector.NewRecordBuilder(s.bound, o.Alloc, o.BatchSize); err != nil {
-		return nil, err
-	}
-	if st.cl, err = kgo.NewClient(append(opts, kgo.ConsumePartitions(at))...); err != nil {
-		st.rb.Release()
-		return nil, fmt.Errorf("table '%s': kafka client: %w", options.Cut(name), err)
-	}
-	return st, nil
+	return kafka.OpenLog(kafka.LogConfig{Table: s.bound, Client: opts, Ranges: rs, Unavailable: v.Duration(connector.OptBrokerUnavailableTimeout),
+		SkipDecodeErrors: v.String(connector.OptOnDecodeError) != connector.OnDecodeErrorFail,
+		DecodeHint:       "a peek shows the record as the table's 'scan.on-decode-error' says; 'fail' ends it"}, o)
 }
 
 // peekRanges are the ranges a peek of the table reads: admin.PeekRanges,
@@ -184,118 +164,3 @@ func peekRanges(ctx context.Context, adm *admin.Admin, v options.Values, topics 
 	}
 	return out, nil
 }
-
-// peekQuiet is how long a peek waits for a record of a range it has not
-// finished before it takes the range to be done: its last offsets may hold
-// no record to read (transaction markers, records compacted away), and a
-// broker that has the records answers a fetch within
-// 'properties.fetch.max.wait.ms'.
-const peekQuiet = 10 * time.Second
-
-// peekStream reads each partition's range and ends (io.EOF) when every one
-// is read. Its batches need no settling: nothing is acknowledged.
-type peekStream struct {
-	schema  *arrow.Schema
-	name    string
-	onError string
-	cl      *kgo.Client // nil when nothing waits
-	rb      *connector.RecordBuilder
-
-	mu   sync.Mutex // Next against Close: the builder
-	left map[string]map[int32]int64
-	// Counts for Stats, which may be called while Next waits.
-	records, rows, decodeErrors atomic.Int64
-
-	closeOnce sync.Once
-}
-
-var _ table.Stream = (*peekStream)(nil)
-
-func (st *peekStream) Schema() *arrow.Schema { return st.schema }
-
-func (st *peekStream) Next(ctx context.Context) (table.Batch, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for st.rb != nil && st.rb.Len() == 0 && len(st.left) > 0 {
-		pctx, cancel := context.WithTimeout(ctx, peekQuiet)
-		fs := st.cl.PollRecords(pctx, st.rb.Size())
-		quiet := pctx.Err() != nil
-		cancel()
-		if err := ctx.Err(); err != nil {
-			return table.Batch{}, err
-		}
-		if quiet {
-			// What is left of the ranges holds no record to show.
-			clear(st.left)
-			break
-		}
-		var ferr error
-		fs.EachError(func(t string, p int32, err error) {
-			ferr = errors.Join(ferr, fmt.Errorf("reading %s/%d: %w", options.Cut(t), p, err))
-		})
-		if ferr != nil {
-			return table.Batch{}, ferr
-		}
-		var derr error
-		fs.EachRecord(func(r *kgo.Record) {
-			end, ok := st.left[r.Topic][r.Partition]
-			if !ok || r.Offset >= end || derr != nil {
-				return
-			}
-			st.records.Add(1)
-			n, err := st.rb.Append(r.Value, r)
-			switch {
-			case err == nil:
-				st.rows.Add(int64(n))
-			case st.onError == connector.OnDecodeErrorFail:
-				derr = fmt.Errorf("record %s/%d@%d: %w (a peek shows the record as the table's 'scan.on-decode-error' says; 'fail' ends it)", options.Cut(r.Topic), r.Partition, r.Offset, err)
-			default:
-				st.decodeErrors.Add(1)
-			}
-			if r.Offset >= end-1 {
-				st.done(r.Topic, r.Partition)
-			}
-		})
-		if derr != nil {
-			return table.Batch{}, derr
-		}
-	}
-	if st.rb == nil || st.rb.Len() == 0 {
-		return table.Batch{}, io.EOF
-	}
-	return table.Batch{Record: st.rb.NewBatch(), Ack: noAck{}}, nil
-}
-
-// done marks a partition's range read.
-func (st *peekStream) done(topic string, p int32) {
-	delete(st.left[topic], p)
-	if len(st.left[topic]) == 0 {
-		delete(st.left, topic)
-	}
-}
-
-func (st *peekStream) Stats() table.Stats {
-	return table.Stats{Records: st.records.Load(), Rows: st.rows.Load(), DecodeErrors: st.decodeErrors.Load()}
-}
-
-func (st *peekStream) Close() error {
-	st.closeOnce.Do(func() {
-		if st.cl != nil {
-			st.cl.Close() // ends a poll in Next
-		}
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		if st.rb != nil {
-			st.rb.Release()
-			st.rb = nil
-		}
-	})
-	return nil
-}
-
-// noAck settles nothing: a peek acknowledges no record.
-type noAck struct{}
-
-func (noAck) Mark(int, table.Disposition) {}
-func (noAck) Done()                       {}
-func (noAck) Abandon()                    {}

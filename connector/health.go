@@ -199,3 +199,27 @@ func (h *health) closeContext(start time.Time, limit time.Duration) (context.Con
 		<-done
 	}
 }
+
+// BrokerHealth follows whether any broker answers the clients it hooks
+// into, for readers outside a share group (the 'kafka' connector's plain
+// reader): the same account a stream keeps of its members.
+type BrokerHealth struct{ h *health }
+
+// NewBrokerHealth follows the brokers of 'bootstrap.servers' seeds.
+func NewBrokerHealth(seeds []string) *BrokerHealth { return &BrokerHealth{newHealth(seeds)} }
+
+// Opt is the franz-go option that reports a client's contacts with its
+// brokers to b.
+func (b *BrokerHealth) Opt() kgo.Opt { return kgo.WithHooks(b.h) }
+
+// Down reports since when no broker has answered, and the last failure;
+// the zero time while they answer.
+func (b *BrokerHealth) Down() (since time.Time, err error) { return b.h.down() }
+
+// Seeds are the brokers followed, as 'bootstrap.servers' lists them.
+func (b *BrokerHealth) Seeds() string { return b.h.seeds }
+
+// OutageNotice is how long every contact must fail before a reader says
+// that no broker answers: a dropped connection that the next dial restores
+// at once is not worth a word.
+func OutageNotice() time.Duration { return outageNotice }

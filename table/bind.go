@@ -24,7 +24,7 @@ var TableOptions = &options.Set{
 	Owner: "every table",
 	Options: []options.Option{
 		{Key: KeyConnector, Type: options.String, Required: true,
-			Description: "Connector that reads the table: 'kafka-sharegroup'."},
+			Description: "Connector that reads the table: 'kafka-sharegroup' (a share group's queue) or 'kafka' (the topic's log, read without taking)."},
 		{Key: KeyFormat, Aliases: []string{KeyValueFormat}, Type: options.String, Required: true,
 			Description: "Format of the record values: 'json' or 'raw'."},
 	},

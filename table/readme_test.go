@@ -9,6 +9,7 @@ import (
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
+	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -33,6 +34,12 @@ func readmeSections() []readmeSection {
 			"without FROM). Its type must be able to hold the key's: the same type, a wider integer, a longer VARCHAR or " +
 			"VARBINARY, a finer time precision, or a nullable column for a NOT NULL key.",
 			table.MetadataMarkdown(connector.Metadata)},
+		{"options:connector:kafka", "### Connector `kafka`\n\n" +
+			"Flink's regular Kafka connector, reading: a plain reader of the topics' log. It joins no group and acknowledges " +
+			"nothing, so reading a table twice shows the same records; this is how to look at a topic without consuming it. " +
+			"A query ends by itself under 'scan.bounded.mode' once every partition reached its bound; unbounded, it waits " +
+			"for new records until stopped. The cluster keys are those of `kafka-sharegroup`.", options.Markdown(kafka.Options)},
+		{"metadata:connector:kafka", "#### Metadata columns of `kafka`", table.MetadataMarkdown(kafka.Metadata)},
 		{"options:format:json", "### Format `json`", options.Markdown(json.Options)},
 		{"options:format:raw", "### Format `raw`\n\nThe table has exactly one physical column, which receives the whole value.",
 			options.Markdown(raw.Options)},

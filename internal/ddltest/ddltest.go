@@ -14,6 +14,7 @@ import (
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
+	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -62,10 +63,12 @@ type fakeDecoder struct{}
 func (fakeDecoder) Decode([]byte, []array.Builder) (int, error) { return 0, errors.New("fake decoder") }
 
 // Registry is a registry of its own holding the fakes: the connector
-// 'kafka-sharegroup' and the formats 'json' and 'raw'.
+// 'kafka-sharegroup' and the formats 'json' and 'raw'; and the connector
+// 'kafka' itself, whose NewSource does no I/O.
 func Registry() *table.Registry {
 	r := table.NewRegistry()
 	r.RegisterConnector(Connector{})
+	r.RegisterConnector(kafka.Connector)
 	r.RegisterFormat(Format{Kind: "json", Decl: json.Options})
 	r.RegisterFormat(Format{Kind: "raw", Decl: raw.Options, Check: raw.CheckColumns})
 	return r
