@@ -6,10 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kshare/kshare/connector"
-	"github.com/kshare/kshare/format/json"
-	"github.com/kshare/kshare/format/raw"
-	"github.com/kshare/kshare/kafka"
+	"github.com/kshare/kshare/internal/ddltest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -25,25 +22,56 @@ type readmeSection struct {
 	name, heading, text string
 }
 
-func readmeSections() []readmeSection {
-	return []readmeSection{
-		{"options:table", "### Every table", options.Markdown(table.TableOptions)},
-		{"options:connector:kafka-sharegroup", "### Connector `kafka-sharegroup`", options.Markdown(connector.Options)},
-		{"metadata:connector:kafka-sharegroup", "#### Metadata columns of `kafka-sharegroup`\n\n" +
-			"A column `name TYPE METADATA [FROM 'key'] [VIRTUAL]` reads the record's metadata (the key is the column's name " +
-			"without FROM). Its type must be able to hold the key's: the same type, a wider integer, a longer VARCHAR or " +
-			"VARBINARY, a finer time precision, or a nullable column for a NOT NULL key.",
-			table.MetadataMarkdown(connector.Metadata)},
-		{"options:connector:kafka", "### Connector `kafka`\n\n" +
-			"Flink's regular Kafka connector, reading: a plain reader of the topics' log. It joins no group and acknowledges " +
-			"nothing, so reading a table twice shows the same records; this is how to look at a topic without consuming it. " +
-			"A query ends by itself under 'scan.bounded.mode' once every partition reached its bound; unbounded, it waits " +
-			"for new records until stopped. The cluster keys are those of `kafka-sharegroup`.", options.Markdown(kafka.Options)},
-		{"metadata:connector:kafka", "#### Metadata columns of `kafka`", table.MetadataMarkdown(kafka.Metadata)},
-		{"options:format:json", "### Format `json`", options.Markdown(json.Options)},
-		{"options:format:raw", "### Format `raw`\n\nThe table has exactly one physical column, which receives the whole value.",
-			options.Markdown(raw.Options)},
+// connectorIntros and formatIntros say what README.md writes above each
+// registered component's generated tables; a component registered without
+// an entry here fails TestReadmeOptions, so that a new one is documented.
+var connectorIntros = map[string]string{
+	"kafka-sharegroup": "",
+	"kafka": "Flink's regular Kafka connector, reading: a plain reader of the topics' log. It joins no group and acknowledges " +
+		"nothing, so reading a table twice shows the same records; this is how to look at a topic without consuming it. " +
+		"A query ends by itself under 'scan.bounded.mode' once every partition reached its bound; unbounded, it waits " +
+		"for new records until stopped. The cluster keys are those of `kafka-sharegroup`.",
+}
+
+var formatIntros = map[string]string{
+	"json": "",
+	"raw":  "The table has exactly one physical column, which receives the whole value.",
+}
+
+const metadataIntro = "A column `name TYPE METADATA [FROM 'key'] [VIRTUAL]` reads the record's metadata (the key is the column's name " +
+	"without FROM). Its type must be able to hold the key's: the same type, a wider integer, a longer VARCHAR or " +
+	"VARBINARY, a finer time precision, or a nullable column for a NOT NULL key."
+
+// readmeSections are the generated parts of README.md: the keys every
+// table has, then each registered connector's options and metadata columns
+// and each format's options, from their declarations (ddltest's registry
+// carries the real ones).
+func readmeSections(t *testing.T) []readmeSection {
+	secs := []readmeSection{{"options:table", "### Every table", options.Markdown(table.TableOptions)}}
+	heading := func(h, intro string) string {
+		if intro != "" {
+			h += "\n\n" + intro
+		}
+		return h
 	}
+	reg := ddltest.Registry()
+	for _, c := range reg.Connectors() {
+		intro, ok := connectorIntros[c.Name()]
+		if !ok {
+			t.Errorf("connector '%s' has no intro in connectorIntros: say what it is for README.md", c.Name())
+		}
+		secs = append(secs,
+			readmeSection{"options:connector:" + c.Name(), heading("### Connector `"+c.Name()+"`", intro), options.Markdown(c.Options())},
+			readmeSection{"metadata:connector:" + c.Name(), heading("#### Metadata columns of `"+c.Name()+"`", metadataIntro), table.MetadataMarkdown(c.Metadata())})
+	}
+	for _, f := range reg.Formats() {
+		intro, ok := formatIntros[f.Name()]
+		if !ok {
+			t.Errorf("format '%s' has no intro in formatIntros: say what it is for README.md", f.Name())
+		}
+		secs = append(secs, readmeSection{"options:format:" + f.Name(), heading("### Format `"+f.Name()+"`", intro), options.Markdown(f.Options())})
+	}
+	return secs
 }
 
 const readmeEnd = "<!-- /options -->"
@@ -57,7 +85,7 @@ func TestReadmeOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	out, stale := updateReadme(doc, readmeSections())
+	out, stale := updateReadme(doc, readmeSections(t))
 	if len(stale) == 0 {
 		return
 	}
