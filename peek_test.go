@@ -109,7 +109,10 @@ func TestPeekWhereTakesNothing(t *testing.T) {
 	eng := kshare.New()
 	exec(t, eng, `CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw',
 	  'bootstrap.servers' = '127.0.0.1:1', 'topic' = 'orders', 'share-group-id' = 'g')`)
+	exec(t, eng, `CREATE TABLE k (v STRING) WITH ('connector' = 'kafka', 'format' = 'raw',
+	  'properties.bootstrap.servers' = '127.0.0.1:1', 'topic' = 'orders')`)
 	for sql, want := range map[string]bool{
+		"SELECT v FROM k WHERE v = 'a'":                    false,
 		"SELECT v FROM t WHERE v = 'a'":                    true,
 		"SELECT v FROM TABLE(PEEK(TABLE t)) WHERE v = 'a'": false,
 		"SELECT v FROM TABLE(PEEK(TABLE t))":               false,

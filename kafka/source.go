@@ -81,6 +81,10 @@ type source struct {
 	endOffsets       map[int32]int64
 }
 
+// TakesNothing makes the source a table.Looker: a query over it consumes
+// nothing, not even what its WHERE filters out.
+func (s *source) TakesNothing() {}
+
 func (s *source) name() string { return options.Cut(s.bound.Def.Name) }
 
 // Open finds where each partition starts and ends, then reads. An

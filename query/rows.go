@@ -116,8 +116,12 @@ type Stats struct {
 	Released, Rejected int64
 	// Filtered counts source rows WHERE filtered out. Their records are
 	// accepted (see Rows): consumed from the share group, not left for
-	// another consumer.
+	// another consumer; unless TakesNothing.
 	Filtered int64
+	// TakesNothing says the table's source is a table.Looker (a peek, the
+	// kafka connector's plain reader): it accepts nothing, filtered
+	// records included.
+	TakesNothing bool
 	// Unchanged counts the source rows of an aggregate query that changed
 	// no result row (a MAX that stayed, a group HAVING hides); their
 	// records are accepted like Filtered's.
@@ -356,6 +360,7 @@ func (r *Rows) Stats() Stats {
 		// Running, or ended while held batches keep the stream open.
 		s.Source = r.stream.Stats()
 	}
+	_, s.TakesNothing = r.plan.tbl.Source.(table.Looker)
 	if running {
 		s.Elapsed = time.Since(r.start)
 		s.Working = s.Elapsed

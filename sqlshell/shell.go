@@ -511,7 +511,11 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	count("acknowledgements unconfirmed", src.AckUnconfirmed, false)
 	count("redelivered", src.Redelivered, true)
 	count("decode errors", src.DecodeErrors, true)
-	count("filtered (accepted)", st.Filtered, false)
+	if st.TakesNothing {
+		count("filtered", st.Filtered, false)
+	} else {
+		count("filtered (accepted)", st.Filtered, false)
+	}
 	count("unchanged (accepted)", st.Unchanged, false)
 	count("skipped", src.Skipped, false)
 	count("lock renewals", src.Renewed, false)

@@ -79,3 +79,21 @@ func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
 		}
 	}
 }
+
+// Over a source that takes nothing (a peek, the kafka connector), the rows
+// WHERE filtered out were not accepted, and --stats does not say they were.
+func TestStatsFilteredByALooker(t *testing.T) {
+	for _, c := range []struct {
+		takesNothing bool
+		want, not    string
+	}{
+		{false, "filtered (accepted): 7\n", "filtered: 7\n"},
+		{true, "filtered: 7\n", "(accepted)"},
+	} {
+		var b bytes.Buffer
+		WriteStats(&b, 3, query.Stats{Filtered: 7, TakesNothing: c.takesNothing})
+		if !strings.Contains(b.String(), c.want) || strings.Contains(b.String(), c.not) {
+			t.Errorf("TakesNothing %v: want %q and no %q in:\n%s", c.takesNothing, c.want, c.not, b.String())
+		}
+	}
+}
