@@ -38,7 +38,7 @@ func TestPeek(t *testing.T) {
 	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`',
 	  'properties.max.poll.records' = '5', 'properties.share.acquire.mode' = 'record_limit')`)
 	// The group reads some records first, so that it has start offsets;
-	// record_limit acquires no more than it delivers, so that the records
+	// record_limit acquires about what it delivers, so that most records
 	// left have not been delivered yet.
 	first := peekRows(t, eng, "SELECT v, `offset`, dc FROM t", kshare.MaxRows(5))
 	lag := func() string {
@@ -75,11 +75,22 @@ func TestPeek(t *testing.T) {
 	if after := lag(); after != before {
 		t.Errorf("the peeks changed the group: before %s, after %s", before, after)
 	}
+	// A peek that took records would raise the delivery count of all 25.
+	// The first query may have fetched one more poll (5 records) in the
+	// background before it closed, and released it: those come with #2.
 	rest := peekRows(t, eng, "SELECT v, `offset`, dc FROM t", kshare.MaxRows(25))
+	var again []string
 	for _, r := range rest {
-		if r[len(r)-2:] != "#1" {
-			t.Errorf("record %s was delivered before: a peek took it", r)
+		switch r[len(r)-2:] {
+		case "#1":
+		case "#2":
+			again = append(again, r)
+		default:
+			t.Errorf("record %s was delivered twice before: a peek took it", r)
 		}
+	}
+	if len(again) > 5 {
+		t.Errorf("records %v were delivered before, more than the first query's one poll: a peek took them", again)
 	}
 	if all := append(slices.Clone(first), rest...); len(all) != 30 {
 		t.Errorf("the group read %d records in all, want 30: %v", len(all), all)
