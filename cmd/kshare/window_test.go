@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,9 +97,8 @@ func windowRows(t *testing.T, path string) map[int]int {
 	}
 	counted := map[int]int{}
 	for i, r := range recs[1:] {
-		w, err1 := strconv.Atoi(r[1])
-		c, err2 := strconv.Atoi(r[2])
-		if err1 != nil || err2 != nil {
+		var w, c int
+		if _, err := fmt.Sscan(r[1]+" "+r[2], &w, &c); err != nil {
 			t.Fatalf("%s line %d is %v, not op, window, count", path, i+2, r)
 		}
 		if r[0] == "+I" || r[0] == "+U" {
