@@ -406,7 +406,7 @@ func TestExportKilled(t *testing.T) {
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "first.csv"), filepath.Join(dir, "second.csv")
 
-	exportKilledThenRest(t, ddl, "SELECT id FROM orders", first, 20000, second) // killed a few thousand rows in
+	exportKilledThenRest(t, ddl, "SELECT id FROM orders", first, 20000, 0, second) // killed a few thousand rows in
 
 	seen := make([]int, n)
 	a := readIDs(t, first, seen, true)
@@ -431,13 +431,14 @@ func TestExportKilled(t *testing.T) {
 }
 
 // exportKilledThenRest exports query over the tables of the ddl file to
-// first, SIGKILLs it once first holds killAt bytes, then exports SELECT id
-// FROM orders to second until no record came for 15 s (longer than the
+// first, SIGKILLs it once first holds killAt bytes and the duration after
+// has passed, then exports SELECT id FROM orders to second until no record came for 15 s (longer than the
 // test brokers' 10 s locks, so the dead export's records come back).
-func exportKilledThenRest(t *testing.T, ddl, query, first string, killAt int64, second string) {
+func exportKilledThenRest(t *testing.T, ddl, query, first string, killAt int64, after time.Duration, second string) {
 	t.Helper()
 	cmd, _, stderr := startKshare(t, "export", "--init", ddl, "--query", query, "--out", first)
 	waitFileSize(t, first, killAt)
+	time.Sleep(after)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
