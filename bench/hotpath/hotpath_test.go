@@ -72,6 +72,9 @@ type memConnector struct{}
 var (
 	memBatch arrow.RecordBatch
 	memRows  int
+	// memNext, when set, makes the stream's i-th batch (from 0) out of a
+	// slice of memBatch, as a source whose time moves on would.
+	memNext func(rec arrow.RecordBatch, i int) arrow.RecordBatch
 )
 
 func (memConnector) Name() string                  { return "bench-memory" }
@@ -87,7 +90,7 @@ func (memSource) Open(context.Context, table.OpenOptions) (table.Stream, error) 
 	return &memStream{left: memRows}, nil
 }
 
-type memStream struct{ left int }
+type memStream struct{ left, batches int }
 
 func (s *memStream) Schema() *arrow.Schema { return memBatch.Schema() }
 func (s *memStream) Stats() table.Stats    { return table.Stats{} }
@@ -102,6 +105,12 @@ func (s *memStream) Next(context.Context) (table.Batch, error) {
 	// The reader releases what it gets; the benchmark keeps its own
 	// reference.
 	rec := memBatch.NewSlice(0, int64(n))
+	if memNext != nil {
+		next := memNext(rec, s.batches)
+		rec.Release()
+		rec = next
+	}
+	s.batches++
 	return table.Batch{Record: rec, Ack: noAck{}}, nil
 }
 
@@ -158,7 +167,7 @@ func registry() *table.Registry {
 // handing out rows rows of rec.
 func engine(tb testing.TB, rec arrow.RecordBatch, cols, format string, rows int) *kshare.Engine {
 	tb.Helper()
-	memBatch, memRows = rec, rows
+	memBatch, memRows, memNext = rec, rows, nil
 	eng := kshare.New(kshare.WithRegistry(registry()))
 	if _, err := eng.Exec(context.Background(), fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'bench-memory', 'format' = '%s')", cols, format)); err != nil {
 		tb.Fatal(err)
@@ -213,7 +222,11 @@ func benchDecode(b *testing.B, cols string) {
 
 // runQuery runs sql over b.N rows of rec and reads every result batch.
 func runQuery(b *testing.B, rec arrow.RecordBatch, cols, format, sql string) {
-	eng := engine(b, rec, cols, format, b.N)
+	runEngine(b, engine(b, rec, cols, format, b.N), sql)
+}
+
+// runEngine runs sql on eng and reads every result batch.
+func runEngine(b *testing.B, eng *kshare.Engine, sql string) {
 	b.ReportAllocs()
 	cpu0, start := cputime.Process(), time.Now()
 	b.ResetTimer()

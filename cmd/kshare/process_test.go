@@ -406,19 +406,7 @@ func TestExportKilled(t *testing.T) {
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "first.csv"), filepath.Join(dir, "second.csv")
 
-	cmd, _, stderr := startKshare(t, "export", "--init", ddl, "--query", "SELECT id FROM orders", "--out", first)
-	waitFileSize(t, first, 20000) // a few thousand rows in
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd); code != -1 {
-		t.Fatalf("killed export exited with %d, want a death by SIGKILL; stderr:\n%s", code, stderr)
-	}
-
-	cmd, _, stderr = startKshare(t, "export", "--init", ddl, "--query", "SELECT id FROM orders", "--out", second, "--idle-timeout", "15s")
-	if code := waitExit(t, cmd); code != 0 {
-		t.Fatalf("second export exited with %d, want 0; stderr:\n%s", code, stderr)
-	}
+	exportKilledThenRest(t, ddl, "SELECT id FROM orders", first, 20000, 0, second) // killed a few thousand rows in
 
 	seen := make([]int, n)
 	a := readIDs(t, first, seen, true)
@@ -439,6 +427,27 @@ func TestExportKilled(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Fatalf("%d records lost, e.g. ids %v", len(missing), missing[:min(len(missing), 10)])
+	}
+}
+
+// exportKilledThenRest exports query over the tables of the ddl file to
+// first, SIGKILLs it once first holds killAt bytes and the duration after
+// has passed, then exports SELECT id FROM orders to second until no record came for 15 s (longer than the
+// test brokers' 10 s locks, so the dead export's records come back).
+func exportKilledThenRest(t *testing.T, ddl, query, first string, killAt int64, after time.Duration, second string) {
+	t.Helper()
+	cmd, _, stderr := startKshare(t, "export", "--init", ddl, "--query", query, "--out", first)
+	waitFileSize(t, first, killAt)
+	time.Sleep(after)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != -1 {
+		t.Fatalf("killed export exited with %d, want a death by SIGKILL; stderr:\n%s", code, stderr)
+	}
+	cmd, _, stderr = startKshare(t, "export", "--init", ddl, "--query", "SELECT id FROM orders", "--out", second, "--idle-timeout", "15s")
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("second export exited with %d, want 0; stderr:\n%s", code, stderr)
 	}
 }
 

@@ -1,0 +1,108 @@
+package kshare_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/query"
+)
+
+// lockCap is the per-partition cap of locked records the lock-cap test
+// sets for its group: far below what one of its windows holds per
+// partition.
+const lockCap = 100
+
+// A one-minute TUMBLE count over 20,000 records at parallelism 4, where
+// each window holds 6,000 records over 4 partitions, many times the
+// broker's cap of locked records per partition (set to lockCap for this
+// test's group: share.partition.max.record.locks, a group config since
+// Kafka 4.3; kfake knows only the broker config
+// group.share.partition.max.record.locks, so on kfake this test starts a
+// cluster of its own with the cap). Early firing must keep the stream
+// moving: the query ends (on its idle timeout) well within the test's
+// deadline, and the last row of each window counts exactly the records
+// produced into it, each once.
+func TestKafkaWindowOverLockCap(t *testing.T) {
+	const n, partitions = 20000, 4
+	var addr string
+	if kafkatest.Real() {
+		addr = kafkatest.Bootstrap(t)
+	} else {
+		addr = kafkatest.Fake(t, kfake.BrokerConfigs(map[string]string{
+			"group.share.partition.max.record.locks": strconv.Itoa(lockCap),
+		})).ListenAddrs()[0]
+	}
+	topic := kafkatest.Topic(t, addr, partitions)
+	group := kafkatest.GroupName(t)
+	if kafkatest.Real() {
+		kafkatest.SetGroupConfig(t, addr, group, map[string]string{"share.partition.max.record.locks": strconv.Itoa(lockCap)})
+	}
+	// Record i is stamped base + 10 ms * i: 6,000 records a minute, so
+	// windows of 6,000, 6,000, 6,000 and 2,000 records, counted here
+	// independently of the query.
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	want := map[int64]int64{}
+	rs := make([]*kgo.Record, n)
+	for i := range rs {
+		ts := base.Add(time.Duration(i) * 10 * time.Millisecond)
+		rs[i] = &kgo.Record{Topic: topic, Value: []byte(strconv.Itoa(i)), Timestamp: ts}
+		want[ts.Truncate(time.Minute).UnixMilli()]++
+	}
+	kafkatest.ProduceRecords(t, addr, rs...)
+
+	eng := kshare.New()
+	if _, err := eng.Exec(context.Background(), `CREATE TABLE w (v STRING, kts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+	  WATERMARK FOR kts AS kts - INTERVAL '1' SECOND) WITH (
+	  'connector' = 'kafka-sharegroup', 'format' = 'raw', 'source.parallelism' = '4',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
+	  'share-group-id' = '`+group+`', 'scan.startup.mode' = 'earliest-offset')`); err != nil {
+		t.Fatal(err)
+	}
+	const sql = "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(kts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end"
+	// A stall would hold the query until this deadline; the idle timeout
+	// ends a healthy one.
+	ctx, cancel := context.WithTimeout(kafkatest.Context(t), 50*time.Second)
+	defer cancel()
+	start := time.Now()
+	got, end, stats := windowCounts(ctx, t, eng, sql, kshare.IdleTimeout(5*time.Second))
+	if end != query.EndIdle {
+		t.Fatalf("the query ended %s after %v, not on its idle timeout: it stalled (got %v of %v)", end, time.Since(start), got, want)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("last rows per window (window start ms: count) = %v; want %v", got, want)
+	}
+	t.Logf("%d records in %v at cap %d per partition: %d late, rows %v", n, time.Since(start).Round(time.Millisecond), lockCap, stats.Late, got)
+}
+
+// windowCounts runs a query whose columns are window_start and a count to
+// its end and returns each window's last count (keyed by its start in
+// milliseconds), why the query ended and its stats.
+func windowCounts(ctx context.Context, t *testing.T, eng *kshare.Engine, sql string, opts ...kshare.QueryOption) (map[int64]int64, query.EndReason, query.Stats) {
+	t.Helper()
+	rows, err := eng.Query(ctx, sql, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]int64{}
+	for rows.Next() {
+		rec := rows.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if op := rows.Op(i); op == query.Insert || op == query.UpdateAfter {
+				got[int64(rec.Column(0).(*array.Timestamp).Value(i))] = rec.Column(1).(*array.Int64).Value(i)
+			}
+		}
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return got, rows.EndReason(), rows.Stats()
+}
