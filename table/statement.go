@@ -57,6 +57,13 @@ type Select struct {
 	SQL string
 }
 
+// Insert is INSERT INTO table SELECT ...: a pipeline. Select is the
+// query's text as written, from SELECT to its last token.
+type Insert struct {
+	Table  string
+	Select string
+}
+
 // SetOption is SET 'key' = 'value' (or SET key = value, the key and value
 // then being the text as written). SET alone, which lists the session's
 // options, has an empty Key.
@@ -78,6 +85,7 @@ func (*ShowFunctions) statement()      {}
 func (*Describe) statement()           {}
 func (*ShowCreateTable) statement()    {}
 func (*Select) statement()             {}
+func (*Insert) statement()             {}
 func (*SetOption) statement()          {}
 func (*Reset) statement()              {}
 func (*ShowTopics) statement()         {}
@@ -142,6 +150,8 @@ func (s *Describe) String() string { return "DESCRIBE " + QuoteIdent(s.Name) }
 func (s *ShowCreateTable) String() string { return "SHOW CREATE TABLE " + QuoteIdent(s.Name) }
 
 func (s *Select) String() string { return s.SQL }
+
+func (s *Insert) String() string { return "INSERT INTO " + QuoteIdent(s.Table) + " " + s.Select }
 
 func (s *SetOption) String() string {
 	if s.Key == "" {
