@@ -1,0 +1,126 @@
+package kshare_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/table"
+)
+
+// sinkEngine is kafkaEngine's t (raw v STRING over a share group holding
+// values) and table out, a 'kafka' table (raw v STRING) over a new topic
+// that a SELECT reads to its end. Queries and jobs end after a second
+// without records.
+func sinkEngine(t *testing.T, values ...string) (eng *kshare.Engine, addr, outTopic string) {
+	t.Helper()
+	eng = kafkaEngine(t, values...)
+	addr = kafkatest.Bootstrap(t)
+	outTopic = kafkatest.Topic(t, addr, 2)
+	exec(t, eng, `CREATE TABLE `+"`out`"+` (v STRING) WITH ('connector' = 'kafka', 'format' = 'raw',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+outTopic+`', 'scan.bounded.mode' = 'latest-offset')`)
+	exec(t, eng, `SET 'idle-timeout' = '1s'`)
+	return eng, addr, outTopic
+}
+
+// Every source record is in the sink, and accepted only then: the group
+// has nothing left.
+func TestInsertIntoKafka(t *testing.T) {
+	const n = 500
+	eng, _, _ := sinkEngine(t, numbers(n)...)
+	res := exec(t, eng, "INSERT INTO `out` SELECT v FROM t")
+	if res.Job == nil || !strings.Contains(res.Message, "job 1 started") {
+		t.Fatalf("INSERT gave %+v, want job 1 started", res)
+	}
+	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	st := res.Job.Stats()
+	if st.State != table.JobFinished || st.Read != n || st.Acked != n || st.Accepted != n || st.Released != 0 || st.Errors != 0 {
+		t.Errorf("stats %+v, want FINISHED with %d rows read, acked and accepted", st, n)
+	}
+	got, _ := values(t, eng, "SELECT v FROM `out`")
+	if !slices.Equal(sorted(got), numbers(n)) {
+		t.Errorf("sink holds %d records, want the %d ids", len(got), n)
+	}
+	if left, _ := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(time.Second)); len(left) != 0 {
+		t.Errorf("the source group still has %d records after the job", len(left))
+	}
+	if jobs := eng.Jobs(); len(jobs) != 1 || jobs[0].ID() != "1" {
+		t.Errorf("Jobs() = %v, want job 1", jobs)
+	}
+}
+
+// A record the sink topic refuses fails the job, and its batch's source
+// records are released, not accepted: the group hands them out again.
+func TestInsertProduceFailureReleases(t *testing.T) {
+	big := strings.Repeat("x", 3000)
+	eng, addr, outTopic := sinkEngine(t, "1", "2", big, "4")
+	setTopicConfig(t, addr, outTopic, "max.message.bytes", "1000")
+	res := exec(t, eng, "INSERT INTO `out` SELECT v FROM t")
+	err := res.Job.Wait(kafkatest.Context(t))
+	if err == nil || !strings.Contains(err.Error(), "max.message.bytes is 1000") {
+		t.Fatalf("job ended with %v, want an error naming the topic's max.message.bytes", err)
+	}
+	if st := res.Job.Stats(); st.State != table.JobFailed || st.Errors == 0 || st.Released == 0 {
+		t.Errorf("stats %+v, want FAILED with errors and released records", st)
+	}
+	again, _ := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(time.Second))
+	found := false
+	for _, v := range again {
+		found = found || v == big
+	}
+	if !found {
+		t.Errorf("the refused record is not in the group again (got %d records back)", len(again))
+	}
+}
+
+// An INSERT that cannot run fails at statement time, before anything is
+// read, and says what to fix.
+func TestInsertRefusedAtStatementTime(t *testing.T) {
+	eng, addr, _ := sinkEngine(t, "1")
+	exec(t, eng, `CREATE TABLE nums (id BIGINT, v STRING) WITH ('connector' = 'kafka', 'format' = 'json',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+kafkatest.TopicName(t)+`')`)
+	for _, c := range []struct {
+		sql  string
+		kind error
+		want string
+	}{
+		{"INSERT INTO t SELECT v FROM t", table.ErrCannotWrite, "connector 'kafka-sharegroup', which can read but not write"},
+		{"INSERT INTO `out` SELECT v, v FROM t", kshare.ErrInsertMismatch, "the SELECT gives 2 columns, table 'out' takes 1 (`v` STRING)"},
+		{"INSERT INTO `out` SELECT CHAR_LENGTH(v) AS n FROM t", kshare.ErrInsertMismatch, "column 1 (`v`) of table 'out' is STRING, the SELECT gives `n` of type INT; write CAST(`n` AS STRING)"},
+		{"INSERT INTO `out` SELECT v FROM t GROUP BY v", kshare.ErrUpdatingInsert, "upsert-kafka"},
+		{"INSERT INTO nums SELECT CAST(1 AS BIGINT), v FROM t", nil, "sink topic"},
+		{"INSERT INTO nope SELECT v FROM t", nil, "nope"},
+	} {
+		_, err := eng.Exec(kafkatest.Context(t), c.sql)
+		if err == nil || (c.kind != nil && !errors.Is(err, c.kind)) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %v with %q", c.sql, err, c.kind, c.want)
+		}
+	}
+	if jobs := eng.Jobs(); len(jobs) != 0 {
+		t.Errorf("refused INSERTs started %d jobs", len(jobs))
+	}
+	// Nothing was read: the group still has its record.
+	if got, _ := values(t, eng, "SELECT v FROM t"); len(got) != 1 {
+		t.Errorf("the group has %d records after refused INSERTs, want 1", len(got))
+	}
+}
+
+// setTopicConfig sets one config of topic.
+func setTopicConfig(t *testing.T, addr, topic, key, value string) {
+	t.Helper()
+	rs, err := kafkatest.Admin(t, addr).AlterTopicConfigs(kafkatest.Context(t), []kadm.AlterConfig{{Name: key, Value: &value}}, topic)
+	if err == nil {
+		_, err = rs.On(topic, nil)
+	}
+	if err != nil {
+		t.Fatalf("setting %s of %s: %v", key, topic, err)
+	}
+}
