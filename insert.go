@@ -7,9 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/pipeline"
@@ -120,11 +120,12 @@ var ErrNoJob = errors.New("no such job")
 
 // StopJob stops the job id and waits for it (see table.Job.Stop).
 func (e *Engine) StopJob(id string) error {
-	e.mu.Lock()
-	i := slices.IndexFunc(e.jobs, func(j *pipeline.Job) bool { return j.ID() == id })
 	var j *pipeline.Job
-	if i >= 0 {
-		j = e.jobs[i]
+	e.mu.Lock()
+	for _, c := range e.jobs {
+		if c.ID() == id {
+			j = c
+		}
 	}
 	e.mu.Unlock()
 	if j == nil {
@@ -132,4 +133,22 @@ func (e *Engine) StopJob(id string) error {
 	}
 	j.Stop()
 	return nil
+}
+
+// JobColumns are the columns of SHOW JOBS.
+var JobColumns = []string{"job id", "statement", "state", "rows read", "rows written", "accepted", "released", "rejected", "errors", "uptime"}
+
+func (e *Engine) showJobs() *table.Result {
+	res := &table.Result{Columns: JobColumns, Rows: [][]string{}}
+	for _, j := range e.Jobs() {
+		st := j.Stats()
+		state := string(st.State)
+		if st.Err != nil {
+			state += ": " + st.Err.Error()
+		}
+		n := func(v int64) string { return strconv.FormatInt(v, 10) }
+		res.Rows = append(res.Rows, []string{j.ID(), j.Statement(), state, n(st.Read), n(st.Written), n(st.Accepted), n(st.Released), n(st.Rejected), n(st.Errors),
+			st.Uptime.Round(time.Second).String()})
+	}
+	return res
 }

@@ -1,7 +1,9 @@
 package kshare_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/sqlshell"
 	"github.com/kshare/kshare/table"
 )
 
@@ -123,4 +127,52 @@ func setTopicConfig(t *testing.T, addr, topic, key, value string) {
 	if err != nil {
 		t.Fatalf("setting %s of %s: %v", key, topic, err)
 	}
+}
+
+// SHOW JOBS lists a running job; STOP JOB stops it, and its state says so.
+func TestInsertShowAndStopJobs(t *testing.T) {
+	eng, _, _ := sinkEngine(t, numbers(20)...)
+	exec(t, eng, `SET 'idle-timeout' = '0'`)
+	res := exec(t, eng, "INSERT INTO `out` SELECT v FROM t")
+	kafkatest.Eventually(t, "the job writes every row", func() error {
+		if st := res.Job.Stats(); st.Acked != 20 || st.Accepted != 20 {
+			return fmt.Errorf("stats %+v", st)
+		}
+		return nil
+	})
+	show := exec(t, eng, "SHOW JOBS")
+	if len(show.Rows) != 1 || show.Rows[0][0] != "1" || show.Rows[0][2] != "RUNNING" || show.Rows[0][4] != "20" {
+		t.Errorf("SHOW JOBS = %q, want job 1 RUNNING with 20 rows written", show.Rows)
+	}
+	exec(t, eng, "STOP JOB '1'")
+	if st := res.Job.Stats(); st.State != table.JobStopped || st.Err != nil {
+		t.Errorf("after STOP JOB: %+v, want STOPPED without an error", st)
+	}
+	if _, err := eng.Exec(kafkatest.Context(t), "STOP JOB '9'"); !errors.Is(err, kshare.ErrNoJob) {
+		t.Errorf("STOP JOB of an unknown id: %v, want ErrNoJob", err)
+	}
+}
+
+// A script (-e, -f) waits for its jobs to finish their input, then says
+// how each ended.
+func TestShellScriptWaitsForJobs(t *testing.T) {
+	eng, _, _ := sinkEngine(t, numbers(30)...)
+	var out, errOut strings.Builder
+	sh := sqlshell.New(shellEngine{eng}, sqlshell.Config{Stdout: &out, Stderr: &errOut})
+	if err := sh.RunScript(kafkatest.Context(t), "-e", "INSERT INTO `out` SELECT v FROM t;"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "job 1 started") || !strings.Contains(errOut.String(), "job 1 finished: 30 rows written, 30 records accepted, 0 records released") {
+		t.Errorf("stdout %q, stderr %q: want the job's id at once and its end", out.String(), errOut.String())
+	}
+	if got, _ := values(t, eng, "SELECT v FROM `out`"); len(got) != 30 {
+		t.Errorf("sink holds %d records, want 30", len(got))
+	}
+}
+
+// shellEngine is the engine as the shell takes it, as cmd/kshare wires it.
+type shellEngine struct{ *kshare.Engine }
+
+func (e shellEngine) Query(ctx context.Context, sql string) (*query.Rows, error) {
+	return e.Engine.Query(ctx, sql)
 }

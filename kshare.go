@@ -239,6 +239,13 @@ func (e *Engine) exec(ctx context.Context, st table.Statement) (*table.Result, e
 		return &table.Result{Message: fmt.Sprintf("'%s' reset", options.Cut(st.Key))}, nil
 	case *table.Insert:
 		return e.insert(ctx, st)
+	case *table.ShowJobs:
+		return e.showJobs(), nil
+	case *table.StopJob:
+		if err := e.StopJob(st.ID); err != nil {
+			return nil, err
+		}
+		return &table.Result{Message: fmt.Sprintf("job %s stopped", options.Cut(st.ID))}, nil
 	case *table.ShowFunctions:
 		res := &table.Result{Columns: []string{"function name", "kind", "arguments", "description"}, Rows: [][]string{}}
 		for _, f := range query.Functions() {

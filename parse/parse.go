@@ -268,6 +268,8 @@ var statementKinds = []struct {
 	{[]string{"DESCRIBE", "DESC"}, []string{"SHARE", "GROUP"}, "DESCRIBE SHARE GROUP", (*parser).describeShareGroup},
 	{[]string{"SELECT"}, nil, "SELECT", (*parser).query},
 	{[]string{"INSERT"}, nil, "INSERT INTO", (*parser).insert},
+	{[]string{"SHOW"}, []string{"JOBS"}, "SHOW JOBS", (*parser).showJobs},
+	{[]string{"STOP"}, []string{"JOB"}, "STOP JOB", (*parser).stopJob},
 	{[]string{"SET"}, nil, "SET", (*parser).set},
 	{[]string{"RESET"}, nil, "RESET", (*parser).reset},
 }
