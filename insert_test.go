@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
@@ -184,4 +185,39 @@ type shellEngine struct{ *kshare.Engine }
 
 func (e shellEngine) Query(ctx context.Context, sql string) (*query.Rows, error) {
 	return e.Engine.Query(ctx, sql)
+}
+
+// The sink writes its persisted metadata columns: a record's timestamp and
+// headers come through the pipeline, and 'fixed' writes partition 0.
+func TestInsertWritesMetadata(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	in, out := kafkatest.Topic(t, addr, 1), kafkatest.Topic(t, addr, 3)
+	stamp := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	kafkatest.ProduceRecords(t, addr, &kgo.Record{Topic: in, Value: []byte("a"), Timestamp: stamp,
+		Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("t1")}}})
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE src (v STRING, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,
+	  hs MAP<STRING, BYTES> METADATA FROM 'headers' VIRTUAL) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+in+`', 'share-group-id' = '`+kafkatest.ShareGroup(t, addr)+`')`)
+	exec(t, eng, `CREATE TABLE dst (v STRING, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', hs MAP<STRING, BYTES> METADATA FROM 'headers')
+	  WITH ('connector' = 'kafka', 'format' = 'raw', 'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+out+`',
+	  'sink.partitioner' = 'fixed')`)
+	exec(t, eng, `SET 'idle-timeout' = '`+idle().String()+`'`)
+	if err := exec(t, eng, "INSERT INTO dst SELECT v, ts, hs FROM src").Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	cl := kafkatest.Client(t, addr, kgo.ConsumeTopics(out), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []*kgo.Record
+	ctx := kafkatest.Context(t)
+	for len(got) == 0 && ctx.Err() == nil {
+		got = append(got, cl.PollFetches(ctx).Records()...)
+	}
+	if len(got) != 1 {
+		t.Fatalf("got %d records in the sink, want 1", len(got))
+	}
+	r := got[0]
+	if string(r.Value) != "a" || !r.Timestamp.Equal(stamp) || r.Partition != 0 ||
+		len(r.Headers) != 1 || r.Headers[0].Key != "trace" || string(r.Headers[0].Value) != "t1" {
+		t.Errorf("sink record: value %q, timestamp %v, partition %d, headers %v; want a, %v, 0, trace=t1", r.Value, r.Timestamp, r.Partition, r.Headers, stamp)
+	}
 }
