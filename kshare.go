@@ -53,6 +53,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
+	"github.com/kshare/kshare/pipeline"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 
@@ -67,7 +68,8 @@ import (
 
 // Engine is a session: a catalog of tables and the settings SET changed. It
 // starts no goroutine of its own (each query's stream owns its consumers,
-// and Rows.Close stops them), so it needs no closing. It is safe for
+// and Rows.Close stops them; each INSERT's job owns its own, and Stop or
+// the end of its input stops them), so it needs no closing. It is safe for
 // concurrent use; each Rows is not.
 type Engine struct {
 	reg *table.Registry
@@ -81,6 +83,9 @@ type Engine struct {
 	// ('properties.bootstrap.servers' and the 'properties.*' security keys),
 	// by canonical key, in the order set.
 	cluster []options.KV
+	// jobs are the jobs INSERT started; jobSeq numbers them.
+	jobs   []*pipeline.Job
+	jobSeq int
 }
 
 // Option configures an Engine.
@@ -140,6 +145,15 @@ var ErrSelectInExec = errors.New("SELECT in Exec")
 // cluster: the one SET 'properties.bootstrap.servers' (and the 'properties.*'
 // security keys a table takes) named, else the one every kafka-sharegroup
 // table names (ErrNoCluster otherwise). Their results are plain rows.
+//
+// INSERT INTO t SELECT ... starts a job (package pipeline) and returns at
+// once: the result's Job is its handle (Wait, Stop, Stats), and Jobs and
+// StopJob reach it later. Before anything is read it checks that t's
+// connector writes (table.ErrCannotWrite), that the SELECT's columns fit
+// t's (ErrInsertMismatch, naming the column and the CAST that fixes it),
+// that the SELECT is not an aggregate (ErrUpdatingInsert) and that the
+// destination exists (for 'kafka': the topic). A source record is accepted
+// only once every row it gave was acknowledged by the sink.
 //
 // A script with a SELECT is refused before anything runs (ErrSelectInExec).
 // Otherwise statements run in order until one fails; the error says which.
@@ -223,6 +237,15 @@ func (e *Engine) exec(ctx context.Context, st table.Statement) (*table.Result, e
 			return &table.Result{Message: "every setting reset"}, nil
 		}
 		return &table.Result{Message: fmt.Sprintf("'%s' reset", options.Cut(st.Key))}, nil
+	case *table.Insert:
+		return e.insert(ctx, st)
+	case *table.ShowJobs:
+		return e.showJobs(), nil
+	case *table.StopJob:
+		if err := e.StopJob(st.ID); err != nil {
+			return nil, err
+		}
+		return &table.Result{Message: fmt.Sprintf("job %s stopped", options.Cut(st.ID))}, nil
 	case *table.ShowFunctions:
 		res := &table.Result{Columns: []string{"function name", "kind", "arguments", "description"}, Rows: [][]string{}}
 		for _, f := range query.Functions() {

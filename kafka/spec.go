@@ -51,10 +51,6 @@ const groupAdvice = "kshare's 'kafka' connector joins no consumer group and comm
 
 const offsetsForm = "'partition:0,offset:42;partition:1,offset:300'"
 
-// sinkLater is why the sink keys are refused for now; they get their
-// declarations when the write side joins the connector.
-const sinkLater = "the 'kafka' connector only reads so far; writing to Kafka is not supported yet"
-
 // Options are the keys of a 'kafka' table's WITH clause, besides
 // 'connector' and 'format', which the table layer reads.
 var Options = &options.Set{
@@ -75,13 +71,10 @@ var Options = &options.Set{
 		{Key: OptIsolationLevel, Refused: "records are read as Kafka's default read_uncommitted reads them; read_committed is not supported yet"},
 		{Key: "properties.key.deserializer", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
 		{Key: "properties.value.deserializer", Refused: "values are decoded by the table's 'format'"},
-		{Key: "key.format", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
-		{Key: "key.fields", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
-		{Key: "value.fields-include", Refused: "every physical column is read from the record value"},
-		{Key: "sink.partitioner", Refused: sinkLater},
-		{Key: "sink.delivery-guarantee", Refused: sinkLater},
-		{Key: "sink.transactional-id-prefix", Refused: sinkLater},
-		{Key: "sink.parallelism", Refused: sinkLater},
+	}, sinkOptions, []options.Option{
+		{Key: "sink.transactional-id-prefix", Refused: "exactly-once delivery (Kafka transactions) is not supported; the sink writes at least once"},
+		{Key: "sink.parallelism", Refused: "an INSERT writes from one producer per job; run more jobs (more processes of one pipeline) to write in parallel"},
+		{Key: "key.fields-prefix", Refused: "key columns are named as the value's; leave it out"},
 	}),
 }
 
@@ -178,6 +171,7 @@ func validate(v options.Values) error {
 			return err
 		}
 	}
+	errs = append(errs, validateSink(v)...)
 	for _, m := range positions {
 		mode := v.String(m.mode)
 		if mode == ModeGroupOffsets {

@@ -86,15 +86,41 @@ func (p *parser) topicName(after string) (string, *SyntaxError) {
 
 // groupName reads a share group's name, a string in quotes.
 func (p *parser) groupName(after string) (string, *SyntaxError) {
+	return p.quotedName("the share group's name", "'billing'", after)
+}
+
+// quotedName reads a non-empty string literal that names what (a share
+// group, a job) after the words after; example shows one.
+func (p *parser) quotedName(what, example, after string) (string, *SyntaxError) {
 	t := p.peek()
 	if t.Kind != String || t.Val == "" {
 		if t.Kind == String {
-			return "", p.errorf(t, ErrSyntax, "expected the share group's name after %s, got an empty string", after)
+			return "", p.errorf(t, ErrSyntax, "expected %s after %s, got an empty string", what, after)
 		}
-		return "", p.errorf(t, ErrSyntax, "expected the share group's name in quotes after %s ('billing'), got %s", after, describe(t))
+		return "", p.errorf(t, ErrSyntax, "expected %s in quotes after %s (%s), got %s", what, after, example, describe(t))
 	}
 	p.advance()
 	return t.Val, nil
+}
+
+func (p *parser) showJobs() (table.Statement, *SyntaxError) {
+	p.skipWords(1)
+	return &table.ShowJobs{}, nil
+}
+
+// stopJob reads STOP JOB 'id'. Flink's WITH SAVEPOINT and WITH DRAIN are
+// refused: a job keeps no state to save, and what it holds is released.
+func (p *parser) stopJob() (table.Statement, *SyntaxError) {
+	p.skipWords(1)
+	id, err := p.quotedName("the job's id", "'1'; SHOW JOBS lists them", "STOP JOB")
+	if err != nil {
+		return nil, err
+	}
+	if t := p.peek(); p.isKeyword(t, "WITH") {
+		p.refuse(t, "STOP JOB ... WITH SAVEPOINT / DRAIN is not supported: a job keeps no state, and stopping releases what it holds")
+		return nil, p.skipStatement()
+	}
+	return &table.StopJob{ID: id}, nil
 }
 
 // groupStatement passes the words "verb SHARE GROUP" of stmt and reads the

@@ -267,13 +267,16 @@ var statementKinds = []struct {
 	{[]string{"DESCRIBE", "DESC"}, []string{"TOPIC"}, "DESCRIBE TOPIC", (*parser).describeTopic},
 	{[]string{"DESCRIBE", "DESC"}, []string{"SHARE", "GROUP"}, "DESCRIBE SHARE GROUP", (*parser).describeShareGroup},
 	{[]string{"SELECT"}, nil, "SELECT", (*parser).query},
+	{[]string{"INSERT"}, nil, "INSERT INTO", (*parser).insert},
+	{[]string{"SHOW"}, []string{"JOBS"}, "SHOW JOBS", (*parser).showJobs},
+	{[]string{"STOP"}, []string{"JOB"}, "STOP JOB", (*parser).stopJob},
 	{[]string{"SET"}, nil, "SET", (*parser).set},
 	{[]string{"RESET"}, nil, "RESET", (*parser).reset},
 }
 
 // refusedStatements are the first words of Flink statements kshare does
 // not run; Parse names them rather than calling them a syntax error.
-var refusedStatements = []string{"INSERT", "UPDATE", "DELETE", "TRUNCATE", "USE", "EXPLAIN", "WITH", "VALUES", "LOAD", "UNLOAD",
+var refusedStatements = []string{"UPDATE", "DELETE", "TRUNCATE", "USE", "EXPLAIN", "WITH", "VALUES", "LOAD", "UNLOAD",
 	"EXECUTE", "BEGIN", "END", "ADD", "REMOVE", "ANALYZE", "CALL"}
 
 // statements lists the statements for messages.
@@ -349,6 +352,38 @@ func (p *parser) query() (table.Statement, *SyntaxError) {
 		}
 	}
 	return &table.Select{SQL: p.src[start:p.prevEnd]}, nil
+}
+
+// insert reads INSERT INTO t SELECT ...; the SELECT's text is handed on,
+// untouched, as query's is.
+func (p *parser) insert() (table.Statement, *SyntaxError) {
+	p.advance() // INSERT
+	if t := p.peek(); p.isKeyword(t, "OVERWRITE") {
+		p.refuse(t, "INSERT OVERWRITE is not supported: a Kafka topic is appended to, never overwritten; use INSERT INTO")
+		return nil, p.skipStatement()
+	}
+	if err := p.expectKeyword("INTO", " after INSERT"); err != nil {
+		return nil, err
+	}
+	name, err := p.tableName()
+	if err != nil {
+		return nil, err
+	}
+	switch t := p.peek(); {
+	case p.isSymbol(t, "("):
+		p.refuse(t, "INSERT INTO %s (columns) is not supported: the SELECT gives every column of the table, in order", table.QuoteIdent(name))
+		return nil, p.skipStatement()
+	case p.isKeyword(t, "VALUES"):
+		p.refuse(t, "INSERT INTO ... VALUES is not supported: INSERT INTO %s SELECT ... FROM a table", table.QuoteIdent(name))
+		return nil, p.skipStatement()
+	case !p.isKeyword(t, "SELECT"):
+		return nil, p.errorf(t, ErrSyntax, "expected SELECT after INSERT INTO %s, got %s", table.QuoteIdent(name), describe(t))
+	}
+	q, err := p.query()
+	if err != nil {
+		return nil, err
+	}
+	return &table.Insert{Table: name, Select: q.(*table.Select).SQL}, nil
 }
 
 // tableName reads a table's name, plain or in backticks. A qualified name

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kshare/kshare/parse"
+	"github.com/kshare/kshare/table"
 )
 
 func TestParseErrorKinds(t *testing.T) {
@@ -129,5 +130,22 @@ func TestIsCommand(t *testing.T) {
 		if got := parse.IsCommand(w); got != want {
 			t.Errorf("IsCommand(%q) = %v, want %v", w, got, want)
 		}
+	}
+}
+
+func TestParseInsert(t *testing.T) {
+	sts, err := parse.Parse("INSERT INTO `out put` SELECT id, name FROM src WHERE id > 1; SELECT 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, ok := sts[0].(*table.Insert)
+	if !ok || ins.Table != "out put" || ins.Select != "SELECT id, name FROM src WHERE id > 1" {
+		t.Fatalf("got %#v, want INSERT INTO 'out put' with its SELECT's text", sts[0])
+	}
+	if len(sts) != 2 {
+		t.Errorf("got %d statements, want 2", len(sts))
+	}
+	if got := ins.String(); got != "INSERT INTO `out put` SELECT id, name FROM src WHERE id > 1" {
+		t.Errorf("String() = %q", got)
 	}
 }

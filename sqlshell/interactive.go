@@ -211,6 +211,12 @@ Ctrl-D, quit or exit leaves.
   SELECT cols FROM TABLE(PEEK(TABLE name)) [WHERE predicate] [LIMIT n];
                                look at what waits for the table's share group
                                without taking it: nothing acknowledged
+  INSERT INTO sink SELECT ... FROM name;
+                               start a job that writes the rows to a table whose
+                               connector writes ('kafka'); a source record is accepted
+                               once the sink acknowledged every row it gave
+  SHOW JOBS;  STOP JOB 'id';   the session's jobs; stopping releases what a job holds
+                               (a script waits for its jobs to finish their input)
   SHOW TOPICS;  DESCRIBE TOPIC t;
                                a topic's partitions and reader configs, and a CREATE
                                TABLE proposed from its latest JSON records

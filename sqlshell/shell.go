@@ -89,6 +89,9 @@ type Shell struct {
 	// whereNoted: the session was told once that WHERE consumes what it
 	// filters out.
 	whereNoted bool
+	// jobs are the INSERT jobs the shell started, which RunScript waits
+	// for.
+	jobs []table.Job
 }
 
 // WhereNote is printed on Stderr the first time a session runs a SELECT
@@ -153,10 +156,41 @@ func (s *Shell) RunScript(ctx context.Context, name, src string) error {
 	}
 	for _, st := range stmts {
 		if err := s.Run(ctx, st.Text); err != nil {
+			s.stopJobs()
 			return &ScriptError{Name: name, Line: st.Line, Col: st.Col, Err: err}
 		}
 	}
-	return nil
+	return s.waitJobs(ctx)
+}
+
+// waitJobs waits, as Flink's SQL client does at the end of a script, for
+// the jobs the script started to finish their input (a bounded source, or
+// the 'idle-timeout' setting, ends it), and says how each ended. When ctx
+// ends first, the jobs are stopped: what they hold is released.
+func (s *Shell) waitJobs(ctx context.Context) error {
+	defer s.stopJobs()
+	var first error
+	for _, j := range s.jobs {
+		err := j.Wait(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		st := j.Stats()
+		fmt.Fprintf(s.errOut, "job %s %s: %s written, %s accepted, %s released\n", j.ID(), strings.ToLower(string(st.State)),
+			plural(st.Acked, "row"), plural(st.Accepted, "record"), plural(st.Released, "record"))
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// stopJobs stops the shell's jobs that still run and forgets them all.
+func (s *Shell) stopJobs() {
+	for _, j := range s.jobs {
+		j.Stop()
+	}
+	s.jobs = nil
 }
 
 // Run runs one statement and prints its result. A panic anywhere below is
@@ -185,6 +219,9 @@ func (s *Shell) Run(ctx context.Context, sql string) (err error) {
 	res, err := s.eng.Exec(ctx, sql)
 	if err != nil {
 		return err
+	}
+	if res != nil && res.Job != nil {
+		s.jobs = append(s.jobs, res.Job)
 	}
 	return s.printResult(res)
 }

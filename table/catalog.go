@@ -1,12 +1,14 @@
 package table
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/kshare/kshare/options"
@@ -194,6 +196,54 @@ type Result struct {
 	Columns []string
 	Rows    [][]string
 	Message string
+	// Job is the job an INSERT started, running when the result is
+	// returned; nil for other statements.
+	Job Job
+}
+
+// A Job is a running INSERT INTO ... SELECT: rows read from a source,
+// written to a sink, the source's records settled once the sink
+// acknowledged their rows. Package pipeline runs them.
+type Job interface {
+	// ID names the job (SHOW JOBS, STOP JOB 'id').
+	ID() string
+	// Statement is the INSERT as written.
+	Statement() string
+	// Wait waits until the job ended (its bounded input was all written,
+	// it failed, or it was stopped) or ctx ended, and returns the job's
+	// error: nil when it finished or was stopped.
+	Wait(ctx context.Context) error
+	// Stop ends the job: it stops reading, releases the source records
+	// whose rows were not acknowledged, and waits for its goroutines.
+	Stop()
+	// Stats counts the job's work so far. Safe from any goroutine.
+	Stats() JobStats
+}
+
+// JobState is where a job is in its life.
+type JobState string
+
+// A job's states.
+const (
+	JobRunning  JobState = "RUNNING"
+	JobFinished JobState = "FINISHED"
+	JobFailed   JobState = "FAILED"
+	JobStopped  JobState = "STOPPED"
+)
+
+// JobStats counts a job's work.
+type JobStats struct {
+	State JobState
+	// Read counts result rows of the SELECT; Written rows handed to the
+	// sink; Acked rows it acknowledged.
+	Read, Written, Acked int64
+	// Accepted, Released and Rejected count the source's records.
+	Accepted, Released, Rejected int64
+	// Errors counts rows the sink refused or could not be sent.
+	Errors int64
+	// Err is why the job failed; nil otherwise.
+	Err    error
+	Uptime time.Duration
 }
 
 // Columns of DESCRIBE's result.

@@ -272,3 +272,77 @@ type ConsumerStats struct {
 	Name    string
 	Records int64
 }
+
+// A Sinker is a Connector that also writes tables: INSERT INTO's target.
+// It is a capability found by type assertion (NewSink below), so that a
+// connector that only reads stays a Connector.
+type Sinker interface {
+	Connector
+	// NewSink binds a validated table to the connector's write side. It
+	// performs no I/O: connecting and checking the destination happen in
+	// Sink.Open.
+	NewSink(t *Bound) (Sink, error)
+}
+
+// ErrCannotWrite is returned by NewSink for a table whose connector only
+// reads.
+var ErrCannotWrite = errors.New("connector cannot write")
+
+// NewSink is t's sink, or an error wrapping ErrCannotWrite naming the
+// connector when it has no write side.
+func NewSink(t *Bound) (Sink, error) {
+	s, ok := t.Connector.(Sinker)
+	if !ok {
+		return nil, fmt.Errorf("%w: table '%s' has connector '%s', which can read but not write (INSERT INTO needs a table whose connector writes: 'kafka')",
+			ErrCannotWrite, options.Cut(t.Def.Name), t.Connector.Name())
+	}
+	return s.NewSink(t)
+}
+
+// A Sink writes rows into a table.
+type Sink interface {
+	// Columns are the columns a written row has, in order: the table's
+	// physical columns and then its persisted (not VIRTUAL) metadata
+	// columns, as Flink's INSERT INTO reads them.
+	Columns() []Column
+	// Open connects and checks the destination (for 'kafka': the topic
+	// exists), so that an INSERT that cannot write fails before anything
+	// is read. ctx bounds the connecting only.
+	Open(ctx context.Context) (Writer, error)
+}
+
+// A Writer is an open sink. Write may be called from one goroutine at a
+// time; done callbacks come from the writer's own goroutines.
+type Writer interface {
+	// Write sends every row of rec (whose columns are Sink.Columns, in
+	// order) and returns once they are handed on; it does not keep rec.
+	// done is called exactly once, from any goroutine: with nil when every
+	// row was acknowledged by the destination (a Kafka produce with
+	// acks=all), or with the first failure, a *RowError naming the row. An
+	// error from Write itself (a row the format cannot encode) means done
+	// is not called and no row of rec was sent.
+	Write(ctx context.Context, rec arrow.RecordBatch, done func(error)) error
+	// Close waits for the done of every Write (ending those not
+	// acknowledged yet with an error) and disconnects.
+	Close() error
+	// Stats counts the rows written and acknowledged so far. Safe from
+	// any goroutine.
+	Stats() SinkStats
+}
+
+// SinkStats counts a writer's rows.
+type SinkStats struct {
+	Written int64 // rows handed to the destination
+	Acked   int64 // rows it acknowledged
+	Failed  int64 // rows it refused or that could not be sent
+}
+
+// RowError is a row a sink could not write: which row of the batch, and
+// why.
+type RowError struct {
+	Row int
+	Err error
+}
+
+func (e *RowError) Error() string { return fmt.Sprintf("row %d: %v", e.Row+1, e.Err) }
+func (e *RowError) Unwrap() error { return e.Err }

@@ -27,10 +27,12 @@ type readmeSection struct {
 // an entry here fails TestReadmeOptions, so that a new one is documented.
 var connectorIntros = map[string]string{
 	"kafka-sharegroup": "",
-	"kafka": "Flink's regular Kafka connector, reading: a plain reader of the topics' log. It joins no group and acknowledges " +
+	"kafka": "Flink's regular Kafka connector, reading and writing. Read, it is a plain reader of the topics' log. It joins no group and acknowledges " +
 		"nothing, so reading a table twice shows the same records; this is how to look at a topic without consuming it. " +
 		"A query ends by itself under 'scan.bounded.mode' once every partition reached its bound; unbounded, it waits " +
-		"for new records until stopped. The cluster keys are those of `kafka-sharegroup`.",
+		"for new records until stopped. Written (INSERT INTO, see [Pipelines](#pipelines-insert-into)), it produces to one 'topic' " +
+		"with acks=all and an idempotent producer; the 'key.*', 'value.fields-include' and 'sink.*' keys apply to writing only, " +
+		"the 'scan.*' keys to reading only. The cluster keys are those of `kafka-sharegroup`.",
 }
 
 var formatIntros = map[string]string{

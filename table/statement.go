@@ -57,6 +57,19 @@ type Select struct {
 	SQL string
 }
 
+// Insert is INSERT INTO table SELECT ...: a pipeline. Select is the
+// query's text as written, from SELECT to its last token.
+type Insert struct {
+	Table  string
+	Select string
+}
+
+// ShowJobs is SHOW JOBS: the session's INSERT jobs.
+type ShowJobs struct{}
+
+// StopJob is STOP JOB 'id'.
+type StopJob struct{ ID string }
+
 // SetOption is SET 'key' = 'value' (or SET key = value, the key and value
 // then being the text as written). SET alone, which lists the session's
 // options, has an empty Key.
@@ -78,6 +91,9 @@ func (*ShowFunctions) statement()      {}
 func (*Describe) statement()           {}
 func (*ShowCreateTable) statement()    {}
 func (*Select) statement()             {}
+func (*Insert) statement()             {}
+func (*ShowJobs) statement()           {}
+func (*StopJob) statement()            {}
 func (*SetOption) statement()          {}
 func (*Reset) statement()              {}
 func (*ShowTopics) statement()         {}
@@ -142,6 +158,11 @@ func (s *Describe) String() string { return "DESCRIBE " + QuoteIdent(s.Name) }
 func (s *ShowCreateTable) String() string { return "SHOW CREATE TABLE " + QuoteIdent(s.Name) }
 
 func (s *Select) String() string { return s.SQL }
+
+func (*ShowJobs) String() string  { return "SHOW JOBS" }
+func (s *StopJob) String() string { return "STOP JOB " + QuoteString(s.ID) }
+
+func (s *Insert) String() string { return "INSERT INTO " + QuoteIdent(s.Table) + " " + s.Select }
 
 func (s *SetOption) String() string {
 	if s.Key == "" {

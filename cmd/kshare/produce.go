@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/connector"
 )
 
 func init() {
@@ -110,15 +112,8 @@ func produceLines(ctx context.Context, cfg produceConfig, in io.Reader, notes io
 		// rather than being retried for ever.
 		kgo.RecordDeliveryTimeout(cfg.timeout),
 	}
-	if limit > 0 {
-		// franz-go's own batch limit (about 1 MB) would refuse a larger
-		// line before the broker saw it, whatever the topic allows. A
-		// batch can be as large as the topic's limit (franz-go takes up to
-		// 1 GiB), and a request as large as its batch.
-		cfg.limit = limit
-		batch := min(limit, 1<<30)
-		opts = append(opts, kgo.ProducerBatchMaxBytes(batch), kgo.BrokerMaxWriteBytes(max(batch, 100<<20)))
-	}
+	cfg.limit = limit
+	opts = append(opts, connector.ProducerLimits(limit)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return 0, fmt.Errorf("creating kafka client: %w", err)
@@ -304,33 +299,11 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, cfg produceConfig, notes
 	}
 }
 
-// maxMessageBytes reads the topic's max.message.bytes: its own setting, or
-// the broker's message.max.bytes that it inherits.
+// maxMessageBytes reads the topic's max.message.bytes within cfg.timeout.
 func maxMessageBytes(ctx context.Context, adm *kadm.Client, cfg produceConfig) (int32, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	rcs, err := adm.DescribeTopicConfigs(ctx, cfg.topic)
-	if err != nil {
-		return 0, err
-	}
-	rc, err := rcs.On(cfg.topic, nil)
-	if err != nil {
-		return 0, err
-	}
-	if rc.Err != nil {
-		return 0, rc.Err
-	}
-	for _, c := range rc.Configs {
-		if c.Key != "max.message.bytes" {
-			continue
-		}
-		n, err := strconv.ParseInt(c.MaybeValue(), 10, 32)
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("max.message.bytes is %q", c.MaybeValue())
-		}
-		return int32(n), nil
-	}
-	return 0, errors.New("the broker did not return max.message.bytes")
+	return connector.MaxMessageBytes(ctx, adm, cfg.topic)
 }
 
 func allLed(td kadm.TopicDetail) bool {

@@ -1,0 +1,154 @@
+package kshare
+
+// This file runs INSERT INTO ... SELECT: the checks at statement time and
+// the session's jobs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/pipeline"
+	"github.com/kshare/kshare/table"
+)
+
+// ErrInsertMismatch is returned for an INSERT whose SELECT's columns do not
+// fit the target table's: their count, or a column's type.
+var ErrInsertMismatch = errors.New("INSERT columns do not match")
+
+// ErrUpdatingInsert is returned for an INSERT of an aggregate (updating)
+// SELECT into a sink that only appends.
+var ErrUpdatingInsert = errors.New("updating INSERT")
+
+// insert checks st before anything is read (the target can write, the
+// SELECT's columns fit it, the destination exists) and starts its job.
+func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, error) {
+	t, err := e.cat.Lookup(st.Table)
+	if err != nil {
+		return nil, err
+	}
+	sink, err := table.NewSink(t.Bound)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.prepare(st.Select)
+	if err != nil {
+		return nil, err
+	}
+	name := options.Cut(st.Table)
+	if p.Updating() {
+		return nil, fmt.Errorf("%w: INSERT INTO '%s' of an aggregate query: its rows update earlier ones (-U/+U), and connector '%s' appends records, so a reader would count each group many times; "+
+			"Flink writes such results with 'upsert-kafka', which kshare does not have yet; insert the rows before aggregation, or run the aggregate as a SELECT",
+			ErrUpdatingInsert, name, t.Bound.Connector.Name())
+	}
+	if err := checkColumns(name, p.Columns(), sink.Columns()); err != nil {
+		return nil, err
+	}
+	w, err := sink.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The job lives until it ends or is stopped, not for the call that
+	// started it; it keeps ctx's values.
+	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rows, err := e.run(jctx, p, nil)
+	if err != nil {
+		cancel()
+		w.Close()
+		return nil, err
+	}
+	e.mu.Lock()
+	e.jobSeq++
+	id := strconv.Itoa(e.jobSeq)
+	e.mu.Unlock()
+	job := pipeline.Start(jctx, rows, w, cancel, pipeline.Options{ID: id, Statement: st.String()})
+	e.mu.Lock()
+	e.jobs = append(e.jobs, job)
+	e.mu.Unlock()
+	return &table.Result{Message: fmt.Sprintf("job %s started: INSERT INTO '%s'", id, name), Job: job}, nil
+}
+
+// checkColumns says which column of the SELECT does not fit the sink's,
+// and the CAST that would make it fit.
+func checkColumns(name string, got, want []table.Column) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%w: the SELECT gives %d columns, table '%s' takes %d (%s); select them in this order",
+			ErrInsertMismatch, len(got), name, len(want), columnList(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Type.WithNotNull(false).Equal(w.Type.WithNotNull(false)) {
+			if w.Type.NotNull && g.Type.Nullable() {
+				return fmt.Errorf("%w: column %d (%s) of table '%s' is %s, and the SELECT's %s may be NULL; filter the NULLs out (WHERE %s IS NOT NULL) or COALESCE them",
+					ErrInsertMismatch, i+1, table.QuoteIdent(w.Name), name, w.Type, table.QuoteIdent(g.Name), table.QuoteIdent(g.Name))
+			}
+			continue
+		}
+		return fmt.Errorf("%w: column %d (%s) of table '%s' is %s, the SELECT gives %s of type %s; write CAST(%s AS %s)",
+			ErrInsertMismatch, i+1, table.QuoteIdent(w.Name), name, w.Type.WithNotNull(false), table.QuoteIdent(g.Name), g.Type.WithNotNull(false),
+			table.QuoteIdent(g.Name), w.Type.WithNotNull(false))
+	}
+	return nil
+}
+
+func columnList(cols []table.Column) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = table.QuoteIdent(c.Name) + " " + c.Type.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Jobs are the jobs the session's INSERTs started, running or ended, in
+// the order they started.
+func (e *Engine) Jobs() []table.Job {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]table.Job, len(e.jobs))
+	for i, j := range e.jobs {
+		out[i] = j
+	}
+	return out
+}
+
+// ErrNoJob is returned by StopJob for an id no job has.
+var ErrNoJob = errors.New("no such job")
+
+// StopJob stops the job id and waits for it (see table.Job.Stop).
+func (e *Engine) StopJob(id string) error {
+	var j *pipeline.Job
+	e.mu.Lock()
+	for _, c := range e.jobs {
+		if c.ID() == id {
+			j = c
+		}
+	}
+	e.mu.Unlock()
+	if j == nil {
+		return fmt.Errorf("%w: '%s' (SHOW JOBS lists them)", ErrNoJob, options.Cut(id))
+	}
+	j.Stop()
+	return nil
+}
+
+// JobColumns are the columns of SHOW JOBS.
+var JobColumns = []string{"job id", "statement", "state", "rows read", "rows written", "accepted", "released", "rejected", "errors", "uptime"}
+
+func (e *Engine) showJobs() *table.Result {
+	res := &table.Result{Columns: JobColumns, Rows: [][]string{}}
+	for _, j := range e.Jobs() {
+		st := j.Stats()
+		state := string(st.State)
+		if st.Err != nil {
+			state += ": " + st.Err.Error()
+		}
+		n := func(v int64) string { return strconv.FormatInt(v, 10) }
+		res.Rows = append(res.Rows, []string{j.ID(), j.Statement(), state, n(st.Read), n(st.Written), n(st.Accepted), n(st.Released), n(st.Rejected), n(st.Errors),
+			st.Uptime.Round(time.Second).String()})
+	}
+	return res
+}

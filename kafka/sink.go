@@ -1,0 +1,166 @@
+package kafka
+
+// This file is the connector's write side: INSERT INTO a 'kafka' table.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+var _ table.Sinker = kafkaConnector{}
+
+// writable are the metadata keys a persisted (not VIRTUAL) metadata
+// column may write, as Flink's kafka sink allows.
+var writable = []string{"timestamp", "headers"}
+
+// NewSink checks what a write needs beyond the keys' own checks: one topic,
+// key columns that exist, metadata columns that can be written, formats
+// that can encode the columns. It performs no I/O beyond reading the TLS
+// files the options name.
+func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
+	v := b.Options
+	name := options.Cut(b.Def.Name)
+	topics := splitFields(v.String(OptTopic))
+	if len(topics) != 1 {
+		return nil, fmt.Errorf("table '%s': INSERT INTO a 'kafka' table needs one topic in '%s' (it has '%s'); '%s' and lists are for reading",
+			name, OptTopic, options.Cut(v.String(OptTopic)), OptTopicPattern)
+	}
+	opts, err := connector.ClientOpts(v)
+	if err != nil {
+		return nil, err
+	}
+	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(connector.OptRequestTimeoutMs),
+		none: v.String(OptDeliveryGuarantee) == GuaranteeNone, ts: -1, headers: -1}
+	switch v.String(OptSinkPartitioner) {
+	case PartitionerFixed:
+		s.opts = append(s.opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	case PartitionerRoundRobin:
+		s.opts = append(s.opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	}
+	phys, _ := b.Def.Schema.Physical()
+	s.cols = append(s.cols, phys...)
+	for _, c := range b.Def.Schema.Columns {
+		if !c.Metadata || c.Virtual {
+			continue
+		}
+		switch c.Key() {
+		case "timestamp":
+			s.ts = len(s.cols)
+		case "headers":
+			s.headers = len(s.cols)
+		default:
+			return nil, fmt.Errorf("table '%s': metadata column %s (key '%s') cannot be written; declare it VIRTUAL (writable keys: %s)",
+				name, table.QuoteIdent(c.Name), c.Key(), strings.Join(writable, ", "))
+		}
+		s.cols = append(s.cols, c)
+	}
+	valueCols, valueIdx := phys, indexes(len(phys))
+	if v.Has(OptKeyFields) {
+		var keyCols []table.Column
+		inKey := map[int]bool{}
+		for _, f := range splitFields(v.String(OptKeyFields)) {
+			i := findColumn(phys, f)
+			if i < 0 {
+				return nil, fmt.Errorf("table '%s': '%s' names column %s, which is not a physical column of the table", name, OptKeyFields, table.QuoteIdent(f))
+			}
+			keyCols = append(keyCols, phys[i])
+			s.keyIdx = append(s.keyIdx, i)
+			inKey[i] = true
+		}
+		kf, err := table.LookupFormat(v.String(OptKeyFormat))
+		if err != nil {
+			return nil, err
+		}
+		kv := v
+		if kf != b.Format {
+			// The key format's own keys were not in the WITH clause's
+			// sets: it writes with its defaults.
+			if kv, err = options.Parse(nil, nil, kf.Options()); err != nil {
+				return nil, err
+			}
+		}
+		if s.key, err = table.NewEncoder(kf, keyCols, kv); err != nil {
+			return nil, fmt.Errorf("table '%s': '%s': %w", name, OptKeyFormat, err)
+		}
+		if v.String(OptValueFieldsInclude) == IncludeExceptKey {
+			valueCols, valueIdx = nil, nil
+			for i, c := range phys {
+				if !inKey[i] {
+					valueCols, valueIdx = append(valueCols, c), append(valueIdx, i)
+				}
+			}
+		}
+	}
+	s.valueIdx = valueIdx
+	if s.value, err = table.NewEncoder(b.Format, valueCols, v); err != nil {
+		return nil, fmt.Errorf("table '%s': %w", name, err)
+	}
+	return s, nil
+}
+
+func indexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+func findColumn(cols []table.Column, name string) int {
+	for i, c := range cols {
+		if strings.EqualFold(c.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+type sink struct {
+	table, topic string
+	opts         []kgo.Opt
+	timeout      time.Duration
+	none         bool // sink.delivery-guarantee 'none'
+	cols         []table.Column
+	key, value   table.Encoder
+	keyIdx       []int // columns of the key, in cols
+	valueIdx     []int // columns of the value, in cols
+	ts, headers  int   // metadata columns in cols; -1 when absent
+}
+
+func (s *sink) Columns() []table.Column { return s.cols }
+
+// Open checks that the topic exists and reads its max.message.bytes, with
+// a client of its own: the producing client's batch limit is set when it
+// is created.
+func (s *sink) Open(ctx context.Context) (table.Writer, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout+time.Second)
+	defer cancel()
+	admCl, err := kgo.NewClient(s.opts...)
+	if err != nil {
+		return nil, fmt.Errorf("table '%s': kafka client: %w", s.table, err)
+	}
+	adm := kadm.NewClient(admCl)
+	limit, err := s.check(ctx, adm)
+	admCl.Close()
+	if err != nil {
+		return nil, err
+	}
+	// acks=all and idempotence are franz-go's defaults; they are said
+	// here because the delivery promise rests on them.
+	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(s.topic))
+	opts = append(opts, connector.ProducerLimits(limit)...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("table '%s': kafka client: %w", s.table, err)
+	}
+	return &writer{sink: s, cl: cl, limit: limit}, nil
+}

@@ -1,0 +1,185 @@
+package kafka_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/tabletest"
+	ktable "github.com/kshare/kshare/table"
+)
+
+// sinkTable binds a 'kafka' table (id BIGINT, name STRING) over topic
+// with the extra WITH entries.
+func sinkTable(t *testing.T, addr, topic, with string) *ktable.Bound {
+	t.Helper()
+	opts := map[string]string{"connector": "kafka", "format": "json", "properties.bootstrap.servers": addr, "topic": topic}
+	for _, kv := range strings.Split(with, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			opts[k] = v
+		}
+	}
+	b, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: ktable.BigIntType()}, {Name: "name", Type: ktable.StringType()}}, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// batch is rows (id, "n<id>") for ids.
+func batch(t *testing.T, ids ...int64) arrow.RecordBatch {
+	mem := tabletest.CheckedAlloc(t)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for _, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append("n" + string(rune('0'+id%10)))
+	}
+	rec := b.NewRecordBatch()
+	t.Cleanup(rec.Release)
+	return rec
+}
+
+// write writes rec to b's topic and returns what done said.
+func write(t *testing.T, b *ktable.Bound, rec arrow.RecordBatch) (ktable.SinkStats, error) {
+	t.Helper()
+	s, err := ktable.NewSink(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Open(kafkatest.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := make(chan error, 1)
+	if err := w.Write(kafkatest.Context(t), rec, func(err error) { res <- err }); err != nil {
+		t.Fatal(err)
+	}
+	err = <-res
+	st := w.Stats()
+	if cerr := w.Close(); cerr != nil {
+		t.Fatal(cerr)
+	}
+	return st, err
+}
+
+// readAll reads n records of topic from its start.
+func readAll(t *testing.T, addr, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl := kafkatest.Client(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var out []*kgo.Record
+	ctx := kafkatest.Context(t)
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("read %d of %d records: %v", len(out), n, err)
+		}
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+func TestSinkWritesKeyAndValue(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 2)
+	b := sinkTable(t, addr, topic, "key.format=json,key.fields=id,value.fields-include=EXCEPT_KEY,sink.partitioner=round-robin")
+	st, err := write(t, b, batch(t, 1, 2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Written != 3 || st.Acked != 3 || st.Failed != 0 {
+		t.Errorf("stats %+v, want 3 written and acked", st)
+	}
+	var got []string
+	parts := map[int32]bool{}
+	for _, r := range readAll(t, addr, topic, 3) {
+		got = append(got, string(r.Key)+" "+string(r.Value))
+		parts[r.Partition] = true
+	}
+	slices.Sort(got)
+	want := []string{`{"id":1} {"name":"n1"}`, `{"id":2} {"name":"n2"}`, `{"id":3} {"name":"n3"}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("records\n got %q\nwant %q", got, want)
+	}
+	if len(parts) != 2 {
+		t.Errorf("round-robin wrote to partitions %v, want both", parts)
+	}
+}
+
+func TestSinkMissingTopic(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	s, err := ktable.NewSink(sinkTable(t, addr, kafkatest.TopicName(t), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Open(kafkatest.Context(t))
+	if err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("Open of a missing topic: %v, want an error saying it does not exist", err)
+	}
+}
+
+func TestSinkRecordTooLarge(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	setMaxMessageBytes(t, addr, topic, "200")
+	def := ktable.NewDefinition("out", []ktable.Column{{Name: "v", Type: ktable.StringType()}},
+		map[string]string{"connector": "kafka", "format": "raw", "properties.bootstrap.servers": addr, "topic": topic})
+	b, err := ktable.Bind(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := tabletest.CheckedAlloc(t)
+	sb := array.NewStringBuilder(mem)
+	sb.Append("small")
+	sb.Append(strings.Repeat("x", 1000))
+	col := sb.NewArray()
+	sb.Release()
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil), []arrow.Array{col}, 2)
+	col.Release()
+	defer rec.Release()
+	st, err := write(t, b, rec)
+	re, ok := err.(*ktable.RowError)
+	if !ok || re.Row != 1 || !strings.Contains(err.Error(), "max.message.bytes is 200") {
+		t.Fatalf("a record over max.message.bytes: %v, want a RowError for row 1 naming the limit", err)
+	}
+	if st.Failed != 1 {
+		t.Errorf("stats %+v, want 1 failed", st)
+	}
+}
+
+func TestSinkRefusals(t *testing.T) {
+	for _, c := range []struct{ with, want string }{
+		{"sink.delivery-guarantee=exactly-once", "needs Kafka transactions"},
+		{"key.format=json", "'key.format' needs 'key.fields'"},
+		{"value.fields-include=EXCEPT_KEY", "needs 'key.fields'"},
+		{"sink.partitioner=hash", "sink.partitioner"},
+		{"sink.parallelism=2", "one producer per job"},
+	} {
+		k, v, _ := strings.Cut(c.with, "=")
+		_, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: ktable.BigIntType()}},
+			map[string]string{"connector": "kafka", "format": "json", "properties.bootstrap.servers": "localhost:9", "topic": "t", k: v}))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.with, err, c.want)
+		}
+	}
+}
+
+// setMaxMessageBytes sets topic's max.message.bytes.
+func setMaxMessageBytes(t *testing.T, addr, topic, v string) {
+	t.Helper()
+	rs, err := kafkatest.Admin(t, addr).AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Name: "max.message.bytes", Value: &v}}, topic)
+	if err == nil {
+		_, err = rs.On(topic, nil)
+	}
+	if err != nil {
+		t.Fatalf("setting max.message.bytes of %s: %v", topic, err)
+	}
+}

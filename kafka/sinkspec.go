@@ -1,0 +1,89 @@
+package kafka
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/kshare/kshare/options"
+)
+
+// The sink's keys, as Flink names them.
+const (
+	OptKeyFormat          = "key.format"
+	OptKeyFields          = "key.fields"
+	OptValueFieldsInclude = "value.fields-include"
+	OptSinkPartitioner    = "sink.partitioner"
+	OptDeliveryGuarantee  = "sink.delivery-guarantee"
+)
+
+// Values of the sink's enums.
+const (
+	IncludeAll       = "ALL"
+	IncludeExceptKey = "EXCEPT_KEY"
+
+	PartitionerDefault    = "default"
+	PartitionerFixed      = "fixed"
+	PartitionerRoundRobin = "round-robin"
+
+	GuaranteeAtLeastOnce = "at-least-once"
+	GuaranteeNone        = "none"
+	GuaranteeExactlyOnce = "exactly-once"
+)
+
+// sinkOptions are the keys only INSERT INTO reads; a SELECT from the table
+// ignores them, as Flink's source does.
+var sinkOptions = []options.Option{
+	{Key: OptKeyFormat, Type: options.Enum, Allowed: []string{"json", "raw"},
+		Description: "Format of the record key written by INSERT INTO, made of the 'key.fields' columns; without it records have no key."},
+	{Key: OptKeyFields, Type: options.String, Check: checkKeyFields,
+		Description: "Physical columns that make the record key, separated by ';' ('id;region'), written in 'key.format'; required with it."},
+	{Key: OptValueFieldsInclude, Type: options.Enum, Default: IncludeAll, Allowed: []string{IncludeAll, IncludeExceptKey},
+		Description: "Which physical columns the record value holds: 'ALL' of them, or 'EXCEPT_KEY' those not in 'key.fields'."},
+	{Key: OptSinkPartitioner, Type: options.Enum, Default: PartitionerDefault, Allowed: []string{PartitionerDefault, PartitionerFixed, PartitionerRoundRobin},
+		Description: "Partition of each written record: 'default' by the hash of its key (records without a key stick to a partition per batch), " +
+			"'fixed' partition 0 (Flink's: each writer one partition; an INSERT has one writer), 'round-robin' each partition in turn."},
+	{Key: OptDeliveryGuarantee, Type: options.Enum, Default: GuaranteeAtLeastOnce, Allowed: []string{GuaranteeAtLeastOnce, GuaranteeNone, GuaranteeExactlyOnce},
+		Description: "'at-least-once': a source record is accepted only once every row it gave was acknowledged by the sink's brokers (acks=all, idempotent producer); " +
+			"'none': accepted once its rows are handed to the producer, so a failed produce loses them. 'exactly-once' is refused (no Kafka transactions)."},
+}
+
+// splitFields reads a ';'-separated list of column names.
+func splitFields(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ";") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+var errNoKeyFields = errors.New("must name at least one column")
+
+func checkKeyFields(s string) error {
+	if len(splitFields(s)) == 0 {
+		return errNoKeyFields
+	}
+	return nil
+}
+
+// validateSink checks the sink's rules between keys.
+func validateSink(v options.Values) options.Errors {
+	var errs options.Errors
+	if v.String(OptDeliveryGuarantee) == GuaranteeExactlyOnce {
+		errs = append(errs, options.Errorf(options.ErrInvalid, OptDeliveryGuarantee,
+			"'%s' = '%s' is not supported: it needs Kafka transactions, which kshare does not write; use 'at-least-once' (duplicates possible, nothing lost)", OptDeliveryGuarantee, GuaranteeExactlyOnce))
+	}
+	// A key format with nothing to write, or key columns with no format
+	// to write them in, would be silently ignored.
+	switch {
+	case v.Has(OptKeyFormat) && !v.Has(OptKeyFields):
+		errs = append(errs, options.Errorf(options.ErrMissing, OptKeyFields, "'%s' needs '%s': the columns the key is made of", OptKeyFormat, OptKeyFields))
+	case v.Has(OptKeyFields) && !v.Has(OptKeyFormat):
+		errs = append(errs, options.Errorf(options.ErrMissing, OptKeyFormat, "'%s' needs '%s': the format the key is written in", OptKeyFields, OptKeyFormat))
+	}
+	if v.String(OptValueFieldsInclude) == IncludeExceptKey && !v.Has(OptKeyFields) {
+		errs = append(errs, options.Errorf(options.ErrMissing, OptKeyFields, "'%s' = '%s' needs '%s'", OptValueFieldsInclude, IncludeExceptKey, OptKeyFields))
+	}
+	return errs
+}

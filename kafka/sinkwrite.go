@@ -1,0 +1,201 @@
+package kafka
+
+// This file is the sink's writer: rows to records, acknowledgements to the
+// callers' done.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/table"
+)
+
+func (s *sink) check(ctx context.Context, adm *kadm.Client) (int32, error) {
+	md, err := adm.Metadata(ctx, s.topic)
+	if err != nil {
+		return 0, fmt.Errorf("table '%s': reading topic '%s': %w", s.table, s.topic, err)
+	}
+	td, ok := md.Topics[s.topic]
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return 0, fmt.Errorf("table '%s': sink topic '%s' does not exist; create it (kshare produce or kafka-topics.sh) before INSERT INTO", s.table, s.topic)
+	}
+	if td.Err != nil {
+		return 0, fmt.Errorf("table '%s': topic '%s': %w", s.table, s.topic, td.Err)
+	}
+	limit, err := connector.MaxMessageBytes(ctx, adm, s.topic)
+	if err != nil {
+		// Not fatal: franz-go's default batch limit applies, and a record
+		// too large for it fails with a message that says so.
+		return 0, nil
+	}
+	return limit, nil
+}
+
+type writer struct {
+	*sink
+	cl      *kgo.Client
+	limit   int32
+	buf     []byte
+	scratch []arrow.Array
+	stats   struct{ written, acked, failed atomic.Int64 }
+}
+
+func (w *writer) Stats() table.SinkStats {
+	return table.SinkStats{Written: w.stats.written.Load(), Acked: w.stats.acked.Load(), Failed: w.stats.failed.Load()}
+}
+
+func (w *writer) Close() error {
+	w.cl.Close()
+	return nil
+}
+
+// pending is one Write's rows in flight.
+type pending struct {
+	left  atomic.Int64
+	once  sync.Once
+	mu    sync.Mutex
+	err   error
+	done  func(error)
+	track bool // done waits for the acks (at-least-once)
+}
+
+func (p *pending) fail(err error) {
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.mu.Unlock()
+}
+
+func (p *pending) finish() {
+	p.mu.Lock()
+	err := p.err
+	p.mu.Unlock()
+	p.once.Do(func() { p.done(err) })
+}
+
+// Write encodes every row first, so that a row the format cannot write
+// fails the batch before any of it is sent.
+func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(error)) error {
+	n := int(rec.NumRows())
+	if int(rec.NumCols()) != len(w.sink.cols) {
+		return fmt.Errorf("table '%s': a batch of %d columns for a sink of %d", w.table, rec.NumCols(), len(w.sink.cols))
+	}
+	all := rec.Columns()
+	pick := func(idx []int) []arrow.Array {
+		w.scratch = w.scratch[:0]
+		for _, i := range idx {
+			w.scratch = append(w.scratch, all[i])
+		}
+		return w.scratch
+	}
+	recs := make([]kgo.Record, n)
+	w.buf = w.buf[:0]
+	type span struct{ ks, ke, vs, ve int }
+	spans := make([]span, n)
+	keyNull := make([]bool, n)
+	valNull := make([]bool, n)
+	for i := 0; i < n; i++ {
+		var err error
+		sp := &spans[i]
+		if w.key != nil {
+			sp.ks = len(w.buf)
+			if w.buf, keyNull[i], err = w.key.Encode(w.buf, pick(w.keyIdx), i); err != nil {
+				return &table.RowError{Row: i, Err: fmt.Errorf("table '%s': key: %w", w.table, err)}
+			}
+			sp.ke = len(w.buf)
+		}
+		sp.vs = len(w.buf)
+		if w.buf, valNull[i], err = w.value.Encode(w.buf, pick(w.valueIdx), i); err != nil {
+			return &table.RowError{Row: i, Err: fmt.Errorf("table '%s': value: %w", w.table, err)}
+		}
+		sp.ve = len(w.buf)
+	}
+	// The records own one copy of the batch's bytes until acknowledged;
+	// w.buf is reused by the next Write.
+	data := append([]byte(nil), w.buf...)
+	for i := range recs {
+		r, sp := &recs[i], spans[i]
+		r.Topic = w.topic
+		if w.key != nil && !keyNull[i] {
+			r.Key = data[sp.ks:sp.ke:sp.ke]
+		}
+		if !valNull[i] {
+			r.Value = data[sp.vs:sp.ve:sp.ve]
+		}
+		if w.ts >= 0 {
+			if c, ok := all[w.ts].(*array.Timestamp); ok && c.IsValid(i) {
+				r.Timestamp = c.Value(i).ToTime(c.DataType().(*arrow.TimestampType).Unit)
+			}
+		}
+		if w.headers >= 0 {
+			r.Headers = headersOf(all[w.headers], i)
+		}
+	}
+	p := &pending{done: done, track: !w.none}
+	p.left.Store(int64(n) + 1)
+	for i := range recs {
+		row := i
+		w.cl.Produce(ctx, &recs[i], func(r *kgo.Record, err error) {
+			if err != nil {
+				w.stats.failed.Add(1)
+				p.fail(&table.RowError{Row: row, Err: w.produceError(r, err)})
+			} else {
+				w.stats.acked.Add(1)
+			}
+			if p.left.Add(-1) == 0 && p.track {
+				p.finish()
+			}
+		})
+	}
+	w.stats.written.Add(int64(n))
+	if p.left.Add(-1) == 0 || !p.track {
+		// 'none': handed to the producer is delivered enough.
+		p.finish()
+	}
+	return nil
+}
+
+func (w *writer) produceError(r *kgo.Record, err error) error {
+	if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
+		size := len(r.Key) + len(r.Value)
+		if w.limit > 0 {
+			return fmt.Errorf("table '%s': a record of %d bytes is too large for topic '%s', whose max.message.bytes is %d: %w", w.table, size, w.topic, w.limit, err)
+		}
+		return fmt.Errorf("table '%s': a record of %d bytes is too large for topic '%s': %w", w.table, size, w.topic, err)
+	}
+	return fmt.Errorf("table '%s': producing to topic '%s': %w", w.table, w.topic, err)
+}
+
+// headersOf reads row i of a MAP<STRING, BYTES> column as record headers.
+func headersOf(a arrow.Array, i int) []kgo.RecordHeader {
+	m, ok := a.(*array.Map)
+	if !ok || !m.IsValid(i) {
+		return nil
+	}
+	keys, ok1 := m.Keys().(*array.String)
+	vals, ok2 := m.Items().(*array.Binary)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	start, end := m.ValueOffsets(i)
+	out := make([]kgo.RecordHeader, 0, end-start)
+	for j := start; j < end; j++ {
+		h := kgo.RecordHeader{Key: keys.Value(int(j))}
+		if vals.IsValid(int(j)) {
+			h.Value = append([]byte(nil), vals.Value(int(j))...)
+		}
+		out = append(out, h)
+	}
+	return out
+}
