@@ -11,6 +11,7 @@ import (
 	"github.com/peterh/liner"
 
 	"github.com/kshare/kshare/parse"
+	"github.com/kshare/kshare/table"
 )
 
 // Prompts: the first line of a statement, and the lines that continue it.
@@ -39,6 +40,21 @@ var errCtrlC = errors.New("stopped by Ctrl-C")
 // stopped first, its records released.
 func (s *Shell) Interactive(ctx context.Context, historyFile string) error {
 	s.interactive = true
+	// Jobs started here do not outlive the shell: leaving stops them, so
+	// that what they hold goes back to the share group at once instead of
+	// when the broker's locks expire.
+	defer func() {
+		running := 0
+		for _, j := range s.jobs {
+			if j.Stats().State == table.JobRunning {
+				running++
+			}
+		}
+		if running > 0 {
+			fmt.Fprintf(s.errOut, "stopping %s; what they hold goes back to the share group\n", plural(int64(running), "running job"))
+		}
+		s.stopJobs()
+	}()
 	ln := liner.NewLiner()
 	defer ln.Close()
 	ln.SetCtrlCAborts(true)

@@ -129,3 +129,33 @@ func windowDrawing(t *testing.T, term *terminal, rows int) []windowRow {
 	})
 	return got
 }
+
+// TestQuitStopsJobs: leaving the interactive shell while an INSERT job
+// runs stops the job, so that what it holds goes back to the share group
+// at once, and says so.
+func TestQuitStopsJobs(t *testing.T) {
+	term := startTerminal(t, 24, 120, nil, "demo", "--rate", "50")
+	term.expect(t, "kshare demo: broker on ")
+	var addr string
+	term.expectFind(t, "the broker's address", func(s string) []int {
+		m := regexp.MustCompile(`^(\S+);`).FindStringSubmatchIndex(s)
+		if m != nil {
+			addr = s[m[2]:m[3]]
+		}
+		return m
+	})
+	term.expect(t, "kshare> ")
+	// The sink writes back to the demo's topic: the job never runs out of
+	// input, so it is running when the user quits.
+	term.typeLine("CREATE TABLE again (order_id BIGINT) WITH ('connector' = 'kafka', 'properties.bootstrap.servers' = '" + addr +
+		"', 'topic' = 'orders', 'format' = 'json');")
+	term.expect(t, "kshare> ")
+	term.typeLine("INSERT INTO again SELECT order_id FROM orders;")
+	term.expect(t, "job 1 started")
+	term.expect(t, "kshare> ")
+	term.typeLine("quit")
+	term.expect(t, "stopping 1 running job; what they hold goes back to the share group")
+	if code := waitExit(t, term.cmd); code != 0 {
+		t.Errorf("exit status %d after quit, want 0\n%s", code, term.text())
+	}
+}
