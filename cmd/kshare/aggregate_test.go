@@ -55,15 +55,7 @@ func TestDemoCountStar(t *testing.T) {
 // that window's count is still the same when the fifth window shows.
 func TestDemoWindowRows(t *testing.T) {
 	term := startTerminal(t, 40, 120, nil, "demo", "--rate", "50")
-	term.expect(t, "kshare demo: broker on ")
-	var addr string
-	term.expectFind(t, "the broker's address", func(s string) []int {
-		m := regexp.MustCompile(`^(\S+);`).FindStringSubmatchIndex(s)
-		if m != nil {
-			addr = s[m[2]:m[3]]
-		}
-		return m
-	})
+	addr := demoBroker(t, term)
 	term.expect(t, "kshare> ")
 	term.typeLine("CREATE TABLE timed (order_id BIGINT, order_time TIMESTAMP_LTZ(3), WATERMARK FOR order_time AS order_time - INTERVAL '1' SECOND) " +
 		"WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '" + addr + "', 'topic' = 'orders', 'share-group-id' = 'windows', " +
@@ -135,6 +127,30 @@ func windowDrawing(t *testing.T, term *terminal, rows int) []windowRow {
 // at once, and says so.
 func TestQuitStopsJobs(t *testing.T) {
 	term := startTerminal(t, 24, 120, nil, "demo", "--rate", "50")
+	addr := demoBroker(t, term)
+	// The sink writes back to the demo's topic: the job never runs out of
+	// input, so it is running when the user quits.
+	for _, step := range []struct{ typed, want string }{
+		{"", "kshare> "},
+		{"CREATE TABLE again (order_id BIGINT) WITH ('connector' = 'kafka', 'properties.bootstrap.servers' = '" + addr +
+			"', 'topic' = 'orders', 'format' = 'json');", "kshare> "},
+		{"INSERT INTO again SELECT order_id FROM orders;", "job 1 started"},
+		{"", "kshare> "},
+		{"quit", "stopping 1 running job; what they hold goes back to the share group"},
+	} {
+		if step.typed != "" {
+			term.typeLine(step.typed)
+		}
+		term.expect(t, step.want)
+	}
+	if code := waitExit(t, term.cmd); code != 0 {
+		t.Errorf("exit status %d after quit, want 0\n%s", code, term.text())
+	}
+}
+
+// demoBroker reads the address of the demo's broker from its first line.
+func demoBroker(t *testing.T, term *terminal) string {
+	t.Helper()
 	term.expect(t, "kshare demo: broker on ")
 	var addr string
 	term.expectFind(t, "the broker's address", func(s string) []int {
@@ -144,18 +160,5 @@ func TestQuitStopsJobs(t *testing.T) {
 		}
 		return m
 	})
-	term.expect(t, "kshare> ")
-	// The sink writes back to the demo's topic: the job never runs out of
-	// input, so it is running when the user quits.
-	term.typeLine("CREATE TABLE again (order_id BIGINT) WITH ('connector' = 'kafka', 'properties.bootstrap.servers' = '" + addr +
-		"', 'topic' = 'orders', 'format' = 'json');")
-	term.expect(t, "kshare> ")
-	term.typeLine("INSERT INTO again SELECT order_id FROM orders;")
-	term.expect(t, "job 1 started")
-	term.expect(t, "kshare> ")
-	term.typeLine("quit")
-	term.expect(t, "stopping 1 running job; what they hold goes back to the share group")
-	if code := waitExit(t, term.cmd); code != 0 {
-		t.Errorf("exit status %d after quit, want 0\n%s", code, term.text())
-	}
+	return addr
 }
