@@ -634,7 +634,7 @@ func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, ol
 	}
 	rec := array.NewRecordBatch(p.schema, cols, rows)
 	defer rec.Release()
-	if len(idx) == int(rec.NumRows()) {
+	if len(idx) == int(rec.NumRows()) && inOrder(idx) {
 		// Every row in order: nothing hidden, every group changed.
 		rec.Retain()
 		res.out = rec
@@ -643,6 +643,17 @@ func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, ol
 	var err error
 	res.out, err = takeRows(ec, rec, idx)
 	return res, err
+}
+
+// inOrder reports whether idx is 0, 1, 2, ...: old rows need not be in
+// their groups' order.
+func inOrder(idx []int) bool {
+	for i, x := range idx {
+		if x != i {
+			return false
+		}
+	}
+	return true
 }
 
 // sameRow reports whether rows i and j of cols are the same. It compares

@@ -54,13 +54,20 @@ type winState struct {
 	// seq counts the source batches folded.
 	seq uint64
 	// Per group: its window's end (ms), the seq of the last batch its
-	// emitted row reflects, its last emitted row (nil: none shown), and
-	// whether a batch changed it since.
+	// emitted row reflects, where its last emitted row is (lastIn, an
+	// index into kept, or -1 when none is shown; lastRow, its row there),
+	// and whether a batch changed it since.
 	end       []int64
 	emittedAt []uint64
-	last      []arrow.RecordBatch
+	lastIn    []int32
+	lastRow   []int32
 	isDirty   []bool
 	dirty     []int32
+	// kept are the batches of rows emitted that still hold some group's
+	// last emitted row, so that a group's row is a reference rather than
+	// a batch of its own; free are kept's empty slots.
+	kept []keptRows
+	free []int32
 	// pending are the source batches not yet reflected by a delivered row,
 	// held (neither accepted nor released); held counts their records.
 	pending []pendBatch
@@ -94,11 +101,51 @@ func (w *winState) release() {
 		p.ack.Abandon()
 	}
 	w.pending, w.held = nil, 0
-	for i, l := range w.last {
-		if l != nil {
-			l.Release()
-			w.last[i] = nil
+	for i, k := range w.kept {
+		if k.rec != nil {
+			k.rec.Release()
+			w.kept[i].rec = nil
 		}
+	}
+	w.kept, w.free = nil, nil
+	for g := range w.lastIn {
+		w.lastIn[g] = -1
+	}
+}
+
+// keptRows is a batch of emitted rows and how many groups' last emitted
+// row is one of its rows.
+type keptRows struct {
+	rec  arrow.RecordBatch
+	refs int
+}
+
+// keep files rec's rows as groups' last emitted rows; the caller points
+// them at it. It takes over the caller's reference.
+func (w *winState) keep(rec arrow.RecordBatch) int32 {
+	if n := len(w.free); n > 0 {
+		i := w.free[n-1]
+		w.free = w.free[:n-1]
+		w.kept[i] = keptRows{rec: rec}
+		return i
+	}
+	w.kept = append(w.kept, keptRows{rec: rec})
+	return int32(len(w.kept) - 1)
+}
+
+// forget drops group g's last emitted row, releasing its batch when no
+// other group's row is in it.
+func (w *winState) forget(g int32) {
+	i := w.lastIn[g]
+	if i < 0 {
+		return
+	}
+	w.lastIn[g] = -1
+	k := &w.kept[i]
+	if k.refs--; k.refs == 0 {
+		k.rec.Release()
+		k.rec = nil
+		w.free = append(w.free, i)
 	}
 }
 
@@ -200,7 +247,8 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 		for int(g) >= len(w.end) {
 			w.end = append(w.end, 0)
 			w.emittedAt = append(w.emittedAt, 0)
-			w.last = append(w.last, nil)
+			w.lastIn = append(w.lastIn, -1)
+			w.lastRow = append(w.lastRow, 0)
 			w.isDirty = append(w.isDirty, false)
 		}
 		w.end[g] = ends.ints[g]
@@ -385,27 +433,17 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 		return aggOut{}, err
 	}
 	defer releaseRows(keep, cur)
-	// The rows before: the last ones emitted, then the new ones.
-	old := make([]int, len(groups))
-	var parts [][]arrow.Array
-	for t, g := range groups {
-		old[t] = -1
-		if l := w.last[g]; l != nil {
-			old[t] = len(parts)
-			parts = append(parts, l.Columns())
-		}
+	// The rows before: the last ones emitted, gathered with one take
+	// from each kept batch that holds some, then the new ones.
+	old, cols, err := w.gather(ec, groups, cur)
+	if err != nil {
+		return aggOut{}, err
 	}
-	nOld := len(parts)
-	parts = append(parts, cur)
-	cols := make([]arrow.Array, len(cur))
 	defer releaseAll(cols)
-	for k := range cur {
-		col := make([]arrow.Array, len(parts))
-		for j, part := range parts {
-			col[j] = part[k]
-		}
-		if cols[k], err = array.Concatenate(col, ec.mem); err != nil {
-			return aggOut{}, err
+	nOld := len(groups)
+	for _, o := range old {
+		if o < 0 {
+			nOld--
 		}
 	}
 	shown := func(row int) bool {
@@ -416,18 +454,86 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	if err != nil {
 		return aggOut{}, err
 	}
-	all := array.NewRecordBatch(p.schema, cur, int64(len(groups)))
-	defer all.Release()
+	kept := int32(-1)
 	for t, g := range groups {
-		if w.last[g] != nil {
-			w.last[g].Release()
-			w.last[g] = nil
+		w.forget(g)
+		if !shown(nOld + t) {
+			continue
 		}
-		if shown(nOld + t) {
-			w.last[g] = all.NewSlice(int64(t), int64(t+1))
+		if kept < 0 {
+			kept = w.keep(array.NewRecordBatch(p.schema, cur, int64(len(groups))))
 		}
+		w.kept[kept].refs++
+		w.lastIn[g], w.lastRow[g] = kept, int32(t)
 	}
 	return res, nil
+}
+
+// gather gives the columns of the last emitted rows of groups followed by
+// cur's rows, and per group its last row's index in them (-1: none).
+func (w *winState) gather(ec *evalCtx, groups []int32, cur []arrow.Array) ([]int, []arrow.Array, error) {
+	old := make([]int, len(groups))
+	// rows are, per kept batch that holds some, the rows to take from it
+	// in the order of groups; at is its first row's index in the result.
+	type from struct {
+		rows []int
+		at   int
+	}
+	var order []int32
+	byKept := map[int32]*from{}
+	for t, g := range groups {
+		old[t] = -1
+		i := w.lastIn[g]
+		if i < 0 {
+			continue
+		}
+		f := byKept[i]
+		if f == nil {
+			f = &from{}
+			byKept[i] = f
+			order = append(order, i)
+		}
+		old[t] = len(f.rows)
+		f.rows = append(f.rows, int(w.lastRow[g]))
+	}
+	if len(order) == 0 {
+		for _, c := range cur {
+			c.Retain()
+		}
+		return old, slices.Clone(cur), nil
+	}
+	parts := make([][]arrow.Array, 0, len(order)+1)
+	n := 0
+	for _, i := range order {
+		f := byKept[i]
+		f.at = n
+		n += len(f.rows)
+		rec, err := takeRows(ec, w.kept[i].rec, f.rows)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer rec.Release()
+		parts = append(parts, rec.Columns())
+	}
+	parts = append(parts, cur)
+	for t, g := range groups {
+		if i := w.lastIn[g]; i >= 0 {
+			old[t] += byKept[i].at
+		}
+	}
+	cols := make([]arrow.Array, len(cur))
+	for k := range cur {
+		col := make([]arrow.Array, len(parts))
+		for j, part := range parts {
+			col[j] = part[k]
+		}
+		var err error
+		if cols[k], err = array.Concatenate(col, ec.mem); err != nil {
+			releaseAll(cols)
+			return nil, nil, err
+		}
+	}
+	return old, cols, nil
 }
 
 // multiAck settles the source batches one delivered batch of changes
