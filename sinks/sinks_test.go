@@ -154,7 +154,7 @@ func TestBlackhole(t *testing.T) {
 // What the sinks refuse, each naming what to fix.
 func TestRefused(t *testing.T) {
 	for _, tc := range []struct{ ddl, want string }{
-		{"CREATE TABLE p (id INT) WITH ('connector' = 'print', 'format' = 'json')", "'format'"},
+		{"CREATE TABLE p (id INT) WITH ('connector' = 'print', 'format' = 'json')", "takes no 'format'"},
 		{"CREATE TABLE p (id INT) WITH ('connector' = 'blackhole', 'topic' = 'x')", "'topic'"},
 		{"CREATE TABLE p (id INT) WITH ('connector' = 'print', 'standard-error' = 'yes')", "standard-error"},
 	} {

@@ -102,13 +102,23 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 	// apart from typos: report the unknown names alone. A FormatFree
 	// connector's 'format' is reported as a key it does not take.
 	if c != nil && (f != nil || noFormat) {
-		sets := []*options.Set{c.Options()}
-		reserved := []string{KeyConnector}
+		kvs, sets, reserved := def.Options, []*options.Set{c.Options()}, []string{KeyConnector}
 		if f != nil {
-			sets = append(sets, f.Options())
-			reserved = append(reserved, KeyFormat, KeyValueFormat)
+			sets, reserved = append(sets, f.Options()), append(reserved, KeyFormat, KeyValueFormat)
+		} else {
+			// Said here rather than by Parse, whose list of supported
+			// keys would then hold the format's.
+			kvs = nil
+			for _, kv := range def.Options {
+				if kv.Key != KeyFormat && kv.Key != KeyValueFormat {
+					kvs = append(kvs, kv)
+					continue
+				}
+				add(options.Errorf(options.ErrUnsupported, kv.Key, "connector '%s' takes no '%s': it writes rows in a form of its own; remove the key",
+					c.Name(), options.Cut(kv.Key)))
+			}
 		}
-		v, err := options.Parse(def.Options, reserved, sets...)
+		v, err := options.Parse(kvs, reserved, sets...)
 		if err != nil {
 			add(err)
 		} else {
