@@ -24,9 +24,9 @@ var TableOptions = &options.Set{
 	Owner: "every table",
 	Options: []options.Option{
 		{Key: KeyConnector, Type: options.String, Required: true,
-			Description: "Connector that reads the table: 'kafka-sharegroup' (a share group's queue) or 'kafka' (the topic's log, read without taking)."},
+			Description: "Connector that reads the table: 'kafka-sharegroup' (a share group's queue) or 'kafka' (the topic's log, read without taking); or that only writes it: 'print', 'blackhole'."},
 		{Key: KeyFormat, Aliases: []string{KeyValueFormat}, Type: options.String, Required: true,
-			Description: "Format of the record values: 'json' or 'raw'."},
+			Description: "Format of the record values: 'json' or 'raw'. Required by every connector but 'print' and 'blackhole', which take none."},
 	},
 }
 
@@ -85,21 +85,40 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 		schemaOK = false
 	}
 	conn, connOK := r.component(def, add, KeyConnector)
-	fmtr, fmtOK := r.component(def, add, KeyFormat, KeyValueFormat)
 	var c Connector
 	if connOK {
 		c = conn.(Connector)
 	}
+	_, noFormat := c.(FormatFree)
 	var f Format
-	if fmtOK {
-		f = fmtr.(Format)
+	if !noFormat {
+		if fmtr, fmtOK := r.component(def, add, KeyFormat, KeyValueFormat); fmtOK {
+			f = fmtr.(Format)
+		}
 	}
 	var values options.Values
 	optionsOK := false
 	// Without the connector and the format, the other keys cannot be told
-	// apart from typos: report the unknown names alone.
-	if c != nil && f != nil {
-		v, err := options.Parse(def.Options, []string{KeyConnector, KeyFormat, KeyValueFormat}, c.Options(), f.Options())
+	// apart from typos: report the unknown names alone. A FormatFree
+	// connector's 'format' is reported as a key it does not take.
+	if c != nil && (f != nil || noFormat) {
+		kvs, sets, reserved := def.Options, []*options.Set{c.Options()}, []string{KeyConnector}
+		if f != nil {
+			sets, reserved = append(sets, f.Options()), append(reserved, KeyFormat, KeyValueFormat)
+		} else {
+			// Said here rather than by Parse, whose list of supported
+			// keys would then hold the format's.
+			kvs = nil
+			for _, kv := range def.Options {
+				if kv.Key != KeyFormat && kv.Key != KeyValueFormat {
+					kvs = append(kvs, kv)
+					continue
+				}
+				add(options.Errorf(options.ErrUnsupported, kv.Key, "connector '%s' takes no '%s': it writes rows in a form of its own; remove the key",
+					c.Name(), options.Cut(kv.Key)))
+			}
+		}
+		v, err := options.Parse(kvs, reserved, sets...)
 		if err != nil {
 			add(err)
 		} else {

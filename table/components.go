@@ -284,6 +284,16 @@ type Sinker interface {
 	NewSink(t *Bound) (Sink, error)
 }
 
+// A FormatFree connector writes rows itself, in a form of its own (print's
+// +I[1, a]), or not at all (blackhole): its tables take no 'format' key,
+// and Bind refuses one as a key the connector does not take. It is a
+// capability found by type assertion.
+type FormatFree interface {
+	Connector
+	// TakesNoFormat marks the connector; it does nothing.
+	TakesNoFormat()
+}
+
 // ErrCannotWrite is returned by NewSink for a table whose connector only
 // reads.
 var ErrCannotWrite = errors.New("connector cannot write")
@@ -293,7 +303,7 @@ var ErrCannotWrite = errors.New("connector cannot write")
 func NewSink(t *Bound) (Sink, error) {
 	s, ok := t.Connector.(Sinker)
 	if !ok {
-		return nil, fmt.Errorf("%w: table '%s' has connector '%s', which can read but not write (INSERT INTO needs a table whose connector writes: 'kafka')",
+		return nil, fmt.Errorf("%w: table '%s' has connector '%s', which can read but not write (INSERT INTO needs a table whose connector writes: 'kafka', 'print' or 'blackhole')",
 			ErrCannotWrite, options.Cut(t.Def.Name), t.Connector.Name())
 	}
 	return s.NewSink(t)

@@ -33,6 +33,11 @@ var connectorIntros = map[string]string{
 		"for new records until stopped. Written (INSERT INTO, see [Pipelines](#pipelines-insert-into)), it produces to one 'topic' " +
 		"with acks=all and an idempotent producer; the 'key.*', 'value.fields-include' and 'sink.*' keys apply to writing only, " +
 		"the 'scan.*' keys to reading only. The cluster keys are those of `kafka-sharegroup`.",
+	"print": "Flink's print sink: INSERT INTO it writes each row to the standard output of kshare as a line `+I[1, ann, 24.00]`, " +
+		"values as the shell's changelog output shows them (NULL, DECIMAL with its scale, ARRAY [1, 2], MAP {k=v}, ROW (1, a)). " +
+		"A batch is acknowledged, and its source records accepted, once its lines are written. It takes no 'format' and cannot be read.",
+	"blackhole": "Flink's blackhole sink: INSERT INTO it discards every row and acknowledges it at once, to run or time a pipeline " +
+		"without a destination. It takes no 'format' and cannot be read.",
 }
 
 var formatIntros = map[string]string{
@@ -62,9 +67,10 @@ func readmeSections(t *testing.T) []readmeSection {
 		if !ok {
 			t.Errorf("connector '%s' has no intro in connectorIntros: say what it is for README.md", c.Name())
 		}
-		secs = append(secs,
-			readmeSection{"options:connector:" + c.Name(), heading("### Connector `"+c.Name()+"`", intro), options.Markdown(c.Options())},
-			readmeSection{"metadata:connector:" + c.Name(), heading("#### Metadata columns of `"+c.Name()+"`", metadataIntro), table.MetadataMarkdown(c.Metadata())})
+		secs = append(secs, readmeSection{"options:connector:" + c.Name(), heading("### Connector `"+c.Name()+"`", intro), options.Markdown(c.Options())})
+		if len(c.Metadata()) > 0 {
+			secs = append(secs, readmeSection{"metadata:connector:" + c.Name(), heading("#### Metadata columns of `"+c.Name()+"`", metadataIntro), table.MetadataMarkdown(c.Metadata())})
+		}
 	}
 	for _, f := range reg.Formats() {
 		intro, ok := formatIntros[f.Name()]

@@ -16,6 +16,7 @@ import (
 	"github.com/kshare/kshare/format/raw"
 	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
 )
 
@@ -38,6 +39,19 @@ type fakeSource struct{}
 func (fakeSource) Open(context.Context, table.OpenOptions) (table.Stream, error) {
 	return nil, errors.New("fake source: no broker")
 }
+
+// WriteOnly is a write-only connector's declarations (Decl) under its
+// name (Kind): it takes no 'format', as package sinks' connectors.
+type WriteOnly struct {
+	Kind string
+	Decl *options.Set
+}
+
+func (c WriteOnly) Name() string                               { return c.Kind }
+func (c WriteOnly) Options() *options.Set                      { return c.Decl }
+func (WriteOnly) Metadata() []table.MetadataKey                { return nil }
+func (WriteOnly) TakesNoFormat()                               {}
+func (WriteOnly) NewSource(*table.Bound) (table.Source, error) { return fakeSource{}, nil }
 
 // Format is a format's declarations (Decl) under its name (Kind), whose
 // decoder checks the columns with Check, if set, and decodes nothing.
@@ -64,11 +78,14 @@ func (fakeDecoder) Decode([]byte, []array.Builder) (int, error) { return 0, erro
 
 // Registry is a registry of its own holding the fakes: the connector
 // 'kafka-sharegroup' and the formats 'json' and 'raw'; and the connector
-// 'kafka' itself, whose NewSource does no I/O.
+// 'kafka' itself, whose NewSource does no I/O; and the write-only
+// 'print' and 'blackhole'.
 func Registry() *table.Registry {
 	r := table.NewRegistry()
 	r.RegisterConnector(Connector{})
 	r.RegisterConnector(kafka.Connector)
+	r.RegisterConnector(WriteOnly{Kind: sinkspec.Print, Decl: sinkspec.PrintOptions})
+	r.RegisterConnector(WriteOnly{Kind: sinkspec.Blackhole, Decl: sinkspec.BlackholeOptions})
 	r.RegisterFormat(Format{Kind: "json", Decl: json.Options})
 	r.RegisterFormat(Format{Kind: "raw", Decl: raw.Options, Check: raw.CheckColumns})
 	return r

@@ -1,0 +1,16 @@
+// Package sinks holds the connectors that only write and need nothing
+// outside the process, Flink's sinks for looking at or timing a pipeline:
+//
+//   - 'print' writes each row to standard output (or standard error) as
+//     Flink's print connector does: +I[1, ann], or id> +I[1, ann] with a
+//     'print-identifier';
+//   - 'blackhole' discards every row, acknowledging it at once, to measure
+//     what a pipeline costs without a destination.
+//
+// Neither takes a 'format' (table.FormatFree): print renders rows in
+// Flink's text form (query.Formatter, as the shell's changelog output
+// does), blackhole renders nothing. Neither can be read: a query over
+// their tables fails at Open, naming INSERT INTO as their use.
+//
+// Importing this package registers both connectors.
+package sinks

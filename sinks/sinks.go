@@ -1,0 +1,151 @@
+package sinks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/sinks/sinkspec"
+	"github.com/kshare/kshare/table"
+)
+
+// The connectors, for a registry of one's own; init registers both in
+// table.Default.
+var (
+	PrintConnector     table.Sinker = connector{name: sinkspec.Print, opts: sinkspec.PrintOptions}
+	BlackholeConnector table.Sinker = connector{name: sinkspec.Blackhole, opts: sinkspec.BlackholeOptions}
+)
+
+func init() {
+	table.RegisterConnector(PrintConnector)
+	table.RegisterConnector(BlackholeConnector)
+}
+
+// connector is either sink; name tells which.
+type connector struct {
+	name string
+	opts *options.Set
+}
+
+var (
+	_ table.Sinker     = connector{}
+	_ table.FormatFree = connector{}
+)
+
+func (c connector) Name() string                { return c.name }
+func (c connector) Options() *options.Set       { return c.opts }
+func (connector) Metadata() []table.MetadataKey { return nil }
+func (connector) TakesNoFormat()                {}
+func (c connector) NewSource(b *table.Bound) (table.Source, error) {
+	return unreadable{table: options.Cut(b.Def.Name), connector: c.name}, nil
+}
+
+// NewSink writes the table's physical columns: neither connector has
+// metadata to write.
+func (c connector) NewSink(b *table.Bound) (table.Sink, error) {
+	phys, _ := b.Def.Schema.Physical()
+	s := &sink{cols: phys}
+	if c.name == sinkspec.Print {
+		s.out = streams.stdout
+		if b.Options.Bool(sinkspec.OptStandardError) {
+			s.out = streams.stderr
+		}
+		if b.Options.Has(sinkspec.OptPrintIdentifier) {
+			s.prefix = b.Options.String(sinkspec.OptPrintIdentifier) + "> "
+		}
+	}
+	return s, nil
+}
+
+// streams are where print writes; tests replace them.
+var streams = struct{ stdout, stderr io.Writer }{os.Stdout, os.Stderr}
+
+// unreadable is the source of a table that can only be written.
+type unreadable struct{ table, connector string }
+
+func (u unreadable) Open(context.Context, table.OpenOptions) (table.Stream, error) {
+	return nil, fmt.Errorf("table '%s' has connector '%s', which writes but cannot be read; use it as the target of INSERT INTO",
+		u.table, u.connector)
+}
+
+// sink is an open 'print' table when out is set, else a 'blackhole' one.
+type sink struct {
+	cols   []table.Column
+	out    io.Writer
+	prefix string
+}
+
+func (s *sink) Columns() []table.Column { return s.cols }
+
+func (s *sink) Open(context.Context) (table.Writer, error) { return &writer{sink: s}, nil }
+
+// writer writes each batch with one call to out, so that the lines of
+// concurrent jobs printing to the same stream do not mix, and
+// acknowledges the batch once that call returned: the rows are then in
+// the stream (os.Stdout is not buffered).
+type writer struct {
+	*sink
+	buf          []byte
+	fmts         []func(int) (string, bool)
+	written, ack atomic.Int64
+	failed       atomic.Int64
+}
+
+func (w *writer) Write(_ context.Context, rec arrow.RecordBatch, done func(error)) error {
+	n := int(rec.NumRows())
+	w.written.Add(int64(n))
+	if w.out != nil {
+		if err := w.print(rec); err != nil {
+			w.failed.Add(int64(n))
+			done(&table.RowError{Row: 0, Err: err})
+			return nil
+		}
+	}
+	w.ack.Add(int64(n))
+	done(nil)
+	return nil
+}
+
+// print writes rec's rows as Flink's print sink does: an INSERT's rows
+// are all insertions, +I.
+func (w *writer) print(rec arrow.RecordBatch) error {
+	w.fmts = w.fmts[:0]
+	for k, c := range w.cols {
+		w.fmts = append(w.fmts, query.Formatter(rec.Column(k), c.Type))
+	}
+	b := w.buf[:0]
+	for i := 0; i < int(rec.NumRows()); i++ {
+		b = append(append(b, w.prefix...), "+I["...)
+		for k, f := range w.fmts {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			if s, ok := f(i); ok {
+				b = append(b, s...)
+			} else {
+				b = append(b, "NULL"...)
+			}
+		}
+		b = append(b, "]\n"...)
+	}
+	w.buf = b
+	clear(w.fmts) // they hold rec's columns, which the caller releases
+	if _, err := w.out.Write(b); err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	return nil
+}
+
+// Close has nothing to wait for: every Write was acknowledged before it
+// returned.
+func (w *writer) Close() error { return nil }
+
+func (w *writer) Stats() table.SinkStats {
+	return table.SinkStats{Written: w.written.Load(), Acked: w.ack.Load(), Failed: w.failed.Load()}
+}
