@@ -2,9 +2,11 @@ package kafka
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
 )
 
 // The sink's keys, as Flink names them.
@@ -33,8 +35,8 @@ const (
 // sinkOptions are the keys only INSERT INTO reads; a SELECT from the table
 // ignores them, as Flink's source does.
 var sinkOptions = []options.Option{
-	{Key: OptKeyFormat, Type: options.Enum, Allowed: []string{"json", "raw"},
-		Description: "Format of the record key written by INSERT INTO, made of the 'key.fields' columns; without it records have no key."},
+	{Key: OptKeyFormat, Type: options.String, Check: checkKeyFormat,
+		Description: "Format of the record key written by INSERT INTO (a registered format that writes, such as 'json' or 'raw'), made of the 'key.fields' columns; without it records have no key."},
 	{Key: OptKeyFields, Type: options.String, Check: checkKeyFields,
 		Description: "Physical columns that make the record key, separated by ';' ('id;region'), written in 'key.format'; required with it."},
 	{Key: OptValueFieldsInclude, Type: options.Enum, Default: IncludeAll, Allowed: []string{IncludeAll, IncludeExceptKey},
@@ -59,6 +61,19 @@ func splitFields(s string) []string {
 }
 
 var errNoKeyFields = errors.New("must name at least one column")
+
+// checkKeyFormat asks the registry, the one list of formats, whether the
+// key's format exists and writes.
+func checkKeyFormat(s string) error {
+	f, err := table.LookupFormat(s)
+	if err != nil {
+		return err
+	}
+	if _, ok := f.(table.EncodingFormat); !ok {
+		return fmt.Errorf("format '%s' reads but does not write values", s)
+	}
+	return nil
+}
 
 func checkKeyFields(s string) error {
 	if len(splitFields(s)) == 0 {
