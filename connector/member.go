@@ -91,14 +91,15 @@ func (m *member) onAcks(_ *kgo.Client, res kgo.ShareAckResults) {
 // of its last poll are unsettled (see poll).
 func (m *member) run(ctx context.Context) {
 	defer m.shutdown()
-	for ctx.Err() == nil {
+	fetching := m.st.fetchCtx // ended by StopFetching too
+	for fetching.Err() == nil {
 		// All that the one fetch brought (0 = everything buffered): in
 		// batch_optimized mode it may be more than max.poll.records, and a
 		// record left in franz-go's buffer would be locked to this member
 		// without being renewed.
-		fetches := m.cl.PollRecords(ctx, 0)
+		fetches := m.cl.PollRecords(fetching, 0)
 		if err := m.fetchError(fetches); err != nil {
-			if ctx.Err() == nil {
+			if fetching.Err() == nil {
 				m.st.send(ctx, item{err: err})
 			}
 			// Whatever this poll returned is released by Close.
@@ -231,11 +232,16 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 	}
 	for i, b := range batches {
 		if !st.send(ctx, item{b: b}) {
-			// Closed: send abandoned this batch; abandon the rest too.
+			// Closed or no longer fetching: send released this batch;
+			// release the rest too. Fetching stopped, the batches the
+			// reader has are still settled (waited for below).
 			for _, rest := range batches[i+1:] {
 				st.discard(item{b: rest})
 			}
-			return false
+			if ctx.Err() != nil {
+				return false
+			}
+			break
 		}
 	}
 	if fail != nil {

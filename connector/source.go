@@ -76,6 +76,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 			"lower '%s' or '%s'", OptParallelism, OptMaxPollRecords, s.parallelism, s.client.maxPollRecs, partitionRecordLocks, OptMaxPollRecords, OptParallelism))
 	}
 	st.ctx, st.cancel = context.WithCancel(context.Background())
+	st.fetchCtx, st.stopFetch = context.WithCancel(st.ctx)
 	for i := 0; i < s.parallelism; i++ {
 		m, err := s.newMember(st, i, o)
 		if err != nil {
@@ -217,6 +218,10 @@ type stream struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// fetchCtx is the members' polling, ended by StopFetching or Close.
+	fetchCtx  context.Context
+	stopFetch context.CancelFunc
+
 	closeOnce sync.Once
 	closeErr  error
 	stats     counters
@@ -290,13 +295,50 @@ func (st *stream) discard(it item) {
 	}
 }
 
-// send hands an item to the reader, or gives up when the stream closes. It
-// reports whether the reader took it.
+var _ table.FetchStopper = (*stream)(nil)
+
+// StopFetching: see table.FetchStopper. The members poll no more; each
+// waits for the batches of its last poll that the reader has, and leaves.
+func (st *stream) StopFetching() {
+	st.stopFetch()
+	st.discardQueued()
+}
+
+// discardQueued releases the batches waiting for the reader.
+func (st *stream) discardQueued() {
+	for {
+		select {
+		case it := <-st.out:
+			st.discard(it)
+		default:
+			return
+		}
+	}
+}
+
+// send hands an item to the reader, or gives up (releasing it) when the
+// stream closes or stops fetching. It reports whether the reader took it.
 func (st *stream) send(ctx context.Context, it item) bool {
+	if st.fetchCtx.Err() != nil {
+		st.discard(it)
+		return false
+	}
 	select {
 	case st.out <- it:
+		if st.fetchCtx.Err() != nil {
+			// StopFetching may have emptied the queue before this item
+			// landed in it: take one back, so that none is left.
+			select {
+			case back := <-st.out:
+				st.discard(back)
+			default:
+			}
+		}
 		return true
 	case <-ctx.Done():
+		st.discard(it)
+		return false
+	case <-st.fetchCtx.Done():
 		st.discard(it)
 		return false
 	}

@@ -38,7 +38,7 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(connector.OptRequestTimeoutMs),
+	s := &sink{table: name, topic: topics[0], opts: opts, seeds: v.String(connector.OptBootstrapServers), timeout: v.Duration(connector.OptRequestTimeoutMs),
 		none: v.String(OptDeliveryGuarantee) == GuaranteeNone, ts: -1, headers: -1}
 	switch v.String(OptSinkPartitioner) {
 	case PartitionerFixed:
@@ -127,6 +127,7 @@ func findColumn(cols []table.Column, name string) int {
 type sink struct {
 	table, topic string
 	opts         []kgo.Opt
+	seeds        string // 'properties.bootstrap.servers', for the writer's BrokerHealth
 	timeout      time.Duration
 	none         bool // sink.delivery-guarantee 'none'
 	cols         []table.Column
@@ -158,9 +159,10 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 	// here because the delivery promise rests on them.
 	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(s.topic))
 	opts = append(opts, connector.ProducerLimits(limit)...)
-	cl, err := kgo.NewClient(opts...)
+	health := connector.NewBrokerHealth(strings.Split(s.seeds, ","))
+	cl, err := kgo.NewClient(append(opts, health.Opt())...)
 	if err != nil {
 		return nil, fmt.Errorf("table '%s': kafka client: %w", s.table, err)
 	}
-	return &writer{sink: s, cl: cl, limit: limit}, nil
+	return &writer{sink: s, cl: cl, limit: limit, health: health}, nil
 }

@@ -44,6 +44,7 @@ func (s *sink) check(ctx context.Context, adm *kadm.Client) (int32, error) {
 type writer struct {
 	*sink
 	cl      *kgo.Client
+	health  *connector.BrokerHealth // for Stats' Unreachable
 	limit   int32
 	buf     []byte
 	scratch []arrow.Array
@@ -51,7 +52,8 @@ type writer struct {
 }
 
 func (w *writer) Stats() table.SinkStats {
-	return table.SinkStats{Written: w.stats.written.Load(), Acked: w.stats.acked.Load(), Failed: w.stats.failed.Load()}
+	since, _ := w.health.Down()
+	return table.SinkStats{Written: w.stats.written.Load(), Acked: w.stats.acked.Load(), Failed: w.stats.failed.Load(), Unreachable: since}
 }
 
 func (w *writer) Close() error {

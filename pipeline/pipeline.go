@@ -43,11 +43,16 @@ type Job struct {
 	done    chan struct{}
 	started time.Time
 
-	mu      sync.Mutex
-	state   table.JobState
-	err     error
-	stopped bool
-	ended   time.Time
+	// drain is closed by Drain: no batch waits for a slot any more.
+	drain     chan struct{}
+	drainOnce sync.Once
+
+	mu       sync.Mutex
+	state    table.JobState
+	err      error
+	stopped  bool
+	draining bool
+	ended    time.Time
 }
 
 var _ table.Job = (*Job)(nil)
@@ -59,7 +64,7 @@ func Start(ctx context.Context, rows *query.Rows, w table.Writer, cancel context
 	if o.InFlight <= 0 {
 		o.InFlight = DefaultInFlight
 	}
-	j := &Job{opts: o, rows: rows, w: w, cancel: cancel, done: make(chan struct{}), started: time.Now(), state: table.JobRunning}
+	j := &Job{opts: o, rows: rows, w: w, cancel: cancel, done: make(chan struct{}), drain: make(chan struct{}), started: time.Now(), state: table.JobRunning}
 	go j.run(ctx)
 	return j
 }
@@ -95,6 +100,11 @@ func (j *Job) run(ctx context.Context) {
 			release(h)
 			h.Done()
 			continue
+		case <-j.drain:
+			// Draining: only what is in flight is finished.
+			release(h)
+			h.Done()
+			continue
 		}
 		inflight.Add(1)
 		settle := func(err error) {
@@ -113,26 +123,32 @@ func (j *Job) run(ctx context.Context) {
 			break
 		}
 	}
-	if j.isStopped() || j.Err() != nil {
-		// Closing the writer fails what it has not had acknowledged, so
-		// that those batches are released, not waited for.
-		j.w.Close()
+	// The input ended (or a drain ended it): the batches in flight are
+	// waited for, unless Stop or a failure (both cancel ctx) comes first.
+	// Closing the writer then fails what it has not had acknowledged, so
+	// that those batches are released, not waited for.
+	flushed := make(chan struct{})
+	go func() {
 		inflight.Wait()
-	} else {
-		inflight.Wait()
-		j.w.Close()
+		close(flushed)
+	}()
+	select {
+	case <-flushed:
+	case <-ctx.Done():
 	}
+	j.w.Close()
+	<-flushed
 	rerr := j.rows.Err()
 	j.rows.Close()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.err == nil && rerr != nil && !(j.stopped && errors.Is(rerr, context.Canceled)) {
+	if j.err == nil && rerr != nil && !((j.stopped || j.draining) && errors.Is(rerr, context.Canceled)) {
 		j.err = fmt.Errorf("job %s: %w", j.opts.ID, rerr)
 	}
 	switch {
 	case j.err != nil:
 		j.state = table.JobFailed
-	case j.stopped:
+	case j.stopped || j.draining:
 		j.state = table.JobStopped
 	default:
 		j.state = table.JobFinished
@@ -189,6 +205,32 @@ func (j *Job) Stop() {
 	<-j.done
 }
 
+// Drain ends the job gently and waits for it: it reads no more records
+// (the source releases at once those it fetched and had not put in a
+// batch), waits up to timeout for the sink to acknowledge the batches in
+// flight, whose records are then accepted, and then stops as Stop does:
+// what is still unacknowledged is released. A batch that was read and not
+// yet written is released at once. It returns the job's error: nil when it
+// drained (its state is then STOPPED) or had finished. Draining an ended
+// job does nothing.
+func (j *Job) Drain(timeout time.Duration) error {
+	j.mu.Lock()
+	if j.state == table.JobRunning {
+		j.draining = true
+	}
+	j.mu.Unlock()
+	j.drainOnce.Do(func() { close(j.drain) })
+	j.rows.StopFetching()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-j.done:
+	case <-t.C:
+		j.Stop()
+	}
+	return j.Err()
+}
+
 // Stats counts the job's work so far.
 func (j *Job) Stats() table.JobStats {
 	qs := j.rows.Stats()
@@ -201,5 +243,5 @@ func (j *Job) Stats() table.JobStats {
 	}
 	return table.JobStats{State: j.state, Read: qs.Rows, Written: ws.Written, Acked: ws.Acked,
 		Accepted: qs.Source.Accepted, Released: qs.Source.Released, Rejected: qs.Source.Rejected,
-		Errors: ws.Failed, Err: j.err, Uptime: end.Sub(j.started)}
+		Errors: ws.Failed, Err: j.err, Uptime: end.Sub(j.started), SourceDown: qs.Source.Unreachable, SinkDown: ws.Unreachable}
 }

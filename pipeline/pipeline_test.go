@@ -56,11 +56,81 @@ func (s *stuck) Stats() table.SinkStats {
 // releases every record it read, and the group hands them all out again.
 func TestStopReleasesUnacknowledged(t *testing.T) {
 	const n = 30
+	job, eng := startJob(t, n, &stuck{})
+	job.Stop()
+	st := job.Stats()
+	if st.State != table.JobStopped || st.Err != nil || st.Accepted != 0 || st.Released == 0 {
+		t.Errorf("after Stop: %+v, want STOPPED, nothing accepted, records released", st)
+	}
+	if err := job.Wait(kafkatest.Context(t)); err != nil {
+		t.Errorf("Wait after Stop: %v, want nil", err)
+	}
+	got, _ := count(kafkatest.Context(t), t, eng, kshare.IdleTimeout(idle()))
+	if got != n {
+		t.Errorf("the group hands out %d records after Stop, want all %d", got, n)
+	}
+}
+
+// count reads table t of eng until opts end the query, and returns how
+// many rows it read and the query's error.
+func count(ctx context.Context, t *testing.T, eng *kshare.Engine, opts ...kshare.QueryOption) (int, error) {
+	t.Helper()
+	rows, err := eng.Query(ctx, "SELECT v FROM t", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		n += int(rows.RecordBatch().NumRows())
+	}
+	rows.Close()
+	return n, rows.Err()
+}
+
+func idle() time.Duration {
+	if kafkatest.Real() {
+		return 8 * time.Second
+	}
+	return time.Second
+}
+
+// gate is a sink whose writes are acknowledged when open is called (and
+// failed by Close, as a producer's client fails what is unanswered).
+type gate struct {
+	stuck
+	acked int64
+}
+
+// open acknowledges every write so far.
+func (g *gate) open() {
+	g.mu.Lock()
+	p := g.pending
+	g.pending = nil
+	g.acked = g.written
+	g.mu.Unlock()
+	for _, done := range p {
+		done(nil)
+	}
+}
+
+func (g *gate) Stats() table.SinkStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return table.SinkStats{Written: g.written, Acked: g.acked}
+}
+
+// startJob makes a job over n records in batches of 10, two in flight,
+// into sink, and returns it with the engine and table it reads. The
+// group's records are locked for 30 s, so that a record that comes again
+// within seconds was released, not left to expire.
+func startJob(t *testing.T, n int, sink table.Writer) (*pipeline.Job, *kshare.Engine) {
+	t.Helper()
+	addr, topic, group := kafkatest.LockedGroup(t, 30*time.Second)
 	vs := make([][]byte, n)
 	for i := range vs {
 		vs[i] = []byte(strconv.Itoa(i))
 	}
-	addr, topic, group := kafkatest.Queue(t, 1, vs...)
+	kafkatest.Produce(t, addr, topic, vs...)
 	eng := kshare.New()
 	if _, err := eng.Exec(kafkatest.Context(t), `CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw',
 	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`')`); err != nil {
@@ -72,38 +142,62 @@ func TestStopReleasesUnacknowledged(t *testing.T) {
 		cancel()
 		t.Fatal(err)
 	}
-	job := pipeline.Start(ctx, rows, &stuck{}, cancel, pipeline.Options{ID: "7", Statement: "INSERT INTO x SELECT v FROM t", InFlight: 2})
+	job := pipeline.Start(ctx, rows, sink, cancel, pipeline.Options{ID: "7", Statement: "INSERT INTO x SELECT v FROM t", InFlight: 2})
+	t.Cleanup(job.Stop)
 	kafkatest.Eventually(t, "the job writes two batches", func() error {
 		if st := job.Stats(); st.Written < 20 {
 			return fmt.Errorf("%d rows written", st.Written)
 		}
 		return nil
 	})
-	job.Stop()
-	st := job.Stats()
-	if st.State != table.JobStopped || st.Err != nil || st.Accepted != 0 || st.Released == 0 {
-		t.Errorf("after Stop: %+v, want STOPPED, nothing accepted, records released", st)
+	return job, eng
+}
+
+// Drain finishes what is in flight and gives back the rest at once: while
+// the sink has still acknowledged nothing, another reader of the group
+// already gets every record the job did not write (they are not left
+// locked for the group's 30 s), and once the sink acknowledges, the job
+// accepts the rows it wrote and ends STOPPED without an error.
+func TestDrainFinishesInFlightAndReleasesTheRest(t *testing.T) {
+	const n = 200
+	sink := &gate{}
+	job, eng := startJob(t, n, sink)
+	drained := make(chan error, 1)
+	go func() { drained <- job.Drain(time.Minute) }()
+
+	// The other reader gets the rest at once: well within the lock.
+	ctx, cancel := context.WithTimeout(kafkatest.Context(t), 15*time.Second)
+	defer cancel()
+	if got, err := count(ctx, t, eng, kshare.MaxRows(n-20)); got != n-20 {
+		t.Fatalf("another reader got %d records while the job drained, want the %d it did not write (err %v)", got, n-20, err)
 	}
-	if err := job.Wait(kafkatest.Context(t)); err != nil {
-		t.Errorf("Wait after Stop: %v, want nil", err)
+	select {
+	case err := <-drained:
+		t.Fatalf("Drain returned %v before the sink acknowledged the batches in flight", err)
+	default:
 	}
-	again, err := eng.Query(kafkatest.Context(t), "SELECT v FROM t", kshare.IdleTimeout(idle()))
-	if err != nil {
-		t.Fatal(err)
+	sink.open()
+	if err := <-drained; err != nil {
+		t.Fatalf("Drain: %v", err)
 	}
-	got := 0
-	for again.Next() {
-		got += int(again.RecordBatch().NumRows())
-	}
-	again.Close()
-	if got != n {
-		t.Errorf("the group hands out %d records after Stop, want all %d", got, n)
+	if st := job.Stats(); st.State != table.JobStopped || st.Err != nil || st.Acked != 20 || st.Accepted != 20 {
+		t.Errorf("after Drain: %+v, want STOPPED, the 20 rows in flight acknowledged and their records accepted", st)
 	}
 }
 
-func idle() time.Duration {
-	if kafkatest.Real() {
-		return 8 * time.Second
+// Past its bound Drain stops the job: what the sink did not acknowledge is
+// released, and no error is reported.
+func TestDrainTimeoutReleases(t *testing.T) {
+	const n = 50
+	job, _ := startJob(t, n, &stuck{})
+	start := time.Now()
+	if err := job.Drain(300 * time.Millisecond); err != nil {
+		t.Fatalf("Drain: %v", err)
 	}
-	return time.Second
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Drain(300ms) took %v", d)
+	}
+	if st := job.Stats(); st.State != table.JobStopped || st.Err != nil || st.Accepted != 0 {
+		t.Errorf("after Drain past its bound: %+v, want STOPPED, nothing accepted", st)
+	}
 }

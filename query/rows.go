@@ -211,6 +211,10 @@ type Rows struct {
 	start  time.Time
 	refs   atomic.Int64
 
+	// stopFetching cancels ctx for StopFetching (and at the end, to free
+	// it); the stream is opened with the caller's context, not ctx.
+	stopFetching context.CancelFunc
+
 	// The batch handed out, if any.
 	cur      table.Acker
 	curOut   arrow.RecordBatch
@@ -256,7 +260,8 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	if o.Alloc == nil {
 		o.Alloc = memory.DefaultAllocator
 	}
-	r := &Rows{ctx: ctx, plan: p, opts: o, ec: newEvalCtx(o.Alloc), start: time.Now(), remaining: -1}
+	rctx, stopFetching := context.WithCancel(ctx)
+	r := &Rows{ctx: rctx, stopFetching: stopFetching, plan: p, opts: o, ec: newEvalCtx(o.Alloc), start: time.Now(), remaining: -1}
 	r.refs.Store(1)
 	if p.agg != nil {
 		r.agg = newAggState(p.agg)
@@ -273,13 +278,16 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	if r.remaining == 0 {
 		// LIMIT 0: nothing to read, so no consumer need join the group.
 		r.end, r.closed = r.capReason, true
+		stopFetching()
 		return r, nil
 	}
 	st, err := p.tbl.Source.Open(ctx, table.OpenOptions{Alloc: o.Alloc, BatchSize: o.BatchSize, Logger: o.Logger})
 	if err != nil {
+		stopFetching()
 		return nil, tableError("open", p.tbl.Name(), err)
 	}
 	if err := checkStreamSchema(p, st.Schema()); err != nil {
+		stopFetching()
 		st.Close()
 		return nil, err
 	}
@@ -505,6 +513,7 @@ func (r *Rows) closeStream() {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	r.stopFetching()
 	if r.win != nil {
 		r.win.release()
 	}
@@ -525,6 +534,20 @@ func (r *Rows) closeStream() {
 		}
 	}
 	r.mu.Unlock()
+}
+
+// StopFetching ends the query's reading but not its batches, which is how
+// a pipeline drains: a Next waiting for a batch returns false (EndCancelled,
+// Err context.Canceled); a source that is a table.FetchStopper fetches no
+// more records and releases at once those it fetched and did not hand out
+// (another source releases them at Close); the batches taken out with Hold
+// can still be settled, their records accepted, until Close. Unlike the
+// rest of Rows it is safe from any goroutine.
+func (r *Rows) StopFetching() {
+	r.stopFetching()
+	if fs, ok := r.stream.(table.FetchStopper); ok {
+		fs.StopFetching()
+	}
 }
 
 // Close settles the current batch as delivered, waits until every batch

@@ -244,6 +244,9 @@ type JobStats struct {
 	// Err is why the job failed; nil otherwise.
 	Err    error
 	Uptime time.Duration
+	// SourceDown and SinkDown are when the brokers of the job's source or
+	// sink stopped answering, while none answers; zero otherwise.
+	SourceDown, SinkDown time.Time
 }
 
 // Columns of DESCRIBE's result.

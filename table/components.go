@@ -202,6 +202,17 @@ type Stream interface {
 	Close() error
 }
 
+// A FetchStopper is a Stream that can stop taking records while the
+// batches it handed out are still settled, as a pipeline that drains needs:
+// after StopFetching the stream fetches nothing more, releases at once
+// every record it fetched and has not handed out (so that another member of
+// the group gets them without waiting for their locks), and keeps what it
+// needs to settle the batches that are out until they are settled or Close.
+// Safe to call from any goroutine, more than once, and after Close.
+type FetchStopper interface {
+	StopFetching()
+}
+
 // Batch is a record batch together with the handle that settles its rows.
 type Batch struct {
 	Record arrow.RecordBatch
@@ -345,6 +356,9 @@ type SinkStats struct {
 	Written int64 // rows handed to the destination
 	Acked   int64 // rows it acknowledged
 	Failed  int64 // rows it refused or that could not be sent
+	// Unreachable is when the destination's brokers stopped answering,
+	// while none answers; zero otherwise (and for sinks that do not tell).
+	Unreachable time.Time
 }
 
 // RowError is a row a sink could not write: which row of the batch, and
