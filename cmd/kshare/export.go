@@ -121,19 +121,29 @@ func runExportCmd(ctx context.Context, std stdio, args []string) error {
 	return nil
 }
 
-// execScript runs the statements of an --init file, which may not hold a
-// SELECT.
-func execScript(ctx context.Context, eng engine, name, src string) error {
+// execScript runs the statements of an --init file or a kshare run script,
+// which may not hold a SELECT, and passes each result to done (if not nil).
+func execScript(ctx context.Context, eng engine, name, src string, done func(*table.Result)) error {
+	for _, st := range statements(src) {
+		res, err := eng.Exec(ctx, st.Text)
+		if err != nil {
+			return &sqlshell.ScriptError{Name: name, Line: st.Line, Col: st.Col, Err: err}
+		}
+		if done != nil && res != nil {
+			done(res)
+		}
+	}
+	return nil
+}
+
+// statements are the statements of src, the text after the last ';'
+// counting as the last one (as the shell's -e and -f take it).
+func statements(src string) []sqlshell.Statement {
 	stmts, rest, _ := sqlshell.Split(src)
 	if rest.Text != "" {
 		stmts = append(stmts, rest)
 	}
-	for _, st := range stmts {
-		if _, err := eng.Exec(ctx, st.Text); err != nil {
-			return &sqlshell.ScriptError{Name: name, Line: st.Line, Col: st.Col, Err: err}
-		}
-	}
-	return nil
+	return stmts
 }
 
 // checkSelect makes sure --query is one SELECT.

@@ -247,7 +247,7 @@ func TestRunExitCodes(t *testing.T) {
 	}{
 		{nil, 0, ""}, // the shell, reading no statements from stdin
 		{[]string{"help"}, 0, "kshare <command> [flags]"},
-		{[]string{"nosuch"}, 2, `unknown command "nosuch" (known: broker, demo, export, produce, shell, work)`},
+		{[]string{"nosuch"}, 2, `unknown command "nosuch" (known: broker, demo, export, produce, run, shell, work)`},
 		{[]string{"--output", "xml"}, 2, "--output must be table, tableau, changelog, csv or json"},
 		{[]string{"--max-rows", "-1"}, 2, "--max-rows must not be negative"},
 		{[]string{"--idle-timeout", "-1s"}, 2, "--idle-timeout must not be negative"},

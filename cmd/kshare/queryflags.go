@@ -70,7 +70,7 @@ func (f *queryFlags) runInits(ctx context.Context, eng engine) error {
 		if err != nil {
 			return fmt.Errorf("reading --init %s: %w", s.name, err)
 		}
-		if err := execScript(ctx, eng, s.name, string(b)); err != nil {
+		if err := execScript(ctx, eng, s.name, string(b), nil); err != nil {
 			return err
 		}
 	}

@@ -265,6 +265,25 @@ func serveMetrics(addr string, notes io.Writer, more ...prometheus.Collector) (s
 	if addr == "" {
 		return func() {}, nil // no --metrics-addr: nothing to serve
 	}
+	m, err := startMetrics(addr, nil, more...)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(notes, "kshare: serving metrics at http://%s/metrics\n", m.addr)
+	return m.stop, nil
+}
+
+// metricsServer is the HTTP server of --metrics-addr.
+type metricsServer struct {
+	addr net.Addr // where it listens (the port chosen, for port 0)
+	srv  *http.Server
+	lag  *shareLag
+	done chan struct{} // closed when Serve returned
+}
+
+// startMetrics serves /metrics (the connector's metrics, shareLag and more)
+// and routes (path to handler) on addr, until stop.
+func startMetrics(addr string, routes map[string]http.Handler, more ...prometheus.Collector) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	lag := newShareLag()
 	for _, c := range append([]prometheus.Collector{connector.Collector(), lag}, more...) {
@@ -278,18 +297,22 @@ func serveMetrics(addr string, notes io.Writer, more ...prometheus.Collector) (s
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
+	for path, h := range routes {
+		mux.Handle(path, h)
+	}
+	m := &metricsServer{addr: ln.Addr(), srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, lag: lag, done: make(chan struct{})}
 	go func() {
-		defer close(done)
-		_ = srv.Serve(ln) // ends with ErrServerClosed at stop
+		defer close(m.done)
+		_ = m.srv.Serve(ln) // ends with ErrServerClosed at stop
 	}()
-	fmt.Fprintf(notes, "kshare: serving metrics at http://%s/metrics\n", ln.Addr())
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-		lag.close()
-	}, nil
+	return m, nil
+}
+
+// stop ends the server and waits for it.
+func (m *metricsServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = m.srv.Shutdown(ctx)
+	<-m.done
+	m.lag.close()
 }

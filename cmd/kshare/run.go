@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+)
+
+func init() {
+	register(&command{
+		name:    "run",
+		summary: "run a script's INSERT INTO ... SELECT pipelines as a service: logs, health endpoints, SIGTERM drains",
+		run:     runRunCmd,
+	})
+}
+
+const runSynopsis = "-f FILE... [--log-format text|json] [--metrics-addr HOST:PORT] [--drain-timeout D]"
+
+// defaultDrainTimeout is --drain-timeout's default: within the 30 s that
+// Kubernetes (terminationGracePeriodSeconds) and systemd (TimeoutStopSec,
+// 90 s) wait after SIGTERM before they kill, with room for leaving the
+// group after it.
+const defaultDrainTimeout = 10 * time.Second
+
+// errRunSelect is the error of a SELECT in a kshare run script.
+var errRunSelect = errors.New("a SELECT has nowhere to print its rows in kshare run; write them to a table with INSERT INTO ... SELECT (a 'print' table prints them), or run the SELECT in the shell (kshare -f)")
+
+// errNoInsert is the error of a kshare run script without an INSERT.
+var errNoInsert = errors.New("no INSERT INTO ... SELECT to run: kshare run runs a script's pipelines, which its CREATE TABLE and SET statements prepare")
+
+type runFlags struct {
+	scripts     []scriptSource
+	logFormat   string
+	metricsAddr string
+	drain       time.Duration
+	help        bool
+}
+
+func runRunCmd(ctx context.Context, std stdio, args []string) error {
+	var f runFlags
+	fs := newFlagSet("run", runSynopsis, std)
+	// As kshare export's: a usage error is one line and a pointer to -h.
+	fs.Usage = func() { fmt.Fprintf(fs.Output(), "see kshare run --help\n") }
+	fs.BoolVar(&f.help, "h", false, "print this help")
+	fs.BoolVar(&f.help, "help", false, "print this help")
+	fs.Var(scriptFlag{list: &f.scripts, file: true}, "f", "run the statements of `file` (CREATE TABLE, SET, INSERT INTO ... SELECT); repeatable, in order")
+	fs.StringVar(&f.logFormat, "log-format", "text", "how the log on standard error is written: text (key=value) or json (one object per line)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz at http://`host:port` while running")
+	fs.DurationVar(&f.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or SIGINT, wait this `duration` for the sink to acknowledge the batches in flight, then release what is left")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if f.help {
+		fmt.Fprintf(fs.Output(), "usage: kshare run %s\n\n", runSynopsis)
+		fmt.Fprint(fs.Output(), runHelp)
+		fs.PrintDefaults()
+		return flag.ErrHelp
+	}
+	switch {
+	case len(f.scripts) == 0:
+		return usagef(fs, "-f is required: the script of the pipelines to run")
+	case f.logFormat != "text" && f.logFormat != "json":
+		return usagef(fs, "--log-format must be text or json, got %q", f.logFormat)
+	case f.drain < 0:
+		return usagef(fs, "--drain-timeout must not be negative, got %v", f.drain)
+	}
+	if err := checkMetricsAddr(fs, f.metricsAddr); err != nil {
+		return err
+	}
+	r := &runner{log: newLogger(std.err, f.logFormat), drain: f.drain}
+	return r.fail(r.run(ctx, f))
+}
+
+const runHelp = `Runs the statements of the -f files (CREATE TABLE, SET, INSERT INTO ...
+SELECT) and then their INSERT jobs in the foreground, as a service: under
+systemd, in a container. Several copies of one pipeline with the same
+'share-group-id' split its records between them: the broker hands each
+record to one of them.
+
+  - The log (slog's) goes to standard error, as text or JSON lines.
+  - A SELECT in the script is refused (a service has nowhere to print its
+    rows), and so is a script without an INSERT; all before anything runs.
+  - --metrics-addr serves /metrics (Prometheus), /healthz (200 while the
+    process lives) and /readyz (200 once every job runs and the brokers of
+    its source and sink answer; 503 with the reason otherwise).
+  - SIGTERM or SIGINT drains: no record is fetched any more, those fetched
+    and not yet in a batch are released at once, the batches in flight get
+    --drain-timeout to be acknowledged by the sink (their records are then
+    accepted), the rest is released. Exit status 0.
+  - A job that fails stops the run: the others drain, and kshare run exits
+    with status 1 and the job's error.
+  - When every job has finished its input (a bounded source, or the
+    'idle-timeout' setting), kshare run exits 0.
+
+`
