@@ -34,15 +34,25 @@ func pipelineScript(t *testing.T, addr, topic, group, sink, extra string) string
 	return path
 }
 
+// runQ is a pipeline's topics and group, and its kshare run script.
+type runQ struct{ addr, topic, group, sink, script string }
+
 // runQueue makes a topic of one partition holding ids 0 to n-1 and a
 // group whose records are locked for lock, an empty sink topic, and the
 // script of their pipeline with extra WITH pairs on the source.
 func runQueue(t *testing.T, n int, lock time.Duration, extra string) (addr, sink, script string) {
 	t.Helper()
+	q := newRunQ(t, lock, extra)
+	kafkatest.Produce(t, q.addr, q.topic, idValues(0, n)...)
+	return q.addr, q.sink, q.script
+}
+
+// newRunQ is runQueue with an empty source topic.
+func newRunQ(t *testing.T, lock time.Duration, extra string) runQ {
+	t.Helper()
 	addr, topic, group := kafkatest.LockedGroup(t, lock)
-	kafkatest.Produce(t, addr, topic, idValues(0, n)...)
-	sink = kafkatest.Topic(t, addr, 1)
-	return addr, sink, pipelineScript(t, addr, topic, group, sink, extra)
+	sink := kafkatest.Topic(t, addr, 1)
+	return runQ{addr, topic, group, sink, pipelineScript(t, addr, topic, group, sink, extra)}
 }
 
 // sinkSize is how many records the sink topic holds.
@@ -231,10 +241,15 @@ func countNonZero(cs []int) int {
 // some of its records, and together all.
 func TestRunTwoProcessesSplitOnePartition(t *testing.T) {
 	const n = 10000
-	// Small polls, so that neither takes everything in one go.
-	addr, sink, script := runQueue(t, n, 10*time.Second, ", 'source.parallelism' = '1', 'properties.max.poll.records' = '100'")
-	a, _, aErr := startKshare(t, "run", "-f", script)
-	b, _, bErr := startKshare(t, "run", "-f", script)
+	// Small polls, so that neither takes everything in one go; the ids
+	// come once both have joined, so that neither has them all before the
+	// other is there.
+	q := newRunQ(t, 10*time.Second, ", 'source.parallelism' = '1', 'properties.max.poll.records' = '100'")
+	addr, sink := q.addr, q.sink
+	a, _, aErr := startKshare(t, "run", "-f", q.script)
+	b, _, bErr := startKshare(t, "run", "-f", q.script)
+	kafkatest.WaitShareMembers(t, addr, q.group, 2)
+	kafkatest.Produce(t, addr, q.topic, idValues(0, n)...)
 	dups := waitAllIDs(t, addr, sink, n)
 	_, aWrote, aAcc := jobEnd(t, stopRun(t, a, aErr, defaultDrainTimeout+5*time.Second))
 	_, bWrote, bAcc := jobEnd(t, stopRun(t, b, bErr, defaultDrainTimeout+5*time.Second))
