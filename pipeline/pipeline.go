@@ -84,8 +84,8 @@ func (j *Job) fail(err error) {
 
 func (j *Job) run(ctx context.Context) {
 	defer close(j.done)
+	// A batch in flight holds a slot until it is settled.
 	slots := make(chan struct{}, j.opts.InFlight)
-	var inflight sync.WaitGroup
 	for j.rows.Next() {
 		h, err := j.rows.Hold()
 		if err != nil {
@@ -106,7 +106,6 @@ func (j *Job) run(ctx context.Context) {
 			h.Done()
 			continue
 		}
-		inflight.Add(1)
 		settle := func(err error) {
 			if err != nil {
 				release(h)
@@ -116,7 +115,6 @@ func (j *Job) run(ctx context.Context) {
 			}
 			h.Done()
 			<-slots
-			inflight.Done()
 		}
 		if err := j.w.Write(ctx, h.RecordBatch(), settle); err != nil {
 			settle(err)
@@ -124,20 +122,22 @@ func (j *Job) run(ctx context.Context) {
 		}
 	}
 	// The input ended (or a drain ended it): the batches in flight are
-	// waited for, unless Stop or a failure (both cancel ctx) comes first.
-	// Closing the writer then fails what it has not had acknowledged, so
-	// that those batches are released, not waited for.
-	flushed := make(chan struct{})
-	go func() {
-		inflight.Wait()
-		close(flushed)
-	}()
-	select {
-	case <-flushed:
-	case <-ctx.Done():
+	// waited for (taking every slot), unless Stop or a failure (both
+	// cancel ctx) comes first. Closing the writer then fails what it has
+	// not had acknowledged, so that those batches are released, not
+	// waited for.
+	taken := 0
+	for taken < cap(slots) && ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+			taken++
+		case <-ctx.Done():
+		}
 	}
 	j.w.Close()
-	<-flushed
+	for ; taken < cap(slots); taken++ {
+		slots <- struct{}{}
+	}
 	rerr := j.rows.Err()
 	j.rows.Close()
 	j.mu.Lock()
