@@ -8,6 +8,11 @@
 // Several batches are in flight at once (Options.InFlight): a batch is taken
 // out of the query with query.Rows.Hold, so that reading goes on while the
 // sink's acknowledgements come back.
+//
+// Stop ends a job at once: what is in flight is released. Drain ends it
+// gently, as a service that is told to stop should: it stops reading (the
+// source gives back at once what it fetched ahead), lets the batches in
+// flight be acknowledged within a bound, and releases only what is left.
 package pipeline
 
 import (

@@ -216,6 +216,13 @@ type Job interface {
 	// Stop ends the job: it stops reading, releases the source records
 	// whose rows were not acknowledged, and waits for its goroutines.
 	Stop()
+	// Drain ends the job gently and waits for it: it reads no more
+	// records (those fetched and not yet in a batch are released at
+	// once), waits up to timeout for the sink to acknowledge the batches
+	// in flight, whose records are then accepted, and then stops as Stop
+	// does. It returns the job's error: nil when it drained or had
+	// finished.
+	Drain(timeout time.Duration) error
 	// Stats counts the job's work so far. Safe from any goroutine.
 	Stats() JobStats
 }

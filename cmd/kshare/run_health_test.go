@@ -84,6 +84,7 @@ func (j *fakeJob) ID() string                     { return "1" }
 func (j *fakeJob) Statement() string              { return "INSERT INTO sink SELECT * FROM src" }
 func (j *fakeJob) Wait(ctx context.Context) error { return nil }
 func (j *fakeJob) Stop()                          {}
+func (j *fakeJob) Drain(time.Duration) error      { return nil }
 func (j *fakeJob) Stats() table.JobStats          { return j.st }
 
 // TestReadyz: /readyz says 503 and why while kshare run starts, while a

@@ -209,11 +209,6 @@ func (r *runner) ended(j table.Job) error {
 	return nil
 }
 
-// drainer is a job that can drain (pipeline.Job).
-type drainer interface {
-	Drain(timeout time.Duration) error
-}
-
 // drainAll drains every job at once, each within r.drain.
 func (r *runner) drainAll() {
 	r.mu.Lock()
@@ -222,11 +217,7 @@ func (r *runner) drainAll() {
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Go(func() {
-			if d, ok := j.(drainer); ok {
-				_ = d.Drain(r.drain) // its error is the job's, logged by ended
-				return
-			}
-			j.Stop()
+			_ = j.Drain(r.drain) // its error is the job's, logged by ended
 		})
 	}
 	wg.Wait()
