@@ -143,10 +143,21 @@ func putTime(b array.Builder, t time.Time, tt *table.DataType) error {
 }
 
 var (
-	extractUnits = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "DOY", "DOW", "HOUR", "MINUTE", "SECOND"}
-	addUnits     = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND"}
-	floorUnits   = []string{"YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}
+	extractUnits = []string{"MILLENNIUM", "CENTURY", "DECADE", "YEAR", "ISOYEAR", "QUARTER", "MONTH", "WEEK", "DAY", "DOY", "DOW", "ISODOW",
+		"HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND", "NANOSECOND", "EPOCH"}
+	addUnits   = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND"}
+	floorUnits = []string{"MILLENNIUM", "CENTURY", "DECADE", "YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND"}
 )
+
+// clockUnit reports whether unit is a field of the time of day, which a
+// DATE has not.
+func clockUnit(unit string) bool {
+	switch unit {
+	case "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND", "NANOSECOND":
+		return true
+	}
+	return false
+}
 
 // unitOf checks that argument k is a unit of units (the rewrite makes
 // EXTRACT(YEAR FROM t) an argument 'YEAR') and keeps it as the call's state.
@@ -181,7 +192,7 @@ func extractPrep(c *call) error {
 		return err
 	}
 	unit, t := c.state.(string), c.args[1].typ()
-	clockField := unit == "HOUR" || unit == "MINUTE" || unit == "SECOND"
+	clockField := clockUnit(unit)
 	if t.Kind == table.Time && !clockField || t.Kind == table.Date && clockField {
 		return errorf(ErrType, "a %s has no %s (%s)", tn(t), unit, c.src)
 	}
@@ -201,21 +212,54 @@ func extractField(ec *evalCtx, c *call, unit string, a arrow.Array, t *table.Dat
 	})
 }
 
-// timeFields are EXTRACT's units.
+// timeFields are EXTRACT's units, as Flink (Calcite's DateTimeUtils)
+// computes them. MILLISECOND, MICROSECOND and NANOSECOND are the fraction
+// of the second, not the second with it (PostgreSQL's reading).
 var timeFields = map[string]func(time.Time) int{
-	"YEAR":    time.Time.Year,
+	// DECADE, CENTURY and MILLENNIUM count as Flink does: the 21st century
+	// and the 3rd millennium begin in 2001, a decade at a year ending in 0.
+	"MILLENNIUM": func(t time.Time) int { return eraOf(t.Year(), 1000) },
+	"CENTURY":    func(t time.Time) int { return eraOf(t.Year(), 100) },
+	"DECADE":     func(t time.Time) int { return t.Year() / 10 },
+	"YEAR":       time.Time.Year,
+	"ISOYEAR": func(t time.Time) int { // the year of the ISO week
+		y, _ := t.ISOWeek()
+		return y
+	},
 	"QUARTER": func(t time.Time) int { return (int(t.Month())-1)/3 + 1 },
 	"MONTH":   func(t time.Time) int { return int(t.Month()) },
 	"WEEK": func(t time.Time) int { // ISO's
 		_, w := t.ISOWeek()
 		return w
 	},
-	"DAY":    time.Time.Day,
-	"DOY":    time.Time.YearDay,
-	"DOW":    func(t time.Time) int { return int(t.Weekday()) + 1 }, // Sunday is 1, as in Flink
-	"HOUR":   time.Time.Hour,
-	"MINUTE": time.Time.Minute,
-	"SECOND": time.Time.Second,
+	"DAY":         time.Time.Day,
+	"DOY":         time.Time.YearDay,
+	"DOW":         func(t time.Time) int { return int(t.Weekday()) + 1 },       // Sunday is 1, as in Flink
+	"ISODOW":      func(t time.Time) int { return (int(t.Weekday())+6)%7 + 1 }, // Monday is 1
+	"HOUR":        time.Time.Hour,
+	"MINUTE":      time.Time.Minute,
+	"SECOND":      time.Time.Second,
+	"MILLISECOND": func(t time.Time) int { return t.Nanosecond() / 1e6 },
+	"MICROSECOND": func(t time.Time) int { return t.Nanosecond() / 1e3 },
+	"NANOSECOND":  time.Time.Nanosecond,
+	// EPOCH is the whole seconds since 1970-01-01 00:00:00 UTC, cut toward
+	// zero as Flink's division of milliseconds cuts.
+	"EPOCH": func(t time.Time) int {
+		s := t.Unix()
+		if s < 0 && t.Nanosecond() > 0 {
+			s++
+		}
+		return int(s)
+	},
+}
+
+// eraOf is the century (n 100) or millennium (n 1000) of a year: years 1
+// to n are the first; before year 1, as Flink computes it.
+func eraOf(year, n int) int {
+	if year > 0 {
+		return (year + n - 1) / n
+	}
+	return (year - n + 1) / n
 }
 
 // timestampAddType is the time's type; a DATE takes whole days only.
@@ -246,6 +290,12 @@ func addUnit(t time.Time, unit string, n int64) time.Time {
 		return t.AddDate(0, 0, int(n)*7)
 	case "DAY":
 		return t.AddDate(0, 0, int(n))
+	case "DECADE":
+		return addMonths(t, n*12*10)
+	case "CENTURY":
+		return addMonths(t, n*12*100)
+	case "MILLENNIUM":
+		return addMonths(t, n*12*1000)
 	}
 	return t.Add(time.Duration(n) * unitDuration[unit])
 }
@@ -330,6 +380,16 @@ func monthsBetweenDates(from, to time.Time) int64 {
 func floorTime(t time.Time, unit string) time.Time {
 	y, m, d := t.Date()
 	switch unit {
+	case "MILLENNIUM":
+		return time.Date((y+999)/1000*1000-999, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "CENTURY":
+		return time.Date((y+99)/100*100-99, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "DECADE":
+		return time.Date(y/10*10, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "WEEK":
+		// Weeks start on Sunday, as in Flink (Calcite's julianDateFloor),
+		// not on ISO's Monday.
+		return time.Date(y, m, d-int(t.Weekday()), 0, 0, 0, 0, time.UTC)
 	case "YEAR":
 		return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
 	case "QUARTER":
