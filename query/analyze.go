@@ -53,6 +53,13 @@ func (p *planner) textOf(n sqlparser.SQLNode) string {
 				buf.Myprintf("%s", table.QuoteString(string(n.Val)))
 				return
 			}
+		case *sqlparser.IntervalExpr:
+			unit := strings.ToLower(n.Unit)
+			if u, ok := strings.CutPrefix(unit, intervalPrefix); ok {
+				unit = strings.Replace(u, "_to_", " to ", 1)
+			}
+			buf.Myprintf("INTERVAL %v %s", n.Expr, strings.ToUpper(unit))
+			return
 		case *sqlparser.ComparisonExpr:
 			if n.Operator == sqlparser.NotEqualStr {
 				buf.Myprintf("%v <> %v", n.Left, n.Right)

@@ -13,6 +13,7 @@ package query
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -488,6 +489,9 @@ func (p *planner) intervalArith(e *sqlparser.BinaryExpr, src string) (node, erro
 		iv, other = l, e.Right
 	}
 	ie := iv.(*sqlparser.IntervalExpr)
+	if units, ok := strings.CutPrefix(strings.ToLower(ie.Unit), intervalPrefix); ok {
+		return p.compoundArith(e.Operator == "-", ie.Expr, units, other, src)
+	}
 	n, err := p.expr(ie.Expr)
 	if err != nil {
 		return nil, err
@@ -501,7 +505,7 @@ func (p *planner) intervalArith(e *sqlparser.BinaryExpr, src string) (node, erro
 		v, ok = literalInt(lit)
 	}
 	if !ok {
-		return nil, unsupportedExpr("INTERVAL "+p.textOf(ie.Expr)+" "+strings.ToUpper(ie.Unit), "an interval is a whole number of one unit: INTERVAL '5' MINUTE")
+		return nil, unsupportedExpr("INTERVAL "+p.textOf(ie.Expr)+" "+strings.ToUpper(ie.Unit), "an interval is a whole number of one unit, INTERVAL '5' MINUTE, or of the form of a compound one, INTERVAL '1:30' HOUR TO MINUTE")
 	}
 	if e.Operator == "-" {
 		v = -v
@@ -513,4 +517,162 @@ func (p *planner) intervalArith(e *sqlparser.BinaryExpr, src string) (node, erro
 	unit := newLiteral(&table.DataType{Kind: table.Varchar, Length: len(ie.Unit), NotNull: true}, scalar.NewStringScalar(strings.ToUpper(ie.Unit)), strings.ToUpper(ie.Unit))
 	count := newLiteral(&table.DataType{Kind: table.BigInt, NotNull: true}, scalar.NewInt64Scalar(v), fmt.Sprint(v))
 	return newCall(p, funcs["timestampadd"], []node{unit, count, t}, src)
+}
+
+// intervalPrefix starts the one word the rewrite makes of a compound
+// interval's units for sqlparser, which reads one word there: INTERVAL
+// '1:30' HOUR TO MINUTE is read as INTERVAL '1:30' __kshare_interval_hour_to_minute.
+const intervalPrefix = "__kshare_interval_"
+
+// compound is the value of a compound interval: months, or a duration;
+// negative for a negative interval.
+type compound struct {
+	months int64
+	d      time.Duration
+}
+
+// intervalFields are the fields of compound intervals in order: the
+// separator before each in the value, the largest value of each that
+// follows another, and the duration of one (0: months).
+var intervalFields = []struct {
+	name   string
+	letter string // in the form messages show
+	sep    string
+	max    int64
+	unit   time.Duration
+}{
+	{"YEAR", "y", "", 0, 0}, {"MONTH", "m", "-", 11, 0},
+	{"DAY", "d", "", 0, 24 * time.Hour}, {"HOUR", "h", " ", 23, time.Hour},
+	{"MINUTE", "m", ":", 59, time.Minute}, {"SECOND", "s", ":", 59, time.Second},
+}
+
+// compoundRanges are the compound intervals SQL has, as written after the
+// value.
+const compoundRanges = "YEAR TO MONTH, DAY TO HOUR, DAY TO MINUTE, DAY TO SECOND, HOUR TO MINUTE, HOUR TO SECOND, MINUTE TO SECOND"
+
+// parseCompound reads the value of INTERVAL 'value' from TO to, as SQL
+// writes it ('1-2' YEAR TO MONTH, '1 02:03:04.5' DAY TO SECOND, '-1:30'
+// HOUR TO MINUTE); the sign, if any, is the whole interval's.
+func parseCompound(value, from, to string) (compound, error) {
+	at := func(name string) int {
+		name = strings.TrimSuffix(strings.ToUpper(name), "S")
+		for k, f := range intervalFields {
+			if f.name == name {
+				return k
+			}
+		}
+		return -1
+	}
+	lo, hi := at(from), at(to)
+	units := strings.ToUpper(from + " TO " + to)
+	if lo < 0 || hi <= lo || lo < 2 && hi >= 2 {
+		return compound{}, fmt.Errorf("%s is not an interval; write one of %s", units, compoundRanges)
+	}
+	form := ""
+	for k := lo; k <= hi; k++ {
+		if k > lo {
+			form += intervalFields[k].sep
+		}
+		form += intervalFields[k].letter
+	}
+	if hi == 5 {
+		form += "[.fff]"
+	}
+	bad := func(why string) (compound, error) {
+		return compound{}, fmt.Errorf("INTERVAL %s %s: %s; write '%s'", table.QuoteString(value), units, why, form)
+	}
+	rest := strings.TrimSpace(value)
+	neg := strings.HasPrefix(rest, "-")
+	rest = strings.TrimPrefix(strings.TrimPrefix(rest, "-"), "+")
+	var iv compound
+	for k := lo; k <= hi; k++ {
+		f := intervalFields[k]
+		if k > lo {
+			var ok bool
+			if rest, ok = strings.CutPrefix(rest, f.sep); !ok {
+				return bad("it is not of that form")
+			}
+		}
+		digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+		if digits == 0 || digits > 9 {
+			return bad("it is not of that form")
+		}
+		v, _ := strconv.ParseInt(rest[:digits], 10, 64)
+		rest = rest[digits:]
+		if k > lo && v > f.max {
+			return bad(fmt.Sprintf("%s %d is out of range (0 to %d)", f.name, v, f.max))
+		}
+		if f.unit == 0 {
+			iv.months = iv.months*12 + v
+			continue
+		}
+		if v > math.MaxInt64/int64(f.unit)/2 {
+			return bad(fmt.Sprintf("%s %d is out of range", f.name, v))
+		}
+		iv.d += time.Duration(v) * f.unit
+		if k == 5 && strings.HasPrefix(rest, ".") {
+			frac := strings.TrimLeft(rest[1:], "0123456789")
+			n := len(rest) - 1 - len(frac)
+			if n == 0 || n > 9 {
+				return bad("the fraction of the second has 1 to 9 digits")
+			}
+			ns, _ := strconv.ParseInt((rest[1:1+n] + "00000000")[:9], 10, 64)
+			iv.d += time.Duration(ns)
+			rest = frac
+		}
+	}
+	if rest != "" {
+		return bad("it is not of that form")
+	}
+	if neg {
+		iv.months, iv.d = -iv.months, -iv.d
+	}
+	return iv, nil
+}
+
+// intervalDef adds a compound interval (the call's state) to a time; no
+// name reaches it, only the operator.
+var intervalDef = &funcDef{name: "+", args: []argKind{timeArg}, ret: sameAsArg(0), eval: plusInterval}
+
+// compoundArith is t + INTERVAL 'value' from TO to (minus, with sub).
+func (p *planner) compoundArith(sub bool, value sqlparser.Expr, units string, other sqlparser.Expr, src string) (node, error) {
+	from, to, _ := strings.Cut(units, "_to_")
+	v, ok := value.(*sqlparser.SQLVal)
+	if !ok || v.Type != sqlparser.StrVal {
+		return nil, errorf(ErrType, "a compound interval's value is a string: INTERVAL '1:30' HOUR TO MINUTE (%s)", src)
+	}
+	iv, err := parseCompound(string(v.Val), from, to)
+	if err != nil {
+		return nil, errorf(ErrType, "%v (%s)", err, src)
+	}
+	if sub {
+		iv.months, iv.d = -iv.months, -iv.d
+	}
+	t, err := p.expr(other)
+	if err != nil {
+		return nil, err
+	}
+	if t.typ() != nil && t.typ().Kind == table.Date && iv.d != 0 {
+		return nil, errorf(ErrType, "a DATE takes whole days; CAST it to TIMESTAMP to add an INTERVAL %s TO %s (%s)", strings.ToUpper(from), strings.ToUpper(to), src)
+	}
+	n, err := newCall(p, intervalDef, []node{t}, src)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := n.(*call); ok {
+		c.state = iv
+	}
+	return n, nil
+}
+
+// plusInterval is the time plus the months, then plus the duration.
+func plusInterval(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	iv, get := c.state.(compound), timesOf(as[0], c.args[0].typ())
+	return rowsOf(ec, c, as, func(b array.Builder, i int) error {
+		t := get(i)
+		if iv.months != 0 {
+			t = addMonths(t, iv.months)
+		}
+		return putTime(b, t.Add(iv.d), c.t)
+	})
 }

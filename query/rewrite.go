@@ -408,6 +408,10 @@ func rewrite(src string) (*rewritten, error) {
 			rw.funcSyntax(toks, i)
 		case pair(toks, i, "&&"):
 			return nil, errorAt(src, t.Start, unsupportedExpr("&&", "write AND"))
+		case t.IsWord("interval") && i+4 < len(toks) && toks[i+1].Kind == parse.String && toks[i+2].Kind == parse.Ident && toks[i+3].IsWord("to") && toks[i+4].Kind == parse.Ident:
+			// INTERVAL '1:30' HOUR TO MINUTE: sqlparser reads one word
+			// for the unit (see intervalPrefix).
+			rw.edits = append(rw.edits, edit{toks[i+2].Start, toks[i+4].End, intervalPrefix + strings.ToLower(toks[i+2].Val) + "_to_" + strings.ToLower(toks[i+4].Val)})
 		case t.Kind == parse.Ident && !isASCII(t.Val):
 			rw.edits = append(rw.edits, edit{t.Start, t.End, table.QuoteIdent(t.Val)})
 		case t.Kind == parse.String:
