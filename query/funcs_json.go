@@ -2,10 +2,12 @@ package query
 
 // This file holds the JSON functions, so that a raw STRING table can be
 // queried as JSON: JSON_VALUE, JSON_EXISTS and JSON_QUERY with Flink's
-// defaults (lax mode, NULL ON EMPTY, NULL ON ERROR; JSON_EXISTS is FALSE on
-// error). Paths are $ followed by .name, ['name'] and [index] steps,
-// optionally after lax or strict; a constant path is read when the query
-// is planned. JSON_VALUE(s, path RETURNING type) is JSON_VALUE's text read
+// defaults (NULL ON EMPTY, NULL ON ERROR; JSON_EXISTS is FALSE on error).
+// Paths are $ followed by .name, ['name'], [index] and wildcard (.* and
+// [*]) steps, optionally after lax or strict (without, strict, as in
+// Flink); a constant path is read when the query is planned. A path with a
+// wildcard finds the JSON array of every value it reaches, as Flink's
+// (Jayway's JsonPath) does. JSON_VALUE(s, path RETURNING type) is JSON_VALUE's text read
 // as the type by TRY_CAST (the rewrite does that), so a value that is not
 // one is NULL, as in Flink.
 
@@ -35,58 +37,82 @@ func init() {
 	)
 }
 
-// jsonStep is one step of a path: a member name, or an array index.
+// jsonStep is one step of a path: a member name, an array index, or a
+// wildcard (.* or [*]: every member of an object, every element of an
+// array).
 type jsonStep struct {
 	name  string
 	index int
 	isIdx bool
+	wild  bool
 }
 
-type jsonPath []jsonStep
+// jsonPath is a parsed path. A path with a wildcard is indefinite: it finds
+// the JSON array of every value it reaches, as Jayway's JsonPath (Flink's)
+// does.
+type jsonPath struct {
+	steps []jsonStep
+	// lax: the path said lax. Without a mode a path is strict, as in
+	// Flink (SqlJsonUtils): an indefinite path whose steps before the
+	// first wildcard find nothing finds nothing when strict, and an empty
+	// array when lax.
+	lax        bool
+	indefinite bool
+}
 
-// parseJSONPath reads $(.name | ['name'] | [n])*, after an optional mode.
-func parseJSONPath(p string) (jsonPath, error) {
+// parseJSONPath reads $(.name | .* | ['name'] | [n] | [*])*, after an
+// optional mode.
+func parseJSONPath(p string) (*jsonPath, error) {
 	s := strings.TrimSpace(p)
+	path := &jsonPath{}
 	for _, mode := range []string{"lax ", "strict "} {
 		if strings.HasPrefix(strings.ToLower(s), mode) {
 			s = strings.TrimSpace(s[len(mode):])
+			path.lax = mode == "lax "
 		}
 	}
 	if !strings.HasPrefix(s, "$") {
 		return nil, errorf(ErrEval, "JSON path %s must start with $", table.QuoteString(p))
 	}
 	s = s[1:]
-	var path jsonPath
-	bad := func(why string) (jsonPath, error) {
-		return nil, errorf(ErrEval, "bad JSON path %s: %s (kshare reads $, .name, ['name'] and [index])", table.QuoteString(p), why)
+	bad := func(why string) (*jsonPath, error) {
+		return nil, errorf(ErrEval, "bad JSON path %s: %s (kshare reads $, .name, ['name'], [index], .* and [*])", table.QuoteString(p), why)
 	}
 	for s != "" {
 		switch {
+		case strings.HasPrefix(s, ".*"), strings.HasPrefix(s, "[*]"):
+			path.steps = append(path.steps, jsonStep{wild: true})
+			path.indefinite = true
+			if s[0] == '.' {
+				s = s[2:]
+			} else {
+				s = s[3:]
+			}
 		case s[0] == '.':
 			k := 1
 			for k < len(s) && s[k] != '.' && s[k] != '[' {
 				k++
 			}
 			name := s[1:k]
-			if name == "" || name == "*" {
-				return bad("a member name is missing or a wildcard")
+			if name == "" {
+				return bad("a member name is missing")
 			}
-			path = append(path, jsonStep{name: name})
+			path.steps = append(path.steps, jsonStep{name: name})
 			s = s[k:]
 		case strings.HasPrefix(s, "['"):
 			end := strings.Index(s[2:], "']")
 			if end < 0 {
 				return bad("['name'] is not closed")
 			}
-			path = append(path, jsonStep{name: s[2 : 2+end]})
+			path.steps = append(path.steps, jsonStep{name: s[2 : 2+end]})
 			s = s[2+end+2:]
 		case s[0] == '[':
 			end := strings.IndexByte(s, ']')
 			n, err := strconv.Atoi(strings.TrimSpace(s[1:max(end, 1)]))
 			if end < 0 || err != nil || n < 0 {
-				return bad("an index is not a number of 0 or more")
+				return bad("an index is not a number of 0 or more, or *")
 			}
-			path = append(path, jsonStep{index: n, isIdx: true})
+			path.steps = append(path.steps, jsonStep{index: n, isIdx: true})
 			s = s[end+1:]
 		default:
 			return bad("unexpected " + strconv.Quote(s[:1]))
@@ -105,40 +131,99 @@ func compilePath(c *call) error {
 	return err
 }
 
-// find follows the path through doc; ok is false if a step finds nothing
-// or doc is not JSON.
-func (p jsonPath) find(doc []byte) (json.RawMessage, bool) {
-	cur := json.RawMessage(doc)
+// find follows the path through doc; ok is false if it finds nothing or doc
+// is not JSON. An indefinite path finds the array of what it reaches, which
+// may be empty: a step after a wildcard that finds nothing drops that
+// branch only.
+func (p *jsonPath) find(doc []byte) (json.RawMessage, bool) {
 	if !json.Valid(doc) {
 		return nil, false
 	}
-	for _, st := range p {
-		if st.isIdx {
-			var arr []json.RawMessage
-			if json.Unmarshal(cur, &arr) != nil || st.index >= len(arr) {
-				return nil, false
+	cur := []json.RawMessage{doc}
+	wild := false
+	for _, st := range p.steps {
+		var next []json.RawMessage
+		for _, v := range cur {
+			next = st.apply(v, next)
+		}
+		if len(next) == 0 && !wild && !st.wild {
+			if p.lax && p.indefinite {
+				return json.RawMessage("[]"), true
 			}
-			cur = arr[st.index]
-			continue
-		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
 			return nil, false
 		}
-		v, ok := obj[st.name]
-		if !ok {
-			return nil, false
-		}
-		cur = v
+		wild = wild || st.wild
+		cur = next
 	}
-	return cur, true
+	if !p.indefinite {
+		return cur[0], true
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for k, v := range cur {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(v)
+	}
+	b.WriteByte(']')
+	return b.Bytes(), true
+}
+
+// apply appends what the step finds in v to out.
+func (st jsonStep) apply(v json.RawMessage, out []json.RawMessage) []json.RawMessage {
+	switch {
+	case st.wild:
+		return appendChildren(v, out)
+	case st.isIdx:
+		var arr []json.RawMessage
+		if json.Unmarshal(v, &arr) != nil || st.index >= len(arr) {
+			return out
+		}
+		return append(out, arr[st.index])
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(v, &obj) != nil {
+		return out
+	}
+	if m, ok := obj[st.name]; ok {
+		out = append(out, m)
+	}
+	return out
+}
+
+// appendChildren appends the members of an object (in their order) or the
+// elements of an array; a scalar has none.
+func appendChildren(v json.RawMessage, out []json.RawMessage) []json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	open, err := dec.Token()
+	if err != nil {
+		return out
+	}
+	d, ok := open.(json.Delim)
+	if !ok {
+		return out
+	}
+	for dec.More() {
+		if d == '{' {
+			if _, err := dec.Token(); err != nil { // the member's name
+				return out
+			}
+		}
+		var m json.RawMessage
+		if dec.Decode(&m) != nil {
+			return out
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // jsonFunc runs f on each row's document and path.
 func jsonFunc[B array.Builder](f func(b B, v json.RawMessage, found bool)) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		docs, paths := as[0].(*array.String), as[1].(*array.String)
-		fixed, _ := c.state.(jsonPath)
+		fixed, _ := c.state.(*jsonPath)
 		return rowsOf(ec, c, as, func(b B, i int) error {
 			p := fixed
 			if p == nil {
