@@ -25,9 +25,10 @@ import (
 
 func init() {
 	register(
-		&funcDef{name: "JSON_VALUE", args: []argKind{strArg, strArg}, sig: "JSON_VALUE(STRING, path [RETURNING type])",
-			desc: "the scalar at the path as text (or as the RETURNING type); NULL if absent, not a scalar or not JSON",
-			ret:  nullableType(table.StringType()), prep: compilePath, eval: jsonFunc(jsonValue)},
+		&funcDef{name: "JSON_VALUE", args: []argKind{strArg, strArg, anyArg}, min: 2, variadic: true,
+			sig:   "JSON_VALUE(STRING, path [RETURNING type] [{NULL | ERROR | DEFAULT expr} ON EMPTY] [{NULL | ERROR | DEFAULT expr} ON ERROR])",
+			desc:  "the scalar at the path as text (or as the RETURNING type); NULL (or as ON EMPTY / ON ERROR say) if absent, not a scalar or not JSON",
+			build: buildJSONValue},
 		&funcDef{name: "JSON_QUERY", args: []argKind{strArg, strArg},
 			desc: "the object or array at the path as JSON text; NULL if absent, a scalar or not JSON",
 			ret:  nullableType(table.StringType()), prep: compilePath, eval: jsonFunc(jsonQuery)},
@@ -239,24 +240,6 @@ func jsonFunc[B array.Builder](f func(b B, v json.RawMessage, found bool)) func(
 	}
 }
 
-func jsonValue(b *array.StringBuilder, v json.RawMessage, found bool) {
-	if !found {
-		b.AppendNull()
-		return
-	}
-	v = bytes.TrimSpace(v)
-	switch {
-	case len(v) == 0 || v[0] == '{' || v[0] == '[' || string(v) == "null":
-		b.AppendNull()
-	case v[0] == '"':
-		var s string
-		_ = json.Unmarshal(v, &s) // valid: the document was
-		b.Append(s)
-	default:
-		b.BinaryBuilder.Append(v) // a number or a boolean, as written
-	}
-}
-
 func jsonQuery(b *array.StringBuilder, v json.RawMessage, found bool) {
 	v = bytes.TrimSpace(v)
 	if !found || len(v) == 0 || v[0] != '{' && v[0] != '[' {
@@ -270,4 +253,216 @@ func jsonQuery(b *array.StringBuilder, v json.RawMessage, found bool) {
 
 func jsonExists(b *array.BooleanBuilder, _ json.RawMessage, found bool) {
 	b.Append(found)
+}
+
+// jsonValue is JSON_VALUE: the scalar at the path, read as its type (STRING
+// unless RETURNING says); where there is none, what its ON EMPTY and ON
+// ERROR clauses say, as Flink decides between them (SqlJsonUtils): a JSON
+// null, and in lax mode a missing value, text that is not JSON or one that
+// is not a scalar, is empty; in strict mode (a path without a mode) those
+// are errors, and so is a value that is not of the RETURNING type.
+type jsonValue struct {
+	exprBase
+	doc, path       node
+	onEmpty, onErr  jsonBehavior
+	empties, errors node // the DEFAULTs as planned, of type t
+}
+
+// jsonBehavior is one ON EMPTY or ON ERROR clause.
+type jsonBehavior struct {
+	what string // NULL, ERROR or DEFAULT
+	def  node   // DEFAULT's expression, as written
+}
+
+func (n *jsonValue) operands() []node {
+	ops := []node{n.doc, n.path}
+	for _, d := range []node{n.empties, n.errors} {
+		if d != nil {
+			ops = append(ops, d)
+		}
+	}
+	return ops
+}
+
+func buildJSONValue(p *planner, args []node, src string) (node, error) {
+	n := &jsonValue{exprBase: exprBase{t: table.StringType(), src: src}, doc: args[0], path: args[1],
+		onEmpty: jsonBehavior{what: "NULL"}, onErr: jsonBehavior{what: "NULL"}}
+	if !strArg.ok(n.path.typ()) {
+		return nil, errorf(ErrType, "argument 2 of JSON_VALUE must be STRING, got %s (%s)", tn(n.path.typ()), src)
+	}
+	if lit, ok := n.path.(*literal); ok && lit.val.IsValid() {
+		if _, err := parseJSONPath(lit.val.String()); err != nil {
+			return nil, err
+		}
+	}
+	rest := args[2:]
+	for len(rest) > 0 {
+		lit, ok := rest[0].(*literal)
+		clause := ""
+		if ok && lit.val.IsValid() {
+			clause = lit.val.String()
+		}
+		on, what, _ := strings.Cut(strings.TrimPrefix(clause, "ON "), " ")
+		if len(rest) < 2 || on != "EMPTY" && on != "ERROR" {
+			return nil, errorf(ErrSyntax, "JSON_VALUE takes a string and a path, then RETURNING type, ON EMPTY and ON ERROR clauses (%s)", src)
+		}
+		b := jsonBehavior{what: what}
+		if what == "DEFAULT" {
+			b.def = rest[1]
+		}
+		if on == "EMPTY" {
+			n.onEmpty = b
+		} else {
+			n.onErr = b
+		}
+		rest = rest[2:]
+	}
+	return n, n.returning(table.StringType())
+}
+
+// returning makes t the result type (RETURNING t), the DEFAULTs cast to it.
+func (n *jsonValue) returning(t *table.DataType) error {
+	n.t = t.WithNotNull(false)
+	n.empties, n.errors = nil, nil
+	for _, c := range []struct {
+		b   jsonBehavior
+		out *node
+		on  string
+	}{{n.onEmpty, &n.empties, "EMPTY"}, {n.onErr, &n.errors, "ERROR"}} {
+		if c.b.def == nil {
+			continue
+		}
+		if c.b.def.typ() != nil && !castable(c.b.def.typ(), n.t) {
+			return errorf(ErrType, "the DEFAULT ON %s of JSON_VALUE is %s (%s), which cannot be cast to %s (%s)", c.on, tn(c.b.def.typ()), c.b.def.text(), tn(n.t), n.src)
+		}
+		d, err := convert(c.b.def, n.t)
+		if err != nil {
+			return err
+		}
+		*c.out = d
+	}
+	return nil
+}
+
+// jsonOutcome is what JSON_VALUE found on a row: a value, or why none.
+type jsonOutcome byte
+
+const (
+	jsonFound     jsonOutcome = iota
+	jsonNull                  // JSON null: empty
+	jsonMissing               // the path finds nothing: empty when lax, else an error
+	jsonNotJSON               // likewise
+	jsonNotScalar             // likewise
+	jsonBadType               // not of the RETURNING type: an error
+)
+
+// empty reports whether an outcome is ON EMPTY's (else ON ERROR's) in a
+// path of that mode.
+func (o jsonOutcome) empty(lax bool) bool {
+	return o == jsonNull || lax && o != jsonBadType
+}
+
+func (o jsonOutcome) String() string {
+	return [...]string{"", "the value is JSON null", "the path finds nothing", "the text is not JSON",
+		"the value is an object or an array", "the value is not of the RETURNING type"}[o]
+}
+
+func (n *jsonValue) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	as, err := evalArgs(ec, b, n.doc, n.path)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(as)
+	docs, paths := as[0].(*array.String), as[1].(*array.String)
+	rows := int(b.NumRows())
+	outcome, lax := make([]jsonOutcome, rows), make([]bool, rows)
+	text := array.NewStringBuilder(ec.mem)
+	defer text.Release()
+	var fixed *jsonPath
+	if lit, ok := n.path.(*literal); ok && lit.val.IsValid() {
+		fixed, _ = parseJSONPath(lit.val.String())
+	}
+	for i := 0; i < rows; i++ {
+		if docs.IsNull(i) || paths.IsNull(i) {
+			text.AppendNull()
+			continue
+		}
+		p := fixed
+		if p == nil {
+			if p, err = parseJSONPath(paths.Value(i)); err != nil {
+				return nil, err
+			}
+		}
+		doc := []byte(docs.Value(i))
+		v, found := p.find(doc)
+		v = bytes.TrimSpace(v)
+		switch {
+		case !found && !json.Valid(doc):
+			outcome[i] = jsonNotJSON
+		case !found:
+			outcome[i] = jsonMissing
+		case string(v) == "null":
+			outcome[i] = jsonNull
+		case v[0] == '{' || v[0] == '[':
+			outcome[i] = jsonNotScalar
+		}
+		lax[i] = p.lax
+		switch {
+		case outcome[i] != jsonFound:
+			text.AppendNull()
+		case v[0] == '"':
+			var s string
+			_ = json.Unmarshal(v, &s) // valid: the document was
+			text.Append(s)
+		default:
+			text.BinaryBuilder.Append(v) // a number or a boolean, as written
+		}
+	}
+	ta := text.NewArray()
+	defer ta.Release()
+	vals, err := castArray(ec, ta, table.StringType(), n.t, true)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < rows; i++ {
+		if ta.IsValid(i) && vals.IsNull(i) {
+			outcome[i] = jsonBadType
+		}
+	}
+	return n.settle(ec, b, vals, outcome, lax)
+}
+
+// settle puts the result together: the values found (vals, which it takes
+// over), and where there were none what the clauses say.
+func (n *jsonValue) settle(ec *evalCtx, b arrow.RecordBatch, vals arrow.Array, outcome []jsonOutcome, lax []bool) (arrow.Array, error) {
+	asm := newAssembly(len(outcome))
+	defer asm.release()
+	all := asm.all(len(outcome))
+	found, rest := asm.split(all, whole, func(i int) bool { return outcome[i] == jsonFound && vals.IsValid(i) })
+	asm.add(vals, whole, found, found)
+	for _, c := range []struct {
+		b     jsonBehavior
+		def   node
+		empty bool
+		on    string
+	}{{n.onEmpty, n.empties, true, "EMPTY"}, {n.onErr, n.errors, false, "ERROR"}} {
+		take, _ := asm.split(rest, subset, func(j int) bool {
+			o := outcome[rest[j]]
+			return o != jsonFound && o.empty(lax[rest[j]]) == c.empty
+		})
+		if len(take) == 0 {
+			continue
+		}
+		switch c.b.what {
+		case "ERROR":
+			return nil, errorf(ErrEval, "%s: %s (ERROR ON %s)", n.src, outcome[take[0]], c.on)
+		case "DEFAULT":
+			a, sp, err := evalRows(ec, b, c.def, take)
+			if err != nil {
+				return nil, err
+			}
+			asm.add(a, sp, take, take)
+		}
+	}
+	return asm.result(ec, n.t.ArrowType())
 }
