@@ -13,7 +13,6 @@ package query
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -597,7 +596,7 @@ func parseCompound(value, from, to string) (compound, error) {
 		if digits == 0 || digits > 9 {
 			return bad("it is not of that form")
 		}
-		v, _ := strconv.ParseInt(rest[:digits], 10, 64)
+		v := decimalDigits(rest[:digits])
 		rest = rest[digits:]
 		if k > lo && v > f.max {
 			return bad(fmt.Sprintf("%s %d is out of range (0 to %d)", f.name, v, f.max))
@@ -616,7 +615,7 @@ func parseCompound(value, from, to string) (compound, error) {
 			if n == 0 || n > 9 {
 				return bad("the fraction of the second has 1 to 9 digits")
 			}
-			ns, _ := strconv.ParseInt((rest[1:1+n] + "00000000")[:9], 10, 64)
+			ns := decimalDigits((rest[1:1+n] + "00000000")[:9])
 			iv.d += time.Duration(ns)
 			rest = frac
 		}
@@ -675,4 +674,13 @@ func plusInterval(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		}
 		return putTime(b, t.Add(iv.d), c.t)
 	})
+}
+
+// decimalDigits is the value of at most 18 decimal digits.
+func decimalDigits(s string) int64 {
+	var v int64
+	for _, c := range s {
+		v = v*10 + int64(c-'0')
+	}
+	return v
 }
