@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -181,6 +182,28 @@ func (c *colRef) eval(_ *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 type literal struct {
 	exprBase
 	val scalar.Scalar
+	// single is the value as an array of one, for the kernels that read a
+	// literal in place (evalOperands): built once, from Go's allocator, it
+	// lives as long as the plan.
+	single atomic.Pointer[arrow.Array]
+}
+
+// one is the literal as an array of one value; the caller releases it.
+func (l *literal) one() (arrow.Array, error) {
+	if p := l.single.Load(); p != nil {
+		(*p).Retain()
+		return *p, nil
+	}
+	a, err := scalar.MakeArrayFromScalar(l.val, 1, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	if !l.single.CompareAndSwap(nil, &a) {
+		a.Release() // another evaluation built it first
+		return l.one()
+	}
+	a.Retain()
+	return a, nil
 }
 
 func newLiteral(t *table.DataType, val scalar.Scalar, src string) *literal {

@@ -35,8 +35,8 @@ func evalOperands(ec *evalCtx, b arrow.RecordBatch, ns ...node) ([]operand, erro
 	ops := make([]operand, len(ns))
 	for k, n := range ns {
 		var err error
-		if isLiteral(n) {
-			ops[k].a, _, err = evalRows(ec, b, n, nil)
+		if lit, ok := n.(*literal); ok {
+			ops[k].a, err = lit.one()
 			ops[k].one = true
 		} else {
 			ops[k].a, err = n.eval(ec, b)
