@@ -32,6 +32,16 @@ func (p *planner) textOf(n sqlparser.SQLNode) string {
 				switch {
 				case spec.lit:
 					buf.Myprintf("%s %v", spec.typ, arg)
+				case spec.returning && len(n.Exprs) == 1:
+					var args []string
+					if ae, ok := n.Exprs[0].(*sqlparser.AliasedExpr); ok {
+						if f, ok := ae.Expr.(*sqlparser.FuncExpr); ok {
+							for _, e := range f.Exprs {
+								args = append(args, p.textOf(e))
+							}
+						}
+					}
+					buf.Myprintf("%s", jsonValueText(args, spec.typ))
 				case spec.try:
 					buf.Myprintf("TRY_CAST(%v AS %s)", arg, spec.typ)
 				default:
@@ -53,6 +63,13 @@ func (p *planner) textOf(n sqlparser.SQLNode) string {
 				buf.Myprintf("%s", table.QuoteString(string(n.Val)))
 				return
 			}
+		case *sqlparser.IntervalExpr:
+			unit := strings.ToLower(n.Unit)
+			if u, ok := strings.CutPrefix(unit, intervalPrefix); ok {
+				unit = strings.Replace(u, "_to_", " to ", 1)
+			}
+			buf.Myprintf("INTERVAL %v %s", n.Expr, strings.ToUpper(unit))
+			return
 		case *sqlparser.ComparisonExpr:
 			if n.Operator == sqlparser.NotEqualStr {
 				buf.Myprintf("%v <> %v", n.Left, n.Right)
@@ -535,6 +552,19 @@ func (p *planner) castCall(f *sqlparser.FuncExpr, spec castSpec, src string) (no
 	x, err := p.expr(ae.Expr)
 	if err != nil {
 		return nil, err
+	}
+	if jv, ok := x.(*jsonValue); ok && spec.returning {
+		// JSON_VALUE(... RETURNING t): the type is the call's, so that a
+		// value not of it meets the ON ERROR clause.
+		to, err := castType(p.rw, spec)
+		if err != nil {
+			return nil, err
+		}
+		if !castable(table.StringType(), to) {
+			return nil, errorf(ErrType, "JSON_VALUE cannot return %s; RETURNING takes a type a STRING can be cast to (%s)", tn(to), src)
+		}
+		jv.src = src
+		return jv, jv.returning(to)
 	}
 	var to *table.DataType
 	if spec.lit {

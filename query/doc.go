@@ -1,10 +1,11 @@
 // Package query runs SELECT statements over a table's stream: it plans a
 // statement against a catalog (Prepare), runs it (Run) and hands out the
 // result as Arrow record batches (Rows, an array.RecordReader). Expressions
-// are evaluated on whole batches, with arrow-go's compute functions where
-// their semantics are SQL's, and with kernels of this package where they are
-// not (decimals, casts, LIKE, short-circuit AND/OR, conditionals that
-// evaluate a branch only on its rows, most functions).
+// are evaluated on whole batches, with kernels of this package (arithmetic
+// and comparisons of numbers and times, which read mixed widths in place
+// and check overflow per row; decimals, casts, LIKE, short-circuit AND/OR,
+// conditionals that evaluate a branch only on its rows, the functions) and
+// with arrow-go's compute functions for the rest.
 //
 // # The statement
 //
@@ -31,7 +32,9 @@
 // [NOT] NULL, IS [NOT] TRUE, IS [NOT] FALSE, [NOT] IN (...), [NOT] BETWEEN,
 // [NOT] LIKE [ESCAPE], CAST(x AS <type>) and TRY_CAST(x AS <type>) with
 // Flink's type names, CASE (simple and searched), string || string,
-// t + INTERVAL 'n' unit, arr[i], m['key'], and the scalar functions that
+// t + INTERVAL 'n' unit and compound intervals (INTERVAL '1:30' HOUR TO
+// MINUTE, '1 02:03:04.5' DAY TO SECOND, '1-2' YEAR TO MONTH: months are
+// added first, then the rest), arr[i], m['key'], and the scalar functions that
 // Functions lists (SHOW FUNCTIONS), by group:
 //
 //	conditional  COALESCE IFNULL NULLIF IF GREATEST LEAST
@@ -43,7 +46,8 @@
 //	             EXTRACT YEAR .. SECOND FLOOR/CEIL(t TO unit) TIMESTAMPADD
 //	             TIMESTAMPDIFF DATE_FORMAT TO_TIMESTAMP TO_DATE UNIX_TIMESTAMP
 //	             FROM_UNIXTIME TO_TIMESTAMP_LTZ
-//	JSON         JSON_VALUE [RETURNING type] JSON_QUERY JSON_EXISTS
+//	JSON         JSON_VALUE [RETURNING type] [ON EMPTY] [ON ERROR]
+//	             JSON_QUERY JSON_EXISTS
 //	nested       CARDINALITY
 //
 // Each function is declared once, as data (funcs*.go): its argument kinds,
@@ -125,6 +129,19 @@
 //     refused.
 //   - arr[i] and m['key'] are NULL for an index out of range or a missing
 //     key.
+//   - EXTRACT's MILLISECOND, MICROSECOND and NANOSECOND are the fraction of
+//     the second, as Flink's (not PostgreSQL's seconds with it); EPOCH is
+//     whole seconds, cut toward zero as Flink cuts.
+//   - FLOOR(t TO WEEK) is the Sunday before, as in Flink; CEIL(t TO unit)
+//     is t itself when t is on a boundary, the next boundary otherwise
+//     (Flink's CEIL of a time within a boundary day can give that day).
+//   - A JSON path with a wildcard (.* or [*]) finds the JSON array of what
+//     it reaches, as Flink's Jayway JsonPath does: JSON_QUERY gives it,
+//     JSON_VALUE finds no scalar, and JSON_EXISTS is TRUE even when it is
+//     empty ('$.items[*].nope'). A path without lax is strict, as in
+//     Flink, which matters to ON EMPTY and ON ERROR.
+//   - JSON_VALUE's RETURNING type is part of the call: a value that is not
+//     of it meets ON ERROR (NULL unless the clause says otherwise).
 //
 // NULL is three-valued logic throughout: NULL AND FALSE is FALSE, NULL OR
 // TRUE is TRUE, x IN (1, NULL) is NULL when x is not 1, a WHERE that is NULL

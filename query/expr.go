@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -181,6 +182,28 @@ func (c *colRef) eval(_ *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 type literal struct {
 	exprBase
 	val scalar.Scalar
+	// single is the value as an array of one, for the kernels that read a
+	// literal in place (evalOperands): built once, from Go's allocator, it
+	// lives as long as the plan.
+	single atomic.Pointer[arrow.Array]
+}
+
+// one is the literal as an array of one value; the caller releases it.
+func (l *literal) one() (arrow.Array, error) {
+	if p := l.single.Load(); p != nil {
+		(*p).Retain()
+		return *p, nil
+	}
+	a, err := scalar.MakeArrayFromScalar(l.val, 1, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	if !l.single.CompareAndSwap(nil, &a) {
+		a.Release() // another evaluation built it first
+		return l.one()
+	}
+	a.Retain()
+	return a, nil
 }
 
 func newLiteral(t *table.DataType, val scalar.Scalar, src string) *literal {
@@ -212,12 +235,26 @@ type arith struct {
 }
 
 func (n *arith) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	as, err := evalArgs(ec, b, n.l, n.r)
+	ops, err := evalOperands(ec, b, n.l, n.r)
 	if err != nil {
 		return nil, err
 	}
-	defer releaseAll(as)
-	la, ra := as[0], as[1]
+	defer releaseOperands(ops)
+	rows := int(b.NumRows())
+	if err := fullOperands(ec, ops, rows); err != nil {
+		return nil, err
+	}
+	if n.t.Kind != table.Decimal && n.op != "%" {
+		if out, ok, err := nativeArith(ec, n, ops[0], ops[1]); ok {
+			return out, err
+		}
+	}
+	for k := range ops {
+		if err := ops[k].spread(ec, rows); err != nil {
+			return nil, err
+		}
+	}
+	la, ra := ops[0].a, ops[1].a
 	switch {
 	case n.t.Kind == table.Decimal:
 		return decimalArith(ec.mem, n, la, ra)
@@ -426,12 +463,15 @@ type compare struct {
 }
 
 func (n *compare) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	as, err := evalArgs(ec, b, n.l, n.r)
+	ops, err := evalOperands(ec, b, n.l, n.r)
 	if err != nil {
 		return nil, err
 	}
-	defer releaseAll(as)
-	return compareArrays(ec, n.op, as[0], n.l.typ(), as[1], n.r.typ(), n.ct)
+	defer releaseOperands(ops)
+	if err := fullOperands(ec, ops, int(b.NumRows())); err != nil {
+		return nil, err
+	}
+	return compareOperands(ec, n.op, ops[0], n.l.typ(), ops[1], n.r.typ(), n.ct)
 }
 
 // newCompare is l op r, compared as type ct: NULL if either side is.
@@ -444,20 +484,49 @@ var compareFuncs = map[string]string{
 }
 
 func compareArrays(ec *evalCtx, op string, la arrow.Array, lt *table.DataType, ra arrow.Array, rt *table.DataType, ct *table.DataType) (arrow.Array, error) {
+	return compareOperands(ec, op, operand{a: la}, lt, operand{a: ra}, rt, ct)
+}
+
+// compareOperands is compareArrays where either side (not both) may be a
+// single value for every row.
+func compareOperands(ec *evalCtx, op string, l operand, lt *table.DataType, r operand, rt *table.DataType, ct *table.DataType) (arrow.Array, error) {
+	if isNumeric(ct) && ct.Kind != table.Decimal {
+		// Numbers are read as ct's values in place, without a cast.
+		if out, ok := nativeCompare(ec, op, l, r, ct); ok {
+			return out, nil
+		}
+	}
+	rows := operandRows(l, r)
+	ops := []operand{l, r}
+	ts := []*table.DataType{lt, rt}
+	for k, o := range ops {
+		if ct.Kind == table.Decimal {
+			o.a.Retain()
+		} else {
+			c, err := castArray(ec, o.a, ts[k], ct, false)
+			if err != nil {
+				releaseOperands(ops[:k])
+				return nil, err
+			}
+			o.a = c
+		}
+		ops[k] = o
+	}
+	defer releaseOperands(ops)
+	if ct.Kind != table.Decimal {
+		if out, ok := nativeCompare(ec, op, ops[0], ops[1], ct); ok {
+			return out, nil // times, in ct's unit
+		}
+	}
+	for k := range ops {
+		if err := ops[k].spread(ec, rows); err != nil {
+			return nil, err
+		}
+	}
 	if ct.Kind == table.Decimal {
-		return decimalCompare(ec.mem, op, la, lt, ra, rt), nil
+		return decimalCompare(ec.mem, op, ops[0].a, lt, ops[1].a, rt), nil
 	}
-	lc, err := castArray(ec, la, lt, ct, false)
-	if err != nil {
-		return nil, err
-	}
-	defer lc.Release()
-	rc, err := castArray(ec, ra, rt, ct, false)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Release()
-	return ec.call(compareFuncs[op], nil, lc, rc)
+	return ec.call(compareFuncs[op], nil, ops[0].a, ops[1].a)
 }
 
 // decimalCompare compares exact numbers of any scales exactly; casting both

@@ -377,10 +377,30 @@ func (p *planner) syntaxText(f *sqlparser.FuncExpr) (string, bool) {
 		return "EXTRACT(" + unquote(args[0]) + " FROM " + args[1] + ")", true
 	case (name == "floor" || strings.HasPrefix(name, "ceil")) && len(args) == 2:
 		return strings.ToUpper(name) + "(" + args[0] + " TO " + unquote(args[1]) + ")", true
+	case name == "json_value" && len(args) > 2:
+		return jsonValueText(args, ""), true
 	case mode == "":
 		return strings.ToUpper(name) + "(" + strings.Join(args, ", ") + ")", true
 	case len(args) == 2:
 		return "TRIM(" + strings.ToUpper(mode) + " " + args[0] + " FROM " + args[1] + ")", true
 	}
 	return "TRIM(" + strings.ToUpper(mode) + " FROM " + strings.Join(args, ", ") + ")", true
+}
+
+// jsonValueText is JSON_VALUE as written, from its arguments' texts (the
+// clauses the rewrite made arguments: 'ON EMPTY DEFAULT', x) and the
+// RETURNING type, if any.
+func jsonValueText(args []string, returning string) string {
+	text := "JSON_VALUE(" + strings.Join(args[:min(2, len(args))], ", ")
+	if returning != "" {
+		text += " RETURNING " + returning
+	}
+	for k := 2; k+1 < len(args); k += 2 {
+		on, what, _ := strings.Cut(strings.TrimPrefix(strings.Trim(args[k], "'"), "ON "), " ")
+		if what == "DEFAULT" {
+			what += " " + args[k+1]
+		}
+		text += " " + what + " ON " + on
+	}
+	return text + ")"
 }

@@ -471,8 +471,14 @@ func step(ec *evalCtx, b arrow.RecordBatch, asm *assembly, n node, open []int, t
 	if a, sp, err = evalRows(ec, b, n, open); err != nil {
 		return nil, subset, nil, nil, err
 	}
-	ok := test(a)
-	pass, rest = asm.rows(len(open)), asm.rows(len(open))
+	pass, rest = asm.split(open, sp, test(a))
+	return a, sp, pass, rest, nil
+}
+
+// split divides the open rows into those whose value (in an array of span
+// sp over them) passes ok and the rest.
+func (s *assembly) split(open []int, sp span, ok func(int) bool) (pass, rest []int) {
+	pass, rest = s.rows(len(open)), s.rows(len(open))
 	for j, r := range open {
 		if ok(sp.index(j, r)) {
 			pass = append(pass, r)
@@ -480,7 +486,7 @@ func step(ec *evalCtx, b arrow.RecordBatch, asm *assembly, n node, open []int, t
 			rest = append(rest, r)
 		}
 	}
-	return a, sp, pass, rest, nil
+	return pass, rest
 }
 
 func isValid(a arrow.Array) func(int) bool { return a.IsValid }
@@ -500,19 +506,22 @@ type coalesce struct {
 func (n *coalesce) operands() []node { return n.args }
 
 func (n *coalesce) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	if infallible(n.args[0]) {
-		// The common case, a column with no NULLs in this batch, costs
-		// nothing to look at first.
-		a, err := n.args[0].eval(ec, b)
-		if err != nil || a.NullN() == 0 {
-			return a, err
-		}
-		a.Release()
+	// The first argument is every row's; the common case, no NULLs in
+	// this batch, hands it on.
+	first, err := n.args[0].eval(ec, b)
+	if err != nil || first.NullN() == 0 {
+		return first, err
 	}
-	asm := newAssembly(int(b.NumRows()))
+	if out, ok, err := n.fill(ec, b, first); ok || err != nil {
+		first.Release()
+		return out, err
+	}
+	rows := int(b.NumRows())
+	asm := newAssembly(rows)
 	defer asm.release()
-	open := asm.all(int(b.NumRows()))
-	for _, arg := range n.args {
+	hit, open := asm.split(asm.all(rows), whole, first.IsValid)
+	asm.add(first, whole, hit, hit)
+	for _, arg := range n.args[1:] {
 		a, sp, hit, rest, err := step(ec, b, asm, arg, open, isValid)
 		switch {
 		case err != nil:
@@ -525,6 +534,24 @@ func (n *coalesce) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 		open = rest
 	}
 	return asm.result(ec, n.t.ArrowType())
+}
+
+// fill is the result when the arguments after the first cannot fail
+// (columns and literals), so that each is read on every row at once, and
+// its type is of a fixed width; ok is false otherwise.
+func (n *coalesce) fill(ec *evalCtx, b arrow.RecordBatch, first arrow.Array) (out arrow.Array, ok bool, err error) {
+	for _, a := range n.args[1:] {
+		if !infallible(a) {
+			return nil, false, nil
+		}
+	}
+	ops, err := evalOperands(ec, b, n.args[1:]...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer releaseOperands(ops)
+	out, ok = fillNulls(ec, n.t.ArrowType(), first, ops)
+	return out, ok, nil
 }
 
 func buildCoalesce(name string) func(p *planner, args []node, src string) (node, error) {
@@ -556,10 +583,7 @@ func buildNullIf(p *planner, args []node, src string) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := x.typ().WithNotNull(false)
-	eq := newCompare("=", x, y, ct, src)
-	null := typedNull(&untyped{}, t)
-	return &caseWhen{exprBase: exprBase{t: t, src: src}, whens: []node{eq}, vals: []node{null}, els: x}, nil
+	return &nullIf{exprBase: exprBase{t: x.typ().WithNotNull(false), src: src}, x: x, y: y, ct: ct}, nil
 }
 
 // caseExpr plans CASE [x] WHEN ... THEN ... [ELSE ...] END; with x, each

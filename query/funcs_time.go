@@ -143,10 +143,21 @@ func putTime(b array.Builder, t time.Time, tt *table.DataType) error {
 }
 
 var (
-	extractUnits = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "DOY", "DOW", "HOUR", "MINUTE", "SECOND"}
-	addUnits     = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND"}
-	floorUnits   = []string{"YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}
+	extractUnits = []string{"MILLENNIUM", "CENTURY", "DECADE", "YEAR", "ISOYEAR", "QUARTER", "MONTH", "WEEK", "DAY", "DOY", "DOW", "ISODOW",
+		"HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND", "NANOSECOND", "EPOCH"}
+	addUnits   = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND"}
+	floorUnits = []string{"MILLENNIUM", "CENTURY", "DECADE", "YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND"}
 )
+
+// clockUnit reports whether unit is a field of the time of day, which a
+// DATE has not.
+func clockUnit(unit string) bool {
+	switch unit {
+	case "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND", "NANOSECOND":
+		return true
+	}
+	return false
+}
 
 // unitOf checks that argument k is a unit of units (the rewrite makes
 // EXTRACT(YEAR FROM t) an argument 'YEAR') and keeps it as the call's state.
@@ -181,7 +192,7 @@ func extractPrep(c *call) error {
 		return err
 	}
 	unit, t := c.state.(string), c.args[1].typ()
-	clockField := unit == "HOUR" || unit == "MINUTE" || unit == "SECOND"
+	clockField := clockUnit(unit)
 	if t.Kind == table.Time && !clockField || t.Kind == table.Date && clockField {
 		return errorf(ErrType, "a %s has no %s (%s)", tn(t), unit, c.src)
 	}
@@ -201,21 +212,54 @@ func extractField(ec *evalCtx, c *call, unit string, a arrow.Array, t *table.Dat
 	})
 }
 
-// timeFields are EXTRACT's units.
+// timeFields are EXTRACT's units, as Flink (Calcite's DateTimeUtils)
+// computes them. MILLISECOND, MICROSECOND and NANOSECOND are the fraction
+// of the second, not the second with it (PostgreSQL's reading).
 var timeFields = map[string]func(time.Time) int{
-	"YEAR":    time.Time.Year,
+	// DECADE, CENTURY and MILLENNIUM count as Flink does: the 21st century
+	// and the 3rd millennium begin in 2001, a decade at a year ending in 0.
+	"MILLENNIUM": func(t time.Time) int { return eraOf(t.Year(), 1000) },
+	"CENTURY":    func(t time.Time) int { return eraOf(t.Year(), 100) },
+	"DECADE":     func(t time.Time) int { return t.Year() / 10 },
+	"YEAR":       time.Time.Year,
+	"ISOYEAR": func(t time.Time) int { // the year of the ISO week
+		y, _ := t.ISOWeek()
+		return y
+	},
 	"QUARTER": func(t time.Time) int { return (int(t.Month())-1)/3 + 1 },
 	"MONTH":   func(t time.Time) int { return int(t.Month()) },
 	"WEEK": func(t time.Time) int { // ISO's
 		_, w := t.ISOWeek()
 		return w
 	},
-	"DAY":    time.Time.Day,
-	"DOY":    time.Time.YearDay,
-	"DOW":    func(t time.Time) int { return int(t.Weekday()) + 1 }, // Sunday is 1, as in Flink
-	"HOUR":   time.Time.Hour,
-	"MINUTE": time.Time.Minute,
-	"SECOND": time.Time.Second,
+	"DAY":         time.Time.Day,
+	"DOY":         time.Time.YearDay,
+	"DOW":         func(t time.Time) int { return int(t.Weekday()) + 1 },       // Sunday is 1, as in Flink
+	"ISODOW":      func(t time.Time) int { return (int(t.Weekday())+6)%7 + 1 }, // Monday is 1
+	"HOUR":        time.Time.Hour,
+	"MINUTE":      time.Time.Minute,
+	"SECOND":      time.Time.Second,
+	"MILLISECOND": func(t time.Time) int { return t.Nanosecond() / 1e6 },
+	"MICROSECOND": func(t time.Time) int { return t.Nanosecond() / 1e3 },
+	"NANOSECOND":  time.Time.Nanosecond,
+	// EPOCH is the whole seconds since 1970-01-01 00:00:00 UTC, cut toward
+	// zero as Flink's division of milliseconds cuts.
+	"EPOCH": func(t time.Time) int {
+		s := t.Unix()
+		if s < 0 && t.Nanosecond() > 0 {
+			s++
+		}
+		return int(s)
+	},
+}
+
+// eraOf is the century (n 100) or millennium (n 1000) of a year: years 1
+// to n are the first; before year 1, as Flink computes it.
+func eraOf(year, n int) int {
+	if year > 0 {
+		return (year + n - 1) / n
+	}
+	return (year - n + 1) / n
 }
 
 // timestampAddType is the time's type; a DATE takes whole days only.
@@ -246,6 +290,12 @@ func addUnit(t time.Time, unit string, n int64) time.Time {
 		return t.AddDate(0, 0, int(n)*7)
 	case "DAY":
 		return t.AddDate(0, 0, int(n))
+	case "DECADE":
+		return addMonths(t, n*12*10)
+	case "CENTURY":
+		return addMonths(t, n*12*100)
+	case "MILLENNIUM":
+		return addMonths(t, n*12*1000)
 	}
 	return t.Add(time.Duration(n) * unitDuration[unit])
 }
@@ -330,6 +380,16 @@ func monthsBetweenDates(from, to time.Time) int64 {
 func floorTime(t time.Time, unit string) time.Time {
 	y, m, d := t.Date()
 	switch unit {
+	case "MILLENNIUM":
+		return time.Date((y+999)/1000*1000-999, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "CENTURY":
+		return time.Date((y+99)/100*100-99, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "DECADE":
+		return time.Date(y/10*10, 1, 1, 0, 0, 0, 0, time.UTC)
+	case "WEEK":
+		// Weeks start on Sunday, as in Flink (Calcite's julianDateFloor),
+		// not on ISO's Monday.
+		return time.Date(y, m, d-int(t.Weekday()), 0, 0, 0, 0, time.UTC)
 	case "YEAR":
 		return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
 	case "QUARTER":
@@ -428,6 +488,9 @@ func (p *planner) intervalArith(e *sqlparser.BinaryExpr, src string) (node, erro
 		iv, other = l, e.Right
 	}
 	ie := iv.(*sqlparser.IntervalExpr)
+	if units, ok := strings.CutPrefix(strings.ToLower(ie.Unit), intervalPrefix); ok {
+		return p.compoundArith(e.Operator == "-", ie.Expr, units, other, src)
+	}
 	n, err := p.expr(ie.Expr)
 	if err != nil {
 		return nil, err
@@ -441,7 +504,7 @@ func (p *planner) intervalArith(e *sqlparser.BinaryExpr, src string) (node, erro
 		v, ok = literalInt(lit)
 	}
 	if !ok {
-		return nil, unsupportedExpr("INTERVAL "+p.textOf(ie.Expr)+" "+strings.ToUpper(ie.Unit), "an interval is a whole number of one unit: INTERVAL '5' MINUTE")
+		return nil, unsupportedExpr("INTERVAL "+p.textOf(ie.Expr)+" "+strings.ToUpper(ie.Unit), "an interval is a whole number of one unit, INTERVAL '5' MINUTE, or of the form of a compound one, INTERVAL '1:30' HOUR TO MINUTE")
 	}
 	if e.Operator == "-" {
 		v = -v
@@ -453,4 +516,171 @@ func (p *planner) intervalArith(e *sqlparser.BinaryExpr, src string) (node, erro
 	unit := newLiteral(&table.DataType{Kind: table.Varchar, Length: len(ie.Unit), NotNull: true}, scalar.NewStringScalar(strings.ToUpper(ie.Unit)), strings.ToUpper(ie.Unit))
 	count := newLiteral(&table.DataType{Kind: table.BigInt, NotNull: true}, scalar.NewInt64Scalar(v), fmt.Sprint(v))
 	return newCall(p, funcs["timestampadd"], []node{unit, count, t}, src)
+}
+
+// intervalPrefix starts the one word the rewrite makes of a compound
+// interval's units for sqlparser, which reads one word there: INTERVAL
+// '1:30' HOUR TO MINUTE is read as INTERVAL '1:30' __kshare_interval_hour_to_minute.
+const intervalPrefix = "__kshare_interval_"
+
+// compound is the value of a compound interval: months, or a duration;
+// negative for a negative interval.
+type compound struct {
+	months int64
+	d      time.Duration
+}
+
+// intervalFields are the fields of compound intervals in order: the
+// separator before each in the value, the largest value of each that
+// follows another, and the duration of one (0: months).
+var intervalFields = []struct {
+	name   string
+	letter string // in the form messages show
+	sep    string
+	max    int64
+	unit   time.Duration
+}{
+	{"YEAR", "y", "", 0, 0}, {"MONTH", "m", "-", 11, 0},
+	{"DAY", "d", "", 0, 24 * time.Hour}, {"HOUR", "h", " ", 23, time.Hour},
+	{"MINUTE", "m", ":", 59, time.Minute}, {"SECOND", "s", ":", 59, time.Second},
+}
+
+// compoundRanges are the compound intervals SQL has, as written after the
+// value.
+const compoundRanges = "YEAR TO MONTH, DAY TO HOUR, DAY TO MINUTE, DAY TO SECOND, HOUR TO MINUTE, HOUR TO SECOND, MINUTE TO SECOND"
+
+// parseCompound reads the value of INTERVAL 'value' from TO to, as SQL
+// writes it ('1-2' YEAR TO MONTH, '1 02:03:04.5' DAY TO SECOND, '-1:30'
+// HOUR TO MINUTE); the sign, if any, is the whole interval's.
+func parseCompound(value, from, to string) (compound, error) {
+	at := func(name string) int {
+		name = strings.TrimSuffix(strings.ToUpper(name), "S")
+		for k, f := range intervalFields {
+			if f.name == name {
+				return k
+			}
+		}
+		return -1
+	}
+	lo, hi := at(from), at(to)
+	units := strings.ToUpper(from + " TO " + to)
+	if lo < 0 || hi <= lo || lo < 2 && hi >= 2 {
+		return compound{}, fmt.Errorf("%s is not an interval; write one of %s", units, compoundRanges)
+	}
+	form := ""
+	for k := lo; k <= hi; k++ {
+		if k > lo {
+			form += intervalFields[k].sep
+		}
+		form += intervalFields[k].letter
+	}
+	if hi == 5 {
+		form += "[.fff]"
+	}
+	bad := func(why string) (compound, error) {
+		return compound{}, fmt.Errorf("INTERVAL %s %s: %s; write '%s'", table.QuoteString(value), units, why, form)
+	}
+	rest := strings.TrimSpace(value)
+	neg := strings.HasPrefix(rest, "-")
+	rest = strings.TrimPrefix(strings.TrimPrefix(rest, "-"), "+")
+	var iv compound
+	for k := lo; k <= hi; k++ {
+		f := intervalFields[k]
+		if k > lo {
+			var ok bool
+			if rest, ok = strings.CutPrefix(rest, f.sep); !ok {
+				return bad("it is not of that form")
+			}
+		}
+		digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+		if digits == 0 || digits > 9 {
+			return bad("it is not of that form")
+		}
+		v := decimalDigits(rest[:digits])
+		rest = rest[digits:]
+		if k > lo && v > f.max {
+			return bad(fmt.Sprintf("%s %d is out of range (0 to %d)", f.name, v, f.max))
+		}
+		if f.unit == 0 {
+			iv.months = iv.months*12 + v
+			continue
+		}
+		if v > math.MaxInt64/int64(f.unit)/2 {
+			return bad(fmt.Sprintf("%s %d is out of range", f.name, v))
+		}
+		iv.d += time.Duration(v) * f.unit
+		if k == 5 && strings.HasPrefix(rest, ".") {
+			frac := strings.TrimLeft(rest[1:], "0123456789")
+			n := len(rest) - 1 - len(frac)
+			if n == 0 || n > 9 {
+				return bad("the fraction of the second has 1 to 9 digits")
+			}
+			ns := decimalDigits((rest[1:1+n] + "00000000")[:9])
+			iv.d += time.Duration(ns)
+			rest = frac
+		}
+	}
+	if rest != "" {
+		return bad("it is not of that form")
+	}
+	if neg {
+		iv.months, iv.d = -iv.months, -iv.d
+	}
+	return iv, nil
+}
+
+// intervalDef adds a compound interval (the call's state) to a time; no
+// name reaches it, only the operator.
+var intervalDef = &funcDef{name: "+", args: []argKind{timeArg}, ret: sameAsArg(0), eval: plusInterval}
+
+// compoundArith is t + INTERVAL 'value' from TO to (minus, with sub).
+func (p *planner) compoundArith(sub bool, value sqlparser.Expr, units string, other sqlparser.Expr, src string) (node, error) {
+	from, to, _ := strings.Cut(units, "_to_")
+	v, ok := value.(*sqlparser.SQLVal)
+	if !ok || v.Type != sqlparser.StrVal {
+		return nil, errorf(ErrType, "a compound interval's value is a string: INTERVAL '1:30' HOUR TO MINUTE (%s)", src)
+	}
+	iv, err := parseCompound(string(v.Val), from, to)
+	if err != nil {
+		return nil, errorf(ErrType, "%v (%s)", err, src)
+	}
+	if sub {
+		iv.months, iv.d = -iv.months, -iv.d
+	}
+	t, err := p.expr(other)
+	if err != nil {
+		return nil, err
+	}
+	if t.typ() != nil && t.typ().Kind == table.Date && iv.d != 0 {
+		return nil, errorf(ErrType, "a DATE takes whole days; CAST it to TIMESTAMP to add an INTERVAL %s TO %s (%s)", strings.ToUpper(from), strings.ToUpper(to), src)
+	}
+	n, err := newCall(p, intervalDef, []node{t}, src)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := n.(*call); ok {
+		c.state = iv
+	}
+	return n, nil
+}
+
+// plusInterval is the time plus the months, then plus the duration.
+func plusInterval(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	iv, get := c.state.(compound), timesOf(as[0], c.args[0].typ())
+	return rowsOf(ec, c, as, func(b array.Builder, i int) error {
+		t := get(i)
+		if iv.months != 0 {
+			t = addMonths(t, iv.months)
+		}
+		return putTime(b, t.Add(iv.d), c.t)
+	})
+}
+
+// decimalDigits is the value of at most 18 decimal digits.
+func decimalDigits(s string) int64 {
+	var v int64
+	for _, c := range s {
+		v = v*10 + int64(c-'0')
+	}
+	return v
 }

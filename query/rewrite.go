@@ -116,6 +116,7 @@ type castSpec struct {
 	start, end int    // where the target type stands in the source
 	try        bool   // TRY_CAST: NULL instead of an error
 	lit        bool   // a typed literal (TIMESTAMP '...'), printed as such
+	returning  bool   // JSON_VALUE's RETURNING, which the call takes over
 	kind       litKind
 }
 
@@ -150,8 +151,10 @@ type callSyntax struct {
 	// (FLOOR(t TO DAY)). The word becomes a string literal.
 	unitFirst bool
 	unitAfter string
-	// returning: RETURNING <type> may end the arguments (JSON_VALUE); the
-	// call becomes a TRY_CAST of it to the type.
+	// returning: RETURNING <type> and ON EMPTY / ON ERROR clauses may end
+	// the arguments (JSON_VALUE); the call becomes a TRY_CAST of it to the
+	// type (castSpec.returning), each clause two more arguments
+	// (jsonClauses).
 	returning bool
 }
 
@@ -295,15 +298,27 @@ func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
 				unit(j + 1)
 			}
 		}
+		clauses := []int{closeAt} // where each clause starts, and the )
+		if syn.returning {
+			clauses = rw.jsonClauses(toks, inner, closeAt)
+		}
 		for _, j := range inner {
 			if syn.returning && toks[j].IsWord("returning") {
 				// f(args RETURNING t) -> cast(f(args)): the type stays in
-				// the source, where castType reads it.
+				// the source, where castType reads it; it ends where the
+				// next clause starts.
+				next := closeAt
+				for _, c := range clauses {
+					if c > j && c < next {
+						next = c
+					}
+				}
 				n := len(rw.casts)
-				start, end := toks[j].End, toks[closeAt].Start
-				rw.casts = append(rw.casts, castSpec{typ: strings.TrimSpace(rw.src[start:end]), start: start, end: end, try: true})
+				start, end := toks[j].End, toks[next].Start
+				rw.casts = append(rw.casts, castSpec{typ: strings.TrimSpace(rw.src[start:end]), start: start, end: end, try: true, returning: true})
 				comma(i, fmt.Sprintf("%s%d(%s%s", castFunc, n, funcPrefix, name))
-				rw.edits = append(rw.edits, edit{toks[j].Start, end, ")"})
+				rw.edits = append(rw.edits, edit{toks[j].Start, end, ""},
+					edit{toks[closeAt].Start, toks[closeAt].Start, ")"})
 				return
 			}
 		}
@@ -332,6 +347,44 @@ func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
 	} else {
 		comma(from, ",")
 	}
+}
+
+// jsonClauses rewrites JSON_VALUE's {NULL | ERROR | DEFAULT expr} ON
+// {EMPTY | ERROR} clauses among the call's tokens (inner, at its own level)
+// into two arguments each: 'ON EMPTY NULL', NULL or 'ON ERROR DEFAULT',
+// expr. It returns where each clause starts, then closeAt.
+func (rw *rewritten) jsonClauses(toks []parse.Token, inner []int, closeAt int) []int {
+	var starts []int
+	from := 0 // in inner, after the last comma or clause
+	for k, j := range inner {
+		if toks[j].IsSymbol(",") {
+			from = k + 1
+		}
+		if !toks[j].IsWord("on") || k+1 >= len(inner) || !toks[inner[k+1]].IsWord("empty") && !toks[inner[k+1]].IsWord("error") {
+			continue
+		}
+		on, end := strings.ToUpper(toks[inner[k+1]].Val), toks[inner[k+1]].End
+		def := -1
+		for d := from; d < k; d++ {
+			if toks[inner[d]].IsWord("default") {
+				def = d
+				break
+			}
+		}
+		switch {
+		case def >= 0:
+			start := inner[def]
+			rw.edits = append(rw.edits, edit{toks[start].Start, toks[start].End, fmt.Sprintf(", 'ON %s DEFAULT', ", on)},
+				edit{toks[j].Start, end, ""})
+			starts = append(starts, start)
+		case k > from && (toks[inner[k-1]].IsWord("null") || toks[inner[k-1]].IsWord("error")):
+			start := inner[k-1]
+			rw.edits = append(rw.edits, edit{toks[start].Start, end, fmt.Sprintf(", 'ON %s %s', NULL", on, strings.ToUpper(toks[start].Val))})
+			starts = append(starts, start)
+		}
+		from = k + 2
+	}
+	return append(starts, closeAt)
 }
 
 type edit struct {
@@ -408,6 +461,10 @@ func rewrite(src string) (*rewritten, error) {
 			rw.funcSyntax(toks, i)
 		case pair(toks, i, "&&"):
 			return nil, errorAt(src, t.Start, unsupportedExpr("&&", "write AND"))
+		case t.IsWord("interval") && i+4 < len(toks) && toks[i+1].Kind == parse.String && toks[i+2].Kind == parse.Ident && toks[i+3].IsWord("to") && toks[i+4].Kind == parse.Ident:
+			// INTERVAL '1:30' HOUR TO MINUTE: sqlparser reads one word
+			// for the unit (see intervalPrefix).
+			rw.edits = append(rw.edits, edit{toks[i+2].Start, toks[i+4].End, intervalPrefix + strings.ToLower(toks[i+2].Val) + "_to_" + strings.ToLower(toks[i+4].Val)})
 		case t.Kind == parse.Ident && !isASCII(t.Val):
 			rw.edits = append(rw.edits, edit{t.Start, t.End, table.QuoteIdent(t.Val)})
 		case t.Kind == parse.String:
