@@ -48,6 +48,7 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 		startup:     v.String(OptStartupMode),
 		guarantee:   v.String(OptDeliveryGuarantee),
 		onError:     v.String(OptOnDecodeError),
+		deadTopic:   v.String(OptDeadLetterTopic),
 		batchSize:   int(v.Int(OptBatchSize)),
 		unavailable: v.Duration(OptBrokerUnavailableTimeout),
 		schema:      &b.Def.Schema,

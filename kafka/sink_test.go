@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
@@ -71,22 +70,6 @@ func write(t *testing.T, b *ktable.Bound, rec arrow.RecordBatch) (ktable.SinkSta
 	return st, err
 }
 
-// readAll reads n records of topic from its start.
-func readAll(t *testing.T, addr, topic string, n int) []*kgo.Record {
-	t.Helper()
-	cl := kafkatest.Client(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	var out []*kgo.Record
-	ctx := kafkatest.Context(t)
-	for len(out) < n {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("read %d of %d records: %v", len(out), n, err)
-		}
-		out = append(out, fs.Records()...)
-	}
-	return out
-}
-
 func TestSinkWritesKeyAndValue(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 2)
@@ -100,7 +83,7 @@ func TestSinkWritesKeyAndValue(t *testing.T) {
 	}
 	var got []string
 	parts := map[int32]bool{}
-	for _, r := range readAll(t, addr, topic, 3) {
+	for _, r := range kafkatest.ReadTopic(t, addr, topic, 3) {
 		got = append(got, string(r.Key)+" "+string(r.Value))
 		parts[r.Partition] = true
 	}

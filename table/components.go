@@ -254,6 +254,10 @@ type Stats struct {
 	DecodeErrors int64
 	Skipped      int64 // values the format skipped (ignore-parse-errors)
 	Renewed      int64 // lock renewals sent for records still being delivered
+	// DeadLettered counts records produced to the dead-letter topic (and
+	// so accepted); DeadLetterFailed those whose produce failed (released).
+	DeadLettered     int64
+	DeadLetterFailed int64
 	// Accepted, Released and Rejected count what the broker confirmed.
 	// AckRefused counts acknowledgements it refused or that could not be
 	// sent (the broker went away, say): their records come again.
