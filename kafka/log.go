@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,7 +100,7 @@ var _ table.Stream = (*LogStream)(nil)
 // ends at once. It does no I/O itself: the client connects as it fetches.
 func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
 	st := &LogStream{schema: c.Table.Def.Schema.Arrow(), cfg: c, left: map[string]map[int32]Range{}, log: o.Logger,
-		health: connector.NewBrokerHealth(strings.Split(c.Table.Options.String(connector.OptBootstrapServers), ","))}
+		health: connector.NewBrokerHealth(splitList(c.Table.Options.String(connector.OptBootstrapServers), ","))}
 	if st.log == nil {
 		st.log = slog.Default()
 	}

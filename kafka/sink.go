@@ -22,6 +22,10 @@ var _ table.Sinker = kafkaConnector{}
 // column may write, as Flink's kafka sink allows.
 var writable = []string{"timestamp", "headers"}
 
+// testSinkOpts are added to every writer's producing client by this
+// package's tests (a dialer they can cut).
+var testSinkOpts []kgo.Opt
+
 // NewSink checks what a write needs beyond the keys' own checks: one topic,
 // key columns that exist, metadata columns that can be written, formats
 // that can encode the columns. It performs no I/O beyond reading the TLS
@@ -39,6 +43,7 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 		return nil, err
 	}
 	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(connector.OptRequestTimeoutMs),
+		unavailable: v.Duration(OptSinkUnavailable), seeds: splitList(v.String(connector.OptBootstrapServers), ","),
 		none: v.String(OptDeliveryGuarantee) == GuaranteeNone, ts: -1, headers: -1}
 	switch v.String(OptSinkPartitioner) {
 	case PartitionerFixed:
@@ -127,8 +132,10 @@ func findColumn(cols []table.Column, name string) int {
 type sink struct {
 	table, topic string
 	opts         []kgo.Opt
+	seeds        []string
 	timeout      time.Duration
-	none         bool // sink.delivery-guarantee 'none'
+	unavailable  time.Duration // 'sink.broker-unavailable-timeout'; 0: forever
+	none         bool          // sink.delivery-guarantee 'none'
 	cols         []table.Column
 	key, value   table.Encoder
 	keyIdx       []int // columns of the key, in cols
@@ -156,11 +163,17 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 	}
 	// acks=all and idempotence are franz-go's defaults; they are said
 	// here because the delivery promise rests on them.
-	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(s.topic))
+	w := &writer{sink: s, limit: limit, health: connector.NewBrokerHealth(s.seeds), stop: make(chan struct{}), flying: map[*pending]struct{}{}}
+	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(s.topic), w.health.Opt())
 	opts = append(opts, connector.ProducerLimits(limit)...)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
+	// franz-go retries a produce without end (no record delivery
+	// timeout, which would also count from a record's own timestamp, old
+	// when a 'timestamp' column copies the source's): during an outage the
+	// rows wait, and watch fails them past 'sink.broker-unavailable-timeout'.
+	opts = append(opts, testSinkOpts...)
+	if w.cl, err = kgo.NewClient(opts...); err != nil {
 		return nil, fmt.Errorf("table '%s': kafka client: %w", s.table, err)
 	}
-	return &writer{sink: s, cl: cl, limit: limit}, nil
+	w.watching.Go(w.watch)
+	return w, nil
 }

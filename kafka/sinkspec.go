@@ -16,6 +16,7 @@ const (
 	OptValueFieldsInclude = "value.fields-include"
 	OptSinkPartitioner    = "sink.partitioner"
 	OptDeliveryGuarantee  = "sink.delivery-guarantee"
+	OptSinkUnavailable    = "sink.broker-unavailable-timeout"
 )
 
 // Values of the sink's enums.
@@ -47,12 +48,24 @@ var sinkOptions = []options.Option{
 	{Key: OptDeliveryGuarantee, Type: options.Enum, Default: GuaranteeAtLeastOnce, Allowed: []string{GuaranteeAtLeastOnce, GuaranteeNone, GuaranteeExactlyOnce},
 		Description: "'at-least-once': a source record is accepted only once every row it gave was acknowledged by the sink's brokers (acks=all, idempotent producer); " +
 			"'none': accepted once its rows are handed to the producer, so a failed produce loses them. 'exactly-once' is refused (no Kafka transactions)."},
+	// 60 s, as 'scan.broker-unavailable-timeout': a broker restart or a
+	// leader's failover (seconds to a few tens of seconds) is ridden out;
+	// a sink gone for good fails the job within a minute rather than
+	// holding its source records unseen.
+	{Key: OptSinkUnavailable, Type: options.Duration, Default: "60s", BareMillis: true,
+		Description: "How long INSERT INTO waits for the sink's brokers to acknowledge a record while they do not answer before the job fails " +
+			"(the source records of its unacknowledged rows are released); the job says at once that it cannot reach Kafka and is retrying, " +
+			"and goes on when they answer; '0' waits forever."},
 }
 
 // splitFields reads a ';'-separated list of column names.
-func splitFields(s string) []string {
+func splitFields(s string) []string { return splitList(s, ";") }
+
+// splitList reads a list separated by sep, its items trimmed, empty ones
+// dropped.
+func splitList(s, sep string) []string {
 	var out []string
-	for _, f := range strings.Split(s, ";") {
+	for _, f := range strings.Split(s, sep) {
 		if f = strings.TrimSpace(f); f != "" {
 			out = append(out, f)
 		}

@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -48,15 +50,92 @@ type writer struct {
 	buf     []byte
 	scratch []arrow.Array
 	stats   struct{ written, acked, failed atomic.Int64 }
+
+	// health follows whether the sink's brokers answer; watch says so on
+	// log (slog.Default until SetLogger) until stop closes.
+	health   *connector.BrokerHealth
+	log      atomic.Pointer[slog.Logger]
+	stop     chan struct{}
+	watching sync.WaitGroup
+
+	// Writes not finished yet, which an outage past
+	// 'sink.broker-unavailable-timeout' fails; broken is that outage's
+	// error, which fails every later Write.
+	mu     sync.Mutex
+	flying map[*pending]struct{}
+	broken error
 }
+
+var _ table.LoggingWriter = (*writer)(nil)
 
 func (w *writer) Stats() table.SinkStats {
-	return table.SinkStats{Written: w.stats.written.Load(), Acked: w.stats.acked.Load(), Failed: w.stats.failed.Load()}
+	return table.SinkStats{Written: w.stats.written.Load(), Acked: w.stats.acked.Load(), Failed: w.stats.failed.Load(),
+		Unreachable: w.health.Outage(), Brokers: w.health.Seeds()}
 }
 
+// SetLogger sets where the writer says that its brokers do not answer, and
+// that they answer again.
+func (w *writer) SetLogger(l *slog.Logger) { w.log.Store(l) }
+
+// watch says when the sink's brokers stop answering and when they answer
+// again, as a share-group stream does of its own: a produce retries all
+// the while (up to 'sink.broker-unavailable-timeout'), and the job would
+// otherwise just look stuck.
+func (w *writer) watch() {
+	t := time.NewTicker(sinkWatchEvery)
+	defer t.Stop()
+	for broken := false; !broken; {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			broken = w.check()
+		}
+	}
+}
+
+// check says whether the brokers answer, as watch does, and fails the
+// writer once they have not for 'sink.broker-unavailable-timeout'. It
+// reports whether it did.
+func (w *writer) check() bool {
+	l := w.log.Load()
+	if l == nil {
+		l = slog.Default()
+	}
+	since, err := w.health.Announce(l.With("table", w.table, "sink_topic", w.topic))
+	if limit := w.unavailable; limit > 0 && !since.IsZero() && time.Since(since) >= limit {
+		w.breakDown(w.health.Unavailable(w.table, since, limit, OptSinkUnavailable, err))
+		return true
+	}
+	return false
+}
+
+// sinkWatchEvery is how often a writer looks at whether its brokers answer.
+const sinkWatchEvery = 250 * time.Millisecond
+
 func (w *writer) Close() error {
+	close(w.stop)
+	w.watching.Wait()
 	w.cl.Close()
 	return nil
+}
+
+// breakDown fails every Write not finished with err, and every later one.
+// Their rows may still reach the topic if the brokers come back before the
+// writer closes: their source records were released, so they are written
+// again then (at least once, never lost).
+func (w *writer) breakDown(err error) {
+	w.mu.Lock()
+	w.broken = err
+	flying := make([]*pending, 0, len(w.flying))
+	for p := range w.flying {
+		flying = append(flying, p)
+	}
+	w.mu.Unlock()
+	for _, p := range flying {
+		p.fail(err)
+		p.finish()
+	}
 }
 
 // pending is one Write's rows in flight.
@@ -67,6 +146,7 @@ type pending struct {
 	err   error
 	done  func(error)
 	track bool // done waits for the acks (at-least-once)
+	w     *writer
 }
 
 func (p *pending) fail(err error) {
@@ -81,7 +161,12 @@ func (p *pending) finish() {
 	p.mu.Lock()
 	err := p.err
 	p.mu.Unlock()
-	p.once.Do(func() { p.done(err) })
+	p.once.Do(func() {
+		p.w.mu.Lock()
+		delete(p.w.flying, p)
+		p.w.mu.Unlock()
+		p.done(err)
+	})
 }
 
 // Write encodes every row first, so that a row the format cannot write
@@ -142,7 +227,14 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 			r.Headers = headersOf(all[w.headers], i)
 		}
 	}
-	p := &pending{done: done, track: !w.none}
+	p := &pending{done: done, track: !w.none, w: w}
+	w.mu.Lock()
+	if err := w.broken; err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	w.flying[p] = struct{}{}
+	w.mu.Unlock()
 	p.left.Store(int64(n) + 1)
 	for i := range recs {
 		row := i

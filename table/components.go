@@ -344,11 +344,25 @@ type Writer interface {
 	Stats() SinkStats
 }
 
+// A LoggingWriter is a Writer that says on a logger what happens to its
+// destination (Kafka brokers that stop answering, and answer again). The
+// engine gives it the logger its sources log to; without one it logs to
+// slog.Default().
+type LoggingWriter interface {
+	Writer
+	SetLogger(*slog.Logger)
+}
+
 // SinkStats counts a writer's rows.
 type SinkStats struct {
 	Written int64 // rows handed to the destination
 	Acked   int64 // rows it acknowledged
 	Failed  int64 // rows it refused or that could not be sent
+	// Unreachable is since when the writer's brokers (Brokers) do not
+	// answer, while none answers and once the writer said so; zero
+	// otherwise.
+	Unreachable time.Time
+	Brokers     string
 }
 
 // RowError is a row a sink could not write: which row of the batch, and
