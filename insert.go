@@ -149,9 +149,9 @@ func (e *Engine) showJobs() *table.Result {
 		switch {
 		case st.Err != nil:
 			state += ": " + st.Err.Error()
-		case !st.SinkUnreachable.IsZero() && st.State == table.JobRunning:
+		case !st.Sink.Unreachable.IsZero() && st.State == table.JobRunning:
 			// The sink retries meanwhile; say why nothing is written.
-			state += fmt.Sprintf(": cannot reach Kafka at %s since %s, retrying", st.SinkBrokers, st.SinkUnreachable.Format("15:04:05"))
+			state += fmt.Sprintf(": cannot reach Kafka at %s since %s, retrying", st.Sink.Brokers, st.Sink.Unreachable.Format("15:04:05"))
 		}
 		n := func(v int64) string { return strconv.FormatInt(v, 10) }
 		res.Rows = append(res.Rows, []string{j.ID(), j.Statement(), state, n(st.Read), n(st.Written), n(st.Accepted), n(st.Released), n(st.Rejected), n(st.Errors),

@@ -77,7 +77,7 @@ func TestSinkOutage(t *testing.T) {
 	l.Set(true)
 	cut := time.Now()
 	kafkatest.Produce(t, addr, src, kafkatest.Values(n)[n/2:]...)
-	waitJob(t, job, "the outage told", func(s ktable.JobStats) bool { return !s.SinkUnreachable.IsZero() })
+	waitJob(t, job, "the outage told", func(s ktable.JobStats) bool { return !s.Sink.Unreachable.IsZero() })
 	t.Logf("outage told after %s", time.Since(cut).Round(time.Millisecond))
 	if want := "cannot reach Kafka at " + addr + " since "; !strings.Contains(logs.String(), want) {
 		t.Errorf("the log does not say %q:\n%s", want, logs.String())
@@ -106,7 +106,7 @@ func TestSinkOutage(t *testing.T) {
 
 	l.Set(false)
 	waitJob(t, job, "every record written and accepted", func(s ktable.JobStats) bool { return s.Accepted == n })
-	waitJob(t, job, "the return told", func(s ktable.JobStats) bool { return s.SinkUnreachable.IsZero() })
+	waitJob(t, job, "the return told", func(s ktable.JobStats) bool { return s.Sink.Unreachable.IsZero() })
 	if !strings.Contains(logs.String(), "Kafka at "+addr+" answers again") {
 		t.Errorf("the log does not say the broker answers again:\n%s", logs.String())
 	}

@@ -241,10 +241,9 @@ type JobStats struct {
 	Accepted, Released, Rejected int64
 	// Errors counts rows the sink refused or could not be sent.
 	Errors int64
-	// SinkUnreachable is since when the sink's brokers (SinkBrokers) do
-	// not answer, while none answers; zero otherwise (SinkStats).
-	SinkUnreachable time.Time
-	SinkBrokers     string
+	// Sink is the writer's own account: since when its brokers do not
+	// answer (Sink.Unreachable), the rows it dead-lettered.
+	Sink SinkStats
 	// Err is why the job failed; nil otherwise.
 	Err    error
 	Uptime time.Duration

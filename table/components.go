@@ -358,6 +358,9 @@ type SinkStats struct {
 	Written int64 // rows handed to the destination
 	Acked   int64 // rows it acknowledged
 	Failed  int64 // rows it refused or that could not be sent
+	// DeadLettered counts rows the destination refused that went to a
+	// dead-letter topic instead (and count as written).
+	DeadLettered int64
 	// Unreachable is since when the writer's brokers (Brokers) do not
 	// answer, while none answers and once the writer said so; zero
 	// otherwise.
