@@ -62,9 +62,8 @@ func addStats(to *table.Stats, s table.Stats) {
 	to.DecodeErrors += s.DecodeErrors
 	to.Skipped += s.Skipped
 	to.Renewed += s.Renewed
-	to.DeadLettered += s.DeadLettered
-	to.DeadLetterFailed += s.DeadLetterFailed
 	to.AckRefused += s.AckRefused
+	to.DeadLettered, to.DeadLetterFailed = to.DeadLettered+s.DeadLettered, to.DeadLetterFailed+s.DeadLetterFailed
 }
 
 var (

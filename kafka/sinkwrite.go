@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -305,7 +304,8 @@ func refused(err error) bool {
 // written once acknowledged; as failed (the job fails, the batch's source
 // records are released) if it fails too.
 func (w *writer) deadLetter(ctx context.Context, p *pending, row int, r *kgo.Record, why error) {
-	h := append(slices.Clip(r.Headers),
+	h := append(make([]kgo.RecordHeader, 0, len(r.Headers)+3), r.Headers...)
+	h = append(h,
 		kgo.RecordHeader{Key: connector.HeaderError, Value: []byte(why.Error())},
 		kgo.RecordHeader{Key: connector.HeaderTopic, Value: []byte(w.topic)},
 		kgo.RecordHeader{Key: connector.HeaderTable, Value: []byte(w.table)})
