@@ -62,10 +62,11 @@ type writer struct {
 
 	// health follows whether the sink's brokers answer; watch says so on
 	// log (slog.Default until SetLogger) until stop closes.
-	health   *connector.BrokerHealth
-	log      atomic.Pointer[slog.Logger]
-	stop     chan struct{}
-	watching sync.WaitGroup
+	health    *connector.BrokerHealth
+	log       atomic.Pointer[slog.Logger]
+	stop      chan struct{}
+	watching  sync.WaitGroup
+	closeOnce sync.Once
 
 	// Writes not finished yet, which an outage past
 	// 'sink.broker-unavailable-timeout' fails; broken is that outage's
@@ -127,14 +128,16 @@ func (w *writer) check() bool {
 const sinkWatchEvery = 250 * time.Millisecond
 
 func (w *writer) Close() error {
-	close(w.stop)
-	w.watching.Wait()
-	// The sink's client first: its refused records may still go to the
-	// dead-letter client, which then fails them as it closes.
-	w.cl.Close()
-	if w.dead != nil {
-		w.dead.Close()
-	}
+	w.closeOnce.Do(func() {
+		close(w.stop)
+		w.watching.Wait()
+		// The sink's client first: a record it refused just now may still
+		// go to the dead-letter client, which then fails it as it closes.
+		w.cl.Close()
+		if w.dead != nil {
+			w.dead.Close()
+		}
+	})
 	return nil
 }
 
