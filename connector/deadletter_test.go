@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/connector"
@@ -68,6 +69,13 @@ func TestDeadLetter(t *testing.T) {
 	})
 	if s := st.Stats(); s.Released != 0 || s.Rejected != 0 || s.DeadLetterFailed != 0 || s.DecodeErrors != int64(len(poisonAt)) || s.Redelivered != 0 {
 		t.Errorf("stats %+v: want no release, reject, failed dead letter or redelivery, and %d decode errors", s, len(poisonAt))
+	}
+
+	// Prometheus counts them as Stats does.
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(connector.Collector())
+	if got := metricOf(t, reg, "kshare_source_dead_lettered_total", group); got != float64(len(poisonAt)) {
+		t.Errorf("kshare_source_dead_lettered_total = %v, want %d", got, len(poisonAt))
 	}
 
 	got := kafkatest.ReadTopic(t, addr, dlq, len(poisonAt))
