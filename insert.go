@@ -52,6 +52,9 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	if err != nil {
 		return nil, err
 	}
+	if lw, ok := w.(table.LoggingWriter); ok && e.log != nil {
+		lw.SetLogger(e.log)
+	}
 	// The job lives until it ends or is stopped, not for the call that
 	// started it; it keeps ctx's values.
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -143,8 +146,12 @@ func (e *Engine) showJobs() *table.Result {
 	for _, j := range e.Jobs() {
 		st := j.Stats()
 		state := string(st.State)
-		if st.Err != nil {
+		switch {
+		case st.Err != nil:
 			state += ": " + st.Err.Error()
+		case !st.Sink.Unreachable.IsZero() && st.State == table.JobRunning:
+			// The sink retries meanwhile; say why nothing is written.
+			state += fmt.Sprintf(": cannot reach Kafka at %s since %s, retrying", st.Sink.Brokers, st.Sink.Unreachable.Format("15:04:05"))
 		}
 		n := func(v int64) string { return strconv.FormatInt(v, 10) }
 		res.Rows = append(res.Rows, []string{j.ID(), j.Statement(), state, n(st.Read), n(st.Written), n(st.Accepted), n(st.Released), n(st.Rejected), n(st.Errors),

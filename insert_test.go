@@ -95,6 +95,27 @@ func TestInsertProduceFailureReleases(t *testing.T) {
 	}
 }
 
+// Under 'sink.on-refused-record' = 'dead-letter' the record the sink topic
+// refuses goes to the dead-letter topic instead: the job finishes, and
+// every source record is accepted, the refused one too.
+func TestInsertRefusedRowDeadLettered(t *testing.T) {
+	big := strings.Repeat("x", 3000)
+	eng, addr, outTopic := sinkEngine(t, "1", "2", big, "4")
+	setTopicConfig(t, addr, outTopic, "max.message.bytes", "1000")
+	dlq := kafkatest.Topic(t, addr, 1)
+	exec(t, eng, `ALTER TABLE `+"`out`"+` SET ('sink.on-refused-record' = 'dead-letter', 'sink.dead-letter.topic' = '`+dlq+`')`)
+	res := exec(t, eng, "INSERT INTO `out` SELECT v FROM t")
+	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := res.Job.Stats(); st.State != table.JobFinished || st.Accepted != 4 || st.Released != 0 || st.Errors != 0 || st.Acked != 3 || st.Sink.DeadLettered != 1 {
+		t.Errorf("stats %+v, want FINISHED, 4 accepted, 3 acked and 1 dead-lettered", st)
+	}
+	if got := kafkatest.ReadTopic(t, addr, dlq, 1); string(got[0].Value) != big {
+		t.Errorf("the dead-letter topic holds %q, want the refused row", got[0].Value)
+	}
+}
+
 // An INSERT that cannot run fails at statement time, before anything is
 // read, and says what to fix.
 func TestInsertRefusedAtStatementTime(t *testing.T) {

@@ -5,7 +5,10 @@
 // Delivery is at least once by default: a record is accepted only after the
 // reader settled the batch holding its rows (table.Acker.Done); a batch that
 // was not delivered is released at once, so another member gets its records
-// without waiting for their locks to expire. The package knows nothing of
+// without waiting for their locks to expire. A record the format cannot
+// decode fails the stream, is rejected, released, or produced to a
+// dead-letter topic and accepted once that is acknowledged
+// ('scan.on-decode-error', deadletter.go). The package knows nothing of
 // JSON or SQL: the table's format decodes values, the query layer settles.
 package connector
 
@@ -48,6 +51,7 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 		startup:     v.String(OptStartupMode),
 		guarantee:   v.String(OptDeliveryGuarantee),
 		onError:     v.String(OptOnDecodeError),
+		deadTopic:   v.String(OptDeadLetterTopic),
 		batchSize:   int(v.Int(OptBatchSize)),
 		unavailable: v.Duration(OptBrokerUnavailableTimeout),
 		schema:      &b.Def.Schema,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -64,7 +65,7 @@ type health struct {
 	lastOK  time.Time // the last read that succeeded
 	failing time.Time // the first failure after lastOK; zero when none
 	lastErr error
-	told    bool // the outage was announced
+	told    time.Time // since when no broker answers, as announced; zero when not
 }
 
 var (
@@ -119,11 +120,51 @@ func (h *health) down() (since time.Time, err error) {
 	return h.failing, h.lastErr
 }
 
+// announce says on log when no broker has answered for outageNotice, and
+// when one answers again; it returns since when none answers (the zero time
+// while they do) and the last failure. Whoever owns the health calls it now
+// and then, from one goroutine.
+func (h *health) announce(log *slog.Logger) (since time.Time, err error) {
+	h.mu.Lock()
+	since, err = h.failing, h.lastErr
+	var msg string
+	switch {
+	case since.IsZero() && !h.told.IsZero():
+		h.told = time.Time{}
+		msg = fmt.Sprintf("Kafka at %s answers again", h.seeds)
+	case !since.IsZero() && h.told.IsZero() && time.Since(since) >= outageNotice:
+		h.told = since
+		msg = fmt.Sprintf("cannot reach Kafka at %s since %s, retrying", h.seeds, since.Format("15:04:05"))
+	}
+	h.mu.Unlock()
+	switch {
+	case msg == "":
+	case since.IsZero():
+		log.Warn(msg)
+	default:
+		log.Warn(msg, "err", err)
+	}
+	return since, err
+}
+
+// outage is since when no broker answers, once announced; zero otherwise.
+func (h *health) outage() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.told
+}
+
+// unavailable is the error that ends a reader or a writer whose brokers
+// have not answered since since, for limit, the table's option key.
+func (h *health) unavailable(table string, since time.Time, limit time.Duration, key string, err error) error {
+	return fmt.Errorf("table '%s': no answer from Kafka at %s since %s (%s, the table's '%s'); check that the broker is running: %w",
+		options.Cut(table), h.seeds, since.Format("15:04:05"), limit, key, err)
+}
+
 // watch runs for the stream's lifetime: it says when no broker answers and
 // when one answers again, and ends the stream with an error once the outage
 // outlasts 'scan.broker-unavailable-timeout' (0: never).
 func (st *stream) watch(ctx context.Context) {
-	h := st.health
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
 	for {
@@ -132,28 +173,9 @@ func (st *stream) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		since, err := h.down()
-		h.mu.Lock()
-		told := h.told
-		h.mu.Unlock()
-		switch {
-		case since.IsZero() && told:
-			h.mu.Lock()
-			h.told = false
-			h.mu.Unlock()
-			st.outage.Store(nil)
-			st.log.Warn(fmt.Sprintf("Kafka at %s answers again", h.seeds))
-		case !since.IsZero() && !told && time.Since(since) >= outageNotice:
-			h.mu.Lock()
-			h.told = true
-			h.mu.Unlock()
-			st.outage.Store(&since)
-			st.log.Warn(fmt.Sprintf("cannot reach Kafka at %s since %s, retrying", h.seeds, since.Format("15:04:05")), "err", err)
-		}
+		since, err := st.health.announce(st.log)
 		if limit := st.src.unavailable; limit > 0 && !since.IsZero() && time.Since(since) >= limit {
-			err := fmt.Errorf("table '%s': no answer from Kafka at %s since %s (%s, the table's '%s'); check that the broker is running: %w",
-				options.Cut(st.src.name), h.seeds, since.Format("15:04:05"), limit, OptBrokerUnavailableTimeout, err)
-			st.send(ctx, item{err: err})
+			st.send(ctx, item{err: st.health.unavailable(st.src.name, since, limit, OptBrokerUnavailableTimeout, err)})
 			return
 		}
 	}
@@ -212,9 +234,24 @@ func NewBrokerHealth(seeds []string) *BrokerHealth { return &BrokerHealth{newHea
 // brokers to b.
 func (b *BrokerHealth) Opt() kgo.Opt { return kgo.WithHooks(b.h) }
 
-// Down reports since when no broker has answered, and the last failure;
-// the zero time while they answer.
-func (b *BrokerHealth) Down() (since time.Time, err error) { return b.h.down() }
+// Announce says on log when no broker has answered for OutageNotice
+// ("cannot reach Kafka at host:port since 15:04:05, retrying") and when one
+// answers again; it returns since when none answers (the zero time while
+// they do) and the last failure. Call it now and then from one goroutine.
+func (b *BrokerHealth) Announce(log *slog.Logger) (since time.Time, err error) {
+	return b.h.announce(log)
+}
+
+// Outage is since when no broker answers, once Announce said so; the zero
+// time otherwise.
+func (b *BrokerHealth) Outage() time.Time { return b.h.outage() }
+
+// Unavailable is the error that ends the work of table when no broker has
+// answered since since, for limit, which the table's option key sets; err
+// is the last failure.
+func (b *BrokerHealth) Unavailable(table string, since time.Time, limit time.Duration, key string, err error) error {
+	return b.h.unavailable(table, since, limit, key, err)
+}
 
 // Seeds are the brokers followed, as 'bootstrap.servers' lists them.
 func (b *BrokerHealth) Seeds() string { return b.h.seeds }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/goleak"
 
 	"github.com/kshare/kshare/connector"
@@ -23,53 +20,12 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// link stands between the members and the broker, on loopback, and can be
-// cut: cutting closes every open connection and refuses new ones, as a
-// broker that died does; mending lets dials through again.
-type link struct {
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
-}
-
-func newLink(t *testing.T) *link {
-	l := &link{conns: map[net.Conn]struct{}{}}
-	t.Cleanup(connector.SetClientOpts(kgo.Dialer(l.dial)))
+// newLink makes a kafkatest.Link that every member's client of the test
+// dials through.
+func newLink(t *testing.T) *kafkatest.Link {
+	l := kafkatest.NewLink()
+	t.Cleanup(connector.SetClientOpts(l.Opt()))
 	return l
-}
-
-func (l *link) dial(ctx context.Context, network, host string) (net.Conn, error) {
-	l.mu.Lock()
-	cut := l.cut
-	l.mu.Unlock()
-	if cut {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
-	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, host)
-	if err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cut {
-		c.Close()
-		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
-	}
-	l.conns[c] = struct{}{}
-	return c, nil
-}
-
-func (l *link) set(cut bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.cut = cut
-	if cut {
-		for c := range l.conns {
-			c.Close()
-		}
-		clear(l.conns)
-	}
 }
 
 // noLeaks checks, after every other cleanup of the test (the broker's
@@ -121,7 +77,7 @@ func TestBrokerOutageIsVisible(t *testing.T) {
 	r := newReader(t, st)
 	r.until(ctx, "the first records", func() bool { return len(r.seen) == 10 })
 
-	l.set(true)
+	l.Set(true)
 	took := waitUntil(t, 8*time.Second, "the outage is told", func() bool { return !st.Stats().Unreachable.IsZero() })
 	t.Logf("outage told after %s", took)
 	if s := st.Stats(); s.Brokers != addr {
@@ -131,7 +87,7 @@ func TestBrokerOutageIsVisible(t *testing.T) {
 		return strings.Contains(logs.String(), "cannot reach Kafka at "+addr+" since ")
 	})
 
-	l.set(false)
+	l.Set(false)
 	waitUntil(t, 15*time.Second, "the broker is back", func() bool { return st.Stats().Unreachable.IsZero() })
 	waitUntil(t, time.Second, "the return is logged", func() bool {
 		return strings.Contains(logs.String(), "Kafka at "+addr+" answers again")
@@ -139,7 +95,7 @@ func TestBrokerOutageIsVisible(t *testing.T) {
 	kafkatest.Produce(t, addr, topic, []byte("10"), []byte("11"))
 	r.until(ctx, "records after the outage", func() bool { return len(r.seen) == 12 })
 
-	l.set(true)
+	l.Set(true)
 	start := time.Now()
 	_, err = st.Next(ctx)
 	if err == nil || !strings.Contains(err.Error(), "'scan.broker-unavailable-timeout'") {
@@ -172,7 +128,7 @@ func TestCloseReportsUnsentAcks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.set(true)
+	l.Set(true)
 	b.Record.Release()
 	b.Ack.Done()
 	start := time.Now()
@@ -194,7 +150,7 @@ func TestCloseReportsUnsentAcks(t *testing.T) {
 	if got := metricOf(t, reg, "kshare_source_acks_refused_total", group); got != float64(s.AckRefused) {
 		t.Errorf("kshare_source_acks_refused_total = %v, Stats.AckRefused = %d", got, s.AckRefused)
 	}
-	l.set(false)
+	l.Set(false)
 	// They come again, to a reader in the same group.
 	st2 := open(t, newSource(t, addr, topic, group, nil), mem)
 	r := newReader(t, st2)

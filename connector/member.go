@@ -198,6 +198,11 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 				st.log.Warn("released a record that does not decode; the broker archives it after its delivery limit", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "delivery_count", r.DeliveryCount(), "err", err)
 				p.settle(i, table.Release)
 				continue
+			case OnDecodeErrorDead:
+				// Settled when the dead letter's produce is answered;
+				// wait keeps the record's lock renewed until then.
+				m.deadLetter(p, i, err)
+				continue
 			}
 			// fail: deliver the rows before it, then end the stream. The
 			// record and all after it are released, not lost.
@@ -313,6 +318,17 @@ func (m *member) wait(ctx context.Context, p *poll, pollAt time.Time) bool {
 // locks expire on the broker and it delivers them again.
 func (m *member) shutdown() {
 	if m.cur != nil {
+		if m.st.dead != nil {
+			// Dead letters on the wire settle their records as their
+			// produce goes, which a broker does in milliseconds; one that
+			// cannot be produced (its topic gone) must not hold Close up,
+			// and its record is released below.
+			ctx, cancel := context.WithTimeout(context.Background(), closeSilence)
+			if err := m.st.dead.flush(ctx); err != nil {
+				m.st.log.Debug("dead letters not acknowledged before closing; their records are released", "member", m.name, "err", err)
+			}
+			cancel()
+		}
 		m.cur.releaseRest()
 	}
 	h, limit, start := m.st.health, m.st.src.client.reqTimeout, time.Now()

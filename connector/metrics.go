@@ -63,6 +63,7 @@ func addStats(to *table.Stats, s table.Stats) {
 	to.Skipped += s.Skipped
 	to.Renewed += s.Renewed
 	to.AckRefused += s.AckRefused
+	to.DeadLettered, to.DeadLetterFailed = to.DeadLettered+s.DeadLettered, to.DeadLetterFailed+s.DeadLetterFailed
 }
 
 var (
@@ -74,6 +75,8 @@ var (
 	descDecodeErrors = sourceDesc("kshare_source_decode_errors_total", "Records the format could not decode.")
 	descSkipped      = sourceDesc("kshare_source_skipped_total", "Records the format skipped (json.ignore-parse-errors).")
 	descRenewed      = sourceDesc("kshare_source_lock_renewals_total", "Lock renewals sent for records still being delivered.")
+	descDeadLettered = sourceDesc("kshare_source_dead_lettered_total", "Records that did not decode, produced to the dead-letter topic and accepted.")
+	descDeadFailed   = sourceDesc("kshare_source_dead_letter_failures_total", "Records that did not decode whose produce to the dead-letter topic failed; they were released.")
 	descOpen         = sourceDesc("kshare_source_streams_open", "Streams (queries) reading the table now.")
 )
 
@@ -90,7 +93,7 @@ func Collector() prometheus.Collector { return collector{} }
 type collector struct{}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecords, descRows, descAcks, descRefused, descRedelivered, descDecodeErrors, descSkipped, descRenewed, descOpen} {
+	for _, d := range []*prometheus.Desc{descRecords, descRows, descAcks, descRefused, descRedelivered, descDecodeErrors, descSkipped, descRenewed, descDeadLettered, descDeadFailed, descOpen} {
 		ch <- d
 	}
 }
@@ -142,6 +145,8 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descDecodeErrors, c.stats.DecodeErrors, k.table, k.group)
 		counter(descSkipped, c.stats.Skipped, k.table, k.group)
 		counter(descRenewed, c.stats.Renewed, k.table, k.group)
+		counter(descDeadLettered, c.stats.DeadLettered, k.table, k.group)
+		counter(descDeadFailed, c.stats.DeadLetterFailed, k.table, k.group)
 		ch <- prometheus.MustNewConstMetric(descOpen, prometheus.GaugeValue, open[k], k.table, k.group)
 	}
 }

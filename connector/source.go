@@ -34,6 +34,7 @@ type source struct {
 	startup     string
 	guarantee   string
 	onError     string
+	deadTopic   string // 'scan.dead-letter.topic'; Validate allows it only with 'dead-letter'
 	batchSize   int
 	unavailable time.Duration // 'scan.broker-unavailable-timeout'; 0: retry forever
 	// overLocks: the table's parallelism x max.poll.records exceeds the
@@ -58,7 +59,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	partitions, err := s.prepare(ctx)
+	partitions, deadLimit, err := s.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +76,11 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 			"(group.share.partition.max.record.locks): members will sit idle on a partition they share unless the broker's cap is raised; "+
 			"lower '%s' or '%s'", OptParallelism, OptMaxPollRecords, s.parallelism, s.client.maxPollRecs, partitionRecordLocks, OptMaxPollRecords, OptParallelism))
 	}
+	if s.deadTopic != "" {
+		if st.dead, err = s.newDeadLetter(st, deadLimit); err != nil {
+			return nil, err
+		}
+	}
 	st.ctx, st.cancel = context.WithCancel(context.Background())
 	st.fetchCtx, st.stopFetch = context.WithCancel(st.ctx)
 	for i := 0; i < s.parallelism; i++ {
@@ -85,6 +91,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 			for _, m := range st.members {
 				m.discard()
 			}
+			st.dead.close()
 			st.cancel()
 			return nil, err
 		}
@@ -107,21 +114,21 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 // an unreachable cluster, refused credentials or a missing topic into an
 // error at query start instead of a member that waits forever.
 //
-// It returns how many partitions the table's topics have now.
-func (s *source) prepare(ctx context.Context) (int, error) {
+// It returns how many partitions the table's topics have now, and the
+// dead-letter topic's max.message.bytes (0: unknown or no such topic).
+func (s *source) prepare(ctx context.Context) (partitions int, deadLimit int32, err error) {
 	cl, err := kgo.NewClient(s.client.opts()...)
 	if err != nil {
-		return 0, fmt.Errorf("table '%s': kafka client: %w", options.Cut(s.name), err)
+		return 0, 0, fmt.Errorf("table '%s': kafka client: %w", options.Cut(s.name), err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, s.client.reqTimeout+time.Second)
 	defer cancel()
 	adm := kadm.NewClient(cl)
-	partitions := 0
 	if len(s.topics) > 0 {
 		tds, err := adm.ListTopics(ctx, s.topics...)
 		if err != nil {
-			return 0, s.connectError(err)
+			return 0, 0, s.connectError(err)
 		}
 		var missing []string
 		for _, t := range s.topics {
@@ -130,7 +137,7 @@ func (s *source) prepare(ctx context.Context) (int, error) {
 			case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
 				missing = append(missing, "'"+t+"'")
 			case td.Err != nil:
-				return 0, fmt.Errorf("table '%s': topic '%s': %w", options.Cut(s.name), t, td.Err)
+				return 0, 0, fmt.Errorf("table '%s': topic '%s': %w", options.Cut(s.name), t, td.Err)
 			default:
 				partitions += len(td.Partitions)
 			}
@@ -140,12 +147,12 @@ func (s *source) prepare(ctx context.Context) (int, error) {
 			if len(missing) > 1 {
 				word = "topics"
 			}
-			return 0, fmt.Errorf("table '%s': %s %s not found on %s; create it first, or check the 'topic' option", options.Cut(s.name), word, strings.Join(missing, ", "), strings.Join(s.client.seeds, ","))
+			return 0, 0, fmt.Errorf("table '%s': %s %s not found on %s; create it first, or check the 'topic' option", options.Cut(s.name), word, strings.Join(missing, ", "), strings.Join(s.client.seeds, ","))
 		}
 	} else {
 		tds, err := adm.ListTopics(ctx)
 		if err != nil {
-			return 0, s.connectError(err)
+			return 0, 0, s.connectError(err)
 		}
 		for name, td := range tds {
 			if s.pattern.MatchString(name) {
@@ -165,10 +172,15 @@ func (s *source) prepare(ctx context.Context) (int, error) {
 		// when the group first fetches a partition; a group that has
 		// already started keeps its position.
 		if err := kafkaadmin.SetShareGroupConfig(ctx, cl, s.group, map[string]string{"share.auto.offset.reset": reset}); err != nil {
-			return 0, fmt.Errorf("table '%s': applying 'scan.startup.mode' = '%s': %w", options.Cut(s.name), s.startup, err)
+			return 0, 0, fmt.Errorf("table '%s': applying 'scan.startup.mode' = '%s': %w", options.Cut(s.name), s.startup, err)
 		}
 	}
-	return partitions, nil
+	if s.deadTopic != "" {
+		if deadLimit, err = s.checkDeadLetter(ctx, adm); err != nil {
+			return 0, 0, err
+		}
+	}
+	return partitions, deadLimit, nil
 }
 
 // recordLimit tells whether the members of a stream acquire in record_limit
@@ -212,7 +224,7 @@ type stream struct {
 	log     *slog.Logger
 	members []*member
 	health  *health
-	outage  atomic.Pointer[time.Time] // since when no broker answers, as announced
+	dead    *deadLetter // nil unless 'scan.on-decode-error' = 'dead-letter'
 
 	ctx    context.Context // the members' lifetime, ended by Close
 	cancel context.CancelFunc
@@ -274,6 +286,7 @@ func (st *stream) Close() error {
 			}
 			break
 		}
+		st.dead.close()
 		var errs []error
 		for _, m := range st.members {
 			if err := m.closeErr; err != nil {
@@ -346,24 +359,24 @@ func (st *stream) send(ctx context.Context, it item) bool {
 
 func (st *stream) Stats() table.Stats {
 	s := table.Stats{
-		Records:      st.stats.records.Load(),
-		Rows:         st.stats.rows.Load(),
-		Accepted:     st.stats.accepted.Load(),
-		Released:     st.stats.released.Load(),
-		Rejected:     st.stats.rejected.Load(),
-		Redelivered:  st.stats.redelivered.Load(),
-		DecodeErrors: st.stats.decodeErrors.Load(),
-		Skipped:      st.stats.skipped.Load(),
-		Renewed:      st.stats.renewed.Load(),
-		AckRefused:   st.stats.refused.Load(),
-		Brokers:      st.health.seeds,
+		Records:          st.stats.records.Load(),
+		Rows:             st.stats.rows.Load(),
+		Accepted:         st.stats.accepted.Load(),
+		Released:         st.stats.released.Load(),
+		Rejected:         st.stats.rejected.Load(),
+		Redelivered:      st.stats.redelivered.Load(),
+		DecodeErrors:     st.stats.decodeErrors.Load(),
+		Skipped:          st.stats.skipped.Load(),
+		Renewed:          st.stats.renewed.Load(),
+		DeadLettered:     st.stats.deadLettered.Load(),
+		DeadLetterFailed: st.stats.deadLetterFailed.Load(),
+		AckRefused:       st.stats.refused.Load(),
+		Brokers:          st.health.seeds,
 	}
 	for _, m := range st.members {
 		s.AckUnconfirmed += m.acks.unconfirmed()
 	}
-	if p := st.outage.Load(); p != nil {
-		s.Unreachable = *p
-	}
+	s.Unreachable = st.health.outage()
 	for i, m := range st.members {
 		if i < len(st.stats.consumers) {
 			s.Consumers = append(s.Consumers, table.ConsumerStats{Name: m.name, Records: st.stats.consumers[i].Load()})
@@ -378,6 +391,7 @@ type counters struct {
 	accepted, released, rejected       atomic.Int64
 	redelivered, decodeErrors, skipped atomic.Int64
 	renewed, refused                   atomic.Int64
+	deadLettered, deadLetterFailed     atomic.Int64
 	consumers                          []atomic.Int64
 }
 

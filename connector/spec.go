@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,7 @@ const (
 	OptStartupMode              = "scan.startup.mode"
 	OptDeliveryGuarantee        = "scan.delivery-guarantee"
 	OptOnDecodeError            = "scan.on-decode-error"
+	OptDeadLetterTopic          = "scan.dead-letter.topic"
 	OptBatchSize                = "scan.batch-size"
 	OptDiscoveryInterval        = "scan.topic-partition-discovery.interval"
 	OptBrokerUnavailableTimeout = "scan.broker-unavailable-timeout"
@@ -63,6 +65,7 @@ const (
 	OnDecodeErrorFail     = "fail"
 	OnDecodeErrorReject   = "reject"
 	OnDecodeErrorRelease  = "release"
+	OnDecodeErrorDead     = "dead-letter"
 	ProtocolPlaintext     = "PLAINTEXT"
 	ProtocolSSL           = "SSL"
 	ProtocolSASLPlaintext = "SASL_PLAINTEXT"
@@ -136,9 +139,13 @@ var Options = &options.Set{
 			Description: "'at-least-once' accepts a record only after the reader settled the batch holding its rows, so a crash delivers it again; " +
 				"'at-most-once' accepts records as soon as they are decoded, so a crash loses them instead."},
 		{Key: OptOnDecodeError, Type: options.Enum, Default: OnDecodeErrorFail,
-			Allowed: []string{OnDecodeErrorFail, OnDecodeErrorReject, OnDecodeErrorRelease},
+			Allowed: []string{OnDecodeErrorFail, OnDecodeErrorReject, OnDecodeErrorRelease, OnDecodeErrorDead},
 			Description: "What a record that the format cannot decode does: 'fail' ends the stream with the error (the record is released); " +
-				"'reject' archives it and logs a warning; 'release' hands it back to the group, which delivers it again until the broker's delivery count limit."},
+				"'reject' archives it and logs a warning; 'release' hands it back to the group, which delivers it again until the broker's delivery count limit; " +
+				"'dead-letter' produces it to 'scan.dead-letter.topic' and accepts it once that produce is acknowledged (released if it fails)."},
+		{Key: OptDeadLetterTopic, Type: options.String, Check: checkTopic,
+			Description: "With 'scan.on-decode-error' = 'dead-letter': the topic, on the table's cluster, that records which do not decode are produced to " +
+				"with their key, value and headers and kshare.* headers saying why and where from (README 'Dead-letter topic'). It must exist when a query opens."},
 		{Key: OptBatchSize, Type: options.Int, Default: strconv.Itoa(batch.DefaultSize), Min: 1, HasMin: true, Unit: options.Rows,
 			Description: "Most rows of one Arrow batch, unless the reader asks for another bound when it opens a stream."},
 		{Key: OptDiscoveryInterval, Type: options.Duration, Default: "30s", BareMillis: true,
@@ -304,8 +311,40 @@ func Validate(v options.Values) error {
 		errs = append(errs, options.Errorf(options.ErrMissing, OptSSLKeyLocation,
 			"'%s' needs '%s'", OptSSLKeyPassword, OptSSLKeyLocation))
 	}
+	errs = append(errs, validateDeadLetter(v)...)
 	if len(errs) > 0 {
 		return errs
+	}
+	return nil
+}
+
+// validateDeadLetter checks the dead-letter keys against each other and
+// against the topics read.
+func validateDeadLetter(v options.Values) options.Errors {
+	dead, topic := v.String(OptOnDecodeError) == OnDecodeErrorDead, v.String(OptDeadLetterTopic)
+	switch {
+	case dead && topic == "":
+		return options.Errors{options.Errorf(options.ErrMissing, OptDeadLetterTopic,
+			"'%s' = '%s' needs '%s': the topic that records which do not decode are produced to", OptOnDecodeError, OnDecodeErrorDead, OptDeadLetterTopic)}
+	case !dead && topic != "":
+		// The topic would be ignored: the user meant something else.
+		return options.Errors{options.Errorf(options.ErrConflict, OptDeadLetterTopic,
+			"'%s' is used only with '%s' = '%s' (it is '%s')", OptDeadLetterTopic, OptOnDecodeError, OnDecodeErrorDead, v.String(OptOnDecodeError))}
+	case !dead:
+		return nil
+	}
+	// A dead-letter topic that the table reads would hand each poison
+	// record back to the table, which would dead-letter it again, forever.
+	read := slices.ContainsFunc(strings.Split(v.String(OptTopic), ";"), func(t string) bool { return strings.TrimSpace(t) == topic })
+	if p := v.String(OptTopicPattern); p != "" {
+		if re, err := regexp.Compile("^(?:" + p + ")$"); err == nil && re.MatchString(topic) {
+			read = true
+		}
+	}
+	if read {
+		return options.Errors{options.Errorf(options.ErrConflict, OptDeadLetterTopic,
+			"'%s' names '%s', a topic the table reads: its records would come back to the table and be dead-lettered again; name another topic",
+			OptDeadLetterTopic, options.Cut(topic))}
 	}
 	return nil
 }
@@ -346,6 +385,14 @@ func checkTopics(s string) error {
 		if !topicName.MatchString(t) || t == "." || t == ".." {
 			return fmt.Errorf("must name topics separated by ';', got '%s' (a topic name is up to 249 letters, digits, '.', '_' and '-')", options.Cut(t))
 		}
+	}
+	return nil
+}
+
+// checkTopic wants one topic name.
+func checkTopic(s string) error {
+	if !topicName.MatchString(s) || s == "." || s == ".." {
+		return fmt.Errorf("must name one topic, got '%s' (a topic name is up to 249 letters, digits, '.', '_' and '-')", options.Cut(s))
 	}
 	return nil
 }

@@ -5,9 +5,13 @@
 // 'scan.startup.mode' says and, under 'scan.bounded.mode', ends once every
 // partition reached its bound; unbounded, it waits for new records.
 //
-// The package is named for the connector, not for reading: the write side
-// (Flink's sink options, 'sink.*', 'key.format') joins it later, so that one
-// connector named 'kafka' both reads and writes, as in Flink.
+// The package is named for the connector, not for reading: its write side
+// (INSERT INTO, Flink's sink options 'sink.*' and 'key.format') produces
+// with acks=all and calls a batch done only once every record of it was
+// acknowledged. While the sink's brokers do not answer it waits and says so
+// ('sink.broker-unavailable-timeout' bounds the wait); a record the topic
+// refuses fails the batch or, under 'sink.on-refused-record' =
+// 'dead-letter', goes to a dead-letter topic.
 //
 // What it shares rather than repeats: the client configuration and its keys
 // (bootstrap.servers, properties.*) are package connector's (ClusterOptions,

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,8 +84,6 @@ type LogStream struct {
 	rb     *connector.RecordBuilder
 	health *connector.BrokerHealth
 	log    *slog.Logger
-	// outage is since when no broker answers, once said; nil otherwise.
-	outage atomic.Pointer[time.Time]
 
 	mu   sync.Mutex // Next against Close: the builder
 	left map[string]map[int32]Range
@@ -103,7 +100,7 @@ var _ table.Stream = (*LogStream)(nil)
 // ends at once. It does no I/O itself: the client connects as it fetches.
 func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
 	st := &LogStream{schema: c.Table.Def.Schema.Arrow(), cfg: c, left: map[string]map[int32]Range{}, log: o.Logger,
-		health: connector.NewBrokerHealth(strings.Split(c.Table.Options.String(connector.OptBootstrapServers), ","))}
+		health: connector.NewBrokerHealth(splitList(c.Table.Options.String(connector.OptBootstrapServers), ","))}
 	if st.log == nil {
 		st.log = slog.Default()
 	}
@@ -249,18 +246,9 @@ func (st *LogStream) append(fs kgo.Fetches) error {
 // watch says when no broker has answered for a while and when one answers
 // again, and ends the stream once that lasts cfg.Unavailable.
 func (st *LogStream) watch() error {
-	since, err := st.health.Down()
-	switch {
-	case since.IsZero() && st.outage.Load() != nil:
-		st.outage.Store(nil)
-		st.log.Warn(fmt.Sprintf("Kafka at %s answers again", st.health.Seeds()))
-	case !since.IsZero() && st.outage.Load() == nil && time.Since(since) >= connector.OutageNotice():
-		st.outage.Store(&since)
-		st.log.Warn(fmt.Sprintf("cannot reach Kafka at %s since %s, retrying", st.health.Seeds(), since.Format("15:04:05")), "err", err)
-	}
+	since, err := st.health.Announce(st.log)
 	if limit := st.cfg.Unavailable; limit > 0 && !since.IsZero() && time.Since(since) >= limit {
-		return fmt.Errorf("table '%s': no answer from Kafka at %s since %s (%s, the table's '%s'); check that the broker is running: %w",
-			options.Cut(st.cfg.Table.Def.Name), st.health.Seeds(), since.Format("15:04:05"), limit, connector.OptBrokerUnavailableTimeout, err)
+		return st.health.Unavailable(st.cfg.Table.Def.Name, since, limit, connector.OptBrokerUnavailableTimeout, err)
 	}
 	return nil
 }
@@ -275,11 +263,8 @@ func (st *LogStream) done(topic string, p int32) {
 
 // Stats counts the records read and the rows they gave.
 func (st *LogStream) Stats() table.Stats {
-	s := table.Stats{Records: st.records.Load(), Rows: st.rows.Load(), DecodeErrors: st.decodeErrors.Load(), Brokers: st.health.Seeds()}
-	if p := st.outage.Load(); p != nil {
-		s.Unreachable = *p
-	}
-	return s
+	return table.Stats{Records: st.records.Load(), Rows: st.rows.Load(), DecodeErrors: st.decodeErrors.Load(),
+		Brokers: st.health.Seeds(), Unreachable: st.health.Outage()}
 }
 
 // Close stops reading; there is nothing to release.

@@ -22,6 +22,10 @@ var _ table.Sinker = kafkaConnector{}
 // column may write, as Flink's kafka sink allows.
 var writable = []string{"timestamp", "headers"}
 
+// testSinkOpts are added to every writer's producing client by this
+// package's tests (a dialer they can cut).
+var testSinkOpts []kgo.Opt
+
 // NewSink checks what a write needs beyond the keys' own checks: one topic,
 // key columns that exist, metadata columns that can be written, formats
 // that can encode the columns. It performs no I/O beyond reading the TLS
@@ -38,7 +42,8 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sink{table: name, topic: topics[0], opts: opts, seeds: v.String(connector.OptBootstrapServers), timeout: v.Duration(connector.OptRequestTimeoutMs),
+	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(connector.OptRequestTimeoutMs),
+		unavailable: v.Duration(OptSinkUnavailable), seeds: splitList(v.String(connector.OptBootstrapServers), ","), deadTopic: v.String(OptSinkDeadLetter),
 		none: v.String(OptDeliveryGuarantee) == GuaranteeNone, ts: -1, headers: -1}
 	switch v.String(OptSinkPartitioner) {
 	case PartitionerFixed:
@@ -127,9 +132,11 @@ func findColumn(cols []table.Column, name string) int {
 type sink struct {
 	table, topic string
 	opts         []kgo.Opt
-	seeds        string // 'properties.bootstrap.servers', for the writer's BrokerHealth
+	seeds        []string
 	timeout      time.Duration
-	none         bool // sink.delivery-guarantee 'none'
+	unavailable  time.Duration // 'sink.broker-unavailable-timeout'; 0: forever
+	deadTopic    string        // 'sink.dead-letter.topic'; validateSink allows it only with 'dead-letter'
+	none         bool          // sink.delivery-guarantee 'none'
 	cols         []table.Column
 	key, value   table.Encoder
 	keyIdx       []int // columns of the key, in cols
@@ -139,9 +146,9 @@ type sink struct {
 
 func (s *sink) Columns() []table.Column { return s.cols }
 
-// Open checks that the topic exists and reads its max.message.bytes, with
-// a client of its own: the producing client's batch limit is set when it
-// is created.
+// Open checks that the topic (and the dead-letter topic) exists and reads
+// its max.message.bytes, with a client of its own: a producing client's
+// batch limit is set when it is created.
 func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout+time.Second)
 	defer cancel()
@@ -150,19 +157,44 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 		return nil, fmt.Errorf("table '%s': kafka client: %w", s.table, err)
 	}
 	adm := kadm.NewClient(admCl)
-	limit, err := s.check(ctx, adm)
+	limit, err := s.check(ctx, adm, s.topic, "sink topic", "")
+	var deadLimit int32
+	if err == nil && s.deadTopic != "" {
+		deadLimit, err = s.check(ctx, adm, s.deadTopic, "dead-letter topic", OptSinkDeadLetter)
+	}
 	admCl.Close()
 	if err != nil {
 		return nil, err
 	}
+	w := &writer{sink: s, limit: limit, health: connector.NewBrokerHealth(s.seeds), stop: make(chan struct{}), flying: map[*pending]struct{}{}}
+	if w.cl, err = s.producer(s.topic, limit, w.health); err != nil {
+		return nil, err
+	}
+	if s.deadTopic != "" {
+		if w.dead, err = s.producer(s.deadTopic, deadLimit, w.health); err != nil {
+			w.cl.Close()
+			return nil, err
+		}
+	}
+	w.watching.Go(w.watch)
+	return w, nil
+}
+
+// producer is a client that produces to topic, whose max.message.bytes is
+// limit (0: unknown), reporting its contacts with the brokers to h.
+func (s *sink) producer(topic string, limit int32, h *connector.BrokerHealth) (*kgo.Client, error) {
 	// acks=all and idempotence are franz-go's defaults; they are said
 	// here because the delivery promise rests on them.
-	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(s.topic))
+	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic), h.Opt())
 	opts = append(opts, connector.ProducerLimits(limit)...)
-	health := connector.NewBrokerHealth(strings.Split(s.seeds, ","))
-	cl, err := kgo.NewClient(append(opts, health.Opt())...)
+	// franz-go retries a produce without end (no record delivery
+	// timeout, which would also count from a record's own timestamp, old
+	// when a 'timestamp' column copies the source's): during an outage the
+	// rows wait, and watch fails them past 'sink.broker-unavailable-timeout'.
+	opts = append(opts, testSinkOpts...)
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("table '%s': kafka client: %w", s.table, err)
 	}
-	return &writer{sink: s, cl: cl, limit: limit, health: health}, nil
+	return cl, nil
 }

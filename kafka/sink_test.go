@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
@@ -71,22 +70,6 @@ func write(t *testing.T, b *ktable.Bound, rec arrow.RecordBatch) (ktable.SinkSta
 	return st, err
 }
 
-// readAll reads n records of topic from its start.
-func readAll(t *testing.T, addr, topic string, n int) []*kgo.Record {
-	t.Helper()
-	cl := kafkatest.Client(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	var out []*kgo.Record
-	ctx := kafkatest.Context(t)
-	for len(out) < n {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("read %d of %d records: %v", len(out), n, err)
-		}
-		out = append(out, fs.Records()...)
-	}
-	return out
-}
-
 func TestSinkWritesKeyAndValue(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 2)
@@ -100,7 +83,7 @@ func TestSinkWritesKeyAndValue(t *testing.T) {
 	}
 	var got []string
 	parts := map[int32]bool{}
-	for _, r := range readAll(t, addr, topic, 3) {
+	for _, r := range kafkatest.ReadTopic(t, addr, topic, 3) {
 		got = append(got, string(r.Key)+" "+string(r.Value))
 		parts[r.Partition] = true
 	}
@@ -126,13 +109,17 @@ func TestSinkMissingTopic(t *testing.T) {
 	}
 }
 
-func TestSinkRecordTooLarge(t *testing.T) {
-	addr := kafkatest.Bootstrap(t)
+// writeTooLarge writes the rows "small" and 1000 x's to a new topic of addr whose
+// max.message.bytes is 200, through a table (v STRING) with the extra WITH
+// entries, and returns the topic, the writer's stats and what done said.
+func writeTooLarge(t *testing.T, addr string, with map[string]string) (string, ktable.SinkStats, error) {
 	topic := kafkatest.Topic(t, addr, 1)
 	setMaxMessageBytes(t, addr, topic, "200")
-	def := ktable.NewDefinition("out", []ktable.Column{{Name: "v", Type: ktable.StringType()}},
-		map[string]string{"connector": "kafka", "format": "raw", "properties.bootstrap.servers": addr, "topic": topic})
-	b, err := ktable.Bind(def)
+	opts := map[string]string{"connector": "kafka", "format": "raw", "properties.bootstrap.servers": addr, "topic": topic}
+	for k, v := range with {
+		opts[k] = v
+	}
+	b, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "v", Type: ktable.StringType()}}, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,12 +133,63 @@ func TestSinkRecordTooLarge(t *testing.T) {
 	col.Release()
 	defer rec.Release()
 	st, err := write(t, b, rec)
+	return topic, st, err
+}
+
+func TestSinkRecordTooLarge(t *testing.T) {
+	_, st, err := writeTooLarge(t, kafkatest.Bootstrap(t), nil)
 	re, ok := err.(*ktable.RowError)
 	if !ok || re.Row != 1 || !strings.Contains(err.Error(), "max.message.bytes is 200") {
 		t.Fatalf("a record over max.message.bytes: %v, want a RowError for row 1 naming the limit", err)
 	}
 	if st.Failed != 1 {
 		t.Errorf("stats %+v, want 1 failed", st)
+	}
+}
+
+// TestSinkRefusedDeadLetter: under 'sink.on-refused-record' = 'dead-letter'
+// the record the sink topic refuses goes to the dead-letter topic with the
+// kshare.* headers, and the write succeeds once that is acknowledged.
+func TestSinkRefusedDeadLetter(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	dlq := kafkatest.Topic(t, addr, 1)
+	topic, st, err := writeTooLarge(t, addr, map[string]string{"sink.on-refused-record": "dead-letter", "sink.dead-letter.topic": dlq})
+	if err != nil || st.Acked != 1 || st.DeadLettered != 1 || st.Failed != 0 {
+		t.Fatalf("write: %v, stats %+v; want success, 1 acked and 1 dead-lettered", err, st)
+	}
+	d := kafkatest.ReadTopic(t, addr, dlq, 1)[0]
+	if string(d.Value) != strings.Repeat("x", 1000) || d.Key != nil {
+		t.Errorf("dead letter: key %q, value of %d bytes; want no key and the 1000-byte value", d.Key, len(d.Value))
+	}
+	want := []string{
+		"kshare.error=table 'out': a record of 1000 bytes is too large for topic '" + topic + "', whose max.message.bytes is 200: ",
+		"kshare.topic=" + topic,
+		"kshare.table=out",
+	}
+	if len(d.Headers) != len(want) {
+		t.Fatalf("dead letter headers %v, want %d", d.Headers, len(want))
+	}
+	for i, h := range d.Headers {
+		// The error ends with franz-go's text of MESSAGE_TOO_LARGE.
+		if got := h.Key + "=" + string(h.Value); got != want[i] && (i > 0 || !strings.HasPrefix(got, want[i])) {
+			t.Errorf("header %d = %q, want %q", i, got, want[i])
+		}
+	}
+}
+
+// TestSinkRefusedDeadLetterFails: a dead-letter topic that refuses the
+// record too fails the row, as without it.
+func TestSinkRefusedDeadLetterFails(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	dlq := kafkatest.Topic(t, addr, 1)
+	setMaxMessageBytes(t, addr, dlq, "200")
+	_, st, err := writeTooLarge(t, addr, map[string]string{"sink.on-refused-record": "dead-letter", "sink.dead-letter.topic": dlq})
+	re, ok := err.(*ktable.RowError)
+	if !ok || re.Row != 1 || !strings.Contains(err.Error(), "producing it to the dead-letter topic '"+dlq+"' failed too") {
+		t.Fatalf("write: %v, want a RowError for row 1 saying the dead letter failed too", err)
+	}
+	if st.Failed != 1 || st.DeadLettered != 0 {
+		t.Errorf("stats %+v, want 1 failed, none dead-lettered", st)
 	}
 }
 
@@ -163,6 +201,8 @@ func TestSinkRefusals(t *testing.T) {
 		{"value.fields-include=EXCEPT_KEY", "needs 'key.fields'"},
 		{"sink.partitioner=hash", "sink.partitioner"},
 		{"sink.parallelism=2", "one producer per job"},
+		{"sink.on-refused-record=dead-letter", "'sink.on-refused-record' = 'dead-letter' needs 'sink.dead-letter.topic'"},
+		{"sink.dead-letter.topic=dlq", "'sink.dead-letter.topic' is used only with 'sink.on-refused-record' = 'dead-letter' (it is 'fail')"},
 	} {
 		k, v, _ := strings.Cut(c.with, "=")
 		_, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: ktable.BigIntType()}},

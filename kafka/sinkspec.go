@@ -3,8 +3,10 @@ package kafka
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -16,6 +18,9 @@ const (
 	OptValueFieldsInclude = "value.fields-include"
 	OptSinkPartitioner    = "sink.partitioner"
 	OptDeliveryGuarantee  = "sink.delivery-guarantee"
+	OptSinkUnavailable    = "sink.broker-unavailable-timeout"
+	OptSinkOnRefused      = "sink.on-refused-record"
+	OptSinkDeadLetter     = "sink.dead-letter.topic"
 )
 
 // Values of the sink's enums.
@@ -30,6 +35,9 @@ const (
 	GuaranteeAtLeastOnce = "at-least-once"
 	GuaranteeNone        = "none"
 	GuaranteeExactlyOnce = "exactly-once"
+
+	RefusedFail       = "fail"
+	RefusedDeadLetter = "dead-letter"
 )
 
 // sinkOptions are the keys only INSERT INTO reads; a SELECT from the table
@@ -47,12 +55,38 @@ var sinkOptions = []options.Option{
 	{Key: OptDeliveryGuarantee, Type: options.Enum, Default: GuaranteeAtLeastOnce, Allowed: []string{GuaranteeAtLeastOnce, GuaranteeNone, GuaranteeExactlyOnce},
 		Description: "'at-least-once': a source record is accepted only once every row it gave was acknowledged by the sink's brokers (acks=all, idempotent producer); " +
 			"'none': accepted once its rows are handed to the producer, so a failed produce loses them. 'exactly-once' is refused (no Kafka transactions)."},
+	// 60 s, as 'scan.broker-unavailable-timeout': a broker restart or a
+	// leader's failover (seconds to a few tens of seconds) is ridden out;
+	// a sink gone for good fails the job within a minute rather than
+	// holding its source records unseen.
+	{Key: OptSinkUnavailable, Type: options.Duration, Default: "60s", BareMillis: true,
+		Description: "How long INSERT INTO waits for the sink's brokers to acknowledge a record while they do not answer before the job fails " +
+			"(the source records of its unacknowledged rows are released); the job says at once that it cannot reach Kafka and is retrying, " +
+			"and goes on when they answer; '0' waits forever."},
+	{Key: OptSinkOnRefused, Type: options.Enum, Default: RefusedFail, Allowed: []string{RefusedFail, RefusedDeadLetter},
+		Description: "What a row does whose record the sink topic refuses (larger than its max.message.bytes, say): 'fail' fails the job and releases the source records of its batch; " +
+			"'dead-letter' produces the record to 'sink.dead-letter.topic' with kshare.error, kshare.topic and kshare.table headers, and the row counts as written once that produce is acknowledged " +
+			"(if it fails too, the job fails as under 'fail')."},
+	{Key: OptSinkDeadLetter, Type: options.String, Check: deadLetterTopicCheck(),
+		Description: "With 'sink.on-refused-record' = 'dead-letter': the topic, on the sink's cluster, that refused records go to; it must exist when the INSERT starts, " +
+			"and take records the sink topic does not (a larger max.message.bytes)."},
+}
+
+// deadLetterTopicCheck is the kafka-sharegroup connector's check of its
+// dead-letter topic: one topic name.
+func deadLetterTopicCheck() func(string) error {
+	o, _ := connector.Options.Lookup(connector.OptDeadLetterTopic)
+	return o.Check
 }
 
 // splitFields reads a ';'-separated list of column names.
-func splitFields(s string) []string {
+func splitFields(s string) []string { return splitList(s, ";") }
+
+// splitList reads a list separated by sep, its items trimmed, empty ones
+// dropped.
+func splitList(s, sep string) []string {
 	var out []string
-	for _, f := range strings.Split(s, ";") {
+	for _, f := range strings.Split(s, sep) {
 		if f = strings.TrimSpace(f); f != "" {
 			out = append(out, f)
 		}
@@ -96,6 +130,17 @@ func validateSink(v options.Values) options.Errors {
 		errs = append(errs, options.Errorf(options.ErrMissing, OptKeyFields, "'%s' needs '%s': the columns the key is made of", OptKeyFormat, OptKeyFields))
 	case v.Has(OptKeyFields) && !v.Has(OptKeyFormat):
 		errs = append(errs, options.Errorf(options.ErrMissing, OptKeyFormat, "'%s' needs '%s': the format the key is written in", OptKeyFields, OptKeyFormat))
+	}
+	// As the source's dead-letter keys: each is useless without the other,
+	// and the sink topic itself would refuse the record again.
+	dead, dlq := v.String(OptSinkOnRefused) == RefusedDeadLetter, v.String(OptSinkDeadLetter)
+	switch {
+	case dead && dlq == "":
+		errs = append(errs, options.Errorf(options.ErrMissing, OptSinkDeadLetter, "'%s' = '%s' needs '%s': the topic refused records are produced to", OptSinkOnRefused, RefusedDeadLetter, OptSinkDeadLetter))
+	case !dead && dlq != "":
+		errs = append(errs, options.Errorf(options.ErrConflict, OptSinkDeadLetter, "'%s' is used only with '%s' = '%s' (it is '%s')", OptSinkDeadLetter, OptSinkOnRefused, RefusedDeadLetter, v.String(OptSinkOnRefused)))
+	case dead && slices.Contains(splitFields(v.String(OptTopic)), dlq):
+		errs = append(errs, options.Errorf(options.ErrConflict, OptSinkDeadLetter, "'%s' names '%s', the sink topic itself, which would refuse the record again; name another topic", OptSinkDeadLetter, options.Cut(dlq)))
 	}
 	if v.String(OptValueFieldsInclude) == IncludeExceptKey && !v.Has(OptKeyFields) {
 		errs = append(errs, options.Errorf(options.ErrMissing, OptKeyFields, "'%s' = '%s' needs '%s'", OptValueFieldsInclude, IncludeExceptKey, OptKeyFields))

@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,19 +22,27 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-func (s *sink) check(ctx context.Context, adm *kadm.Client) (int32, error) {
-	md, err := adm.Metadata(ctx, s.topic)
+// check says whether topic (what: the sink topic, or its dead-letter topic
+// and the key that names it) exists, and returns its max.message.bytes (0:
+// unknown).
+func (s *sink) check(ctx context.Context, adm *kadm.Client, topic, what, key string) (int32, error) {
+	md, err := adm.Metadata(ctx, topic)
 	if err != nil {
-		return 0, fmt.Errorf("table '%s': reading topic '%s': %w", s.table, s.topic, err)
+		return 0, fmt.Errorf("table '%s': reading topic '%s': %w", s.table, topic, err)
 	}
-	td, ok := md.Topics[s.topic]
+	td, ok := md.Topics[topic]
 	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
-		return 0, fmt.Errorf("table '%s': sink topic '%s' does not exist; create it (kshare produce or kafka-topics.sh) before INSERT INTO", s.table, s.topic)
+		if key != "" {
+			topic += "' ('" + key + "')"
+		} else {
+			topic += "'"
+		}
+		return 0, fmt.Errorf("table '%s': %s '%s does not exist; create it (kshare produce or kafka-topics.sh) before INSERT INTO", s.table, what, topic)
 	}
 	if td.Err != nil {
-		return 0, fmt.Errorf("table '%s': topic '%s': %w", s.table, s.topic, td.Err)
+		return 0, fmt.Errorf("table '%s': topic '%s': %w", s.table, topic, td.Err)
 	}
-	limit, err := connector.MaxMessageBytes(ctx, adm, s.topic)
+	limit, err := connector.MaxMessageBytes(ctx, adm, topic)
 	if err != nil {
 		// Not fatal: franz-go's default batch limit applies, and a record
 		// too large for it fails with a message that says so.
@@ -44,21 +54,109 @@ func (s *sink) check(ctx context.Context, adm *kadm.Client) (int32, error) {
 type writer struct {
 	*sink
 	cl      *kgo.Client
-	health  *connector.BrokerHealth // for Stats' Unreachable
+	dead    *kgo.Client // 'sink.on-refused-record' = 'dead-letter'; nil otherwise
 	limit   int32
 	buf     []byte
 	scratch []arrow.Array
-	stats   struct{ written, acked, failed atomic.Int64 }
+	stats   struct{ written, acked, failed, deadLettered atomic.Int64 }
+
+	// health follows whether the sink's brokers answer; watch says so on
+	// log (slog.Default until SetLogger) until stop closes.
+	health    *connector.BrokerHealth
+	log       atomic.Pointer[slog.Logger]
+	stop      chan struct{}
+	watching  sync.WaitGroup
+	closeOnce sync.Once
+
+	// Writes not finished yet, which an outage past
+	// 'sink.broker-unavailable-timeout' fails; broken is that outage's
+	// error, which fails every later Write.
+	mu     sync.Mutex
+	flying map[*pending]struct{}
+	broken error
 }
+
+var _ table.LoggingWriter = (*writer)(nil)
 
 func (w *writer) Stats() table.SinkStats {
-	since, _ := w.health.Down()
-	return table.SinkStats{Written: w.stats.written.Load(), Acked: w.stats.acked.Load(), Failed: w.stats.failed.Load(), Unreachable: since}
+	return table.SinkStats{Written: w.stats.written.Load(), Acked: w.stats.acked.Load(), Failed: w.stats.failed.Load(),
+		DeadLettered: w.stats.deadLettered.Load(), Unreachable: w.health.Outage(), Brokers: w.health.Seeds()}
 }
 
+// logger is where the writer logs: SetLogger's, else slog.Default().
+func (w *writer) logger() *slog.Logger {
+	if l := w.log.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
+}
+
+// SetLogger sets where the writer says that its brokers do not answer, and
+// that they answer again.
+func (w *writer) SetLogger(l *slog.Logger) { w.log.Store(l) }
+
+// watch says when the sink's brokers stop answering and when they answer
+// again, as a share-group stream does of its own: a produce retries all
+// the while (up to 'sink.broker-unavailable-timeout'), and the job would
+// otherwise just look stuck.
+func (w *writer) watch() {
+	t := time.NewTicker(sinkWatchEvery)
+	defer t.Stop()
+	for broken := false; !broken; {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			broken = w.check()
+		}
+	}
+}
+
+// check says whether the brokers answer, as watch does, and fails the
+// writer once they have not for 'sink.broker-unavailable-timeout'. It
+// reports whether it did.
+func (w *writer) check() bool {
+	since, err := w.health.Announce(w.logger().With("table", w.table, "sink_topic", w.topic))
+	if limit := w.unavailable; limit > 0 && !since.IsZero() && time.Since(since) >= limit {
+		w.breakDown(w.health.Unavailable(w.table, since, limit, OptSinkUnavailable, err))
+		return true
+	}
+	return false
+}
+
+// sinkWatchEvery is how often a writer looks at whether its brokers answer.
+const sinkWatchEvery = 250 * time.Millisecond
+
 func (w *writer) Close() error {
-	w.cl.Close()
+	w.closeOnce.Do(func() {
+		close(w.stop)
+		w.watching.Wait()
+		// The sink's client first: a record it refused just now may still
+		// go to the dead-letter client, which then fails it as it closes.
+		w.cl.Close()
+		if w.dead != nil {
+			w.dead.Close()
+		}
+	})
 	return nil
+}
+
+// breakDown fails every Write not finished with err, and every later one.
+// Their rows may still reach the topic if the brokers come back before the
+// writer closes: their source records were released, so they are written
+// again then (at least once, never lost).
+func (w *writer) breakDown(err error) {
+	w.mu.Lock()
+	w.broken = err
+	flying := make([]*pending, 0, len(w.flying))
+	for p := range w.flying {
+		flying = append(flying, p)
+	}
+	w.mu.Unlock()
+	for _, p := range flying {
+		p.fail(err)
+		p.finish()
+	}
 }
 
 // pending is one Write's rows in flight.
@@ -69,6 +167,7 @@ type pending struct {
 	err   error
 	done  func(error)
 	track bool // done waits for the acks (at-least-once)
+	w     *writer
 }
 
 func (p *pending) fail(err error) {
@@ -79,11 +178,24 @@ func (p *pending) fail(err error) {
 	p.mu.Unlock()
 }
 
+// rowDone counts one row settled, and finishes p after the last (under
+// at-least-once: 'none' finished it when its rows were handed on).
+func (p *pending) rowDone() {
+	if p.left.Add(-1) == 0 && p.track {
+		p.finish()
+	}
+}
+
 func (p *pending) finish() {
 	p.mu.Lock()
 	err := p.err
 	p.mu.Unlock()
-	p.once.Do(func() { p.done(err) })
+	p.once.Do(func() {
+		p.w.mu.Lock()
+		delete(p.w.flying, p)
+		p.w.mu.Unlock()
+		p.done(err)
+	})
 }
 
 // Write encodes every row first, so that a row the format cannot write
@@ -144,20 +256,30 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 			r.Headers = headersOf(all[w.headers], i)
 		}
 	}
-	p := &pending{done: done, track: !w.none}
+	p := &pending{done: done, track: !w.none, w: w}
+	w.mu.Lock()
+	if err := w.broken; err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	w.flying[p] = struct{}{}
+	w.mu.Unlock()
 	p.left.Store(int64(n) + 1)
 	for i := range recs {
 		row := i
 		w.cl.Produce(ctx, &recs[i], func(r *kgo.Record, err error) {
-			if err != nil {
+			switch {
+			case err == nil:
+				w.stats.acked.Add(1)
+			case w.dead != nil && refused(err):
+				// Settled when the dead letter is answered.
+				w.deadLetter(ctx, p, row, r, w.produceError(r, err))
+				return
+			default:
 				w.stats.failed.Add(1)
 				p.fail(&table.RowError{Row: row, Err: w.produceError(r, err)})
-			} else {
-				w.stats.acked.Add(1)
 			}
-			if p.left.Add(-1) == 0 && p.track {
-				p.finish()
-			}
+			p.rowDone()
 		})
 	}
 	w.stats.written.Add(int64(n))
@@ -166,6 +288,41 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 		p.finish()
 	}
 	return nil
+}
+
+// refused tells the errors for which the sink topic will never take the
+// record, whatever the retries: those 'sink.on-refused-record' is about.
+// An unreachable broker is not one of them.
+func refused(err error) bool {
+	for _, e := range []error{kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidRecord, kerr.InvalidTimestamp} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// deadLetter produces r, which the sink topic refused (why), to the
+// dead-letter topic, and settles its row when that produce is answered: as
+// written once acknowledged; as failed (the job fails, the batch's source
+// records are released) if it fails too.
+func (w *writer) deadLetter(ctx context.Context, p *pending, row int, r *kgo.Record, why error) {
+	h := append(make([]kgo.RecordHeader, 0, len(r.Headers)+3), r.Headers...)
+	h = append(h,
+		kgo.RecordHeader{Key: connector.HeaderError, Value: []byte(why.Error())},
+		kgo.RecordHeader{Key: connector.HeaderTopic, Value: []byte(w.topic)},
+		kgo.RecordHeader{Key: connector.HeaderTable, Value: []byte(w.table)})
+	dl := &kgo.Record{Key: r.Key, Value: r.Value, Headers: h}
+	w.dead.Produce(ctx, dl, func(_ *kgo.Record, err error) {
+		if err != nil {
+			w.stats.failed.Add(1)
+			p.fail(&table.RowError{Row: row, Err: fmt.Errorf("%w; producing it to the dead-letter topic '%s' failed too: %w", why, w.deadTopic, err)})
+		} else {
+			w.stats.deadLettered.Add(1)
+			w.logger().Warn("dead-lettered a row the sink topic refused", "table", w.table, "sink_topic", w.topic, "dead_letter_topic", w.deadTopic, "err", why)
+		}
+		p.rowDone()
+	})
 }
 
 func (w *writer) produceError(r *kgo.Record, err error) error {

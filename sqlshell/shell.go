@@ -555,6 +555,8 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	}
 	count("unchanged (accepted)", st.Unchanged, false)
 	count("skipped", src.Skipped, false)
+	count("dead-lettered (accepted)", src.DeadLettered, false)
+	count("dead letters failed (released)", src.DeadLetterFailed, false)
 	count("lock renewals", src.Renewed, false)
 }
 

@@ -248,12 +248,16 @@ type JobStats struct {
 	Accepted, Released, Rejected int64
 	// Errors counts rows the sink refused or could not be sent.
 	Errors int64
+	// Sink is the writer's own account: since when its brokers do not
+	// answer (Sink.Unreachable), the rows it dead-lettered.
+	Sink SinkStats
 	// Err is why the job failed; nil otherwise.
 	Err    error
 	Uptime time.Duration
-	// SourceDown and SinkDown are when the brokers of the job's source or
-	// sink stopped answering, while none answers; zero otherwise.
-	SourceDown, SinkDown time.Time
+	// SourceDown is since when the brokers of the job's source do not
+	// answer, while none answers; zero otherwise (the sink's is
+	// Sink.Unreachable).
+	SourceDown time.Time
 }
 
 // Columns of DESCRIBE's result.

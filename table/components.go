@@ -265,6 +265,10 @@ type Stats struct {
 	DecodeErrors int64
 	Skipped      int64 // values the format skipped (ignore-parse-errors)
 	Renewed      int64 // lock renewals sent for records still being delivered
+	// DeadLettered counts records produced to the dead-letter topic (and
+	// so accepted); DeadLetterFailed those whose produce failed (released).
+	DeadLettered     int64
+	DeadLetterFailed int64
 	// Accepted, Released and Rejected count what the broker confirmed.
 	// AckRefused counts acknowledgements it refused or that could not be
 	// sent (the broker went away, say): their records come again.
@@ -351,14 +355,28 @@ type Writer interface {
 	Stats() SinkStats
 }
 
+// A LoggingWriter is a Writer that says on a logger what happens to its
+// destination (Kafka brokers that stop answering, and answer again). The
+// engine gives it the logger its sources log to; without one it logs to
+// slog.Default().
+type LoggingWriter interface {
+	Writer
+	SetLogger(*slog.Logger)
+}
+
 // SinkStats counts a writer's rows.
 type SinkStats struct {
 	Written int64 // rows handed to the destination
 	Acked   int64 // rows it acknowledged
 	Failed  int64 // rows it refused or that could not be sent
-	// Unreachable is when the destination's brokers stopped answering,
-	// while none answers; zero otherwise (and for sinks that do not tell).
+	// DeadLettered counts rows the destination refused that went to a
+	// dead-letter topic instead (and count as written).
+	DeadLettered int64
+	// Unreachable is since when the writer's brokers (Brokers) do not
+	// answer, while none answers and once the writer said so; zero
+	// otherwise.
 	Unreachable time.Time
+	Brokers     string
 }
 
 // RowError is a row a sink could not write: which row of the batch, and

@@ -252,8 +252,8 @@ func (r *runner) ready() (string, bool) {
 			return fmt.Sprintf("job %s is %s", j.ID(), st.State), false
 		case !st.SourceDown.IsZero():
 			return fmt.Sprintf("job %s: no broker of its source has answered since %s", j.ID(), st.SourceDown.Format(time.RFC3339)), false
-		case !st.SinkDown.IsZero():
-			return fmt.Sprintf("job %s: no broker of its sink has answered since %s", j.ID(), st.SinkDown.Format(time.RFC3339)), false
+		case !st.Sink.Unreachable.IsZero():
+			return fmt.Sprintf("job %s: no broker of its sink has answered since %s", j.ID(), st.Sink.Unreachable.Format(time.RFC3339)), false
 		}
 	}
 	return fmt.Sprintf("%s running", count(len(jobs), "job")), true

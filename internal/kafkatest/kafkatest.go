@@ -341,6 +341,23 @@ func ProduceRecords(t testing.TB, addr string, rs ...*kgo.Record) {
 	}
 }
 
+// ReadTopic reads topic from its start, as a plain consumer, until it has n
+// records (or more, from the last fetch), and returns them.
+func ReadTopic(t testing.TB, addr, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl := Client(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var out []*kgo.Record
+	ctx := Context(t)
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("read %d of %d records of topic %q: %v", len(out), n, topic, err)
+		}
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
 // SetGroupConfig sets group-level configs on group (see
 // kafkaadmin.SetShareGroupConfig).
 func SetGroupConfig(t testing.TB, addr, group string, cfg map[string]string) {
