@@ -119,6 +119,11 @@ func (j *Job) run(ctx context.Context) {
 		j.w.Close()
 		inflight.Wait()
 	} else {
+		// A writer that holds its acknowledgements until it commits
+		// (filesystem parts) commits now rather than by its policy.
+		if f, ok := j.w.(table.Flusher); ok {
+			f.Flush()
+		}
 		inflight.Wait()
 		j.w.Close()
 	}
