@@ -1,15 +1,18 @@
 package filesystem_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"fmt"
 	"path/filepath"
-	"strings"
+	"testing"
 
 	"errors"
 	"os"
-	"testing"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -328,4 +331,58 @@ func TestRefused(t *testing.T) {
 	if _, err := tb.Source.Open(context.Background(), table.OpenOptions{}); err == nil || !strings.Contains(err.Error(), "writes but cannot read; use it as the target of INSERT INTO") {
 		t.Errorf("reading a filesystem table: %v", err)
 	}
+}
+
+// readParts decodes every final part in dir (json lines or parquet) and
+// returns the ids they hold, sorted.
+func readParts(t *testing.T, dir, format string) []int {
+	t.Helper()
+	final, _ := files(t, dir)
+	var ids []int
+	add := func(v string) {
+		id, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("a part holds %q, not an id", v)
+		}
+		ids = append(ids, id)
+	}
+	for _, name := range final {
+		path := filepath.Join(dir, name)
+		if format == "parquet" {
+			tbl := tabletest.ReadParquet(t, path, tabletest.CheckedAlloc(t))
+			tr := array.NewTableReader(tbl, -1)
+			for tr.Next() {
+				col := tr.RecordBatch().Column(0).(*array.String)
+				for i := range col.Len() {
+					add(col.Value(i))
+				}
+			}
+			tr.Release()
+			tbl.Release()
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			v, ok := strings.CutPrefix(sc.Text(), `{"v":"`)
+			if v, ok = strings.CutSuffix(v, `"}`); !ok {
+				t.Fatalf("%s holds the line %q, not an object", name, sc.Text())
+			}
+			add(v)
+		}
+		f.Close()
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func upTo(n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
 }
