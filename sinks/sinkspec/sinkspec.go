@@ -71,10 +71,10 @@ var FilesystemOptions = &options.Set{Owner: "connector 'filesystem'", Options: [
 	Key: OptCheckInterval, Type: options.Duration, Default: "1 min", BareMillis: true, Min: int64(time.Millisecond), HasMin: true,
 	Description: "How often the open part's age is checked against 'sink.rolling-policy.rollover-interval'.",
 }, {
-	Key: OptInactivityInterval, Type: options.Duration, Default: "100 ms", BareMillis: true, Min: int64(time.Millisecond), HasMin: true,
-	Description: "A part is committed once no row reached it for this long: its rows' source records wait for the commit, " +
-		"and the source hands out no more until they are settled, so a quiet part means the job waits for it. " +
-		"Flink's default is 30 min; kshare's is short for that reason.",
+	Key: OptInactivityInterval, Type: options.Duration, Default: "5 ms", BareMillis: true, Min: int64(time.Millisecond), HasMin: true,
+	Description: "A part is committed once no row reached it for this long. Its rows' source records wait for the commit, " +
+		"and a share-group member hands out no more until its records are settled, so a quiet part usually means the job waits for it: " +
+		"Flink's default is 30 min, kshare's is short for that reason (longer makes fewer, larger parts and a slower job).",
 }, {
 	Key: OptMaxHeldRows, Type: options.Int, Default: "1000", Min: 1, HasMin: true, Max: math.MaxInt32, HasMax: true, Unit: options.Rows,
 	Description: "A part is committed once it holds this many rows, whose records are locked to this job until then: " +
