@@ -367,8 +367,9 @@ func readParts(t *testing.T, dir, format string) []int {
 		}
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
-			v, ok := strings.CutPrefix(sc.Text(), `{"v":"`)
-			if v, ok = strings.CutSuffix(v, `"}`); !ok {
+			v, ok1 := strings.CutPrefix(sc.Text(), `{"v":"`)
+			v, ok2 := strings.CutSuffix(v, `"}`)
+			if !ok1 || !ok2 {
 				t.Fatalf("%s holds the line %q, not an object", name, sc.Text())
 			}
 			add(v)
@@ -385,4 +386,29 @@ func upTo(n int) []int {
 		ids[i] = i
 	}
 	return ids
+}
+
+// A row the json format cannot write fails Write with the row, writes
+// nothing of its batch, and leaves no file when it was all the part had.
+func TestEncodeErrorWritesNothing(t *testing.T) {
+	alloc := tabletest.CheckedAlloc(t)
+	dir := t.TempDir()
+	s, w := open(t, "(d DATE)", dir, "json", "")
+	b := array.NewDate32Builder(alloc)
+	b.AppendValues([]arrow.Date32{19724, 5000000}, nil) // 2024-01-02, and a year past 9999
+	col := b.NewArray()
+	b.Release()
+	defer col.Release()
+	rec := array.NewRecordBatch((&table.Schema{Columns: s.Columns()}).Arrow(), []arrow.Array{col}, 2)
+	defer rec.Release()
+	a := newAcks()
+	err := w.Write(context.Background(), rec, a.done())
+	var re *table.RowError
+	if !errors.As(err, &re) || re.Row != 1 {
+		t.Fatalf("Write: %v, want a RowError for row 2", err)
+	}
+	w.(table.Flusher).Flush()
+	if final, hidden := files(t, dir); len(final)+len(hidden) != 0 || len(a.got()) != 0 {
+		t.Errorf("files %v %v, acks %v after a refused batch; want none", final, hidden, a.got())
+	}
 }

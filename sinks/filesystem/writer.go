@@ -227,6 +227,10 @@ func (w *writer) openPart() (*part, error) {
 // durable under its final name, else with the error. mu is held.
 func (w *writer) commit() func() {
 	p := w.part
+	if p.rows == 0 {
+		// Only a row the format refused reached it: no file to keep.
+		return w.fail(errors.New("empty part"))
+	}
 	err := p.enc.finish()
 	if err == nil {
 		err = p.f.Sync()

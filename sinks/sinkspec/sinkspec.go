@@ -1,5 +1,5 @@
 // Package sinkspec declares the names and keys of the connectors of
-// package sinks, apart from their code: the README's generator and the
+// packages sinks and sinks/filesystem, apart from their code: the README's generator and the
 // DDL tests (internal/ddltest) bind against the declarations without
 // linking the print sink's renderer (package query), which package
 // table's own tests must not link.
