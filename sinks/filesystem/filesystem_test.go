@@ -412,3 +412,28 @@ func TestEncodeErrorWritesNothing(t *testing.T) {
 		t.Errorf("files %v %v, acks %v after a refused batch; want none", final, hidden, a.got())
 	}
 }
+
+// A batch whose column is not of the table's type (INSERT checks the
+// types first; a Go caller may not) fails its part rather than panicking.
+func TestParquetTypeMismatch(t *testing.T) {
+	alloc := tabletest.CheckedAlloc(t)
+	defer filesystem.SetAlloc(alloc)()
+	dir := t.TempDir()
+	_, w := open(t, "(id BIGINT)", dir, "parquet", "")
+	wrong := (&table.Schema{Columns: []table.Column{{Name: "id", Type: table.IntType()}}}).Arrow()
+	rec, _, err := array.RecordFromJSON(alloc, wrong, strings.NewReader(`[{"id": 1}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	a := newAcks()
+	if err := w.Write(context.Background(), rec, a.done()); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.got(); len(got) != 1 || got[0] == nil || !strings.Contains(got[0].Error(), "column 1 (id) of the batch does not have the table's type int64") {
+		t.Errorf("acks %v, want the type mismatch", got)
+	}
+	if final, hidden := files(t, dir); len(final)+len(hidden) != 0 {
+		t.Errorf("files %v %v left by a failed part", final, hidden)
+	}
+}

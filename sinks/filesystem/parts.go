@@ -1,6 +1,7 @@
 package filesystem
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -115,7 +116,13 @@ type parquetPart struct {
 func (p *parquetPart) write(rec arrow.RecordBatch) error {
 	// The query's batch may name its columns otherwise (SELECT's
 	// aliases): the file takes the table's names, the columns as they
-	// are (INSERT checked their types).
+	// are (INSERT checked their types; checked again here, since a
+	// mismatch would panic).
+	for i, f := range p.schema.Fields() {
+		if i >= int(rec.NumCols()) || !arrow.TypeEqual(f.Type, rec.Column(i).DataType()) {
+			return fmt.Errorf("column %d (%s) of the batch does not have the table's type %s", i+1, f.Name, f.Type)
+		}
+	}
 	r := array.NewRecordBatch(p.schema, rec.Columns(), rec.NumRows())
 	defer r.Release()
 	return p.w.Write(r)
