@@ -65,6 +65,7 @@ import (
 	_ "github.com/kshare/kshare/format/raw"
 	_ "github.com/kshare/kshare/kafka"
 	_ "github.com/kshare/kshare/sinks"
+	_ "github.com/kshare/kshare/sinks/filesystem"
 )
 
 // Engine is a session: a catalog of tables and the settings SET changed. It

@@ -36,6 +36,9 @@ func Markdown(set *Set) string {
 		if o.Type == Int {
 			typ = strings.TrimPrefix(intRange(&o), "an ")
 		}
+		if o.Type == Duration || o.Type == MemorySize {
+			typ += rangeSuffix(&o)
+		}
 		if o.Unit != "" {
 			typ += ", in " + string(o.Unit)
 		}

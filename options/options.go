@@ -38,6 +38,10 @@ const (
 	// A bare number is refused unless the option sets BareMillis: '5' read
 	// as 5 ms surprises whoever meant seconds.
 	Duration
+	// MemorySize is a number of bytes with an optional unit, in Flink's
+	// spelling: "128mb", "128 MB", "1 gb", "512 kb", or a bare number of
+	// bytes. Units are powers of 1024, as Flink's MemorySize reads them.
+	MemorySize
 )
 
 func (t Type) String() string {
@@ -52,6 +56,8 @@ func (t Type) String() string {
 		return "enum"
 	case Duration:
 		return "duration"
+	case MemorySize:
+		return "memory size"
 	}
 	return "unknown"
 }
@@ -76,12 +82,13 @@ type Option struct {
 	// ('scan.topic-partition-discovery.interval' = '60000') must mean the
 	// same here. Settings of kshare's own leave it off.
 	BareMillis bool
-	// Min is the smallest accepted Int (only when HasMin).
+	// Min is the smallest accepted Int, MemorySize (in bytes) or
+	// Duration (in nanoseconds: int64(time.Second)), only when HasMin.
 	Min    int64
 	HasMin bool
-	// Max is the largest accepted Int (only when HasMax): the limit of
-	// the field that carries it (math.MaxInt32 for a Kafka int32), or of
-	// the client that applies it.
+	// Max is the largest accepted value, as Min (only when HasMax): for an
+	// Int the limit of the field that carries it (math.MaxInt32 for a
+	// Kafka int32), or of the client that applies it.
 	Max    int64
 	HasMax bool
 	// Unit is what an Int counts. Values.Duration reads an Int in
@@ -227,6 +234,13 @@ func (v Values) Int32(key string) int32 {
 		panic(fmt.Sprintf("options: Int32(%q) of an option not declared as an integer within int32", key))
 	}
 	return int32(v.Int(key))
+}
+
+// Bytes returns the value of a MemorySize option, in bytes. Parse has
+// validated it.
+func (v Values) Bytes(key string) int64 {
+	n, _ := parseMemorySize(v.m[key])
+	return n
 }
 
 // Duration returns the value of a Duration option, or of an Int option
@@ -513,8 +527,14 @@ func check(o *Option, name, val string) *Error {
 			return bad("'%s' must be one of %s, got '%s'", name, quoteAll(o.Allowed), shown)
 		}
 	case Duration:
-		if _, err := parseDuration(val, o.BareMillis); err != nil {
-			return bad("'%s' must be a duration with a unit such as '500 ms', '30 s' or '5 min' (units: %s), got '%s'", name, durationUnitsHelp, shown)
+		d, err := parseDuration(val, o.BareMillis)
+		if err != nil || !inRange(o, int64(d)) {
+			return bad("'%s' must be a duration%s with a unit such as '500 ms', '30 s' or '5 min' (units: %s), got '%s'", name, rangeSuffix(o), durationUnitsHelp, shown)
+		}
+	case MemorySize:
+		n, err := parseMemorySize(val)
+		if err != nil || !inRange(o, n) {
+			return bad("'%s' must be a memory size%s such as '512 kb', '128 mb' or '1 gb' (units: %s; a bare number is bytes), got '%s'", name, rangeSuffix(o), memoryUnitsHelp, shown)
 		}
 	case String:
 		if o.Required && strings.TrimSpace(val) == "" {
@@ -527,6 +547,30 @@ func check(o *Option, name, val string) *Error {
 		}
 	}
 	return nil
+}
+
+func inRange(o *Option, n int64) bool {
+	return (!o.HasMin || n >= o.Min) && (!o.HasMax || n <= o.Max)
+}
+
+// rangeSuffix says which durations or memory sizes o accepts, " from 1 ms
+// to 1 h", " >= 1 kb", or nothing when any is.
+func rangeSuffix(o *Option) string {
+	show := func(n int64) string {
+		if o.Type == MemorySize {
+			return FormatBytes(n)
+		}
+		return FormatDuration(time.Duration(n))
+	}
+	switch {
+	case o.HasMin && o.HasMax:
+		return fmt.Sprintf(" from %s to %s", show(o.Min), show(o.Max))
+	case o.HasMin:
+		return " >= " + show(o.Min)
+	case o.HasMax:
+		return " <= " + show(o.Max)
+	}
+	return ""
 }
 
 // intRange says which integers o accepts: "an integer >= 1", "an integer
@@ -587,18 +631,10 @@ const durationUnitsHelp = "ms, s, min, h, d"
 // where bareMillis says so.
 func parseDuration(s string, bareMillis bool) (time.Duration, error) {
 	s = strings.TrimSpace(s)
-	digits := 0
-	for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' {
-		digits++
-	}
-	if digits == 0 {
-		return 0, fmt.Errorf("duration %q does not start with a number", s)
-	}
-	n, err := strconv.ParseInt(s[:digits], 10, 64)
+	n, label, err := splitNumber(s, "duration")
 	if err != nil {
-		return 0, fmt.Errorf("duration %q: %w", s, err)
+		return 0, err
 	}
-	label := strings.ToLower(strings.TrimSpace(s[digits:]))
 	if label == "" {
 		if n != 0 && !bareMillis {
 			return 0, fmt.Errorf("duration %q has no unit", s)
@@ -719,4 +755,84 @@ func CutTo(s string, n int) string {
 		n--
 	}
 	return s[:n] + "..."
+}
+
+// splitNumber reads the whole number that s (trimmed) starts with and
+// returns it with the rest, lower-cased and trimmed: the unit's label of a
+// duration or a memory size (what, for messages).
+func splitNumber(s, what string) (int64, string, error) {
+	digits := 0
+	for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' {
+		digits++
+	}
+	if digits == 0 {
+		return 0, "", fmt.Errorf("%s %q does not start with a number", what, s)
+	}
+	n, err := strconv.ParseInt(s[:digits], 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("%s %q: %w", what, s, err)
+	}
+	return n, strings.ToLower(strings.TrimSpace(s[digits:])), nil
+}
+
+// memoryUnits are the unit labels of Flink's MemorySize, powers of 1024.
+var memoryUnits = map[string]int64{
+	"b": 1, "bytes": 1,
+	"k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20,
+	"g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
+	"t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40,
+}
+
+const memoryUnitsHelp = "b, kb, mb, gb, tb"
+
+// parseMemorySize reads a whole number of bytes with an optional unit.
+func parseMemorySize(s string) (int64, error) {
+	n, label, err := splitNumber(strings.TrimSpace(s), "memory size")
+	if err != nil {
+		return 0, err
+	}
+	unit := int64(1)
+	if label != "" {
+		u, ok := memoryUnits[label]
+		if !ok {
+			return 0, fmt.Errorf("memory size %q: unknown unit", s)
+		}
+		unit = u
+	}
+	if n > math.MaxInt64/unit {
+		return 0, fmt.Errorf("memory size %q is too large", s)
+	}
+	return n * unit, nil
+}
+
+// FormatBytes writes n bytes in the largest unit that divides it, as
+// Flink's MemorySize writes a size: "128mb", "1536kb", "7b".
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		label string
+		size  int64
+	}{{"tb", 1 << 40}, {"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.label
+		}
+	}
+	return strconv.FormatInt(n, 10) + "b"
+}
+
+// FormatDuration writes d in the largest of Flink's units that divides
+// it: "30 min", "100 ms", "0 ms".
+func FormatDuration(d time.Duration) string {
+	for _, u := range []struct {
+		label string
+		size  time.Duration
+	}{{"d", 24 * time.Hour}, {"h", time.Hour}, {"min", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}, {"us", time.Microsecond}} {
+		if d != 0 && d%u.size == 0 {
+			return strconv.FormatInt(int64(d/u.size), 10) + " " + u.label
+		}
+	}
+	if d == 0 {
+		return "0 ms"
+	}
+	return strconv.FormatInt(int64(d), 10) + " ns"
 }

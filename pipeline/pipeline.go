@@ -126,6 +126,13 @@ func (j *Job) run(ctx context.Context) {
 			break
 		}
 	}
+	if ctx.Err() == nil {
+		// A writer that holds its acknowledgements until it commits
+		// (filesystem parts) commits now rather than by its policy.
+		if f, ok := j.w.(table.Flusher); ok {
+			f.Flush()
+		}
+	}
 	// The input ended (or a drain ended it): the batches in flight are
 	// waited for (taking every slot), unless Stop or a failure (both
 	// cancel ctx) comes first. Closing the writer then fails what it has

@@ -12,5 +12,6 @@
 // does), blackhole renders nothing. Neither can be read: a query over
 // their tables fails at Open, naming INSERT INTO as their use.
 //
-// Importing this package registers both connectors.
+// Importing this package registers both connectors. Package
+// sinks/filesystem is the 'filesystem' connector, which writes files.
 package sinks

@@ -18,11 +18,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/kshare/kshare/internal/rowfile"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 )
@@ -261,7 +260,7 @@ func (x *Exporter) open(cols []table.Column, schema *arrow.Schema) (exportWriter
 		if err != nil {
 			return nil, err
 		}
-		w := &csvExport{f: f, cols: cols}
+		w := &csvExport{f: f, enc: rowfile.NewCSV(cols)}
 		if err := w.start(); err != nil {
 			f.close()
 			return nil, err
@@ -389,22 +388,20 @@ func (f *outFile) close() error {
 
 // csvExport writes RFC 4180 CSV.
 type csvExport struct {
-	f    *outFile
-	cols []table.Column
-	buf  bytes.Buffer
-	rec  []string
+	f   *outFile
+	enc *rowfile.CSV
 }
 
 // start writes the header, or, when appending, checks that the file's
 // header names the same columns and that its last row is whole.
 func (w *csvExport) start() error {
 	if !w.f.appending() {
-		if err := w.header(); err != nil {
+		if err := w.writeSynced(w.enc.Header()); err != nil {
 			return fmt.Errorf("writing the header of %s: %w", w.f.path, err)
 		}
 		return nil
 	}
-	names := w.names()
+	names := w.enc.Names()
 	r := csv.NewReader(io.NewSectionReader(w.f.f, 0, w.f.size))
 	r.FieldsPerRecord = -1
 	got, err := r.Read()
@@ -430,45 +427,13 @@ func (w *csvExport) start() error {
 
 func (w *csvExport) discard() { w.f.discard() }
 
-func (w *csvExport) names() []string {
-	names := make([]string, len(w.cols))
-	for k, c := range w.cols {
-		names[k] = c.Name
-	}
-	return names
-}
+// write sends the whole batch with one write call: a kill between writes
+// then leaves only whole rows, which a buffered writer flushing at its own
+// boundaries would not.
+func (w *csvExport) write(rec arrow.RecordBatch) error { return w.writeSynced(w.enc.Rows(rec)) }
 
-func (w *csvExport) header() error {
-	names := w.names()
-	w.buf.Reset()
-	cw := csv.NewWriter(&w.buf)
-	_ = cw.Write(names) // a bytes.Buffer does not fail
-	cw.Flush()
-	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
-		return err
-	}
-	return w.f.sync()
-}
-
-func (w *csvExport) write(rec arrow.RecordBatch) error {
-	// The whole batch goes out with one write: a kill between writes then
-	// leaves only whole rows, which a buffered writer flushing at its own
-	// boundaries would not.
-	w.buf.Reset()
-	cw := csv.NewWriter(&w.buf)
-	fmts := formatters(w.cols, rec)
-	if cap(w.rec) < len(fmts) {
-		w.rec = make([]string, len(fmts))
-	}
-	vals := w.rec[:len(fmts)]
-	for i := 0; i < int(rec.NumRows()); i++ {
-		for k, f := range fmts {
-			vals[k], _ = f(i) // NULL is an empty field
-		}
-		_ = cw.Write(vals)
-	}
-	cw.Flush()
-	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
+func (w *csvExport) writeSynced(b []byte) error {
+	if _, err := w.f.Write(b); err != nil {
 		return err
 	}
 	return w.f.sync()
@@ -774,7 +739,7 @@ func (w *parquetExport) finish() error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing the parquet file from the spool %s (which keeps the rows): %w", sp, err)
 	}
-	if err := os.Rename(tmp, w.path); err != nil {
+	if err := rowfile.Publish(tmp, w.path); err != nil {
 		return err
 	}
 	return os.Remove(sp)
@@ -806,16 +771,15 @@ func spoolToParquet(spool, out string, schema *arrow.Schema) error {
 	if err != nil {
 		return err
 	}
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithAllocator(memory.DefaultAllocator))
-	// noClose keeps the parquet writer's Close from closing f, which must
-	// be synced after the footer is written and before it is renamed.
-	pw, err := pqarrow.NewFileWriter(schema, noClose{f}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	// The parquet writer leaves f open: it must be synced after the
+	// footer is written and before it is renamed.
+	pw, err := rowfile.NewParquet(f, schema, nil)
 	if err != nil {
 		f.Close()
 		return err
 	}
 	for r.Next() {
-		if err := pw.WriteBuffered(r.RecordBatch()); err != nil {
+		if err := pw.Write(r.RecordBatch()); err != nil {
 			pw.Close()
 			f.Close()
 			return err
@@ -836,7 +800,3 @@ func spoolToParquet(spool, out string, schema *arrow.Schema) error {
 	}
 	return f.Close()
 }
-
-type noClose struct{ w io.Writer }
-
-func (n noClose) Write(b []byte) (int, error) { return n.w.Write(b) }

@@ -1,7 +1,6 @@
 package sqlshell
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/kshare/kshare/internal/tabletest"
 )
 
 func exportRows(t *testing.T, batches [][]int64, o ExportOptions) (ExportResult, map[int64]string) {
@@ -231,19 +230,7 @@ func parquetFileText(t *testing.T, path string) string {
 // batches, which the caller releases.
 func readParquet(t *testing.T, path string) array.RecordReader {
 	t.Helper()
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := tabletest.ReadParquet(t, path, memory.DefaultAllocator)
 	defer tbl.Release()
 	return array.NewTableReader(tbl, -1)
 }

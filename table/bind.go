@@ -3,6 +3,7 @@ package table
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kshare/kshare/options"
@@ -24,9 +25,9 @@ var TableOptions = &options.Set{
 	Owner: "every table",
 	Options: []options.Option{
 		{Key: KeyConnector, Type: options.String, Required: true,
-			Description: "Connector that reads the table: 'kafka-sharegroup' (a share group's queue) or 'kafka' (the topic's log, read without taking); or that only writes it: 'print', 'blackhole'."},
+			Description: "Connector that reads the table: 'kafka-sharegroup' (a share group's queue) or 'kafka' (the topic's log, read without taking); or that only writes it: 'filesystem' (files in a directory), 'print', 'blackhole'."},
 		{Key: KeyFormat, Aliases: []string{KeyValueFormat}, Type: options.String, Required: true,
-			Description: "Format of the record values: 'json' or 'raw'. Required by every connector but 'print' and 'blackhole', which take none."},
+			Description: "Format of the record values: 'json' or 'raw'; of a 'filesystem' table's files, 'csv', 'json' or 'parquet'. Required by every connector but 'print' and 'blackhole', which take none."},
 	},
 }
 
@@ -91,7 +92,10 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 	}
 	_, noFormat := c.(FormatFree)
 	var f Format
-	if !noFormat {
+	own := "" // a FormatChooser's own format
+	if fc, ok := c.(FormatChooser); ok {
+		f, own = r.chosenFormat(def, fc, add)
+	} else if !noFormat {
 		if fmtr, fmtOK := r.component(def, add, KeyFormat, KeyValueFormat); fmtOK {
 			f = fmtr.(Format)
 		}
@@ -101,11 +105,14 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 	// Without the connector and the format, the other keys cannot be told
 	// apart from typos: report the unknown names alone. A FormatFree
 	// connector's 'format' is reported as a key it does not take.
-	if c != nil && (f != nil || noFormat) {
+	if c != nil && (f != nil || noFormat || own != "") {
 		kvs, sets, reserved := def.Options, []*options.Set{c.Options()}, []string{KeyConnector}
-		if f != nil {
+		switch {
+		case f != nil:
 			sets, reserved = append(sets, f.Options()), append(reserved, KeyFormat, KeyValueFormat)
-		} else {
+		case own != "":
+			reserved = append(reserved, KeyFormat, KeyValueFormat)
+		default:
 			// Said here rather than by Parse, whose list of supported
 			// keys would then hold the format's.
 			kvs = nil
@@ -139,7 +146,7 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 			add(err)
 		}
 	}
-	b := &Bound{Def: def, Connector: c, Format: f, Options: values}
+	b := &Bound{Def: def, Connector: c, Format: f, OwnFormat: own, Options: values}
 	if f != nil && optionsOK && schemaOK {
 		phys, _ := def.Schema.Physical()
 		if _, err := f.NewDecoder(phys, values); err != nil {
@@ -234,6 +241,68 @@ func (r *Registry) NewTable(def *Definition) (*Table, error) {
 // set twice and an unknown name through add.
 func (r *Registry) component(def *Definition, add func(error), keys ...string) (any, bool) {
 	what := keys[0]
+	name, found := optionValue(def, add, keys...)
+	if !found {
+		var names []string
+		if what == KeyConnector {
+			for _, c := range r.Connectors() {
+				names = append(names, c.Name())
+			}
+		} else {
+			for _, f := range r.Formats() {
+				names = append(names, f.Name())
+			}
+		}
+		missing(def, add, what, names)
+		return nil, false
+	}
+	if what == KeyConnector {
+		c, err := r.LookupConnector(name)
+		if err != nil {
+			add(err)
+			return nil, false
+		}
+		return c, true
+	}
+	f, err := r.LookupFormat(name)
+	if err != nil {
+		add(err)
+		return nil, false
+	}
+	return f, true
+}
+
+// chosenFormat finds the format of a table whose connector chooses among
+// its own list: one of the connector's own (returned by name, with no
+// Format) or a registered one.
+func (r *Registry) chosenFormat(def *Definition, fc FormatChooser, add func(error)) (Format, string) {
+	name, found := optionValue(def, add, KeyFormat, KeyValueFormat)
+	if !found {
+		missing(def, add, KeyFormat, fc.Formats())
+		return nil, ""
+	}
+	if slices.Contains(fc.OwnFormats(), name) {
+		return nil, name
+	}
+	if !slices.Contains(fc.Formats(), name) {
+		hint := ""
+		if near := options.Closest(name, fc.Formats()); near != "" {
+			hint = fmt.Sprintf("did you mean '%s'? ", near)
+		}
+		add(fmt.Errorf("%w '%s' for connector '%s' (%sit writes: %s)", ErrUnknownFormat, options.Cut(name), fc.Name(), hint, strings.Join(fc.Formats(), ", ")))
+		return nil, ""
+	}
+	f, err := r.LookupFormat(name)
+	if err != nil {
+		add(err)
+		return nil, ""
+	}
+	return f, ""
+}
+
+// optionValue is the value of the option that keys name (a key and its
+// alias); it reports a key set twice through add.
+func optionValue(def *Definition, add func(error), keys ...string) (string, bool) {
 	var name, by string
 	found := false
 	for _, kv := range def.Options {
@@ -252,44 +321,23 @@ func (r *Registry) component(def *Definition, add func(error), keys ...string) (
 			name, by, found = kv.Value, k, true
 		}
 	}
-	var names []string
-	if what == KeyConnector {
-		for _, c := range r.Connectors() {
-			names = append(names, c.Name())
-		}
-	} else {
-		for _, f := range r.Formats() {
-			names = append(names, f.Name())
-		}
+	return name, found
+}
+
+// missing reports the absence of the 'connector' or 'format' key (what),
+// with the names it may take.
+func missing(def *Definition, add func(error), what string, names []string) {
+	msg := fmt.Sprintf("missing required option '%s' (known %ss: %s)", what, what, strings.Join(names, ", "))
+	var given []string
+	for _, kv := range def.Options {
+		given = append(given, kv.Key)
 	}
-	if !found {
-		msg := fmt.Sprintf("missing required option '%s' (known %ss: %s)", what, what, strings.Join(names, ", "))
-		var given []string
-		for _, kv := range def.Options {
-			given = append(given, kv.Key)
-		}
-		// A misspelled 'connector' is reported here only: without the
-		// connector no other key can be checked.
-		if near := options.Closest(what, given); near != "" {
-			msg += fmt.Sprintf("; is '%s' meant to be '%s'?", near, what)
-		}
-		add(options.Errorf(options.ErrMissing, what, "%s", msg))
-		return nil, false
+	// A misspelled 'connector' is reported here only: without the
+	// connector no other key can be checked.
+	if near := options.Closest(what, given); near != "" {
+		msg += fmt.Sprintf("; is '%s' meant to be '%s'?", near, what)
 	}
-	if what == KeyConnector {
-		c, err := r.LookupConnector(name)
-		if err != nil {
-			add(err)
-			return nil, false
-		}
-		return c, true
-	}
-	f, err := r.LookupFormat(name)
-	if err != nil {
-		add(err)
-		return nil, false
-	}
-	return f, true
+	add(options.Errorf(options.ErrMissing, what, "%s", msg))
 }
 
 func checkMetadata(c Connector, col Column) error {

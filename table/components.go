@@ -150,6 +150,9 @@ type Bound struct {
 	Def       *Definition
 	Connector Connector
 	Format    Format
+	// OwnFormat is the 'format' of a FormatChooser's table when it is one
+	// of the connector's own (Format is then nil).
+	OwnFormat string
 	// Options holds the connector's and the format's options, by canonical key.
 	Options options.Values
 }
@@ -309,6 +312,21 @@ type FormatFree interface {
 	TakesNoFormat()
 }
 
+// A FormatChooser connector takes one of its own list of formats (the
+// 'filesystem' connector: csv, json, parquet), some of which it writes
+// itself with no options of their own (csv and parquet, file formats that
+// are not record formats). Bind refuses a 'format' outside Formats, binds
+// a registered one as usual (its options join the table's) and names one
+// of OwnFormats in Bound.OwnFormat, leaving Bound.Format nil. It is a
+// capability found by type assertion.
+type FormatChooser interface {
+	Connector
+	// Formats lists the 'format' values the connector takes, sorted.
+	Formats() []string
+	// OwnFormats lists those of Formats the connector writes itself.
+	OwnFormats() []string
+}
+
 // ErrCannotWrite is returned by NewSink for a table whose connector only
 // reads.
 var ErrCannotWrite = errors.New("connector cannot write")
@@ -318,7 +336,7 @@ var ErrCannotWrite = errors.New("connector cannot write")
 func NewSink(t *Bound) (Sink, error) {
 	s, ok := t.Connector.(Sinker)
 	if !ok {
-		return nil, fmt.Errorf("%w: table '%s' has connector '%s', which can read but not write (INSERT INTO needs a table whose connector writes: 'kafka', 'print' or 'blackhole')",
+		return nil, fmt.Errorf("%w: table '%s' has connector '%s', which can read but not write (INSERT INTO needs a table whose connector writes: 'kafka', 'filesystem', 'print' or 'blackhole')",
 			ErrCannotWrite, options.Cut(t.Def.Name), t.Connector.Name())
 	}
 	return s.NewSink(t)
@@ -362,6 +380,16 @@ type Writer interface {
 type LoggingWriter interface {
 	Writer
 	SetLogger(*slog.Logger)
+}
+
+// A Flusher is a Writer that holds its acknowledgements until it commits
+// what it wrote (the 'filesystem' sink's part files): Flush commits now,
+// so that a job whose input ended need not wait for the writer's own
+// policy. The done callbacks come as usual. It is a capability found by
+// type assertion.
+type Flusher interface {
+	Writer
+	Flush()
 }
 
 // SinkStats counts a writer's rows.

@@ -36,6 +36,11 @@ var connectorIntros = map[string]string{
 	"print": "Flink's print sink: INSERT INTO it writes each row to the standard output of kshare as a line `+I[1, ann, 24.00]`, " +
 		"values as the shell's changelog output shows them (NULL, DECIMAL with its scale, ARRAY [1, 2], MAP {k=v}, ROW (1, a)). " +
 		"A batch is acknowledged, and its source records accepted, once its lines are written. It takes no 'format' and cannot be read.",
+	"filesystem": "Flink's filesystem sink: INSERT INTO it writes part files into the directory 'path' (created when missing), " +
+		"in 'format' `csv` (a header, then RFC 4180 rows, values as `kshare export` writes them), `json` (one object a line, " +
+		"the json format's keys apply) or `parquet`. A part is written as `.part-<uuid>-<n>.<ext>.inprogress` and renamed to " +
+		"`part-<uuid>-<n>.<ext>` once committed; its source records are accepted only then (see [the filesystem sink](#the-filesystem-sink)). " +
+		"It cannot be read.",
 	"blackhole": "Flink's blackhole sink: INSERT INTO it discards every row and acknowledges it at once, to run or time a pipeline " +
 		"without a destination. It takes no 'format' and cannot be read.",
 }

@@ -53,6 +53,17 @@ func (WriteOnly) Metadata() []table.MetadataKey                { return nil }
 func (WriteOnly) TakesNoFormat()                               {}
 func (WriteOnly) NewSource(*table.Bound) (table.Source, error) { return fakeSource{}, nil }
 
+// Files is the 'filesystem' connector's declarations: it writes only, and
+// takes one of its own formats.
+type Files struct{}
+
+func (Files) Name() string                                 { return sinkspec.Filesystem }
+func (Files) Options() *options.Set                        { return sinkspec.FilesystemOptions }
+func (Files) Metadata() []table.MetadataKey                { return nil }
+func (Files) Formats() []string                            { return sinkspec.FilesystemFormats }
+func (Files) OwnFormats() []string                         { return sinkspec.FilesystemOwnFormats }
+func (Files) NewSource(*table.Bound) (table.Source, error) { return fakeSource{}, nil }
+
 // Format is a format's declarations (Decl) under its name (Kind), whose
 // decoder checks the columns with Check, if set, and decodes nothing.
 type Format struct {
@@ -79,13 +90,14 @@ func (fakeDecoder) Decode([]byte, []array.Builder) (int, error) { return 0, erro
 // Registry is a registry of its own holding the fakes: the connector
 // 'kafka-sharegroup' and the formats 'json' and 'raw'; and the connector
 // 'kafka' itself, whose NewSource does no I/O; and the write-only
-// 'print' and 'blackhole'.
+// 'print', 'blackhole' and 'filesystem'.
 func Registry() *table.Registry {
 	r := table.NewRegistry()
 	r.RegisterConnector(Connector{})
 	r.RegisterConnector(kafka.Connector)
 	r.RegisterConnector(WriteOnly{Kind: sinkspec.Print, Decl: sinkspec.PrintOptions})
 	r.RegisterConnector(WriteOnly{Kind: sinkspec.Blackhole, Decl: sinkspec.BlackholeOptions})
+	r.RegisterConnector(Files{})
 	r.RegisterFormat(Format{Kind: "json", Decl: json.Options})
 	r.RegisterFormat(Format{Kind: "raw", Decl: raw.Options, Check: raw.CheckColumns})
 	return r
