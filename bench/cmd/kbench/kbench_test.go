@@ -305,11 +305,11 @@ func TestPipelineContestantCommands(t *testing.T) {
 	tumble := tumbleContestant(cfg, 4)
 	cmd := tumble.command(tg, "g1")
 	init := filepath.Join(cfg.workDir, "g1.sql")
-	want := []string{"/bin/kshare", "export", "--init", init, "--query", tumbleQuery, "--out", "-", "--format", "csv", "--idle-timeout", "2s", "--stats"}
+	want := []string{"/bin/kshare", "export", "--init", init, "--query", tumbleQuery, "--out", "-", "--format", "csv", "--idle-timeout", "5s", "--stats"}
 	if strings.Join(cmd, "\x00") != strings.Join(want, "\x00") {
 		t.Errorf("tumble runs %q, want %q", cmd, want)
 	}
-	if tumble.idleEnd != 2*time.Second || !tumble.rssFlat || !tumble.manyKeys {
+	if tumble.idleEnd != 5*time.Second || !tumble.rssFlat || !tumble.manyKeys {
 		t.Errorf("tumble: idleEnd %v, rssFlat %v, manyKeys %v", tumble.idleEnd, tumble.rssFlat, tumble.manyKeys)
 	}
 	after, err := tumble.setup(kafkatest.Context(t), tg, "g1")
@@ -352,10 +352,10 @@ func TestPipelineContestantCommands(t *testing.T) {
 func TestPipelineChecks(t *testing.T) {
 	tg := target{n: 1000}
 	tumble := tumbleContestant(&suiteConfig{}, 1)
-	stats := "-- stats\nrows: 2000\nelapsed: 4.5s\nrows/s: 800.0\nrecords: 1000\naccepted: 1000\nreleased: 0\n"
+	stats := "-- stats\nrows: 2000\nelapsed: 7.5s\nrows/s: 800.0\nrecords: 1000\naccepted: 1000\nreleased: 0\n"
 	n, rate, err := tumble.check(tg, measure.Result{Stderr: []byte(stats)})
 	if err != nil || n != 1000 || rate != 400 {
-		t.Errorf("tumble check = %d, %v, %v; want 1000 records at 400/s (4.5 s less the 2 s idle timeout)", n, rate, err)
+		t.Errorf("tumble check = %d, %v, %v; want 1000 records at 400/s (7.5 s less the 5 s idle timeout)", n, rate, err)
 	}
 	if _, _, err := tumble.check(tg, measure.Result{Stderr: []byte(strings.Replace(stats, "accepted: 1000", "accepted: 998", 1))}); err == nil {
 		t.Error("a tumble run that accepted 998 of 1000 records passed")
