@@ -119,8 +119,9 @@ func (r *report) markdown() string {
 		p("## Throughput: %d partition%s, %s records\n\n", b.t.partitions, plural(b.t.partitions), thousands(b.t.n))
 		p("Loaded in %v; records per partition %v; read once, unmeasured, before the first round.\n\n", b.loaded.took.Round(time.Millisecond), b.loaded.perPartition)
 		if b.has(func(c contestant) bool { return c.manyKeys }) {
-			p("The TUMBLE contestants' event time is the record timestamp (the producer's clock while loading): %s, in %d one-minute windows. ",
-				b.loaded.took.Round(time.Second), windowsSpanned(b.loaded.start, b.loaded.took, time.Minute))
+			wins := windowsSpanned(b.loaded.start, b.loaded.took, time.Minute)
+			p("The TUMBLE contestants' event time is the record timestamp (the producer's clock while loading): %s, in %d one-minute window%s. ",
+				b.loaded.took.Round(time.Second), wins, plural(wins))
 			p("They end by --idle-timeout %v, which their records/s leave out (wall-clock time less the timeout).\n\n", tumbleIdle)
 		}
 		p("CPU and broker CPU are seconds for the whole run and per 100,000 records. ")
