@@ -77,15 +77,15 @@ func (t target) keys() int {
 	return orders.Customers
 }
 
-// candidateContestant is kshare's SELECT * with JSON run from another
-// build (--kshare-candidate), alternated with the others in the same
-// rounds: the way to measure a fix on a machine too noisy for runs at
-// different times to be compared.
-func candidateContestant(cfg *suiteConfig, par int) contestant {
-	c := kshareContestant(cfg, ksharePlans[0], par)
-	c.name = fmt.Sprintf("kshare candidate build, SELECT *, json, parallelism %d", par)
-	c.id = fmt.Sprintf("candidate-json-p%d", par)
-	c.headline, c.rssFlat = false, false
+// candidateOf is kshare contestant c (SELECT * json, the TUMBLE, the
+// INSERT) run from another build (--kshare-candidate), alternated with the
+// others in the same rounds: the way to measure a fix on a machine too
+// noisy for runs at different times to be compared. Its runs on the extra
+// topics (N/10, many keys) are left to c.
+func candidateOf(cfg *suiteConfig, c contestant) contestant {
+	c.name = "kshare candidate build, " + strings.TrimPrefix(c.name, "kshare ")
+	c.id = "candidate-" + strings.TrimPrefix(c.id, "kshare-")
+	c.headline, c.rssFlat, c.manyKeys = false, false, false
 	// command reads bin from this copy; args do not name the program.
 	c.bin = cfg.candidate
 	c.unavailable = cfg.candidateUnavailable

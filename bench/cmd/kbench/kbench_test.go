@@ -179,11 +179,16 @@ func TestContestantsRunTheirOwnBinary(t *testing.T) {
 		self: "/bin/kbench-itself", javaCP: "/jars/*", workDir: dir}
 	tg := target{topic: "orders", partitions: 8, n: 100, matching: 50}
 	counts := map[string]int{}
+	var candidates []string
 	for _, c := range cfg.contestants(tg.partitions) {
 		var want string
 		switch {
 		case strings.HasPrefix(c.id, "candidate-"):
 			want = cfg.candidate
+			candidates = append(candidates, c.id)
+			if c.rssFlat || c.manyKeys || c.headline {
+				t.Errorf("%s would run on the extra topics or be judged as the main build", c.id)
+			}
 		case c.kind == "kshare":
 			want = cfg.kshare
 		case c.kind == "java":
@@ -208,7 +213,10 @@ func TestContestantsRunTheirOwnBinary(t *testing.T) {
 			t.Errorf("%s ran the %s build, want the %s build", c.id, got, name)
 		}
 	}
-	if counts[cfg.candidate] != 2 || counts[cfg.kshare] == 0 || counts[cfg.self] == 0 || counts["java"] != 2 {
+	if got, want := strings.Join(candidates, " "), "candidate-json-p1 candidate-tumble-p1 candidate-insert-p1 candidate-json-p4 candidate-tumble-p4 candidate-insert-p4"; got != want {
+		t.Errorf("candidate contestants %s, want %s", got, want)
+	}
+	if counts[cfg.candidate] != 6 || counts[cfg.kshare] == 0 || counts[cfg.self] == 0 || counts["java"] != 2 {
 		t.Errorf("contestants by program: %v", counts)
 	}
 }

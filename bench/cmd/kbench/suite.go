@@ -50,7 +50,7 @@ type suiteConfig struct {
 	workDir string
 
 	kshareUnavailable    error
-	candidate            string // another kshare build, see candidateContestant
+	candidate            string // another kshare build, see candidateOf
 	candidateUnavailable error
 	runID                string
 }
@@ -66,7 +66,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.javaCP, "java-cp", "", "classpath with Kafka's kafka-tools jar (required for the Java contestants)")
 	fs.StringVar(&cfg.kafkaVersion, "kafka-version", os.Getenv("KSHARE_KAFKA_VERSION"), "Kafka version, for the report")
 	fs.StringVar(&cfg.kshare, "kshare", "", "the kshare binary")
-	fs.StringVar(&cfg.candidate, "kshare-candidate", "", "another kshare `binary` (a fix to measure) whose SELECT * json runs alongside")
+	fs.StringVar(&cfg.candidate, "kshare-candidate", "", "another kshare `binary` (a fix to measure) whose SELECT * json, TUMBLE and INSERT run alongside")
 	fs.StringVar(&cfg.out, "out", "", "results `file` (markdown); the directory if it ends in /")
 	fs.IntVar(&cfg.brokerPID, "broker-pid", 0, "the broker's pid, to report its CPU time per run")
 	fs.StringVar(&sections, "sections", "throughput,latency,workers,pool", "which parts to run")
@@ -216,9 +216,12 @@ func (cfg *suiteConfig) contestants(partitions int) []contestant {
 		for _, p := range ksharePlans {
 			cs = append(cs, kshareContestant(cfg, p, k))
 		}
-		cs = append(cs, tumbleContestant(cfg, k), insertContestant(cfg, k))
+		tumble, insert := tumbleContestant(cfg, k), insertContestant(cfg, k)
+		cs = append(cs, tumble, insert)
 		if cfg.candidate != "" {
-			cs = append(cs, candidateContestant(cfg, k))
+			for _, c := range []contestant{kshareContestant(cfg, ksharePlans[0], k), tumble, insert} {
+				cs = append(cs, candidateOf(cfg, c))
+			}
 		}
 	}
 	var out []contestant
