@@ -9,6 +9,7 @@
 #   scripts/bench.sh                      the full run (N = 2,000,000)
 #   BENCH_N=50000 BENCH_RUNS=1 scripts/bench.sh   a quick look
 #   scripts/bench.sh --only 'java|franz'  extra flags go to `kbench suite`
+#   scripts/bench.sh --only 'kshare-(json|tumble|insert)'   SELECT * against TUMBLE and INSERT
 #
 # Environment:
 #   BENCH_N           orders per throughput topic (default 2000000)

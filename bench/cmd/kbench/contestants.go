@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kshare/kshare/bench/internal/measure"
+	"github.com/kshare/kshare/bench/internal/orders"
 )
 
 // target is one loaded topic that contestants read in full.
@@ -19,6 +20,7 @@ type target struct {
 	partitions int
 	n          int64 // records in the topic
 	matching   int64 // records with quantity > 1
+	customers  int   // distinct customer ids; 0 means orders.Customers
 }
 
 // contestant is one way of reading a whole topic through a fresh share
@@ -46,6 +48,20 @@ type contestant struct {
 	// headline marks kshare's SELECT * with JSON decoding, the one the
 	// targets are about.
 	headline bool
+	// setup, when not nil, prepares one run on t with group before the
+	// process starts (a file of statements, a sink topic); the after it
+	// returns checks what the run left behind and cleans up, and its error
+	// fails the run.
+	setup func(ctx context.Context, t target, group string) (after func(context.Context) error, err error)
+	// idleEnd is the --idle-timeout that ends a contestant that cannot
+	// know when it has read everything (an aggregate's rows are not the
+	// records). That wait is not work: runOne takes it off the wall-clock
+	// time. Such a contestant reads its topic whole, so its N/10 run needs
+	// a topic of its own.
+	idleEnd time.Duration
+	// manyKeys marks the contestants also run once on a topic whose orders
+	// have --tumble-keys customers, to show what their memory grows with.
+	manyKeys bool
 }
 
 // command is the child process's argv for reading t with group.
@@ -53,15 +69,23 @@ func (c contestant) command(t target, group string) []string {
 	return append([]string{c.bin}, c.args(t, group)...)
 }
 
-// candidateContestant is kshare's SELECT * with JSON run from another
-// build (--kshare-candidate), alternated with the others in the same
-// rounds: the way to measure a fix on a machine too noisy for runs at
-// different times to be compared.
-func candidateContestant(cfg *suiteConfig, par int) contestant {
-	c := kshareContestant(cfg, ksharePlans[0], par)
-	c.name = fmt.Sprintf("kshare candidate build, SELECT *, json, parallelism %d", par)
-	c.id = fmt.Sprintf("candidate-json-p%d", par)
-	c.headline, c.rssFlat = false, false
+// keys is how many customer ids t's orders have.
+func (t target) keys() int {
+	if t.customers > 0 {
+		return t.customers
+	}
+	return orders.Customers
+}
+
+// candidateOf is kshare contestant c (SELECT * json, the TUMBLE, the
+// INSERT) run from another build (--kshare-candidate), alternated with the
+// others in the same rounds: the way to measure a fix on a machine too
+// noisy for runs at different times to be compared. Its runs on the extra
+// topics (N/10, many keys) are left to c.
+func candidateOf(cfg *suiteConfig, c contestant) contestant {
+	c.name = "kshare candidate build, " + strings.TrimPrefix(c.name, "kshare ")
+	c.id = "candidate-" + strings.TrimPrefix(c.id, "kshare-")
+	c.headline, c.rssFlat, c.manyKeys = false, false, false
 	// command reads bin from this copy; args do not name the program.
 	c.bin = cfg.candidate
 	c.unavailable = cfg.candidateUnavailable
@@ -210,13 +234,11 @@ var ksharePlans = []ksharePlan{
 
 // kshareSQL is the script kshare -e runs for plan p against t with group.
 func kshareSQL(cfg *suiteConfig, p ksharePlan, par int, t target, group string) string {
-	cols := "order_id BIGINT, customer_id STRING, quantity INT, price DECIMAL(10, 2)"
+	cols := orderColumns
 	if p.format == "raw" {
 		cols = "line STRING"
 	}
-	ddl := fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'kafka-sharegroup', "+
-		"'bootstrap.servers' = '%s', 'topic' = '%s', 'share-group-id' = '%s', "+
-		"'format' = '%s', 'source.parallelism' = '%d'%s)", cols, cfg.bootstrap, t.topic, group, p.format, par, withExtra(cfg.kshareWith))
+	ddl := ordersDDL(cfg, cols, p.format, par, t, group)
 	q := "SELECT * FROM orders"
 	if p.where {
 		q += " WHERE quantity > 1"
@@ -224,27 +246,36 @@ func kshareSQL(cfg *suiteConfig, p ksharePlan, par int, t target, group string) 
 	return ddl + "; " + q
 }
 
+// orderColumns are the orders' JSON fields as columns.
+const orderColumns = "order_id BIGINT, customer_id STRING, quantity INT, price DECIMAL(10, 2)"
+
+// ordersDDL is the CREATE TABLE of the share-group table orders over t,
+// read by group with par members.
+func ordersDDL(cfg *suiteConfig, cols, format string, par int, t target, group string) string {
+	return fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'kafka-sharegroup', "+
+		"'bootstrap.servers' = '%s', 'topic' = '%s', 'share-group-id' = '%s', "+
+		"'format' = '%s', 'source.parallelism' = '%d'%s)", cols, cfg.bootstrap, t.topic, group, format, par, withExtra(cfg.kshareWith))
+}
+
+// kshareRun is a contestant that runs the kshare binary, with par
+// members; its caller gives it args and check.
+func kshareRun(cfg *suiteConfig, name, id string, par int) contestant {
+	return contestant{name: name, id: id, kind: "kshare", par: par, bin: cfg.kshare, unavailable: cfg.kshareUnavailable}
+}
+
 // kshareContestant runs the kshare binary's one-shot mode with its CSV
 // going to /dev/null; --max-rows makes it stop once every record's row is
 // out, acknowledging as it goes (at least once), and --stats makes it say
 // on stderr how many rows it delivered, which check verifies.
 func kshareContestant(cfg *suiteConfig, p ksharePlan, par int) contestant {
-	c := contestant{
-		name:     fmt.Sprintf("kshare %s, parallelism %d", p.label, par),
-		id:       fmt.Sprintf("kshare-%s-p%d", p.id, par),
-		kind:     "kshare",
-		par:      par,
-		headline: p.id == "json",
-		rssFlat:  p.id == "json",
-		bin:      cfg.kshare,
-	}
+	c := kshareRun(cfg, fmt.Sprintf("kshare %s, parallelism %d", p.label, par), fmt.Sprintf("kshare-%s-p%d", p.id, par), par)
+	c.headline, c.rssFlat = p.id == "json", p.id == "json"
 	rows := func(t target) int64 {
 		if p.where {
 			return t.matching
 		}
 		return t.n
 	}
-	c.unavailable = cfg.kshareUnavailable
 	c.args = func(t target, group string) []string {
 		return []string{"-e", kshareSQL(cfg, p, par, t, group),
 			"--output", "csv", "--max-rows", strconv.FormatInt(rows(t), 10), "--stats"}
@@ -266,24 +297,35 @@ func kshareContestant(cfg *suiteConfig, p ksharePlan, par int) contestant {
 // kshareStats reads the rows and rows/s of the last --stats summary
 // ("rows: 200000", "rows/s: 66083.8") from kshare's stderr.
 func kshareStats(stderr []byte) (rows int64, rate float64, ok bool) {
-	for _, line := range strings.Split(string(stderr), "\n") {
-		k, v, found := strings.Cut(line, ":")
-		if !found {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		switch k {
-		case "rows":
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				rows, ok = n, true
-			}
-		case "rows/s":
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				rate = f
-			}
+	rows, ok = statCount(stderr, "rows")
+	if v, found := statValue(stderr, "rows/s"); found {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			rate = f
 		}
 	}
 	return rows, rate, ok
+}
+
+// statValue is the value of the last "key: value" line of a --stats
+// summary on kshare's stderr.
+func statValue(stderr []byte, key string) (v string, ok bool) {
+	for _, line := range strings.Split(string(stderr), "\n") {
+		if k, val, found := strings.Cut(line, ":"); found && k == key {
+			v, ok = strings.TrimSpace(val), true
+		}
+	}
+	return v, ok
+}
+
+// statCount is statValue as a count; ok is false when the line is missing
+// or not a number.
+func statCount(stderr []byte, key string) (int64, bool) {
+	v, ok := statValue(stderr, key)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
 }
 
 // probeKshare says whether the kshare binary has the one-shot mode the

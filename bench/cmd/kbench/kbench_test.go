@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,14 +176,19 @@ func TestContestantsRunTheirOwnBinary(t *testing.T) {
 		return path
 	}
 	cfg := &suiteConfig{bootstrap: "127.0.0.1:9", kshare: script("main"), candidate: script("candidate"),
-		self: "/bin/kbench-itself", javaCP: "/jars/*"}
+		self: "/bin/kbench-itself", javaCP: "/jars/*", workDir: dir}
 	tg := target{topic: "orders", partitions: 8, n: 100, matching: 50}
 	counts := map[string]int{}
+	var candidates []string
 	for _, c := range cfg.contestants(tg.partitions) {
 		var want string
 		switch {
 		case strings.HasPrefix(c.id, "candidate-"):
 			want = cfg.candidate
+			candidates = append(candidates, c.id)
+			if c.rssFlat || c.manyKeys || c.headline {
+				t.Errorf("%s would run on the extra topics or be judged as the main build", c.id)
+			}
 		case c.kind == "kshare":
 			want = cfg.kshare
 		case c.kind == "java":
@@ -207,7 +213,10 @@ func TestContestantsRunTheirOwnBinary(t *testing.T) {
 			t.Errorf("%s ran the %s build, want the %s build", c.id, got, name)
 		}
 	}
-	if counts[cfg.candidate] != 2 || counts[cfg.kshare] == 0 || counts[cfg.self] == 0 || counts["java"] != 2 {
+	if got, want := strings.Join(candidates, " "), "candidate-json-p1 candidate-tumble-p1 candidate-insert-p1 candidate-json-p4 candidate-tumble-p4 candidate-insert-p4"; got != want {
+		t.Errorf("candidate contestants %s, want %s", got, want)
+	}
+	if counts[cfg.candidate] != 6 || counts[cfg.kshare] == 0 || counts[cfg.self] == 0 || counts["java"] != 2 {
 		t.Errorf("contestants by program: %v", counts)
 	}
 }
@@ -292,4 +301,166 @@ func TestPoolTable(t *testing.T) {
 		"| Go API kshare.Work, 50 ms function | 64 | 3000 | 1183 | (in process) |  |",
 		"| kshare work --persistent, echo worker | 1 | 30000 | no rate | | |",
 	)
+}
+
+// The TUMBLE contestant is kshare export of the windowed count over a table
+// whose event time is the record timestamp, from an --init file its setup
+// writes and its after removes; the INSERT contestant is a shell script
+// whose job --max-rows ends, into a sink topic its setup creates.
+func TestPipelineContestantCommands(t *testing.T) {
+	cfg := &suiteConfig{bootstrap: "127.0.0.1:9", kshare: "/bin/kshare", workDir: t.TempDir(), kshareWith: "'properties.max.poll.records' = '2000'"}
+	tg := target{topic: "orders", partitions: 8, n: 100}
+	tumble := tumbleContestant(cfg, 4)
+	cmd := tumble.command(tg, "g1")
+	init := filepath.Join(cfg.workDir, "g1.sql")
+	want := []string{"/bin/kshare", "export", "--init", init, "--query", tumbleQuery, "--out", "-", "--format", "csv", "--idle-timeout", "5s", "--stats"}
+	if strings.Join(cmd, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("tumble runs %q, want %q", cmd, want)
+	}
+	if tumble.idleEnd != 5*time.Second || !tumble.rssFlat || !tumble.manyKeys {
+		t.Errorf("tumble: idleEnd %v, rssFlat %v, manyKeys %v", tumble.idleEnd, tumble.rssFlat, tumble.manyKeys)
+	}
+	after, err := tumble.setup(kafkatest.Context(t), tg, "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ddl, err := os.ReadFile(init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL", "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND",
+		"'topic' = 'orders'", "'share-group-id' = 'g1'", "'source.parallelism' = '4'", "'properties.max.poll.records' = '2000')"} {
+		if !strings.Contains(string(ddl), w) {
+			t.Errorf("the tumble's --init file lacks %q:\n%s", w, ddl)
+		}
+	}
+	if err := after(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(init); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the --init file is left after the run: %v", err)
+	}
+
+	insert := insertContestant(cfg, 1)
+	cmd = insert.command(tg, "g2")
+	if len(cmd) != 5 || cmd[0] != "/bin/kshare" || cmd[1] != "-e" || cmd[3] != "--max-rows" || cmd[4] != "100" {
+		t.Fatalf("insert runs %q", cmd)
+	}
+	for _, w := range []string{"'topic' = 'orders'", "'source.parallelism' = '1'",
+		"CREATE TABLE kafka_sink (order_id BIGINT, customer_id STRING, quantity INT, price DECIMAL(10, 2)) WITH ('connector' = 'kafka', 'topic' = 'g2-sink', 'properties.bootstrap.servers' = '127.0.0.1:9', 'format' = 'json')",
+		"; INSERT INTO kafka_sink SELECT * FROM orders"} {
+		if !strings.Contains(cmd[2], w) {
+			t.Errorf("the insert's script lacks %q:\n%s", w, cmd[2])
+		}
+	}
+}
+
+// The checks read what kshare says at the end: the --stats summary of the
+// export, the job line of the shell, and fail a run that left records out.
+func TestPipelineChecks(t *testing.T) {
+	tg := target{n: 1000}
+	tumble := tumbleContestant(&suiteConfig{}, 1)
+	stats := "-- stats\nrows: 2000\nelapsed: 7.5s\nrows/s: 800.0\nrecords: 1000\naccepted: 1000\nreleased: 0\n"
+	n, rate, err := tumble.check(tg, measure.Result{Stderr: []byte(stats)})
+	if err != nil || n != 1000 || rate != 400 {
+		t.Errorf("tumble check = %d, %v, %v; want 1000 records at 400/s (7.5 s less the 5 s idle timeout)", n, rate, err)
+	}
+	if _, _, err := tumble.check(tg, measure.Result{Stderr: []byte(strings.Replace(stats, "accepted: 1000", "accepted: 998", 1))}); err == nil {
+		t.Error("a tumble run that accepted 998 of 1000 records passed")
+	}
+	if _, _, err := tumble.check(tg, measure.Result{Stderr: []byte("kshare export: --query: unknown column\n")}); err == nil {
+		t.Error("a tumble run without stats passed")
+	}
+
+	insert := insertContestant(&suiteConfig{}, 1)
+	line := "table 'orders' created\njob 1 started: INSERT INTO 'kafka_sink'\njob 1 finished: 1000 rows written, 1000 records accepted, 0 records released\n"
+	if n, _, err := insert.check(tg, measure.Result{Stderr: []byte(line)}); err != nil || n != 1000 {
+		t.Errorf("insert check = %d, %v", n, err)
+	}
+	for _, bad := range []string{
+		strings.Replace(line, "finished", "failed", 1),
+		strings.Replace(line, "1000 records accepted", "999 records accepted", 1),
+		"kshare: unknown connector\n",
+	} {
+		if _, _, err := insert.check(tg, measure.Result{Stderr: []byte(bad)}); err == nil {
+			t.Errorf("insert check passed %q", bad)
+		}
+	}
+}
+
+// Both contestants for real: kshare built from this tree, a small topic on
+// the test broker, run and checked the way the suite does, the INSERT's
+// sink topic holding every record after it.
+func TestPipelineContestantsRun(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	ctx := kafkatest.Context(t)
+	bin := filepath.Join(t.TempDir(), "kshare")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/kshare/kshare/cmd/kshare").CombinedOutput(); err != nil {
+		t.Fatalf("building kshare: %v\n%s", err, out)
+	}
+	cfg := &suiteConfig{bootstrap: addr, kshare: bin, workDir: t.TempDir(), runTimeout: time.Minute, runID: "t"}
+	tg := target{topic: kafkatest.TopicName(t), partitions: 2, n: 3000}
+	if _, err := load(ctx, loadConfig{bootstrap: addr, topic: tg.topic, partitions: tg.partitions, n: tg.n, customers: 50}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []contestant{tumbleContestant(cfg, 2), insertContestant(cfg, 2)} {
+		s := runOne(ctx, cfg, c, tg, strings.ToLower(kafkatest.GroupName(t)))
+		if s.err != nil {
+			t.Errorf("%s: %v", c.id, s.err)
+			continue
+		}
+		if s.records != tg.n || s.wall <= 0 || s.rss == 0 {
+			t.Errorf("%s: implausible sample %+v", c.id, s)
+		}
+	}
+}
+
+// The pipeline contestants are judged against SELECT * to CSV with the same
+// parallelism; the TUMBLE's memory is shown against N and against keys.
+func TestPipelineTargets(t *testing.T) {
+	cfg := &suiteConfig{n: 1000, runs: 1, kafkaVersion: "4.3.1"}
+	mk := func(c contestant, wall time.Duration, rss int64) *entry {
+		return &entry{c: c, samples: []sample{{wall: wall, cpu: time.Second, rss: rss << 20, records: 1000}}}
+	}
+	tumble := mk(tumbleContestant(cfg, 1), 2*time.Second, 60)
+	tumble.small = []sample{{wall: time.Second, rss: 55 << 20, records: 100}}
+	tumble.wide = []sample{{wall: 3 * time.Second, rss: 140 << 20, records: 1000}}
+	b := &block{t: target{partitions: 1, n: 1000}, wide: target{partitions: 1, n: 1000, customers: 100_000}, entries: []*entry{
+		mk(contestant{name: "kshare", id: "kshare-json-p1", kind: "kshare", par: 1, headline: true}, time.Second, 40),
+		tumble,
+		mk(insertContestant(cfg, 1), time.Second*10/8, 160),
+	}}
+	r := &report{cfg: cfg, started: time.Now(), blocks: []*block{b}}
+	reportHas(t, r.markdown(),
+		"| TUMBLE 1 min count per customer to CSV (issue 13) >= 0.9x SELECT * json to CSV (1 partition, parallelism 1) | 0.50x | missed |",
+		"| peak RSS flat from N/10 to N records (TUMBLE 1 min count per customer to CSV (issue 13), 1 partition, parallelism 1) | 55 -> 60 MiB | met |",
+		"| peak RSS from 999 to 100,000 customers (TUMBLE 1 min count per customer to CSV (issue 13), 1 partition, parallelism 1) | 60 -> 140 MiB | shown |",
+		"| INSERT INTO kafka sink SELECT *, json to json (issue 14) >= 0.7x SELECT * json to CSV (1 partition, parallelism 1) | 0.80x | met |",
+		"| peak RSS < 150 MiB (INSERT INTO kafka sink SELECT *, json to json (issue 14), 1 partition, parallelism 1) | 160 MiB | missed |",
+		"| N, 100,000 customers: MiB |",
+		"| kshare export, TUMBLE 1 min COUNT(*) per customer, json, parallelism 1 | 1 | 55 | 60 | 140 |",
+	)
+}
+
+func TestWindowsSpanned(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.TimeOnly, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		start string
+		d     time.Duration
+		want  int
+	}{
+		{"10:00:10", 20 * time.Second, 1},
+		{"10:00:50", 20 * time.Second, 2},
+		{"10:00:00", 3 * time.Minute, 4},
+	} {
+		if got := windowsSpanned(at(c.start), c.d, time.Minute); got != c.want {
+			t.Errorf("windowsSpanned(%s, %v) = %d, want %d", c.start, c.d, got, c.want)
+		}
+	}
 }

@@ -31,6 +31,9 @@ type loadConfig struct {
 	n          int64
 	// batchBytes bounds a producer batch; 0 means defaultBatchBytes.
 	batchBytes int
+	// customers is how many customer ids the orders draw from; 0 means
+	// orders.Customers.
+	customers int
 	// logAppendTime makes the broker stamp each record when it appends
 	// it, so that a record's timestamp is the broker's clock: what the
 	// latency measurement starts from.
@@ -45,11 +48,15 @@ func runLoad(ctx context.Context, args []string) error {
 	fs.IntVar(&c.partitions, "partitions", 1, "partitions of the topic")
 	fs.Int64Var(&c.n, "n", 20000, "orders to produce")
 	fs.IntVar(&c.batchBytes, "batch-bytes", defaultBatchBytes, "most bytes of one producer batch")
+	fs.IntVar(&c.customers, "customers", orders.Customers, "distinct customer ids (the keys of a GROUP BY customer_id)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if c.bootstrap == "" || c.topic == "" {
 		return errors.New("--bootstrap and --topic are required")
+	}
+	if c.customers < 1 {
+		return fmt.Errorf("--customers must be positive, got %d", c.customers)
 	}
 	st, err := load(ctx, c)
 	if err != nil {
@@ -61,6 +68,9 @@ func runLoad(ctx context.Context, args []string) error {
 }
 
 type loadStats struct {
+	// start is when the first record was produced: the records'
+	// timestamps (CreateTime) run from start to start+took.
+	start        time.Time
 	took         time.Duration
 	bytes        int64
 	perPartition []int64
@@ -161,12 +171,17 @@ func load(ctx context.Context, c loadConfig) (loadStats, error) {
 		}
 		perPart[r.Partition].Add(1)
 	}
+	customers := c.customers
+	if customers <= 0 {
+		customers = orders.Customers
+	}
 	start := time.Now()
+	st.start = start
 	for i := int64(0); i < c.n; i++ {
 		if p := failed.Load(); p != nil {
 			break
 		}
-		v := orders.At(i).Append(make([]byte, 0, 80))
+		v := orders.AtKeys(i, customers).Append(make([]byte, 0, 80))
 		st.bytes += int64(len(v))
 		cl.Produce(ctx, &kgo.Record{Topic: c.topic, Value: v}, promise)
 	}

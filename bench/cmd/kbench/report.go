@@ -118,6 +118,12 @@ func (r *report) markdown() string {
 	for _, b := range r.blocks {
 		p("## Throughput: %d partition%s, %s records\n\n", b.t.partitions, plural(b.t.partitions), thousands(b.t.n))
 		p("Loaded in %v; records per partition %v; read once, unmeasured, before the first round.\n\n", b.loaded.took.Round(time.Millisecond), b.loaded.perPartition)
+		if b.has(func(c contestant) bool { return c.manyKeys }) {
+			wins := windowsSpanned(b.loaded.start, b.loaded.took, time.Minute)
+			p("The TUMBLE contestants' event time is the record timestamp (the producer's clock while loading): %s, in %d one-minute window%s. ",
+				b.loaded.took.Round(time.Second), wins, plural(wins))
+			p("They end by --idle-timeout %v, which their records/s leave out (wall-clock time less the timeout).\n\n", tumbleIdle)
+		}
 		p("CPU and broker CPU are seconds for the whole run and per 100,000 records. ")
 		p("\"vs franz-go\" is against the plain loop with franz-go's defaults, \"vs tuned\" against the tuned plain loop, each with the same number of clients.\n\n")
 		p("| contestant | records/s | runs min-max | self-timed records/s | CPU s | CPU s per 100k | broker CPU s | broker CPU s per 100k | peak RSS MiB | vs Java | vs franz-go | vs tuned |\n")
@@ -168,6 +174,7 @@ func (r *report) markdown() string {
 // memory does not grow with the data streamed.
 func (r *report) memoryTable(w *strings.Builder) {
 	var rows []string
+	keys := 0
 	for _, b := range r.blocks {
 		for _, e := range b.entries {
 			if !e.c.rssFlat || len(e.small) == 0 {
@@ -177,14 +184,24 @@ func (r *report) memoryTable(w *strings.Builder) {
 			if s.ok == 0 || big.ok == 0 {
 				continue
 			}
-			rows = append(rows, fmt.Sprintf("| %s | %d | %.0f | %.0f |\n", e.c.name, b.t.partitions, s.rssMiB, big.rssMiB))
+			wide := ""
+			if ws := summarize(e.wide, b.wide.n); ws.ok > 0 {
+				wide, keys = fmt.Sprintf("%.0f", ws.rssMiB), b.wide.keys()
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %d | %.0f | %.0f | %s |\n", e.c.name, b.t.partitions, s.rssMiB, big.rssMiB, wide))
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "## Memory: peak RSS against N\n\n")
-	fmt.Fprintf(w, "| contestant | partitions | N/10 = %s: MiB | N = %s: MiB |\n|---|--:|--:|--:|\n", thousands(r.cfg.n/10), thousands(r.cfg.n))
+	fmt.Fprintf(w, "## Memory: peak RSS against N and keys\n\n")
+	fmt.Fprintf(w, "The orders have %s customers unless said otherwise. ", thousands(orders.Customers))
+	fmt.Fprintf(w, "A contestant that ends by --idle-timeout reads its topic whole, so its N/10 run reads a topic of N/10 records; the others stop at N/10 rows of the big topic.\n\n")
+	wideHead := "N with more customers: MiB"
+	if keys > 0 {
+		wideHead = fmt.Sprintf("N, %s customers: MiB", thousands(int64(keys)))
+	}
+	fmt.Fprintf(w, "| contestant | partitions | N/10 = %s: MiB | N = %s: MiB | %s |\n|---|--:|--:|--:|--:|\n", thousands(r.cfg.n/10), thousands(r.cfg.n), wideHead)
 	for _, row := range rows {
 		w.WriteString(row)
 	}
@@ -234,19 +251,77 @@ func (r *report) workersTable(w *strings.Builder) {
 	w.WriteString("\n")
 }
 
+// targetCheck is one row of the targets table.
+type targetCheck struct{ what, got, verdict string }
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "missed"
+}
+
+// measured is the summary of contestant id's runs on b, for the targets
+// table; ok is false when b has no such contestant, it could not run, or
+// all its runs failed, which adds a failed check (label, where) to cs.
+func (b *block) measured(id, label, where string, cs *[]targetCheck) (e *entry, s summary, ok bool) {
+	if e = b.find(id); e == nil || e.c.unavailable != nil {
+		return nil, s, false
+	}
+	if s = summarize(e.samples, b.t.n); s.ok == 0 {
+		*cs = append(*cs, targetCheck{label + " (" + where + ")", "failed", "missed"})
+		return nil, s, false
+	}
+	return e, s, true
+}
+
+// pipelineTargets checks issues 13 and 14's targets on b: the TUMBLE
+// count and the INSERT against SELECT * to CSV with the same parallelism,
+// the INSERT's memory, and the TUMBLE's memory against N (flat) and keys.
+func (b *block) pipelineTargets() []targetCheck {
+	var cs []targetCheck
+	for _, k := range []int{1, 4} {
+		where := fmt.Sprintf("%d partition%s, parallelism %d", b.t.partitions, plural(b.t.partitions), k)
+		ref := b.rateOf(fmt.Sprintf("kshare-json-p%d", k))
+		for _, x := range []struct {
+			id, label string
+			want      float64
+		}{
+			{fmt.Sprintf("kshare-tumble-p%d", k), "TUMBLE 1 min count per customer to CSV (issue 13)", 0.9},
+			{fmt.Sprintf("kshare-insert-p%d", k), "INSERT INTO kafka sink SELECT *, json to json (issue 14)", 0.7},
+		} {
+			e, s, ok := b.measured(x.id, x.label, where, &cs)
+			if !ok {
+				continue
+			}
+			if ref > 0 {
+				cs = append(cs, targetCheck{fmt.Sprintf("%s >= %.1fx SELECT * json to CSV (%s)", x.label, x.want, where), ratio(s.rate, ref), verdict(s.rate >= x.want*ref)})
+			}
+			if !e.c.rssFlat {
+				cs = append(cs, targetCheck{fmt.Sprintf("peak RSS < 150 MiB (%s, %s)", x.label, where), fmt.Sprintf("%.0f MiB", s.rssMiB), verdict(s.rssMiB < 150)})
+				continue
+			}
+			if small := summarize(e.small, max(1, b.t.n/10)); small.ok > 0 {
+				cs = append(cs, targetCheck{fmt.Sprintf("peak RSS flat from N/10 to N records (%s, %s)", x.label, where),
+					fmt.Sprintf("%.0f -> %.0f MiB", small.rssMiB, s.rssMiB), verdict(s.rssMiB <= small.rssMiB*1.2)})
+			}
+			if wide := summarize(e.wide, b.wide.n); wide.ok > 0 {
+				// Shown, not judged: the growth with keys is expected; the
+				// flat line above is the target.
+				cs = append(cs, targetCheck{fmt.Sprintf("peak RSS from %s to %s customers (%s, %s)", thousands(int64(b.t.keys())), thousands(int64(b.wide.keys())), x.label, where),
+					fmt.Sprintf("%.0f -> %.0f MiB", s.rssMiB, wide.rssMiB), "shown"})
+			}
+		}
+	}
+	return cs
+}
+
 // targetsTable checks issue 10's targets against what was measured.
 func (r *report) targetsTable(w *strings.Builder) {
-	type check struct{ what, got, verdict string }
-	var cs []check
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "missed"
-	}
+	var cs []targetCheck
 	atLeast := func(what string, got, ref, want float64) {
 		if got > 0 && ref > 0 {
-			cs = append(cs, check{what, ratio(got, ref), verdict(got >= want*ref)})
+			cs = append(cs, targetCheck{what, ratio(got, ref), verdict(got >= want*ref)})
 		}
 	}
 	for _, b := range r.blocks {
@@ -258,13 +333,8 @@ func (r *report) targetsTable(w *strings.Builder) {
 				{fmt.Sprintf("kshare-json-p%d", k), "SELECT * json to CSV"},
 				{fmt.Sprintf("kshare-go-p%d", k), "Go API"},
 			} {
-				e := b.find(h.id)
-				if e == nil || e.c.unavailable != nil {
-					continue
-				}
-				s := summarize(e.samples, b.t.n)
-				if s.ok == 0 {
-					cs = append(cs, check{h.label + " (" + where + ")", "failed", "missed"})
+				e, s, ok := b.measured(h.id, h.label, where, &cs)
+				if !ok {
 					continue
 				}
 				atLeast(fmt.Sprintf("%s >= 1.3x Java tool, %d thread%s (%s)", h.label, k, plural(k), where), s.rate, java, 1.3)
@@ -273,25 +343,28 @@ func (r *report) targetsTable(w *strings.Builder) {
 					atLeast(fmt.Sprintf("%s >= 0.85x tuned plain franz-go loop (%s)", h.label, where), s.rate, tuned, 0.85)
 				}
 				if bc := per100k(s.brokerCPU, b.t.n); bc > 0 && cheapest > 0 {
-					cs = append(cs, check{fmt.Sprintf("%s: broker CPU per 100k records within 1.5x of the cheapest contestant's (%s)", h.label, where),
+					cs = append(cs, targetCheck{fmt.Sprintf("%s: broker CPU per 100k records within 1.5x of the cheapest contestant's (%s)", h.label, where),
 						fmt.Sprintf("%.3f s vs %.3f s (%s): %s", bc, cheapest, cheapestName, ratio(bc, cheapest)), verdict(bc <= 1.5*cheapest)})
 				}
 				if !e.c.rssFlat {
 					continue
 				}
-				cs = append(cs, check{"peak RSS < 150 MiB (" + h.label + ", " + where + ")", fmt.Sprintf("%.0f MiB", s.rssMiB), verdict(s.rssMiB < 150)})
+				cs = append(cs, targetCheck{"peak RSS < 150 MiB (" + h.label + ", " + where + ")", fmt.Sprintf("%.0f MiB", s.rssMiB), verdict(s.rssMiB < 150)})
 				if small := summarize(e.small, max(1, b.t.n/10)); small.ok > 0 {
 					// Flat: reading ten times the records may not cost more
 					// than a fifth more memory.
-					cs = append(cs, check{"peak RSS flat from N/10 to N (" + h.label + ", " + where + ")",
+					cs = append(cs, targetCheck{"peak RSS flat from N/10 to N (" + h.label + ", " + where + ")",
 						fmt.Sprintf("%.0f -> %.0f MiB", small.rssMiB, s.rssMiB), verdict(s.rssMiB <= small.rssMiB*1.2)})
 				}
 			}
 		}
 	}
+	for _, b := range r.blocks {
+		cs = append(cs, b.pipelineTargets()...)
+	}
 	for _, l := range r.latency {
 		if l.err == nil && l.kshare {
-			cs = append(cs, check{fmt.Sprintf("p99 latency < 50 ms at %d records/s (parallelism %d)", r.cfg.latencyRate, l.par),
+			cs = append(cs, targetCheck{fmt.Sprintf("p99 latency < 50 ms at %d records/s (parallelism %d)", r.cfg.latencyRate, l.par),
 				fmt.Sprintf("%.1f ms", ms(l.p99)), verdict(l.p99 < 50*time.Millisecond)})
 		}
 	}
@@ -310,7 +383,7 @@ func (r *report) targetsTable(w *strings.Builder) {
 		}
 	}
 	if one > 0 && sixteen > 0 {
-		cs = append(cs, check{"slow workers, default settings: 16 members >= 10x 1 member", ratio(sixteen, one), verdict(sixteen >= 10*one)})
+		cs = append(cs, targetCheck{"slow workers, default settings: 16 members >= 10x 1 member", ratio(sixteen, one), verdict(sixteen >= 10*one)})
 	}
 	if len(cs) == 0 {
 		return
@@ -320,6 +393,23 @@ func (r *report) targetsTable(w *strings.Builder) {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", c.what, c.got, c.verdict)
 	}
 	w.WriteString("\n")
+}
+
+// has says whether some contestant on b is one keep picks.
+func (b *block) has(keep func(c contestant) bool) bool {
+	for _, e := range b.entries {
+		if keep(e.c) {
+			return true
+		}
+	}
+	return false
+}
+
+// windowsSpanned is how many windows of size the times from start to
+// start+d fall into.
+func windowsSpanned(start time.Time, d, size time.Duration) int {
+	first := start.Truncate(size)
+	return int(start.Add(d).Truncate(size).Sub(first)/size) + 1
 }
 
 // cheapestBroker is the least broker CPU per 100k records of any

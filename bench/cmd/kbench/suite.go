@@ -42,9 +42,15 @@ type suiteConfig struct {
 	poolRows       int64
 
 	kshareWith string // extra WITH pairs for kshare's tables
+	// tumbleKeys is the customers of the topic the windowed contestants
+	// also read once, to show that their memory grows with keys; 0 skips
+	// it.
+	tumbleKeys int
+	// workDir holds the files of statements some contestants are given.
+	workDir string
 
 	kshareUnavailable    error
-	candidate            string // another kshare build, see candidateContestant
+	candidate            string // another kshare build, see candidateOf
 	candidateUnavailable error
 	runID                string
 }
@@ -60,7 +66,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.javaCP, "java-cp", "", "classpath with Kafka's kafka-tools jar (required for the Java contestants)")
 	fs.StringVar(&cfg.kafkaVersion, "kafka-version", os.Getenv("KSHARE_KAFKA_VERSION"), "Kafka version, for the report")
 	fs.StringVar(&cfg.kshare, "kshare", "", "the kshare binary")
-	fs.StringVar(&cfg.candidate, "kshare-candidate", "", "another kshare `binary` (a fix to measure) whose SELECT * json runs alongside")
+	fs.StringVar(&cfg.candidate, "kshare-candidate", "", "another kshare `binary` (a fix to measure) whose SELECT * json, TUMBLE and INSERT run alongside")
 	fs.StringVar(&cfg.out, "out", "", "results `file` (markdown); the directory if it ends in /")
 	fs.IntVar(&cfg.brokerPID, "broker-pid", 0, "the broker's pid, to report its CPU time per run")
 	fs.StringVar(&sections, "sections", "throughput,latency,workers,pool", "which parts to run")
@@ -73,6 +79,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.DurationVar(&cfg.workersDelay, "workers-delay", 5*time.Millisecond, "work per row of the slow workers")
 	fs.IntVar(&cfg.workersSeconds, "workers-seconds", 10, "measured seconds per slow-worker configuration")
 	fs.Int64Var(&cfg.workersRecords, "workers-records", 100_000, "orders in the slow workers' topic")
+	fs.IntVar(&cfg.tumbleKeys, "tumble-keys", 100_000, "customers of the extra topic the TUMBLE contestants read once, to show memory against keys (0: skip it)")
 	fs.Int64Var(&cfg.poolRows, "pool-rows", 10_000, "rows of each 50 ms pool configuration (ten times as many for the trivial --persistent worker)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -112,6 +119,10 @@ func runSuite(ctx context.Context, args []string) error {
 		return fmt.Errorf("finding kbench's own binary: %w", err)
 	}
 	cfg.self = self
+	if cfg.workDir, err = os.MkdirTemp("", "kbench-"); err != nil {
+		return fmt.Errorf("work directory: %w", err)
+	}
+	defer os.RemoveAll(cfg.workDir)
 	cfg.runID = time.Now().Format("150405")
 	cfg.kshareUnavailable = probeKshare(ctx, cfg.kshare)
 	if cfg.kshareUnavailable != nil {
@@ -181,6 +192,9 @@ type entry struct {
 	samples []sample
 	// small are the runs with N/10 records (rssFlat contestants only).
 	small []sample
+	// wide is the run on the topic with cfg.tumbleKeys customers
+	// (manyKeys contestants only).
+	wide []sample
 }
 
 // block is every contestant on one topic.
@@ -188,6 +202,8 @@ type block struct {
 	t       target
 	loaded  loadStats
 	entries []*entry
+	// wide is the topic with cfg.tumbleKeys customers, if one was read.
+	wide target
 }
 
 // contestants are every contestant on a topic of partitions partitions.
@@ -200,8 +216,12 @@ func (cfg *suiteConfig) contestants(partitions int) []contestant {
 		for _, p := range ksharePlans {
 			cs = append(cs, kshareContestant(cfg, p, k))
 		}
+		tumble, insert := tumbleContestant(cfg, k), insertContestant(cfg, k)
+		cs = append(cs, tumble, insert)
 		if cfg.candidate != "" {
-			cs = append(cs, candidateContestant(cfg, k))
+			for _, c := range []contestant{kshareContestant(cfg, ksharePlans[0], k), tumble, insert} {
+				cs = append(cs, candidateOf(cfg, c))
+			}
 		}
 	}
 	var out []contestant
@@ -257,7 +277,7 @@ func throughput(ctx context.Context, cfg *suiteConfig, p int) (*block, error) {
 			s := runOne(ctx, cfg, e.c, t, fmt.Sprintf("r%d", round))
 			e.samples = append(e.samples, s)
 			// One round of N/10 is enough to see whether memory follows N.
-			if e.c.rssFlat && round == 1 {
+			if e.c.rssFlat && e.c.idleEnd == 0 && round == 1 {
 				e.small = append(e.small, runOne(ctx, cfg, e.c, small, fmt.Sprintf("r%d-small", round)))
 			}
 			if ctx.Err() != nil {
@@ -270,7 +290,62 @@ func throughput(ctx context.Context, cfg *suiteConfig, p int) (*block, error) {
 	if err := deleteTopics(ctx, cfg.bootstrap, t.topic); err != nil {
 		logf("%v", err)
 	}
+	if err := otherTopics(ctx, cfg, b); err != nil {
+		return nil, err
+	}
 	return b, nil
+}
+
+// initFile is where a run's --init statements are written.
+func initFile(cfg *suiteConfig, group string) string {
+	return filepath.Join(cfg.workDir, group+".sql")
+}
+
+// otherTopics runs, once each, the contestants that need a topic of their
+// own: those that read their topic whole (idleEnd) get one of N/10 records
+// for their memory against N, and the manyKeys ones one of N records with
+// cfg.tumbleKeys customers, for their memory against keys.
+func otherTopics(ctx context.Context, cfg *suiteConfig, b *block) error {
+	small := b.t
+	small.topic, small.n = b.t.topic+"-small", max(1, b.t.n/10)
+	small.matching = orders.CountQuantityAbove(small.n, 1)
+	wide := b.t
+	wide.topic, wide.customers = fmt.Sprintf("%s-k%d", b.t.topic, cfg.tumbleKeys), cfg.tumbleKeys
+	for _, o := range []struct {
+		t     target
+		wants func(c contestant) bool
+		keep  func(e *entry, s sample)
+	}{
+		{small, func(c contestant) bool { return c.rssFlat && c.idleEnd > 0 }, func(e *entry, s sample) { e.small = append(e.small, s) }},
+		{wide, func(c contestant) bool { return c.manyKeys && cfg.tumbleKeys > 0 }, func(e *entry, s sample) { e.wide = append(e.wide, s) }},
+	} {
+		var es []*entry
+		for _, e := range b.entries {
+			if e.c.unavailable == nil && o.wants(e.c) {
+				es = append(es, e)
+			}
+		}
+		if len(es) == 0 {
+			continue
+		}
+		logf("loading %d orders with %d customers into %s", o.t.n, o.t.keys(), o.t.topic)
+		if _, err := load(ctx, loadConfig{bootstrap: cfg.bootstrap, topic: o.t.topic, partitions: o.t.partitions, n: o.t.n, customers: o.t.customers}); err != nil {
+			return err
+		}
+		if o.t.customers > 0 {
+			b.wide = o.t
+		}
+		for _, e := range es {
+			o.keep(e, runOne(ctx, cfg, e.c, o.t, "r1-"+o.t.topic[len(b.t.topic)+1:]))
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+		}
+		if err := deleteTopics(ctx, cfg.bootstrap, o.t.topic); err != nil {
+			logf("%v", err)
+		}
+	}
+	return nil
 }
 
 // runOne runs contestant c once on t with a fresh share group.
@@ -281,15 +356,29 @@ func runOne(ctx context.Context, cfg *suiteConfig, c contestant, t target, tag s
 		s.err = err
 		return s
 	}
+	var after func(context.Context) error
+	if c.setup != nil {
+		var err error
+		if after, err = c.setup(ctx, t, group); err != nil {
+			s.err = fmt.Errorf("preparing %s: %w", c.id, err)
+			logf("%v", s.err)
+			return s
+		}
+	}
 	b0, okB0 := procCPU(cfg.brokerPID)
 	res, err := measure.Run(ctx, c.command(t, group), measure.Options{Capture: c.kind != "kshare", DevNull: c.kind == "kshare", Timeout: cfg.runTimeout})
 	b1, okB1 := procCPU(cfg.brokerPID)
-	s.wall, s.cpu, s.rss = res.Wall, res.CPU(), res.MaxRSS
+	s.wall, s.cpu, s.rss = res.Wall-c.idleEnd, res.CPU(), res.MaxRSS
 	if okB0 && okB1 {
 		s.brokerCPU = b1 - b0
 	}
 	if err == nil {
 		s.records, s.selfRate, err = c.check(t, res)
+	}
+	if after != nil {
+		if aerr := after(ctx); err == nil {
+			err = aerr
+		}
 	}
 	s.err = err
 	if err != nil {

@@ -12,7 +12,7 @@ import "strconv"
 // FirstID is the order_id of record 0; ids increase by one per record.
 const FirstID = 1001
 
-// Customers is how many distinct customer ids there are (C001..C999).
+// Customers is how many distinct customer ids At draws from (C001..C999).
 const Customers = 999
 
 // Order is one record's fields.
@@ -33,11 +33,18 @@ func mix(x uint64) uint64 {
 }
 
 // At returns record i.
-func At(i int64) Order {
+func At(i int64) Order { return AtKeys(i, Customers) }
+
+// AtKeys returns record i with its customer drawn from 1..customers
+// instead of 1..Customers: the number of keys of a GROUP BY customer_id,
+// which is what an aggregate's state grows with. Ids above 999 are written
+// with as many digits as they need (C1000, C99999). customers must be
+// positive.
+func AtKeys(i int64, customers int) Order {
 	h := mix(uint64(i))
 	return Order{
 		ID:       FirstID + i,
-		Customer: 1 + int(h%Customers),
+		Customer: 1 + int(h%uint64(customers)),
 		Quantity: 1 + int((h>>20)%5),
 		Cents:    100 + int64((h>>32)%99900),
 	}

@@ -55,3 +55,28 @@ func TestPriceFormatting(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// With more keys the customers spread over all of them; with the default
+// they are At's.
+func TestAtKeys(t *testing.T) {
+	const keys, n = 100_000, 400_000
+	seen := map[int]bool{}
+	for i := int64(0); i < n; i++ {
+		o := AtKeys(i, keys)
+		if o.Customer < 1 || o.Customer > keys {
+			t.Fatalf("record %d: customer %d outside 1..%d", i, o.Customer, keys)
+		}
+		seen[o.Customer] = true
+		if d := At(i); AtKeys(i, Customers) != d {
+			t.Fatalf("record %d: AtKeys(i, Customers) = %+v, At = %+v", i, AtKeys(i, Customers), d)
+		}
+	}
+	// 400,000 draws from 100,000 keys miss about e^-4 (1.8%) of them.
+	if len(seen) < keys*95/100 {
+		t.Errorf("only %d distinct customers of %d in %d records", len(seen), keys, n)
+	}
+	o := Order{ID: 1001, Customer: 12345, Quantity: 2, Cents: 2550}
+	if got, want := string(o.Append(nil)), `{"order_id":1001,"customer_id":"C12345","quantity":2,"price":25.50}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
