@@ -185,7 +185,11 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 func (s *sink) producer(topic string, limit int32, h *connector.BrokerHealth) (*kgo.Client, error) {
 	// acks=all and idempotence are franz-go's defaults; they are said
 	// here because the delivery promise rests on them.
-	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic), h.Opt())
+	// No linger (franz-go's default is 10 ms): a job hands over a whole
+	// batch at once and its source polls again only once the batch is
+	// acknowledged, so a linger is pure wait; records that come while a
+	// produce is in flight are batched anyway.
+	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), h.Opt())
 	opts = append(opts, connector.ProducerLimits(limit)...)
 	// franz-go retries a produce without end (no record delivery
 	// timeout, which would also count from a record's own timestamp, old
