@@ -269,6 +269,8 @@ func (m *member) wait(ctx context.Context, p *poll, pollAt time.Time) bool {
 		return true
 	default:
 	}
+	m.st.waiting.Add(1)
+	defer m.st.waiting.Add(-1)
 	// The broker's lock duration, as the first record's deadline tells it
 	// (it started a little before the poll returned, so this errs short).
 	lock := time.Duration(0)

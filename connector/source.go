@@ -237,9 +237,23 @@ type stream struct {
 	closeOnce sync.Once
 	closeErr  error
 	stats     counters
+
+	// waiting counts the members blocked in wait: every batch of their
+	// poll handed out, none polling until the reader settles them.
+	waiting atomic.Int32
 }
 
-var _ table.Stream = (*stream)(nil)
+var (
+	_ table.Stream       = (*stream)(nil)
+	_ table.ReaderWaiter = (*stream)(nil)
+)
+
+// WaitsForReader reports whether every member waits for the reader to
+// settle what it handed out and no batch is queued: until the reader
+// settles some, nothing more comes.
+func (st *stream) WaitsForReader() bool {
+	return int(st.waiting.Load()) == len(st.members) && len(st.out) == 0
+}
 
 func (st *stream) Schema() *arrow.Schema { return st.schema }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -191,6 +192,54 @@ func TestParallelMembersOnePartition(t *testing.T) {
 	}
 	if s.Accepted != n || s.Released != 0 || s.Rejected != 0 {
 		t.Errorf("accepted/released/rejected = %d/%d/%d, want %d/0/0", s.Accepted, s.Released, s.Rejected, n)
+	}
+}
+
+// TestWaitsForReader: a stream says it waits for its reader once every
+// member handed out its poll and nothing is queued, and stops saying so
+// when the reader settles what it holds (the members poll again). With a
+// member that has nothing to hand out, it never says so: that member
+// might still bring records. (Two partitions for two members, so that each
+// has one, and the ten records, produced at once, land on one of them.)
+func TestWaitsForReader(t *testing.T) {
+	for _, tc := range []struct {
+		parallelism string
+		partitions  int32
+		waits       bool
+	}{{"1", 1, true}, {"2", 2, false}} {
+		t.Run("parallelism="+tc.parallelism, func(t *testing.T) {
+			addr, topic, group := kafkatest.Queue(t, tc.partitions, kafkatest.Values(10)...)
+			mem := tabletest.CheckedAlloc(t)
+			st := open(t, newSource(t, addr, topic, group, map[string]string{"source.parallelism": tc.parallelism}), mem)
+			w, ok := st.(table.ReaderWaiter)
+			if !ok {
+				t.Fatalf("%T is not a table.ReaderWaiter", st)
+			}
+			r := newReader(t, st)
+			var held []table.Batch
+			for n := 0; n < 10; {
+				b, ids, err := r.next(kafkatest.Context(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				held = append(held, b)
+				n += len(ids)
+			}
+			if got := watch.Until(3*time.Second, w.WaitsForReader); got != tc.waits {
+				t.Fatalf("with all 10 records held: WaitsForReader = %v within 3s, want %v", got, tc.waits)
+			}
+			for _, b := range held {
+				b.Record.Release()
+				b.Ack.Done()
+			}
+			waitUntil(t, 3*time.Second, "the members polling again", func() bool { return !w.WaitsForReader() })
+			if err := st.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			if s := st.Stats(); s.Accepted != 10 {
+				t.Errorf("accepted %d records, want 10", s.Accepted)
+			}
+		})
 	}
 }
 

@@ -216,6 +216,16 @@ type FetchStopper interface {
 	StopFetching()
 }
 
+// A ReaderWaiter is a Stream that tells when it waits for its reader: each
+// of its members holds batches it handed out and fetches nothing more until
+// the reader settles them (a share-group member polls again only then), and
+// no batch is queued. A reader that holds batches back (a window
+// aggregation) then emits what reflects them at once instead of after a
+// quiet spell. Safe to call from any goroutine; found by type assertion.
+type ReaderWaiter interface {
+	WaitsForReader() bool
+}
+
 // Batch is a record batch together with the handle that settles its rows.
 type Batch struct {
 	Record arrow.RecordBatch
