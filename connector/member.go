@@ -235,6 +235,11 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 			p.settle(i, table.Accept)
 		}
 	}
+	// From here on this member waits for the reader: counted before its
+	// batches go out, so that a reader that has taken the last of them
+	// sees the member waiting (WaitsForReader also wants the queue empty).
+	st.waiting.Add(1)
+	defer st.waiting.Add(-1)
 	for i, b := range batches {
 		if !st.send(ctx, item{b: b}) {
 			// Closed or no longer fetching: send released this batch;
@@ -269,8 +274,6 @@ func (m *member) wait(ctx context.Context, p *poll, pollAt time.Time) bool {
 		return true
 	default:
 	}
-	m.st.waiting.Add(1)
-	defer m.st.waiting.Add(-1)
 	// The broker's lock duration, as the first record's deadline tells it
 	// (it started a little before the poll returned, so this errs short).
 	lock := time.Duration(0)

@@ -238,8 +238,8 @@ type stream struct {
 	closeErr  error
 	stats     counters
 
-	// waiting counts the members blocked in wait: every batch of their
-	// poll handed out, none polling until the reader settles them.
+	// waiting counts the members that handed out (or are handing out)
+	// their poll's batches and poll nothing until the reader settles them.
 	waiting atomic.Int32
 }
 
