@@ -27,6 +27,9 @@ type accum interface {
 	fold(v *vec, gids []int32) error
 	// result appends group g's result to b.
 	result(b array.Builder, g int32) error
+	// reset makes group g's state that of a group without rows, freeing
+	// what it held: its slot goes to a new group.
+	reset(g int32)
 }
 
 func newAccum(c *aggCall) accum {
@@ -62,6 +65,8 @@ func (a *countAcc) grow(n int) {
 	}
 }
 
+func (a *countAcc) reset(g int32) { a.n[g] = 0 }
+
 func (a *countAcc) fold(v *vec, gids []int32) error {
 	for i, g := range gids {
 		if g >= 0 && (a.star || !v.null(i)) {
@@ -91,6 +96,11 @@ func (a *sumAcc) grow(n int) {
 	for len(a.n) < n {
 		a.n = append(a.n, 0)
 	}
+}
+
+func (a *sumAcc) reset(g int32) {
+	a.n[g] = 0
+	a.st.reset(g)
 }
 
 func (a *sumAcc) overflow() error {
@@ -207,6 +217,8 @@ type minMaxAcc struct {
 
 func (a *minMaxAcc) grow(n int) { a.st.grow(n) }
 
+func (a *minMaxAcc) reset(g int32) { a.st.reset(g) }
+
 func (a *minMaxAcc) fold(v *vec, gids []int32) error {
 	for i, g := range gids {
 		if g < 0 || v.null(i) {
@@ -243,6 +255,8 @@ func (a *listAggAcc) grow(n int) {
 		a.has = append(a.has, false)
 	}
 }
+
+func (a *listAggAcc) reset(g int32) { a.text[g], a.has[g] = nil, false }
 
 func (a *listAggAcc) fold(v *vec, gids []int32) error {
 	for i, g := range gids {
@@ -282,6 +296,11 @@ func (a *distinctAcc) grow(n int) {
 	}
 }
 
+func (a *distinctAcc) reset(g int32) {
+	a.inner.reset(g)
+	a.seen[g] = nil
+}
+
 func (a *distinctAcc) fold(v *vec, gids []int32) error {
 	a.gids = append(a.gids[:0], gids...)
 	for i, g := range a.gids {
@@ -313,13 +332,20 @@ type aggState struct {
 	kv, av []vec
 	buf    []byte
 	gids   []int32
+	// args are the aggregates' arguments over the batch being folded,
+	// which av read; nil for COUNT(*).
+	args []arrow.Array
 	// stamp is the batch that last touched each group.
 	stamp []uint32
 	batch uint32
 	// nullGroup is the NULL group of a single STRING key, or -1.
 	nullGroup int32
-	touched   []int32
-	old       []int // per touched group, its row in the group batch before the fold, or -1
+	// free are the slots of dropped groups (see drop), which new groups
+	// take before the state grows.
+	free    []int32
+	touched []int32
+	fresh   []bool // per touched group: the batch made it
+	old     []int  // per touched group, its row in the group batch before the fold, or -1
 	// bs build the group batch; NewArray leaves them empty for the next.
 	bs   []array.Builder
 	idx  []int  // the group batch's rows that are changes
@@ -349,6 +375,7 @@ func newAggState(p *aggPlan) *aggState {
 	}
 	s.kv = make([]vec, len(p.keys))
 	s.av = make([]vec, len(p.calls))
+	s.args = make([]arrow.Array, len(p.calls))
 	return s
 }
 
@@ -358,84 +385,21 @@ func newAggState(p *aggPlan) *aggState {
 // them. gids (valid until the next fold) is each input row's group.
 func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, error) {
 	p := s.plan
-	m := int(in.NumRows())
-	keys, err := evalArgs(ec, in, p.keys...)
-	if err != nil {
+	if err := s.assign(ec, in); err != nil {
 		return nil, err
 	}
-	defer releaseAll(keys)
-	args := make([]arrow.Array, len(p.calls))
-	defer releaseAll(args)
-	for k, c := range p.calls {
-		if c.arg == nil {
-			continue
-		}
-		if args[k], err = c.arg.eval(ec, in); err != nil {
-			return nil, err
-		}
-		ph, _ := physOf(c.arg.typ())
-		s.av[k].load(args[k], ph)
-	}
-	for k, a := range keys {
-		s.kv[k].load(a, s.keys[k].ph)
-	}
-	s.batch++
-	s.touched, s.old = s.touched[:0], s.old[:0]
-	s.gids = s.gids[:0]
-	before := s.n
-	// One STRING key, the common case, is looked up as it is, without
-	// copying it into a key; its NULL is a group of its own.
-	oneStr := len(s.kv) == 1 && s.kv[0].ph == pStr
-	for i := range m {
-		var g int32
-		switch {
-		case oneStr && s.kv[0].null(i):
-			if s.nullGroup < 0 {
-				s.nullGroup = s.newGroup(i)
-			}
-			g = s.nullGroup
-		case oneStr:
-			key := s.kv[0].str(i)
-			var ok bool
-			if g, ok = s.groups[key]; !ok {
-				// The key points into the batch: the map keeps a copy.
-				g = s.newGroup(i)
-				s.groups[strings.Clone(key)] = g
-			}
-		default:
-			b := s.buf[:0]
-			for k := range s.kv {
-				b = s.kv[k].appendKey(b, i)
-			}
-			s.buf = b
-			var ok bool
-			if g, ok = s.groups[string(b)]; !ok {
-				g = s.newGroup(i)
-				s.groups[string(b)] = g
-			}
-		}
-		s.gids = append(s.gids, g)
-		if s.stamp[g] != s.batch {
-			s.stamp[g] = s.batch
-			s.touched = append(s.touched, g)
-		}
-	}
-	if s.bs == nil {
-		s.bs = make([]array.Builder, p.groupSchema.NumFields())
-		for k, f := range p.groupSchema.Fields() {
-			s.bs[k] = array.NewBuilder(ec.mem, f.Type)
-		}
-	}
-	bs := s.bs
+	defer s.done()
+	bs := s.builders(ec)
 	for k, b := range bs {
 		b.Reserve(2 * len(s.touched))
 		if sb, ok := b.(*array.StringBuilder); ok && k < len(s.textLen) {
 			sb.ReserveData(s.textLen[k])
 		}
 	}
+	s.old = s.old[:0]
 	row := 0
-	for _, g := range s.touched {
-		if g >= before {
+	for t, g := range s.touched {
+		if s.fresh[t] {
 			s.old = append(s.old, -1)
 			continue
 		}
@@ -445,10 +409,8 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 		}
 		row++
 	}
-	for k, a := range s.accs {
-		if err := a.fold(&s.av[k], s.gids); err != nil {
-			return nil, err
-		}
+	if err := s.accumulate(); err != nil {
+		return nil, err
 	}
 	for _, g := range s.touched {
 		if err := s.appendGroup(bs, g); err != nil {
@@ -469,18 +431,167 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 	return array.NewRecordBatch(p.groupSchema, cols, int64(row+len(s.touched))), nil
 }
 
+// builders are the group batch's builders, made on first use.
+func (s *aggState) builders(ec *evalCtx) []array.Builder {
+	if s.bs == nil {
+		s.bs = make([]array.Builder, s.plan.groupSchema.NumFields())
+		for k, f := range s.plan.groupSchema.Fields() {
+			s.bs[k] = array.NewBuilder(ec.mem, f.Type)
+		}
+	}
+	return s.bs
+}
+
+// update folds batch in into the groups, as fold does, without a group
+// batch: a window aggregation makes its rows when it emits them.
+func (s *aggState) update(ec *evalCtx, in arrow.RecordBatch) error {
+	if err := s.assign(ec, in); err != nil {
+		return err
+	}
+	defer s.done()
+	return s.accumulate()
+}
+
+// assign evaluates a batch's keys and aggregate arguments and finds each
+// row's group (gids), making the groups that are new: touched are the
+// groups the batch touches, in the order it first touches them, and fresh
+// says which of them it made. The caller then folds the arguments in
+// (accumulate) and lets go of them (done).
+func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
+	p := s.plan
+	m := int(in.NumRows())
+	keys, err := evalArgs(ec, in, p.keys...)
+	if err != nil {
+		return err
+	}
+	defer releaseAll(keys)
+	for k, c := range p.calls {
+		if c.arg == nil {
+			continue
+		}
+		if s.args[k], err = c.arg.eval(ec, in); err != nil {
+			s.done()
+			return err
+		}
+		ph, _ := physOf(c.arg.typ())
+		s.av[k].load(s.args[k], ph)
+	}
+	for k, a := range keys {
+		s.kv[k].load(a, s.keys[k].ph)
+	}
+	s.batch++
+	s.touched, s.fresh = s.touched[:0], s.fresh[:0]
+	s.gids = s.gids[:0]
+	// One STRING key, the common case, is looked up as it is, without
+	// copying it into a key; its NULL is a group of its own.
+	oneStr := len(s.kv) == 1 && s.kv[0].ph == pStr
+	for i := range m {
+		var g int32
+		made := false
+		switch {
+		case oneStr && s.kv[0].null(i):
+			if s.nullGroup < 0 {
+				s.nullGroup, made = s.newGroup(i), true
+			}
+			g = s.nullGroup
+		case oneStr:
+			key := s.kv[0].str(i)
+			var ok bool
+			if g, ok = s.groups[key]; !ok {
+				// The key points into the batch: the map keeps a copy.
+				g, made = s.newGroup(i), true
+				s.groups[strings.Clone(key)] = g
+			}
+		default:
+			b := s.buf[:0]
+			for k := range s.kv {
+				b = s.kv[k].appendKey(b, i)
+			}
+			s.buf = b
+			var ok bool
+			if g, ok = s.groups[string(b)]; !ok {
+				g, made = s.newGroup(i), true
+				s.groups[string(b)] = g
+			}
+		}
+		s.gids = append(s.gids, g)
+		if s.stamp[g] != s.batch {
+			s.stamp[g] = s.batch
+			s.touched = append(s.touched, g)
+			s.fresh = append(s.fresh, made)
+		}
+	}
+	return nil
+}
+
+// accumulate folds the batch's arguments into the groups of gids.
+func (s *aggState) accumulate() error {
+	for k, a := range s.accs {
+		if err := a.fold(&s.av[k], s.gids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// done releases the batch's arguments.
+func (s *aggState) done() {
+	releaseAll(s.args)
+	clear(s.args)
+}
+
+// drop forgets groups gs: their keys leave the map and their state is
+// reset, so that their slots go to the next new groups and the state held
+// stays that of the groups kept.
+func (s *aggState) drop(gs []int32) {
+	if len(gs) == 0 {
+		return
+	}
+	dead := make([]bool, s.n)
+	for _, g := range gs {
+		dead[g] = true
+		for k := range s.keys {
+			s.keys[k].reset(g)
+		}
+		for _, a := range s.accs {
+			a.reset(g)
+		}
+	}
+	s.free = append(s.free, gs...)
+	for key, g := range s.groups {
+		if dead[g] {
+			delete(s.groups, key)
+		}
+	}
+	if s.nullGroup >= 0 && dead[s.nullGroup] {
+		s.nullGroup = -1
+	}
+}
+
+// live is the number of groups held.
+func (s *aggState) live() int { return int(s.n) - len(s.free) }
+
 // newGroup adds a group whose keys are row i's; the caller files it
 // under its key.
 func (s *aggState) newGroup(i int) int32 {
-	g := s.n
-	s.n++
-	s.stamp = append(s.stamp, 0)
-	for k := range s.keys {
-		s.keys[k].grow(int(s.n))
-		s.keys[k].set(g, &s.kv[k], i)
+	var g int32
+	if n := len(s.free); n > 0 {
+		// A dropped group's slot, reset by drop.
+		g = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		g = s.n
+		s.n++
+		s.stamp = append(s.stamp, 0)
+		for k := range s.keys {
+			s.keys[k].grow(int(s.n))
+		}
+		for _, a := range s.accs {
+			a.grow(int(s.n))
+		}
 	}
-	for _, a := range s.accs {
-		a.grow(int(s.n))
+	for k := range s.keys {
+		s.keys[k].set(g, &s.kv[k], i)
 	}
 	return g
 }

@@ -190,6 +190,25 @@ func (s *store) grow(n int) {
 	}
 }
 
+// reset makes group g's value that of a new group: NULL, and zero for
+// a SUM, which adds to it without looking at valid. It lets go of a
+// string.
+func (s *store) reset(g int32) {
+	s.valid[g] = false
+	switch s.ph {
+	case pInt:
+		s.ints[g] = 0
+	case pFloat:
+		s.flts[g] = 0
+	case pDec:
+		s.decs[g] = decimal128.Num{}
+	case pStr:
+		s.strs[g] = ""
+	case pBool:
+		s.bools[g] = false
+	}
+}
+
 // set makes group g's value row i of v, copied: a string of a batch
 // points into the batch's buffer, which goes back to the allocator.
 func (s *store) set(g int32, v *vec, i int) {

@@ -178,8 +178,14 @@
 // source every window closes. A record older than the watermark is late
 // (Stats.Late counts them); it is never dropped: it is folded into its
 // window, whose row, if emitted already, is updated (-U, +U) at once.
-// The state is kept for every window seen, closed ones included, so that a
-// late record can update its row: it grows with keys x windows.
+// A closed window's state is kept for Options.AllowedLateness
+// ('window.allowed-lateness', 10 minutes by default; Flink's
+// table.exec.emit.allow-lateness) after its end, then dropped: the state
+// grows with keys x the windows open or within that lateness, never with
+// the windows seen. A record for a window already dropped is not dropped
+// either: it starts a new row for the window (+I), which reflects the late
+// records of its batch only, and Stats.BeyondLateness counts it; a reader
+// that expects such records adds up a window's rows (for COUNT and SUM).
 //
 // Emission policy. The delivery rule holds a window's records (locked to
 // this consumer, neither accepted nor released) until a delivered row

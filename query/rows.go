@@ -66,6 +66,18 @@ type Options struct {
 	// DefaultHoldLinger; a negative value never does (for tests of the
 	// other timers).
 	HoldLinger time.Duration
+	// AllowedLateness, for a window aggregation, is how long after a
+	// window's end (how far the watermark passed it; for processing time,
+	// the clock) the window's state is kept, so that a late record updates its
+	// row (-U, +U). After that its groups are dropped: the state held
+	// grows with the keys and the windows open or within this lateness,
+	// not with every window seen. A record for a dropped window is not
+	// dropped: it starts a new row for the window (+I) that reflects the
+	// late records of its batch only, and Stats.BeyondLateness counts it.
+	// 0 means DefaultAllowedLateness; a negative value drops a window's
+	// state as soon as its row is final (Flink's
+	// table.exec.emit.allow-lateness of 0).
+	AllowedLateness time.Duration
 }
 
 // EndReason says why a query ended.
@@ -127,8 +139,13 @@ type Stats struct {
 	// records are accepted like Filtered's.
 	Unchanged int64
 	// Late counts the records of a window aggregation older than the
-	// watermark when they arrived: each updated its window's row.
+	// watermark when they arrived: each updated its window's row, unless
+	// BeyondLateness counts it too.
 	Late int64
+	// BeyondLateness counts the late records whose window's state had
+	// been dropped (Options.AllowedLateness): each started a new row for
+	// its window (+I), which reflects the late records of its batch only.
+	BeyondLateness int64
 	// Elapsed is the time since Run, frozen when the query ends.
 	Elapsed time.Duration
 	// Working is Elapsed without the wait that an idle timeout ended:
@@ -262,7 +279,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		r.agg = newAggState(p.agg)
 	}
 	if p.window != nil {
-		r.win = newWinState(p.window)
+		r.win = newWinState(p.window, o)
 	}
 	if n, ok := p.Limit(); ok {
 		r.remaining, r.capReason = n, EndLimit

@@ -41,6 +41,25 @@ func (r *Rows) holdLinger() time.Duration {
 	}
 }
 
+// DefaultAllowedLateness is Options.AllowedLateness's default: a record
+// comes late here mostly because it was delivered again (after its lock
+// expired, 30 s by default, or a member went away), which takes seconds
+// to minutes whatever the window's size; ten minutes covers that with room
+// to spare while the state held stays that of the last windows.
+const DefaultAllowedLateness = 10 * time.Minute
+
+// allowedLateness is the query's AllowedLateness in milliseconds.
+func allowedLateness(o Options) int64 {
+	switch d := o.AllowedLateness; {
+	case d < 0:
+		return 0
+	case d == 0:
+		return DefaultAllowedLateness.Milliseconds()
+	default:
+		return d.Milliseconds()
+	}
+}
+
 // errTick is the cause of a wait that a window's timer ended.
 var errTick = errors.New("window timer")
 
@@ -48,6 +67,13 @@ var errTick = errors.New("window timer")
 // groups themselves are the aggState's.
 type winState struct {
 	wp *windowPlan
+	// lateness is how far (ms) the watermark goes past a window's end
+	// before the window's groups are dropped (Options.AllowedLateness).
+	lateness int64
+	// byEnd are the groups by their window's end, to drop a window's
+	// groups together; minEnd is the smallest end in it.
+	byEnd  map[int64][]int32
+	minEnd int64
 	// eventMax is the largest event time seen (ms); wm the watermark (ms).
 	eventMax, wm int64
 	lastArrival  time.Time
@@ -75,11 +101,12 @@ type winState struct {
 	// nextFire is when the open windows' running results are emitted
 	// early; zero when nothing waits for it.
 	nextFire time.Time
-	// batch is what the batch being folded told: its largest event time
-	// and its late records.
-	batchMax  int64
-	batchLate int64
-	eof       bool
+	// batch is what the batch being folded told: its largest event time,
+	// its late records and those of them whose window had been dropped.
+	batchMax    int64
+	batchLate   int64
+	batchBeyond int64
+	eof         bool
 }
 
 // pendBatch is a source batch held until its groups' rows are delivered.
@@ -90,8 +117,46 @@ type pendBatch struct {
 	rows   int64
 }
 
-func newWinState(wp *windowPlan) *winState {
-	return &winState{wp: wp, eventMax: math.MinInt64, wm: math.MinInt64, lastArrival: time.Now()}
+func newWinState(wp *windowPlan, o Options) *winState {
+	return &winState{wp: wp, lateness: allowedLateness(o), byEnd: map[int64][]int32{}, minEnd: math.MaxInt64,
+		eventMax: math.MinInt64, wm: math.MinInt64, lastArrival: time.Now()}
+}
+
+// dropLimit is the end of the last windows dropped: a window whose end is
+// at or before it has no state (math.MinInt64: none).
+func (w *winState) dropLimit() int64 {
+	if w.wm < math.MinInt64+w.lateness {
+		return math.MinInt64
+	}
+	return w.wm - w.lateness
+}
+
+// dropClosed drops the groups of the windows the watermark is
+// AllowedLateness past the end of: they are closed, their rows emitted
+// (winEmit emits every window the watermark passed before it comes here),
+// and a record for them now starts a new row. So the state held is that
+// of the open windows and the closed ones a late record may still update,
+// whatever the number of windows seen.
+func (r *Rows) dropClosed() {
+	w := r.win
+	limit := w.dropLimit()
+	if w.minEnd > limit {
+		return
+	}
+	var gone []int32
+	w.minEnd = math.MaxInt64
+	for end, gs := range w.byEnd {
+		if end > limit {
+			w.minEnd = min(w.minEnd, end)
+			continue
+		}
+		delete(w.byEnd, end)
+		for _, g := range gs {
+			w.forget(g)
+		}
+		gone = append(gone, gs...)
+	}
+	r.agg.drop(gone)
 }
 
 // release frees the emitted rows kept and releases every held record: the
@@ -178,17 +243,21 @@ func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Sch
 	defer sb.Release()
 	defer eb.Release()
 	defer tb.Release()
-	w.batchMax, w.batchLate = math.MinInt64, 0
+	w.batchMax, w.batchLate, w.batchBeyond = math.MinInt64, 0, 0
+	limit := w.dropLimit()
 	for i := range n {
 		if ts.IsNull(i) {
 			continue
 		}
 		t := millis(ts, i)
 		w.batchMax = max(w.batchMax, t)
-		if !w.wp.proctime && t < w.wm {
+		late := !w.wp.proctime && t < w.wm
+		if late {
 			w.batchLate++
 		}
+		beyond := false
 		w.wp.spec.windows(t, func(start, end int64) {
+			beyond = beyond || late && end <= limit
 			idx = append(idx, i)
 			sb.Append(arrow.Timestamp(start))
 			eb.Append(arrow.Timestamp(end))
@@ -205,6 +274,9 @@ func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Sch
 			}
 			tb.Append(arrow.Timestamp(v))
 		})
+		if beyond {
+			w.batchBeyond++
+		}
 	}
 	var rows arrow.RecordBatch
 	if len(idx) == n {
@@ -230,11 +302,11 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	n := int64(b.Record.NumRows())
 	w.lastArrival = time.Now()
 	var groups []int32
+	var fresh []bool
 	_, ok := r.foldSource(b, func(in arrow.RecordBatch) error {
-		gb, err := r.agg.fold(r.ec, in)
+		err := r.agg.update(r.ec, in)
 		if err == nil {
-			gb.Release()
-			groups = slices.Clone(r.agg.touched)
+			groups, fresh = slices.Clone(r.agg.touched), r.agg.fresh
 		}
 		return err
 	})
@@ -243,7 +315,7 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	}
 	w.seq++
 	ends := r.agg.keys[w.wp.endKey]
-	for _, g := range groups {
+	for t, g := range groups {
 		for int(g) >= len(w.end) {
 			w.end = append(w.end, 0)
 			w.emittedAt = append(w.emittedAt, 0)
@@ -251,7 +323,14 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 			w.lastRow = append(w.lastRow, 0)
 			w.isDirty = append(w.isDirty, false)
 		}
-		w.end[g] = ends.ints[g]
+		if fresh[t] {
+			// A slot of a dropped group keeps its emittedAt, which is
+			// before this batch: the new group's batches wait for its row.
+			end := ends.ints[g]
+			w.end[g] = end
+			w.byEnd[end] = append(w.byEnd[end], g)
+			w.minEnd = min(w.minEnd, end)
+		}
 		if !w.isDirty[g] {
 			w.isDirty[g] = true
 			w.dirty = append(w.dirty, g)
@@ -259,6 +338,7 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	}
 	r.mu.Lock()
 	r.stats.Late += w.batchLate
+	r.stats.BeyondLateness += w.batchBeyond
 	if len(groups) == 0 {
 		// No row of it falls in a window WHERE keeps: processed, so
 		// accepted, as a filtered batch is.
@@ -362,6 +442,9 @@ func (r *Rows) winEmit() bool {
 	case w.nextFire.IsZero() && r.opts.EarlyFire > 0:
 		w.nextFire = now.Add(r.opts.EarlyFire)
 	}
+	// The windows whose rows are out now, and that are allowed lateness
+	// past their end, go once this is done.
+	defer r.dropClosed()
 	if len(emit) == 0 {
 		return false
 	}
@@ -413,16 +496,17 @@ func reflected(w *winState, p pendBatch) bool {
 // no longer keeps.
 func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	s, p, w, ec := r.agg, r.plan, r.win, r.ec
-	for _, b := range s.bs {
+	bs := s.builders(ec)
+	for _, b := range bs {
 		b.Reserve(len(groups))
 	}
 	for _, g := range groups {
-		if err := s.appendGroup(s.bs, g); err != nil {
+		if err := s.appendGroup(bs, g); err != nil {
 			return aggOut{}, err
 		}
 	}
-	gcols := make([]arrow.Array, len(s.bs))
-	for k, b := range s.bs {
+	gcols := make([]arrow.Array, len(bs))
+	for k, b := range bs {
 		gcols[k] = b.NewArray()
 	}
 	gb := array.NewRecordBatch(p.agg.groupSchema, gcols, int64(len(groups)))
