@@ -25,8 +25,10 @@ type accum interface {
 	// fold adds row i of v to group gids[i], for every i with gids[i] >= 0.
 	// v is nil for COUNT(*).
 	fold(v *vec, gids []int32) error
-	// result appends group g's result to b.
-	result(b array.Builder, g int32) error
+	// results appends the results of groups gs to b, which has room for
+	// them. It works a column at a time: per value, a call through the
+	// interface and a look at b's type are most of what emitting costs.
+	results(b array.Builder, gs []int32) error
 	// reset makes group g's state that of a group without rows, freeing
 	// what it held: its slot goes to a new group.
 	reset(g int32)
@@ -76,10 +78,11 @@ func (a *countAcc) fold(v *vec, gids []int32) error {
 	return nil
 }
 
-// result appends without a capacity check: fold reserved room for every
-// row of the group batch.
-func (a *countAcc) result(b array.Builder, g int32) error {
-	b.(*array.Int64Builder).UnsafeAppend(a.n[g])
+func (a *countAcc) results(b array.Builder, gs []int32) error {
+	ib := b.(*array.Int64Builder)
+	for _, g := range gs {
+		ib.UnsafeAppend(a.n[g])
+	}
 	return nil
 }
 
@@ -147,45 +150,57 @@ func (a *sumAcc) fold(v *vec, gids []int32) error {
 
 var maxDecimal38 = decimal128.GetMaxValue(38)
 
-func (a *sumAcc) result(b array.Builder, g int32) error {
-	n := a.n[g]
-	if n == 0 {
-		b.AppendNull()
-		return nil
+func (a *sumAcc) results(b array.Builder, gs []int32) error {
+	// BIGINT and DECIMAL, the common cases, are appended directly.
+	ib, _ := b.(*array.Int64Builder)
+	db, _ := b.(*array.Decimal128Builder)
+	var lo, hi int64
+	if a.st.ph == pInt {
+		lo, hi = table.IntRange(a.c.t.Kind)
 	}
-	switch a.st.ph {
-	case pInt:
-		s := a.st.ints[g]
-		if a.avg {
-			s /= n // Flink's integer average truncates
+	for _, g := range gs {
+		n := a.n[g]
+		if n == 0 {
+			b.AppendNull()
+			continue
 		}
-		lo, hi := table.IntRange(a.c.t.Kind)
-		if s < lo || s > hi {
-			return a.overflow()
-		}
-		appendInt(b, s)
-	case pFloat:
-		s := a.st.flts[g]
-		if a.avg {
-			s /= float64(n)
-		}
-		if fb, ok := b.(*array.Float32Builder); ok {
-			fb.Append(float32(s))
-		} else {
-			b.(*array.Float64Builder).Append(s)
-		}
-	case pDec:
-		s := a.st.decs[g]
-		if a.avg {
-			var err error
-			if s, err = a.avgDecimal(s, n); err != nil {
-				return err
+		switch a.st.ph {
+		case pInt:
+			s := a.st.ints[g]
+			if a.avg {
+				s /= n // Flink's integer average truncates
 			}
+			if s < lo || s > hi {
+				return a.overflow()
+			}
+			if ib != nil {
+				ib.UnsafeAppend(s)
+			} else {
+				appendInt(b, s)
+			}
+		case pFloat:
+			s := a.st.flts[g]
+			if a.avg {
+				s /= float64(n)
+			}
+			if fb, ok := b.(*array.Float32Builder); ok {
+				fb.Append(float32(s))
+			} else {
+				b.(*array.Float64Builder).Append(s)
+			}
+		case pDec:
+			s := a.st.decs[g]
+			if a.avg {
+				var err error
+				if s, err = a.avgDecimal(s, n); err != nil {
+					return err
+				}
+			}
+			if s.Abs().Greater(maxDecimal38) {
+				return a.overflow()
+			}
+			db.UnsafeAppend(s)
 		}
-		if s.Abs().Greater(maxDecimal38) {
-			return a.overflow()
-		}
-		b.(*array.Decimal128Builder).UnsafeAppend(s)
 	}
 	return nil
 }
@@ -236,8 +251,8 @@ func (a *minMaxAcc) fold(v *vec, gids []int32) error {
 	return nil
 }
 
-func (a *minMaxAcc) result(b array.Builder, g int32) error {
-	a.st.appendTo(b, g)
+func (a *minMaxAcc) results(b array.Builder, gs []int32) error {
+	a.st.appendAll(b, gs)
 	return nil
 }
 
@@ -272,12 +287,15 @@ func (a *listAggAcc) fold(v *vec, gids []int32) error {
 	return nil
 }
 
-func (a *listAggAcc) result(b array.Builder, g int32) error {
-	if !a.has[g] {
-		b.AppendNull()
-		return nil
+func (a *listAggAcc) results(b array.Builder, gs []int32) error {
+	sb := b.(*array.StringBuilder)
+	for _, g := range gs {
+		if a.has[g] {
+			sb.BinaryBuilder.Append(a.text[g])
+		} else {
+			sb.AppendNull()
+		}
 	}
-	b.(*array.StringBuilder).BinaryBuilder.Append(a.text[g])
 	return nil
 }
 
@@ -320,7 +338,7 @@ func (a *distinctAcc) fold(v *vec, gids []int32) error {
 	return a.inner.fold(v, a.gids)
 }
 
-func (a *distinctAcc) result(b array.Builder, g int32) error { return a.inner.result(b, g) }
+func (a *distinctAcc) results(b array.Builder, gs []int32) error { return a.inner.results(b, gs) }
 
 // aggState is a running aggregation: the groups and their accumulators.
 type aggState struct {
@@ -344,8 +362,9 @@ type aggState struct {
 	// take before the state grows.
 	free    []int32
 	touched []int32
-	fresh   []bool // per touched group: the batch made it
-	old     []int  // per touched group, its row in the group batch before the fold, or -1
+	fresh   []bool  // per touched group: the batch made it
+	old     []int   // per touched group, its row in the group batch before the fold, or -1
+	existed []int32 // the touched groups that have a row before the fold
 	// bs build the group batch; NewArray leaves them empty for the next.
 	bs   []array.Builder
 	idx  []int  // the group batch's rows that are changes
@@ -396,26 +415,24 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 			sb.ReserveData(s.textLen[k])
 		}
 	}
-	s.old = s.old[:0]
-	row := 0
+	s.old, s.existed = s.old[:0], s.existed[:0]
 	for t, g := range s.touched {
 		if s.fresh[t] {
 			s.old = append(s.old, -1)
 			continue
 		}
-		s.old = append(s.old, row)
-		if err := s.appendGroup(bs, g); err != nil {
-			return nil, err
-		}
-		row++
+		s.old = append(s.old, len(s.existed))
+		s.existed = append(s.existed, g)
+	}
+	row := len(s.existed)
+	if err := s.appendGroups(bs, s.existed); err != nil {
+		return nil, err
 	}
 	if err := s.accumulate(); err != nil {
 		return nil, err
 	}
-	for _, g := range s.touched {
-		if err := s.appendGroup(bs, g); err != nil {
-			return nil, err
-		}
+	if err := s.appendGroups(bs, s.touched); err != nil {
+		return nil, err
 	}
 	cols := make([]arrow.Array, len(bs))
 	defer releaseAll(cols)
@@ -596,13 +613,15 @@ func (s *aggState) newGroup(i int) int32 {
 	return g
 }
 
-func (s *aggState) appendGroup(bs []array.Builder, g int32) error {
+// appendGroups appends the rows of groups gs to bs, which have room for
+// them.
+func (s *aggState) appendGroups(bs []array.Builder, gs []int32) error {
 	for k := range s.keys {
-		s.keys[k].appendTo(bs[k], g)
+		s.keys[k].appendAll(bs[k], gs)
 	}
 	nk := len(s.keys)
 	for k, a := range s.accs {
-		if err := a.result(bs[nk+k], g); err != nil {
+		if err := a.results(bs[nk+k], gs); err != nil {
 			return err
 		}
 	}

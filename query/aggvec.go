@@ -267,29 +267,41 @@ func compareFloat(x, y float64) int {
 	return cmp.Compare(x, y)
 }
 
-// appendTo appends group g's value to b, a builder of the value's type.
-func (s *store) appendTo(b array.Builder, g int32) {
-	if !s.valid[g] {
-		b.AppendNull()
-		return
-	}
+// appendAll appends the values of groups gs to b, a builder of the
+// values' type with room for them.
+func (s *store) appendAll(b array.Builder, gs []int32) {
 	switch b := b.(type) {
-	case *array.Float64Builder:
-		b.Append(s.flts[g])
-	case *array.Float32Builder:
-		b.Append(float32(s.flts[g]))
+	case *array.Int64Builder:
+		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.ints[g]) })
+	case *array.TimestampBuilder:
+		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(arrow.Timestamp(s.ints[g])) })
 	case *array.Decimal128Builder:
-		b.Append(s.decs[g])
+		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.decs[g]) })
 	case *array.StringBuilder:
-		b.Append(s.strs[g])
+		appendEach(s, b, gs, func(g int32) { b.Append(s.strs[g]) })
+	case *array.Float64Builder:
+		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.flts[g]) })
+	case *array.Float32Builder:
+		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(float32(s.flts[g])) })
 	case *array.BinaryBuilder:
-		b.AppendString(s.strs[g])
+		appendEach(s, b, gs, func(g int32) { b.AppendString(s.strs[g]) })
 	case *array.FixedSizeBinaryBuilder:
-		b.Append([]byte(s.strs[g]))
+		appendEach(s, b, gs, func(g int32) { b.Append([]byte(s.strs[g])) })
 	case *array.BooleanBuilder:
-		b.Append(s.bools[g])
+		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.bools[g]) })
 	default:
-		appendInt(b, s.ints[g])
+		appendEach(s, b, gs, func(g int32) { appendInt(b, s.ints[g]) })
+	}
+}
+
+// appendEach appends, for each group of gs, a NULL or its value (app).
+func appendEach(s *store, b array.Builder, gs []int32, app func(int32)) {
+	for _, g := range gs {
+		if s.valid[g] {
+			app(g)
+		} else {
+			b.AppendNull()
+		}
 	}
 }
 

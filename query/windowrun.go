@@ -500,10 +500,8 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	for _, b := range bs {
 		b.Reserve(len(groups))
 	}
-	for _, g := range groups {
-		if err := s.appendGroup(bs, g); err != nil {
-			return aggOut{}, err
-		}
+	if err := s.appendGroups(bs, groups); err != nil {
+		return aggOut{}, err
 	}
 	gcols := make([]arrow.Array, len(bs))
 	for k, b := range bs {
