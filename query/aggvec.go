@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -278,7 +279,15 @@ func (s *store) appendAll(b array.Builder, gs []int32) {
 	case *array.Decimal128Builder:
 		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.decs[g]) })
 	case *array.StringBuilder:
-		appendEach(s, b, gs, func(g int32) { b.Append(s.strs[g]) })
+		// The text is reserved once, then copied without checks.
+		n := 0
+		for _, g := range gs {
+			n += len(s.strs[g])
+		}
+		b.ReserveData(n)
+		appendEach(s, b, gs, func(g int32) {
+			b.BinaryBuilder.UnsafeAppend(unsafe.Slice(unsafe.StringData(s.strs[g]), len(s.strs[g])))
+		})
 	case *array.Float64Builder:
 		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.flts[g]) })
 	case *array.Float32Builder:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,9 +234,10 @@ type Rows struct {
 	curOut   arrow.RecordBatch
 	curSel   []int
 	curMarks []table.Disposition
-	curDrop  int64     // rows of the current source batch WHERE dropped, accepted on settling
-	curOps   []RowKind // of an aggregate query: each row's kind of change
-	curIn    []int     // of an aggregate query: the source rows folded into the current batch
+	curDrop  int64               // rows of the current source batch WHERE dropped, accepted on settling
+	curOps   []RowKind           // of an aggregate query: each row's kind of change
+	aggMarks []table.Disposition // of an aggregate query: curMarks' buffer
+	curIn    []int               // of an aggregate query: the source rows folded into the current batch
 
 	// agg is an aggregate query's groups; nil for other queries.
 	agg *aggState
@@ -861,8 +863,13 @@ func (r *Rows) setChanges(ack table.Acker, res aggOut, drop int64, sel []int) {
 	r.cur, r.curOut, r.curOps, r.curIn = ack, res.out, res.ops, sel
 	// max-rows ends the query after the batch that reaches it: a batch of
 	// changes is never cut, so every record of it stays reflected.
-	r.curSel = make([]int, k) // rows have no source row of their own; see mark
-	r.curMarks = make([]table.Disposition, k)
+	// Rows have no source row of their own (see mark): no curSel. The
+	// marks are only ReleaseBatch's, and an aggregate's batch cannot be
+	// held, so one buffer serves every batch.
+	r.curSel = nil
+	r.aggMarks = slices.Grow(r.aggMarks[:0], k)[:k]
+	clear(r.aggMarks)
+	r.curMarks = r.aggMarks
 	if r.remaining >= 0 {
 		r.remaining = max(0, r.remaining-int64(k))
 		r.capHit = r.remaining == 0

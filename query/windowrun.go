@@ -103,6 +103,7 @@ type winState struct {
 	nextFire time.Time
 	// batch is what the batch being folded told: its largest event time,
 	// its late records and those of them whose window had been dropped.
+	idx         []int // expand's rows, reused
 	batchMax    int64
 	batchLate   int64
 	batchBeyond int64
@@ -214,10 +215,9 @@ func (w *winState) forget(g int32) {
 	}
 }
 
-// millis reads a timestamp array's value i in milliseconds.
-func millis(a *array.Timestamp, i int) int64 {
-	v := int64(a.Value(i))
-	switch a.DataType().(*arrow.TimestampType).Unit {
+// toMillis converts a time in unit to milliseconds.
+func toMillis(v int64, unit arrow.TimeUnit) int64 {
+	switch unit {
 	case arrow.Second:
 		return v * 1000
 	case arrow.Microsecond:
@@ -228,14 +228,29 @@ func millis(a *array.Timestamp, i int) int64 {
 	return v
 }
 
+// fromMillis converts a time in milliseconds to unit.
+func fromMillis(v int64, unit arrow.TimeUnit) int64 {
+	switch unit {
+	case arrow.Second:
+		return v / 1000
+	case arrow.Microsecond:
+		return v * 1000
+	case arrow.Nanosecond:
+		return v * 1000000
+	}
+	return v
+}
+
 // expand gives each row of full (the table's columns) one row per window
 // it falls in, with window_start, window_end and window_time after the
 // table's columns; a row whose time is NULL falls in none. It notes the
 // batch's largest time and its late records.
 func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, error) {
 	ts := full.Column(w.wp.timeIdx).(*array.Timestamp)
+	unit := ts.DataType().(*arrow.TimestampType).Unit
 	n := int(full.NumRows())
-	idx := make([]int, 0, n)
+	idx := w.idx[:0]
+	defer func() { w.idx = idx }()
 	sb := array.NewTimestampBuilder(ec.mem, schema.Field(schema.NumFields()-3).Type.(*arrow.TimestampType))
 	eb := array.NewTimestampBuilder(ec.mem, schema.Field(schema.NumFields()-2).Type.(*arrow.TimestampType))
 	tt := schema.Field(schema.NumFields() - 1).Type.(*arrow.TimestampType)
@@ -243,13 +258,17 @@ func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Sch
 	defer sb.Release()
 	defer eb.Release()
 	defer tb.Release()
+	// A TUMBLE's rows fall in one window each; others grow as they go.
+	for _, b := range []*array.TimestampBuilder{sb, eb, tb} {
+		b.Reserve(n)
+	}
 	w.batchMax, w.batchLate, w.batchBeyond = math.MinInt64, 0, 0
 	limit := w.dropLimit()
 	for i := range n {
 		if ts.IsNull(i) {
 			continue
 		}
-		t := millis(ts, i)
+		t := toMillis(int64(ts.Value(i)), unit)
 		w.batchMax = max(w.batchMax, t)
 		late := !w.wp.proctime && t < w.wm
 		if late {
@@ -263,16 +282,7 @@ func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Sch
 			eb.Append(arrow.Timestamp(end))
 			// window_time is the window's last millisecond, in the time
 			// attribute's unit.
-			v := end - 1
-			switch tt.Unit {
-			case arrow.Second:
-				v /= 1000
-			case arrow.Microsecond:
-				v *= 1000
-			case arrow.Nanosecond:
-				v *= 1000000
-			}
-			tb.Append(arrow.Timestamp(v))
+			tb.Append(arrow.Timestamp(fromMillis(end-1, tt.Unit)))
 		})
 		if beyond {
 			w.batchBeyond++
