@@ -281,7 +281,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		r.agg = newAggState(p.agg)
 	}
 	if p.window != nil {
-		r.win = newWinState(p.window, o)
+		r.win = newWinState(p, o)
 	}
 	if n, ok := p.Limit(); ok {
 		r.remaining, r.capReason = n, EndLimit

@@ -67,6 +67,9 @@ var errTick = errors.New("window timer")
 // groups themselves are the aggState's.
 type winState struct {
 	wp *windowPlan
+	// schema is the batch expand makes: the table's columns and the
+	// window's, without window_time when the query does not read it.
+	schema *arrow.Schema
 	// lateness is how far (ms) the watermark goes past a window's end
 	// before the window's groups are dropped (Options.AllowedLateness).
 	lateness int64
@@ -118,8 +121,13 @@ type pendBatch struct {
 	rows   int64
 }
 
-func newWinState(wp *windowPlan, o Options) *winState {
-	return &winState{wp: wp, lateness: allowedLateness(o), byEnd: map[int64][]int32{}, minEnd: math.MaxInt64,
+func newWinState(p *Plan, o Options) *winState {
+	// window_time is the last column: leaving it out moves no other.
+	schema, last := p.windowSchema, p.windowSchema.NumFields()-1
+	if !p.allInputs && !slices.Contains(p.inputs, last) {
+		schema = arrow.NewSchema(schema.Fields()[:last], nil)
+	}
+	return &winState{wp: p.window, schema: schema, lateness: allowedLateness(o), byEnd: map[int64][]int32{}, minEnd: math.MaxInt64,
 		eventMax: math.MinInt64, wm: math.MinInt64, lastArrival: time.Now()}
 }
 
@@ -242,24 +250,31 @@ func fromMillis(v int64, unit arrow.TimeUnit) int64 {
 }
 
 // expand gives each row of full (the table's columns) one row per window
-// it falls in, with window_start, window_end and window_time after the
-// table's columns; a row whose time is NULL falls in none. It notes the
-// batch's largest time and its late records.
-func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, error) {
+// it falls in, with window_start, window_end and window_time (if the query
+// reads it) after the table's columns; a row whose time is NULL falls in
+// none. It notes the batch's largest time and its late records.
+func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch) (arrow.RecordBatch, error) {
+	schema := w.schema
+	withTime := schema.NumFields() == int(full.NumCols())+3
 	ts := full.Column(w.wp.timeIdx).(*array.Timestamp)
 	unit := ts.DataType().(*arrow.TimestampType).Unit
 	n := int(full.NumRows())
 	idx := w.idx[:0]
 	defer func() { w.idx = idx }()
-	sb := array.NewTimestampBuilder(ec.mem, schema.Field(schema.NumFields()-3).Type.(*arrow.TimestampType))
-	eb := array.NewTimestampBuilder(ec.mem, schema.Field(schema.NumFields()-2).Type.(*arrow.TimestampType))
-	tt := schema.Field(schema.NumFields() - 1).Type.(*arrow.TimestampType)
-	tb := array.NewTimestampBuilder(ec.mem, tt)
-	defer sb.Release()
-	defer eb.Release()
-	defer tb.Release()
-	// A TUMBLE's rows fall in one window each; others grow as they go.
-	for _, b := range []*array.TimestampBuilder{sb, eb, tb} {
+	nt := int(full.NumCols())
+	sb := array.NewTimestampBuilder(ec.mem, schema.Field(nt).Type.(*arrow.TimestampType))
+	eb := array.NewTimestampBuilder(ec.mem, schema.Field(nt+1).Type.(*arrow.TimestampType))
+	bs := []*array.TimestampBuilder{sb, eb}
+	var tt *arrow.TimestampType
+	var tb *array.TimestampBuilder
+	if withTime {
+		tt = schema.Field(nt + 2).Type.(*arrow.TimestampType)
+		tb = array.NewTimestampBuilder(ec.mem, tt)
+		bs = append(bs, tb)
+	}
+	for _, b := range bs {
+		defer b.Release()
+		// A TUMBLE's rows fall in one window each; others grow as they go.
 		b.Reserve(n)
 	}
 	w.batchMax, w.batchLate, w.batchBeyond = math.MinInt64, 0, 0
@@ -280,9 +295,11 @@ func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Sch
 			idx = append(idx, i)
 			sb.Append(arrow.Timestamp(start))
 			eb.Append(arrow.Timestamp(end))
-			// window_time is the window's last millisecond, in the time
-			// attribute's unit.
-			tb.Append(arrow.Timestamp(fromMillis(end-1, tt.Unit)))
+			if withTime {
+				// window_time is the window's last millisecond, in the
+				// time attribute's unit.
+				tb.Append(arrow.Timestamp(fromMillis(end-1, tt.Unit)))
+			}
 		})
 		if beyond {
 			w.batchBeyond++
@@ -299,7 +316,10 @@ func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Sch
 		}
 	}
 	defer rows.Release()
-	extra := []arrow.Array{sb.NewArray(), eb.NewArray(), tb.NewArray()}
+	extra := make([]arrow.Array, len(bs))
+	for k, b := range bs {
+		extra[k] = b.NewArray()
+	}
 	defer releaseAll(extra)
 	return array.NewRecordBatch(schema, append(slices.Clone(rows.Columns()), extra...), int64(len(idx))), nil
 }
