@@ -528,7 +528,7 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	s, p, w, ec := r.agg, r.plan, r.win, r.ec
 	bs := s.builders(ec)
 	for _, b := range bs {
-		b.Reserve(len(groups))
+		reserveRows(b, len(groups))
 	}
 	if err := s.appendGroups(bs, groups); err != nil {
 		return aggOut{}, err
