@@ -237,6 +237,7 @@ type Rows struct {
 	curDrop  int64               // rows of the current source batch WHERE dropped, accepted on settling
 	curOps   []RowKind           // of an aggregate query: each row's kind of change
 	aggMarks []table.Disposition // of an aggregate query: curMarks' buffer
+	selBuf   []int               // of an aggregate query: filter's rows' buffer
 	curIn    []int               // of an aggregate query: the source rows folded into the current batch
 
 	// agg is an aggregate query's groups; nil for other queries.
@@ -752,6 +753,13 @@ func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 	rec := narrowBatch(p, full)
 	full.Release()
 	var sel []int
+	if r.agg != nil {
+		// An aggregate reads sel only while its batch is current (curIn),
+		// and the next batch is filtered after that one is settled: one
+		// buffer serves every batch. Other queries hand sel out (Hold).
+		sel = r.selBuf[:0]
+		defer func() { r.selBuf = sel }()
+	}
 	if p.where != nil {
 		mask, err := p.where.eval(r.ec, rec)
 		if err != nil {
@@ -766,9 +774,9 @@ func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 		}
 		mask.Release()
 	} else {
-		sel = make([]int, n)
-		for i := range sel {
-			sel[i] = i
+		sel = slices.Grow(sel, n)
+		for i := range n {
+			sel = append(sel, i)
 		}
 	}
 	return rec, sel, nil
