@@ -353,6 +353,9 @@ type aggState struct {
 	// args are the aggregates' arguments over the batch being folded,
 	// which av read; nil for COUNT(*).
 	args []arrow.Array
+	// snap are, per aggregate, each group's result when its row was last
+	// emitted (see snapshot); nil unless the query is a window's.
+	snap []store
 	// stamp is the batch that last touched each group.
 	stamp []uint32
 	batch uint32
@@ -582,6 +585,9 @@ func (s *aggState) drop(gs []int32) {
 		for k := range s.keys {
 			s.keys[k].reset(g)
 		}
+		for k := range s.snap {
+			s.snap[k].reset(g)
+		}
 		for _, a := range s.accs {
 			a.reset(g)
 		}
@@ -615,6 +621,9 @@ func (s *aggState) newGroup(i int) int32 {
 		for k := range s.keys {
 			s.keys[k].grow(int(s.n))
 		}
+		for k := range s.snap {
+			s.snap[k].grow(int(s.n))
+		}
 		for _, a := range s.accs {
 			a.grow(int(s.n))
 		}
@@ -623,6 +632,42 @@ func (s *aggState) newGroup(i int) int32 {
 		s.keys[k].set(g, &s.kv[k], i)
 	}
 	return g
+}
+
+// keepEmitted makes the state keep each group's aggregate results as
+// its row last emitted had them (snapshot), so that a window's row can be
+// retracted later without keeping the row.
+func (s *aggState) keepEmitted() {
+	s.snap = make([]store, len(s.plan.calls))
+	for k, c := range s.plan.calls {
+		s.snap[k].ph, _ = physOf(c.t)
+	}
+}
+
+// snapshot keeps the aggregate results of groups gs, which are rows
+// from, from+1, ... of group batch gb, as their emitted row's.
+func (s *aggState) snapshot(gb arrow.RecordBatch, from int, gs []int32) {
+	nk := len(s.keys)
+	var v vec
+	for k := range s.snap {
+		st := &s.snap[k]
+		v.load(gb.Column(nk+k), st.ph)
+		for t, g := range gs {
+			st.set(g, &v, from+t)
+		}
+	}
+}
+
+// appendEmitted appends the rows last emitted for groups gs to bs (see
+// appendGroups): their keys, and their aggregates' results then.
+func (s *aggState) appendEmitted(bs []array.Builder, gs []int32) {
+	for k := range s.keys {
+		s.keys[k].appendAll(bs[k], gs)
+	}
+	nk := len(s.keys)
+	for k := range s.snap {
+		s.snap[k].appendAll(bs[nk+k], gs)
+	}
 }
 
 // appendGroups appends the rows of groups gs to bs, which have room for

@@ -151,7 +151,11 @@
 // refused (an updating result has no first N rows); Options.MaxRows counts
 // changes and ends the query after the batch of changes that reaches it. A
 // batch of changes lists its retractions (-U, -D) first, then the new rows
-// (+U, +I), each in the order the batch touched the groups.
+// (+U, +I), each in the order the batch touched the groups. A retracted
+// row is made again from the group's keys and aggregate results as they
+// were: a select list that reads the current time (CURRENT_TIMESTAMP)
+// shows it as of the change in the -U row too, as Flink's projection after
+// an aggregation does.
 //
 // The state is one entry per group, with the accumulators of its
 // aggregates: it grows with the groups, not with the records, except for

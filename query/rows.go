@@ -283,6 +283,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	}
 	if p.window != nil {
 		r.win = newWinState(p, o)
+		r.agg.keepEmitted()
 	}
 	if n, ok := p.Limit(); ok {
 		r.remaining, r.capReason = n, EndLimit

@@ -173,8 +173,8 @@ func TestWindowTimers(t *testing.T) {
 // A window's state is dropped once the watermark is Options.AllowedLateness
 // past its end, so the state held grows with the keys and the windows open
 // or within the lateness, not with the windows seen: streaming four times
-// as many windows holds the same groups and about the same Arrow memory
-// (the rows kept to retract), while a lateness longer than the stream
+// as many windows holds the same groups and about the same Arrow memory,
+// while a lateness longer than the stream
 // keeps every window. Late records within the lateness update their
 // window's row; those beyond it start a new row, and the rows of each
 // window and key add up to its records.

@@ -83,20 +83,17 @@ type winState struct {
 	// seq counts the source batches folded.
 	seq uint64
 	// Per group: its window's end (ms), the seq of the last batch its
-	// emitted row reflects, where its last emitted row is (lastIn, an
-	// index into kept, or -1 when none is shown; lastRow, its row there),
-	// and whether a batch changed it since.
+	// emitted row reflects, whether that row is in the result (HAVING
+	// kept it), and whether a batch changed it since. The row itself is
+	// made again from the aggregates' results as they were then (see
+	// aggState.snap).
 	end       []int64
 	emittedAt []uint64
-	lastIn    []int32
-	lastRow   []int32
+	shown     []bool
 	isDirty   []bool
 	dirty     []int32
-	// kept are the batches of rows emitted that still hold some group's
-	// last emitted row, so that a group's row is a reference rather than
-	// a batch of its own; free are kept's empty slots.
-	kept []keptRows
-	free []int32
+	old       []int   // emitGroups' rows before, reused
+	before    []int32 // emitGroups' groups with a row before, reused
 	// pending are the source batches not yet reflected by a delivered row,
 	// held (neither accepted nor released); held counts their records.
 	pending []pendBatch
@@ -161,66 +158,20 @@ func (r *Rows) dropClosed() {
 		}
 		delete(w.byEnd, end)
 		for _, g := range gs {
-			w.forget(g)
+			w.shown[g] = false
 		}
 		gone = append(gone, gs...)
 	}
 	r.agg.drop(gone)
 }
 
-// release frees the emitted rows kept and releases every held record: the
-// query ended before a delivered row reflected them.
+// release releases every held record: the query ended before a
+// delivered row reflected them.
 func (w *winState) release() {
 	for _, p := range w.pending {
 		p.ack.Abandon()
 	}
 	w.pending, w.held = nil, 0
-	for i, k := range w.kept {
-		if k.rec != nil {
-			k.rec.Release()
-			w.kept[i].rec = nil
-		}
-	}
-	w.kept, w.free = nil, nil
-	for g := range w.lastIn {
-		w.lastIn[g] = -1
-	}
-}
-
-// keptRows is a batch of emitted rows and how many groups' last emitted
-// row is one of its rows.
-type keptRows struct {
-	rec  arrow.RecordBatch
-	refs int
-}
-
-// keep files rec's rows as groups' last emitted rows; the caller points
-// them at it. It takes over the caller's reference.
-func (w *winState) keep(rec arrow.RecordBatch) int32 {
-	if n := len(w.free); n > 0 {
-		i := w.free[n-1]
-		w.free = w.free[:n-1]
-		w.kept[i] = keptRows{rec: rec}
-		return i
-	}
-	w.kept = append(w.kept, keptRows{rec: rec})
-	return int32(len(w.kept) - 1)
-}
-
-// forget drops group g's last emitted row, releasing its batch when no
-// other group's row is in it.
-func (w *winState) forget(g int32) {
-	i := w.lastIn[g]
-	if i < 0 {
-		return
-	}
-	w.lastIn[g] = -1
-	k := &w.kept[i]
-	if k.refs--; k.refs == 0 {
-		k.rec.Release()
-		k.rec = nil
-		w.free = append(w.free, i)
-	}
 }
 
 // toMillis converts a time in unit to milliseconds.
@@ -349,8 +300,7 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 		for int(g) >= len(w.end) {
 			w.end = append(w.end, 0)
 			w.emittedAt = append(w.emittedAt, 0)
-			w.lastIn = append(w.lastIn, -1)
-			w.lastRow = append(w.lastRow, 0)
+			w.shown = append(w.shown, false)
 			w.isDirty = append(w.isDirty, false)
 		}
 		if fresh[t] {
@@ -523,13 +473,26 @@ func reflected(w *winState, p pendBatch) bool {
 
 // emitGroups makes the changes of groups against the rows last emitted
 // for them: -U/+U for a changed row, +I for a first one, -D for one HAVING
-// no longer keeps.
+// no longer keeps. The rows last emitted are made again from the keys and
+// the aggregates' results as they were then, ahead of the rows now, so
+// that one group batch gives both, as a GROUP BY's fold does.
 func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	s, p, w, ec := r.agg, r.plan, r.win, r.ec
+	old, before := w.old[:0], w.before[:0]
+	for _, g := range groups {
+		if w.shown[g] {
+			old = append(old, len(before))
+			before = append(before, g)
+		} else {
+			old = append(old, -1)
+		}
+	}
+	w.old, w.before = old, before
 	bs := s.builders(ec)
 	for _, b := range bs {
-		reserveRows(b, len(groups))
+		reserveRows(b, len(before)+len(groups))
 	}
+	s.appendEmitted(bs, before)
 	if err := s.appendGroups(bs, groups); err != nil {
 		return aggOut{}, err
 	}
@@ -537,115 +500,28 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	for k, b := range bs {
 		gcols[k] = b.NewArray()
 	}
-	gb := array.NewRecordBatch(p.agg.groupSchema, gcols, int64(len(groups)))
+	nOld := len(before)
+	gb := array.NewRecordBatch(p.agg.groupSchema, gcols, int64(nOld+len(groups)))
 	releaseAll(gcols)
 	defer gb.Release()
-	keep, cur, err := groupRows(ec, p, gb)
+	keep, cols, err := groupRows(ec, p, gb)
 	if err != nil {
 		return aggOut{}, err
 	}
-	defer releaseRows(keep, cur)
-	// The rows before: the last ones emitted, gathered with one take
-	// from each kept batch that holds some, then the new ones.
-	old, cols, err := w.gather(ec, groups, cur)
-	if err != nil {
-		return aggOut{}, err
-	}
-	defer releaseAll(cols)
-	nOld := len(groups)
-	for _, o := range old {
-		if o < 0 {
-			nOld--
-		}
-	}
+	defer releaseRows(keep, cols)
+	// A row before was shown (HAVING kept it when it was emitted).
 	shown := func(row int) bool {
-		t := row - nOld
-		return t < 0 || keep == nil || keep.IsValid(t) && keep.Value(t)
+		return row < nOld || keep == nil || keep.IsValid(row) && keep.Value(row)
 	}
-	res, err := s.diff(ec, p, cols, int64(nOld+len(groups)), old, shown)
+	res, err := s.diff(ec, p, cols, gb.NumRows(), old, shown)
 	if err != nil {
 		return aggOut{}, err
 	}
-	kept := int32(-1)
 	for t, g := range groups {
-		w.forget(g)
-		if !shown(nOld + t) {
-			continue
-		}
-		if kept < 0 {
-			kept = w.keep(array.NewRecordBatch(p.schema, cur, int64(len(groups))))
-		}
-		w.kept[kept].refs++
-		w.lastIn[g], w.lastRow[g] = kept, int32(t)
+		w.shown[g] = shown(nOld + t)
 	}
+	s.snapshot(gb, nOld, groups)
 	return res, nil
-}
-
-// gather gives the columns of the last emitted rows of groups followed by
-// cur's rows, and per group its last row's index in them (-1: none).
-func (w *winState) gather(ec *evalCtx, groups []int32, cur []arrow.Array) ([]int, []arrow.Array, error) {
-	old := make([]int, len(groups))
-	// rows are, per kept batch that holds some, the rows to take from it
-	// in the order of groups; at is its first row's index in the result.
-	type from struct {
-		rows []int
-		at   int
-	}
-	var order []int32
-	byKept := map[int32]*from{}
-	for t, g := range groups {
-		old[t] = -1
-		i := w.lastIn[g]
-		if i < 0 {
-			continue
-		}
-		f := byKept[i]
-		if f == nil {
-			f = &from{}
-			byKept[i] = f
-			order = append(order, i)
-		}
-		old[t] = len(f.rows)
-		f.rows = append(f.rows, int(w.lastRow[g]))
-	}
-	if len(order) == 0 {
-		for _, c := range cur {
-			c.Retain()
-		}
-		return old, slices.Clone(cur), nil
-	}
-	parts := make([][]arrow.Array, 0, len(order)+1)
-	n := 0
-	for _, i := range order {
-		f := byKept[i]
-		f.at = n
-		n += len(f.rows)
-		rec, err := takeRows(ec, w.kept[i].rec, f.rows)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer rec.Release()
-		parts = append(parts, rec.Columns())
-	}
-	parts = append(parts, cur)
-	for t, g := range groups {
-		if i := w.lastIn[g]; i >= 0 {
-			old[t] += byKept[i].at
-		}
-	}
-	cols := make([]arrow.Array, len(cur))
-	for k := range cur {
-		col := make([]arrow.Array, len(parts))
-		for j, part := range parts {
-			col[j] = part[k]
-		}
-		var err error
-		if cols[k], err = array.Concatenate(col, ec.mem); err != nil {
-			releaseAll(cols)
-			return nil, nil, err
-		}
-	}
-	return old, cols, nil
 }
 
 // multiAck settles the source batches one delivered batch of changes
