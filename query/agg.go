@@ -361,6 +361,10 @@ type aggState struct {
 	batch uint32
 	// nullGroup is the NULL group of a single STRING key, or -1.
 	nullGroup int32
+	// implied is a key that the others determine (a TUMBLE's or HOP's
+	// window_end, window_start plus the size), left out of the lookup's
+	// key; -1 for none.
+	implied int
 	// free are the slots of dropped groups (see drop), which new groups
 	// take before the state grows.
 	free    []int32
@@ -386,7 +390,7 @@ func (s *aggState) release() {
 }
 
 func newAggState(p *aggPlan) *aggState {
-	s := &aggState{plan: p, groups: map[string]int32{}, nullGroup: -1}
+	s := &aggState{plan: p, groups: map[string]int32{}, nullGroup: -1, implied: -1}
 	s.keys = make([]store, len(p.keys))
 	for k, key := range p.keys {
 		s.keys[k].ph, _ = physOf(key.typ())
@@ -537,7 +541,9 @@ func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
 		default:
 			b := s.buf[:0]
 			for k := range s.kv {
-				b = s.kv[k].appendKey(b, i)
+				if k != s.implied {
+					b = s.kv[k].appendKey(b, i)
+				}
 			}
 			s.buf = b
 			var ok bool

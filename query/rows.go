@@ -284,6 +284,10 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	if p.window != nil {
 		r.win = newWinState(p, o)
 		r.agg.keepEmitted()
+		if p.window.spec.fn != "CUMULATE" {
+			// Its windows are all one size long: the start tells the end.
+			r.agg.implied = p.window.endKey
+		}
 	}
 	if n, ok := p.Limit(); ok {
 		r.remaining, r.capReason = n, EndLimit
