@@ -738,8 +738,7 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 		return aggOut{}, err
 	}
 	defer releaseRows(keep, cols)
-	shown := func(row int) bool { return keep == nil || keep.IsValid(row) && keep.Value(row) }
-	return s.diff(ec, p, cols, gb.NumRows(), s.old, shown)
+	return s.diff(ec, p, cols, gb.NumRows(), s.old, keep, 0)
 }
 
 // releaseRows releases what groupRows returned.
@@ -771,8 +770,9 @@ func groupRows(ec *evalCtx, p *Plan, gb arrow.RecordBatch) (keep *array.Boolean,
 
 // diff makes the changes from the rows of cols: first old rows, then a new
 // row per group (old[t] is group t's old row, or -1 when it had none), of
-// which shown tells the ones the result keeps.
-func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, old []int, shown func(int) bool) (aggOut, error) {
+// which the result keeps those that shownRow(keep, below, row) says.
+func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, old []int, keep *array.Boolean, below int) (aggOut, error) {
+	shown := func(row int) bool { return shownRow(keep, below, row) }
 	nOld := 0
 	for _, o := range old {
 		if o >= 0 {
@@ -836,6 +836,13 @@ func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, ol
 	var err error
 	res.out, err = takeRows(ec, rec, idx)
 	return res, err
+}
+
+// shownRow reports whether row of a group batch is in the result: rows
+// before below are (a window's rows as emitted), the others if HAVING
+// keeps them (keep, nil without HAVING).
+func shownRow(keep *array.Boolean, below, row int) bool {
+	return row < below || keep == nil || keep.IsValid(row) && keep.Value(row)
 }
 
 // inOrder reports whether idx is 0, 1, 2, ...: old rows need not be in

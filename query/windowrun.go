@@ -510,15 +510,12 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	}
 	defer releaseRows(keep, cols)
 	// A row before was shown (HAVING kept it when it was emitted).
-	shown := func(row int) bool {
-		return row < nOld || keep == nil || keep.IsValid(row) && keep.Value(row)
-	}
-	res, err := s.diff(ec, p, cols, gb.NumRows(), old, shown)
+	res, err := s.diff(ec, p, cols, gb.NumRows(), old, keep, nOld)
 	if err != nil {
 		return aggOut{}, err
 	}
 	for t, g := range groups {
-		w.shown[g] = shown(nOld + t)
+		w.shown[g] = shownRow(keep, nOld, nOld+t)
 	}
 	s.snapshot(gb, nOld, groups)
 	return res, nil
