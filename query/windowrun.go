@@ -101,9 +101,9 @@ type winState struct {
 	// nextFire is when the open windows' running results are emitted
 	// early; zero when nothing waits for it.
 	nextFire time.Time
+	idx      []int // expand's rows, reused
 	// batch is what the batch being folded told: its largest event time,
 	// its late records and those of them whose window had been dropped.
-	idx         []int // expand's rows, reused
 	batchMax    int64
 	batchLate   int64
 	batchBeyond int64
