@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -779,7 +778,9 @@ func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 		}
 		mask.Release()
 	} else {
-		sel = slices.Grow(sel, n)
+		if cap(sel) < n {
+			sel = make([]int, 0, n)
+		}
 		for i := range n {
 			sel = append(sel, i)
 		}
@@ -880,7 +881,10 @@ func (r *Rows) setChanges(ack table.Acker, res aggOut, drop int64, sel []int) {
 	// marks are only ReleaseBatch's, and an aggregate's batch cannot be
 	// held, so one buffer serves every batch.
 	r.curSel = nil
-	r.aggMarks = slices.Grow(r.aggMarks[:0], k)[:k]
+	if cap(r.aggMarks) < k {
+		r.aggMarks = make([]table.Disposition, k)
+	}
+	r.aggMarks = r.aggMarks[:k]
 	clear(r.aggMarks)
 	r.curMarks = r.aggMarks
 	if r.remaining >= 0 {

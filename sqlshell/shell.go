@@ -554,8 +554,6 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 		count("filtered (accepted)", st.Filtered, false)
 	}
 	count("unchanged (accepted)", st.Unchanged, false)
-	count("late", st.Late, false)
-	count("late beyond allowed lateness", st.BeyondLateness, false)
 	count("skipped", src.Skipped, false)
 	count("lock renewals", src.Renewed, false)
 }
