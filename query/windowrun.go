@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/table"
 )
@@ -101,7 +102,9 @@ type winState struct {
 	// nextFire is when the open windows' running results are emitted
 	// early; zero when nothing waits for it.
 	nextFire time.Time
-	idx      []int // expand's rows, reused
+	// expand's rows and their windows' starts and ends, reused.
+	idx          []int
+	starts, ends []int64
 	// batch is what the batch being folded told: its largest event time,
 	// its late records and those of them whose window had been dropped.
 	batchMax    int64
@@ -205,29 +208,10 @@ func fromMillis(v int64, unit arrow.TimeUnit) int64 {
 // reads it) after the table's columns; a row whose time is NULL falls in
 // none. It notes the batch's largest time and its late records.
 func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch) (arrow.RecordBatch, error) {
-	schema := w.schema
-	withTime := schema.NumFields() == int(full.NumCols())+3
 	ts := full.Column(w.wp.timeIdx).(*array.Timestamp)
 	unit := ts.DataType().(*arrow.TimestampType).Unit
 	n := int(full.NumRows())
-	idx := w.idx[:0]
-	defer func() { w.idx = idx }()
-	nt := int(full.NumCols())
-	sb := array.NewTimestampBuilder(ec.mem, schema.Field(nt).Type.(*arrow.TimestampType))
-	eb := array.NewTimestampBuilder(ec.mem, schema.Field(nt+1).Type.(*arrow.TimestampType))
-	bs := []*array.TimestampBuilder{sb, eb}
-	var tt *arrow.TimestampType
-	var tb *array.TimestampBuilder
-	if withTime {
-		tt = schema.Field(nt + 2).Type.(*arrow.TimestampType)
-		tb = array.NewTimestampBuilder(ec.mem, tt)
-		bs = append(bs, tb)
-	}
-	for _, b := range bs {
-		defer b.Release()
-		// A TUMBLE's rows fall in one window each; others grow as they go.
-		b.Reserve(n)
-	}
+	idx, starts, ends := w.idx[:0], w.starts[:0], w.ends[:0]
 	w.batchMax, w.batchLate, w.batchBeyond = math.MinInt64, 0, 0
 	limit := w.dropLimit()
 	for i := range n {
@@ -240,22 +224,17 @@ func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch) (arrow.RecordBatc
 		if late {
 			w.batchLate++
 		}
-		beyond := false
-		w.wp.spec.windows(t, func(start, end int64) {
-			beyond = beyond || late && end <= limit
+		k := len(starts)
+		starts, ends = w.wp.spec.appendWindows(t, starts, ends)
+		for range len(starts) - k {
 			idx = append(idx, i)
-			sb.Append(arrow.Timestamp(start))
-			eb.Append(arrow.Timestamp(end))
-			if withTime {
-				// window_time is the window's last millisecond, in the
-				// time attribute's unit.
-				tb.Append(arrow.Timestamp(fromMillis(end-1, tt.Unit)))
-			}
-		})
-		if beyond {
+		}
+		// Its windows' ends ascend: the first is the one dropped first.
+		if late && len(ends) > k && ends[k] <= limit {
 			w.batchBeyond++
 		}
 	}
+	w.idx, w.starts, w.ends = idx, starts, ends
 	var rows arrow.RecordBatch
 	if len(idx) == n {
 		full.Retain()
@@ -267,12 +246,31 @@ func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch) (arrow.RecordBatc
 		}
 	}
 	defer rows.Release()
-	extra := make([]arrow.Array, len(bs))
-	for k, b := range bs {
-		extra[k] = b.NewArray()
+	nt := int(full.NumCols())
+	extra := []arrow.Array{timestamps(ec, w.schema.Field(nt).Type, starts), timestamps(ec, w.schema.Field(nt+1).Type, ends)}
+	if w.schema.NumFields() == nt+3 {
+		// window_time is the window's last millisecond, in the time
+		// attribute's unit; ends is not needed any more.
+		tt := w.schema.Field(nt + 2).Type
+		for k, e := range ends {
+			ends[k] = fromMillis(e-1, tt.(*arrow.TimestampType).Unit)
+		}
+		extra = append(extra, timestamps(ec, tt, ends))
 	}
 	defer releaseAll(extra)
-	return array.NewRecordBatch(schema, append(slices.Clone(rows.Columns()), extra...), int64(len(idx))), nil
+	return array.NewRecordBatch(w.schema, append(slices.Clone(rows.Columns()), extra...), int64(len(idx))), nil
+}
+
+// timestamps is an array of type t (a TIMESTAMP) of vals, none NULL:
+// copied into one buffer, without the bitmap and checks of a builder.
+func timestamps(ec *evalCtx, t arrow.DataType, vals []int64) arrow.Array {
+	buf := memory.NewResizableBuffer(ec.mem)
+	defer buf.Release()
+	buf.Resize(len(vals) * 8)
+	copy(arrow.Int64Traits.CastFromBytes(buf.Bytes()), vals)
+	data := array.NewData(t, len(vals), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
 }
 
 // handOutWin folds a source batch into its windows' groups, holds it until
