@@ -170,6 +170,14 @@ type store struct {
 	decs  []decimal128.Num
 	strs  []string
 	bools []bool
+	// out are appendAll's values and validity of the groups it appends,
+	// gathered in order for one AppendValues; reused.
+	out struct {
+		valid []bool
+		ints  []int64
+		decs  []decimal128.Num
+		strs  []string
+	}
 }
 
 // grow makes room for groups up to n-1; a new group's value is NULL.
@@ -271,23 +279,23 @@ func compareFloat(x, y float64) int {
 // appendAll appends the values of groups gs to b, a builder of the
 // values' type with room for them.
 func (s *store) appendAll(b array.Builder, gs []int32) {
+	// The common types gather their values and append them at once: a
+	// call per value (a closure, a builder's checks) costs more than the
+	// value.
+	o := &s.out
 	switch b := b.(type) {
 	case *array.Int64Builder:
-		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.ints[g]) })
+		o.ints = gather(o.ints, s.ints, gs)
+		b.AppendValues(o.ints, s.gatherValid(gs))
 	case *array.TimestampBuilder:
-		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(arrow.Timestamp(s.ints[g])) })
+		o.ints = gather(o.ints, s.ints, gs)
+		b.AppendValues(unsafe.Slice((*arrow.Timestamp)(unsafe.SliceData(o.ints)), len(o.ints)), s.gatherValid(gs))
 	case *array.Decimal128Builder:
-		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.decs[g]) })
+		o.decs = gather(o.decs, s.decs, gs)
+		b.AppendValues(o.decs, s.gatherValid(gs))
 	case *array.StringBuilder:
-		// The text is reserved once, then copied without checks.
-		n := 0
-		for _, g := range gs {
-			n += len(s.strs[g])
-		}
-		b.ReserveData(n)
-		appendEach(s, b, gs, func(g int32) {
-			b.BinaryBuilder.UnsafeAppend(unsafe.Slice(unsafe.StringData(s.strs[g]), len(s.strs[g])))
-		})
+		o.strs = gather(o.strs, s.strs, gs)
+		b.AppendValues(o.strs, s.gatherValid(gs))
 	case *array.Float64Builder:
 		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.flts[g]) })
 	case *array.Float32Builder:
@@ -301,6 +309,21 @@ func (s *store) appendAll(b array.Builder, gs []int32) {
 	default:
 		appendEach(s, b, gs, func(g int32) { appendInt(b, s.ints[g]) })
 	}
+}
+
+// gather returns buf holding vals[g] for each g of gs.
+func gather[T any](buf, vals []T, gs []int32) []T {
+	buf = buf[:0]
+	for _, g := range gs {
+		buf = append(buf, vals[g])
+	}
+	return buf
+}
+
+// gatherValid returns whether each group of gs has a value.
+func (s *store) gatherValid(gs []int32) []bool {
+	s.out.valid = gather(s.out.valid, s.valid, gs)
+	return s.out.valid
 }
 
 // appendEach appends, for each group of gs, a NULL or its value (app).
