@@ -365,6 +365,15 @@ type aggState struct {
 	// window_end, window_start plus the size), left out of the lookup's
 	// key; -1 for none.
 	implied int
+	// part is the key (a window's window_start, never NULL) whose value
+	// splits the groups into tables of their own, in parts: a window's
+	// groups are found in a table of that window's only, which stays
+	// small and goes whole when the window is dropped; -1 for one table,
+	// groups. partAt and partOf are the table last looked up.
+	part   int
+	parts  map[int64]map[string]int32
+	partAt int64
+	partOf map[string]int32
 	// free are the slots of dropped groups (see drop), which new groups
 	// take before the state grows.
 	free    []int32
@@ -390,7 +399,7 @@ func (s *aggState) release() {
 }
 
 func newAggState(p *aggPlan) *aggState {
-	s := &aggState{plan: p, groups: map[string]int32{}, nullGroup: -1, implied: -1}
+	s := &aggState{plan: p, groups: map[string]int32{}, nullGroup: -1, implied: -1, part: -1}
 	s.keys = make([]store, len(p.keys))
 	for k, key := range p.keys {
 		s.keys[k].ph, _ = physOf(key.typ())
@@ -539,17 +548,21 @@ func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
 				s.groups[strings.Clone(key)] = g
 			}
 		default:
+			table := s.groups
+			if s.part >= 0 {
+				table = s.partition(s.kv[s.part].ints[i])
+			}
 			b := s.buf[:0]
 			for k := range s.kv {
-				if k != s.implied {
+				if k != s.implied && k != s.part {
 					b = s.kv[k].appendKey(b, i)
 				}
 			}
 			s.buf = b
 			var ok bool
-			if g, ok = s.groups[string(b)]; !ok {
+			if g, ok = table[string(b)]; !ok {
 				g, made = s.newGroup(i), true
-				s.groups[string(b)] = g
+				table[string(b)] = g
 			}
 		}
 		s.gids = append(s.gids, g)
@@ -560,6 +573,20 @@ func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
 		}
 	}
 	return nil
+}
+
+// partition is the table of the groups whose key part is v.
+func (s *aggState) partition(v int64) map[string]int32 {
+	if s.partOf != nil && v == s.partAt {
+		return s.partOf
+	}
+	t := s.parts[v]
+	if t == nil {
+		t = map[string]int32{}
+		s.parts[v] = t
+	}
+	s.partAt, s.partOf = v, t
+	return t
 }
 
 // accumulate folds the batch's arguments into the groups of gids.
@@ -585,6 +612,15 @@ func (s *aggState) drop(gs []int32) {
 	if len(gs) == 0 {
 		return
 	}
+	tables := map[int64]map[string]int32{0: s.groups}
+	if s.part >= 0 {
+		tables = map[int64]map[string]int32{}
+		for _, g := range gs {
+			if v := s.keys[s.part].ints[g]; s.parts[v] != nil {
+				tables[v] = s.parts[v]
+			}
+		}
+	}
 	dead := make([]bool, s.n)
 	for _, g := range gs {
 		dead[g] = true
@@ -599,11 +635,19 @@ func (s *aggState) drop(gs []int32) {
 		}
 	}
 	s.free = append(s.free, gs...)
-	for key, g := range s.groups {
-		if dead[g] {
-			delete(s.groups, key)
+	for _, t := range tables {
+		for key, g := range t {
+			if dead[g] {
+				delete(t, key)
+			}
 		}
 	}
+	for v, t := range s.parts {
+		if len(t) == 0 {
+			delete(s.parts, v)
+		}
+	}
+	s.partOf = nil
 	if s.nullGroup >= 0 && dead[s.nullGroup] {
 		s.nullGroup = -1
 	}

@@ -287,6 +287,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 			// Its windows are all one size long: the start tells the end.
 			r.agg.implied = p.window.endKey
 		}
+		r.agg.part, r.agg.parts = p.window.startKey, map[int64]map[string]int32{}
 	}
 	if n, ok := p.Limit(); ok {
 		r.remaining, r.capReason = n, EndLimit
