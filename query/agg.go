@@ -25,8 +25,13 @@ type accum interface {
 	// fold adds row i of v to group gids[i], for every i with gids[i] >= 0.
 	// v is nil for COUNT(*).
 	fold(v *vec, gids []int32) error
-	// result appends group g's result to b.
-	result(b array.Builder, g int32) error
+	// results appends the results of groups gs to b, which has room for
+	// them. It works a column at a time: per value, a call through the
+	// interface and a look at b's type are most of what emitting costs.
+	results(b array.Builder, gs []int32) error
+	// reset makes group g's state that of a group without rows, freeing
+	// what it held: its slot goes to a new group.
+	reset(g int32)
 }
 
 func newAccum(c *aggCall) accum {
@@ -62,6 +67,8 @@ func (a *countAcc) grow(n int) {
 	}
 }
 
+func (a *countAcc) reset(g int32) { a.n[g] = 0 }
+
 func (a *countAcc) fold(v *vec, gids []int32) error {
 	for i, g := range gids {
 		if g >= 0 && (a.star || !v.null(i)) {
@@ -71,10 +78,11 @@ func (a *countAcc) fold(v *vec, gids []int32) error {
 	return nil
 }
 
-// result appends without a capacity check: fold reserved room for every
-// row of the group batch.
-func (a *countAcc) result(b array.Builder, g int32) error {
-	b.(*array.Int64Builder).UnsafeAppend(a.n[g])
+func (a *countAcc) results(b array.Builder, gs []int32) error {
+	ib := b.(*array.Int64Builder)
+	for _, g := range gs {
+		ib.UnsafeAppend(a.n[g])
+	}
 	return nil
 }
 
@@ -91,6 +99,11 @@ func (a *sumAcc) grow(n int) {
 	for len(a.n) < n {
 		a.n = append(a.n, 0)
 	}
+}
+
+func (a *sumAcc) reset(g int32) {
+	a.n[g] = 0
+	a.st.reset(g)
 }
 
 func (a *sumAcc) overflow() error {
@@ -137,45 +150,57 @@ func (a *sumAcc) fold(v *vec, gids []int32) error {
 
 var maxDecimal38 = decimal128.GetMaxValue(38)
 
-func (a *sumAcc) result(b array.Builder, g int32) error {
-	n := a.n[g]
-	if n == 0 {
-		b.AppendNull()
-		return nil
+func (a *sumAcc) results(b array.Builder, gs []int32) error {
+	// BIGINT and DECIMAL, the common cases, are appended directly.
+	ib, _ := b.(*array.Int64Builder)
+	db, _ := b.(*array.Decimal128Builder)
+	var lo, hi int64
+	if a.st.ph == pInt {
+		lo, hi = table.IntRange(a.c.t.Kind)
 	}
-	switch a.st.ph {
-	case pInt:
-		s := a.st.ints[g]
-		if a.avg {
-			s /= n // Flink's integer average truncates
+	for _, g := range gs {
+		n := a.n[g]
+		if n == 0 {
+			b.AppendNull()
+			continue
 		}
-		lo, hi := table.IntRange(a.c.t.Kind)
-		if s < lo || s > hi {
-			return a.overflow()
-		}
-		appendInt(b, s)
-	case pFloat:
-		s := a.st.flts[g]
-		if a.avg {
-			s /= float64(n)
-		}
-		if fb, ok := b.(*array.Float32Builder); ok {
-			fb.Append(float32(s))
-		} else {
-			b.(*array.Float64Builder).Append(s)
-		}
-	case pDec:
-		s := a.st.decs[g]
-		if a.avg {
-			var err error
-			if s, err = a.avgDecimal(s, n); err != nil {
-				return err
+		switch a.st.ph {
+		case pInt:
+			s := a.st.ints[g]
+			if a.avg {
+				s /= n // Flink's integer average truncates
 			}
+			if s < lo || s > hi {
+				return a.overflow()
+			}
+			if ib != nil {
+				ib.UnsafeAppend(s)
+			} else {
+				appendInt(b, s)
+			}
+		case pFloat:
+			s := a.st.flts[g]
+			if a.avg {
+				s /= float64(n)
+			}
+			if fb, ok := b.(*array.Float32Builder); ok {
+				fb.Append(float32(s))
+			} else {
+				b.(*array.Float64Builder).Append(s)
+			}
+		case pDec:
+			s := a.st.decs[g]
+			if a.avg {
+				var err error
+				if s, err = a.avgDecimal(s, n); err != nil {
+					return err
+				}
+			}
+			if s.Abs().Greater(maxDecimal38) {
+				return a.overflow()
+			}
+			db.UnsafeAppend(s)
 		}
-		if s.Abs().Greater(maxDecimal38) {
-			return a.overflow()
-		}
-		b.(*array.Decimal128Builder).UnsafeAppend(s)
 	}
 	return nil
 }
@@ -207,6 +232,8 @@ type minMaxAcc struct {
 
 func (a *minMaxAcc) grow(n int) { a.st.grow(n) }
 
+func (a *minMaxAcc) reset(g int32) { a.st.reset(g) }
+
 func (a *minMaxAcc) fold(v *vec, gids []int32) error {
 	for i, g := range gids {
 		if g < 0 || v.null(i) {
@@ -224,8 +251,8 @@ func (a *minMaxAcc) fold(v *vec, gids []int32) error {
 	return nil
 }
 
-func (a *minMaxAcc) result(b array.Builder, g int32) error {
-	a.st.appendTo(b, g)
+func (a *minMaxAcc) results(b array.Builder, gs []int32) error {
+	a.st.appendAll(b, gs)
 	return nil
 }
 
@@ -244,6 +271,8 @@ func (a *listAggAcc) grow(n int) {
 	}
 }
 
+func (a *listAggAcc) reset(g int32) { a.text[g], a.has[g] = nil, false }
+
 func (a *listAggAcc) fold(v *vec, gids []int32) error {
 	for i, g := range gids {
 		if g < 0 || v.null(i) {
@@ -258,12 +287,15 @@ func (a *listAggAcc) fold(v *vec, gids []int32) error {
 	return nil
 }
 
-func (a *listAggAcc) result(b array.Builder, g int32) error {
-	if !a.has[g] {
-		b.AppendNull()
-		return nil
+func (a *listAggAcc) results(b array.Builder, gs []int32) error {
+	sb := b.(*array.StringBuilder)
+	for _, g := range gs {
+		if a.has[g] {
+			sb.BinaryBuilder.Append(a.text[g])
+		} else {
+			sb.AppendNull()
+		}
 	}
-	b.(*array.StringBuilder).BinaryBuilder.Append(a.text[g])
 	return nil
 }
 
@@ -280,6 +312,11 @@ func (a *distinctAcc) grow(n int) {
 	for len(a.seen) < n {
 		a.seen = append(a.seen, nil)
 	}
+}
+
+func (a *distinctAcc) reset(g int32) {
+	a.inner.reset(g)
+	a.seen[g] = nil
 }
 
 func (a *distinctAcc) fold(v *vec, gids []int32) error {
@@ -301,7 +338,7 @@ func (a *distinctAcc) fold(v *vec, gids []int32) error {
 	return a.inner.fold(v, a.gids)
 }
 
-func (a *distinctAcc) result(b array.Builder, g int32) error { return a.inner.result(b, g) }
+func (a *distinctAcc) results(b array.Builder, gs []int32) error { return a.inner.results(b, gs) }
 
 // aggState is a running aggregation: the groups and their accumulators.
 type aggState struct {
@@ -313,13 +350,37 @@ type aggState struct {
 	kv, av []vec
 	buf    []byte
 	gids   []int32
+	// args are the aggregates' arguments over the batch being folded,
+	// which av read; nil for COUNT(*).
+	args []arrow.Array
+	// snap are, per aggregate, each group's result when its row was last
+	// emitted (see snapshot); nil unless the query is a window's.
+	snap []store
 	// stamp is the batch that last touched each group.
 	stamp []uint32
 	batch uint32
 	// nullGroup is the NULL group of a single STRING key, or -1.
 	nullGroup int32
-	touched   []int32
-	old       []int // per touched group, its row in the group batch before the fold, or -1
+	// implied is a key that the others determine (a TUMBLE's or HOP's
+	// window_end, window_start plus the size), left out of the lookup's
+	// key; -1 for none.
+	implied int
+	// part is the key (a window's window_start, never NULL) whose value
+	// splits the groups into tables of their own, in parts: a window's
+	// groups are found in a table of that window's only, which stays
+	// small and goes whole when the window is dropped; -1 for one table,
+	// groups. partAt and partOf are the table last looked up.
+	part   int
+	parts  map[int64]map[string]int32
+	partAt int64
+	partOf map[string]int32
+	// free are the slots of dropped groups (see drop), which new groups
+	// take before the state grows.
+	free    []int32
+	touched []int32
+	fresh   []bool  // per touched group: the batch made it
+	old     []int   // per touched group, its row in the group batch before the fold, or -1
+	existed []int32 // the touched groups that have a row before the fold
 	// bs build the group batch; NewArray leaves them empty for the next.
 	bs   []array.Builder
 	idx  []int  // the group batch's rows that are changes
@@ -338,7 +399,7 @@ func (s *aggState) release() {
 }
 
 func newAggState(p *aggPlan) *aggState {
-	s := &aggState{plan: p, groups: map[string]int32{}, nullGroup: -1}
+	s := &aggState{plan: p, groups: map[string]int32{}, nullGroup: -1, implied: -1, part: -1}
 	s.keys = make([]store, len(p.keys))
 	for k, key := range p.keys {
 		s.keys[k].ph, _ = physOf(key.typ())
@@ -349,6 +410,7 @@ func newAggState(p *aggPlan) *aggState {
 	}
 	s.kv = make([]vec, len(p.keys))
 	s.av = make([]vec, len(p.calls))
+	s.args = make([]arrow.Array, len(p.calls))
 	return s
 }
 
@@ -358,102 +420,35 @@ func newAggState(p *aggPlan) *aggState {
 // them. gids (valid until the next fold) is each input row's group.
 func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, error) {
 	p := s.plan
-	m := int(in.NumRows())
-	keys, err := evalArgs(ec, in, p.keys...)
-	if err != nil {
+	if err := s.assign(ec, in); err != nil {
 		return nil, err
 	}
-	defer releaseAll(keys)
-	args := make([]arrow.Array, len(p.calls))
-	defer releaseAll(args)
-	for k, c := range p.calls {
-		if c.arg == nil {
-			continue
-		}
-		if args[k], err = c.arg.eval(ec, in); err != nil {
-			return nil, err
-		}
-		ph, _ := physOf(c.arg.typ())
-		s.av[k].load(args[k], ph)
-	}
-	for k, a := range keys {
-		s.kv[k].load(a, s.keys[k].ph)
-	}
-	s.batch++
-	s.touched, s.old = s.touched[:0], s.old[:0]
-	s.gids = s.gids[:0]
-	before := s.n
-	// One STRING key, the common case, is looked up as it is, without
-	// copying it into a key; its NULL is a group of its own.
-	oneStr := len(s.kv) == 1 && s.kv[0].ph == pStr
-	for i := range m {
-		var g int32
-		switch {
-		case oneStr && s.kv[0].null(i):
-			if s.nullGroup < 0 {
-				s.nullGroup = s.newGroup(i)
-			}
-			g = s.nullGroup
-		case oneStr:
-			key := s.kv[0].str(i)
-			var ok bool
-			if g, ok = s.groups[key]; !ok {
-				// The key points into the batch: the map keeps a copy.
-				g = s.newGroup(i)
-				s.groups[strings.Clone(key)] = g
-			}
-		default:
-			b := s.buf[:0]
-			for k := range s.kv {
-				b = s.kv[k].appendKey(b, i)
-			}
-			s.buf = b
-			var ok bool
-			if g, ok = s.groups[string(b)]; !ok {
-				g = s.newGroup(i)
-				s.groups[string(b)] = g
-			}
-		}
-		s.gids = append(s.gids, g)
-		if s.stamp[g] != s.batch {
-			s.stamp[g] = s.batch
-			s.touched = append(s.touched, g)
-		}
-	}
-	if s.bs == nil {
-		s.bs = make([]array.Builder, p.groupSchema.NumFields())
-		for k, f := range p.groupSchema.Fields() {
-			s.bs[k] = array.NewBuilder(ec.mem, f.Type)
-		}
-	}
-	bs := s.bs
+	defer s.done()
+	bs := s.builders(ec)
 	for k, b := range bs {
-		b.Reserve(2 * len(s.touched))
+		reserveRows(b, 2*len(s.touched))
 		if sb, ok := b.(*array.StringBuilder); ok && k < len(s.textLen) {
 			sb.ReserveData(s.textLen[k])
 		}
 	}
-	row := 0
-	for _, g := range s.touched {
-		if g >= before {
+	s.old, s.existed = s.old[:0], s.existed[:0]
+	for t, g := range s.touched {
+		if s.fresh[t] {
 			s.old = append(s.old, -1)
 			continue
 		}
-		s.old = append(s.old, row)
-		if err := s.appendGroup(bs, g); err != nil {
-			return nil, err
-		}
-		row++
+		s.old = append(s.old, len(s.existed))
+		s.existed = append(s.existed, g)
 	}
-	for k, a := range s.accs {
-		if err := a.fold(&s.av[k], s.gids); err != nil {
-			return nil, err
-		}
+	row := len(s.existed)
+	if err := s.appendGroups(bs, s.existed); err != nil {
+		return nil, err
 	}
-	for _, g := range s.touched {
-		if err := s.appendGroup(bs, g); err != nil {
-			return nil, err
-		}
+	if err := s.accumulate(); err != nil {
+		return nil, err
+	}
+	if err := s.appendGroups(bs, s.touched); err != nil {
+		return nil, err
 	}
 	cols := make([]arrow.Array, len(bs))
 	defer releaseAll(cols)
@@ -469,29 +464,271 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 	return array.NewRecordBatch(p.groupSchema, cols, int64(row+len(s.touched))), nil
 }
 
+// builders are the group batch's builders, made on first use.
+func (s *aggState) builders(ec *evalCtx) []array.Builder {
+	if s.bs == nil {
+		s.bs = make([]array.Builder, s.plan.groupSchema.NumFields())
+		for k, f := range s.plan.groupSchema.Fields() {
+			s.bs[k] = array.NewBuilder(ec.mem, f.Type)
+		}
+	}
+	return s.bs
+}
+
+// reserveRows makes room for n more rows in b: exactly n when b is
+// empty, as a group batch's builders are, since Reserve rounds up to a
+// power of two (buffers for 2,048 rows for 1,280), which costs their
+// zeroing and the garbage collector's time.
+func reserveRows(b array.Builder, n int) {
+	if b.Len() == 0 && b.Cap() == 0 {
+		b.Resize(n)
+		return
+	}
+	b.Reserve(n)
+}
+
+// update folds batch in into the groups, as fold does, without a group
+// batch: a window aggregation makes its rows when it emits them.
+func (s *aggState) update(ec *evalCtx, in arrow.RecordBatch) error {
+	if err := s.assign(ec, in); err != nil {
+		return err
+	}
+	defer s.done()
+	return s.accumulate()
+}
+
+// assign evaluates a batch's keys and aggregate arguments and finds each
+// row's group (gids), making the groups that are new: touched are the
+// groups the batch touches, in the order it first touches them, and fresh
+// says which of them it made. The caller then folds the arguments in
+// (accumulate) and lets go of them (done).
+func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
+	p := s.plan
+	m := int(in.NumRows())
+	keys, err := evalArgs(ec, in, p.keys...)
+	if err != nil {
+		return err
+	}
+	defer releaseAll(keys)
+	for k, c := range p.calls {
+		if c.arg == nil {
+			continue
+		}
+		if s.args[k], err = c.arg.eval(ec, in); err != nil {
+			s.done()
+			return err
+		}
+		ph, _ := physOf(c.arg.typ())
+		s.av[k].load(s.args[k], ph)
+	}
+	for k, a := range keys {
+		s.kv[k].load(a, s.keys[k].ph)
+	}
+	s.batch++
+	s.touched, s.fresh = s.touched[:0], s.fresh[:0]
+	s.gids = s.gids[:0]
+	// One STRING key, the common case, is looked up as it is, without
+	// copying it into a key; its NULL is a group of its own.
+	oneStr := len(s.kv) == 1 && s.kv[0].ph == pStr
+	for i := range m {
+		var g int32
+		made := false
+		switch {
+		case oneStr && s.kv[0].null(i):
+			if s.nullGroup < 0 {
+				s.nullGroup, made = s.newGroup(i), true
+			}
+			g = s.nullGroup
+		case oneStr:
+			key := s.kv[0].str(i)
+			var ok bool
+			if g, ok = s.groups[key]; !ok {
+				// The key points into the batch: the map keeps a copy.
+				g, made = s.newGroup(i), true
+				s.groups[strings.Clone(key)] = g
+			}
+		default:
+			table := s.groups
+			if s.part >= 0 {
+				table = s.partition(s.kv[s.part].ints[i])
+			}
+			b := s.buf[:0]
+			for k := range s.kv {
+				if k != s.implied && k != s.part {
+					b = s.kv[k].appendKey(b, i)
+				}
+			}
+			s.buf = b
+			var ok bool
+			if g, ok = table[string(b)]; !ok {
+				g, made = s.newGroup(i), true
+				table[string(b)] = g
+			}
+		}
+		s.gids = append(s.gids, g)
+		if s.stamp[g] != s.batch {
+			s.stamp[g] = s.batch
+			s.touched = append(s.touched, g)
+			s.fresh = append(s.fresh, made)
+		}
+	}
+	return nil
+}
+
+// partition is the table of the groups whose key part is v.
+func (s *aggState) partition(v int64) map[string]int32 {
+	if s.partOf != nil && v == s.partAt {
+		return s.partOf
+	}
+	t := s.parts[v]
+	if t == nil {
+		t = map[string]int32{}
+		s.parts[v] = t
+	}
+	s.partAt, s.partOf = v, t
+	return t
+}
+
+// accumulate folds the batch's arguments into the groups of gids.
+func (s *aggState) accumulate() error {
+	for k, a := range s.accs {
+		if err := a.fold(&s.av[k], s.gids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// done releases the batch's arguments.
+func (s *aggState) done() {
+	releaseAll(s.args)
+	clear(s.args)
+}
+
+// drop forgets groups gs: their keys leave the map and their state is
+// reset, so that their slots go to the next new groups and the state held
+// stays that of the groups kept.
+func (s *aggState) drop(gs []int32) {
+	if len(gs) == 0 {
+		return
+	}
+	tables := map[int64]map[string]int32{0: s.groups}
+	if s.part >= 0 {
+		tables = map[int64]map[string]int32{}
+		for _, g := range gs {
+			if v := s.keys[s.part].ints[g]; s.parts[v] != nil {
+				tables[v] = s.parts[v]
+			}
+		}
+	}
+	dead := make([]bool, s.n)
+	for _, g := range gs {
+		dead[g] = true
+		for k := range s.keys {
+			s.keys[k].reset(g)
+		}
+		for k := range s.snap {
+			s.snap[k].reset(g)
+		}
+		for _, a := range s.accs {
+			a.reset(g)
+		}
+	}
+	s.free = append(s.free, gs...)
+	for _, t := range tables {
+		for key, g := range t {
+			if dead[g] {
+				delete(t, key)
+			}
+		}
+	}
+	for v, t := range s.parts {
+		if len(t) == 0 {
+			delete(s.parts, v)
+		}
+	}
+	s.partOf = nil
+	if s.nullGroup >= 0 && dead[s.nullGroup] {
+		s.nullGroup = -1
+	}
+}
+
+// live is the number of groups held.
+func (s *aggState) live() int { return int(s.n) - len(s.free) }
+
 // newGroup adds a group whose keys are row i's; the caller files it
 // under its key.
 func (s *aggState) newGroup(i int) int32 {
-	g := s.n
-	s.n++
-	s.stamp = append(s.stamp, 0)
-	for k := range s.keys {
-		s.keys[k].grow(int(s.n))
-		s.keys[k].set(g, &s.kv[k], i)
+	var g int32
+	if n := len(s.free); n > 0 {
+		// A dropped group's slot, reset by drop.
+		g = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		g = s.n
+		s.n++
+		s.stamp = append(s.stamp, 0)
+		for k := range s.keys {
+			s.keys[k].grow(int(s.n))
+		}
+		for k := range s.snap {
+			s.snap[k].grow(int(s.n))
+		}
+		for _, a := range s.accs {
+			a.grow(int(s.n))
+		}
 	}
-	for _, a := range s.accs {
-		a.grow(int(s.n))
+	for k := range s.keys {
+		s.keys[k].set(g, &s.kv[k], i)
 	}
 	return g
 }
 
-func (s *aggState) appendGroup(bs []array.Builder, g int32) error {
+// keepEmitted makes the state keep each group's aggregate results as
+// its row last emitted had them (snapshot), so that a window's row can be
+// retracted later without keeping the row.
+func (s *aggState) keepEmitted() {
+	s.snap = make([]store, len(s.plan.calls))
+	for k, c := range s.plan.calls {
+		s.snap[k].ph, _ = physOf(c.t)
+	}
+}
+
+// snapshot keeps the aggregate results of groups gs, which are rows
+// from, from+1, ... of group batch gb, as their emitted row's.
+func (s *aggState) snapshot(gb arrow.RecordBatch, from int, gs []int32) {
+	nk := len(s.keys)
+	var v vec
+	for k := range s.snap {
+		st := &s.snap[k]
+		v.load(gb.Column(nk+k), st.ph)
+		for t, g := range gs {
+			st.set(g, &v, from+t)
+		}
+	}
+}
+
+// appendEmitted appends the rows last emitted for groups gs to bs (see
+// appendGroups): their keys, and their aggregates' results then.
+func (s *aggState) appendEmitted(bs []array.Builder, gs []int32) {
 	for k := range s.keys {
-		s.keys[k].appendTo(bs[k], g)
+		s.keys[k].appendAll(bs[k], gs)
+	}
+	nk := len(s.keys)
+	for k := range s.snap {
+		s.snap[k].appendAll(bs[nk+k], gs)
+	}
+}
+
+// appendGroups appends the rows of groups gs to bs, which have room for
+// them.
+func (s *aggState) appendGroups(bs []array.Builder, gs []int32) error {
+	for k := range s.keys {
+		s.keys[k].appendAll(bs[k], gs)
 	}
 	nk := len(s.keys)
 	for k, a := range s.accs {
-		if err := a.result(bs[nk+k], g); err != nil {
+		if err := a.results(bs[nk+k], gs); err != nil {
 			return err
 		}
 	}
@@ -545,8 +782,7 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 		return aggOut{}, err
 	}
 	defer releaseRows(keep, cols)
-	shown := func(row int) bool { return keep == nil || keep.IsValid(row) && keep.Value(row) }
-	return s.diff(ec, p, cols, gb.NumRows(), s.old, shown)
+	return s.diff(ec, p, cols, gb.NumRows(), s.old, keep, 0)
 }
 
 // releaseRows releases what groupRows returned.
@@ -578,8 +814,9 @@ func groupRows(ec *evalCtx, p *Plan, gb arrow.RecordBatch) (keep *array.Boolean,
 
 // diff makes the changes from the rows of cols: first old rows, then a new
 // row per group (old[t] is group t's old row, or -1 when it had none), of
-// which shown tells the ones the result keeps.
-func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, old []int, shown func(int) bool) (aggOut, error) {
+// which the result keeps those that shownRow(keep, below, row) says.
+func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, old []int, keep *array.Boolean, below int) (aggOut, error) {
+	shown := func(row int) bool { return shownRow(keep, below, row) }
 	nOld := 0
 	for _, o := range old {
 		if o >= 0 {
@@ -643,6 +880,13 @@ func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, ol
 	var err error
 	res.out, err = takeRows(ec, rec, idx)
 	return res, err
+}
+
+// shownRow reports whether row of a group batch is in the result: rows
+// before below are (a window's rows as emitted), the others if HAVING
+// keeps them (keep, nil without HAVING).
+func shownRow(keep *array.Boolean, below, row int) bool {
+	return row < below || keep == nil || keep.IsValid(row) && keep.Value(row)
 }
 
 // inOrder reports whether idx is 0, 1, 2, ...: old rows need not be in

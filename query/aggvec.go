@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -169,6 +170,14 @@ type store struct {
 	decs  []decimal128.Num
 	strs  []string
 	bools []bool
+	// out are appendAll's values and validity of the groups it appends,
+	// gathered in order for one AppendValues; reused.
+	out struct {
+		valid []bool
+		ints  []int64
+		decs  []decimal128.Num
+		strs  []string
+	}
 }
 
 // grow makes room for groups up to n-1; a new group's value is NULL.
@@ -187,6 +196,25 @@ func (s *store) grow(n int) {
 		case pBool:
 			s.bools = append(s.bools, false)
 		}
+	}
+}
+
+// reset makes group g's value that of a new group: NULL, and zero for
+// a SUM, which adds to it without looking at valid. It lets go of a
+// string.
+func (s *store) reset(g int32) {
+	s.valid[g] = false
+	switch s.ph {
+	case pInt:
+		s.ints[g] = 0
+	case pFloat:
+		s.flts[g] = 0
+	case pDec:
+		s.decs[g] = decimal128.Num{}
+	case pStr:
+		s.strs[g] = ""
+	case pBool:
+		s.bools[g] = false
 	}
 }
 
@@ -248,29 +276,64 @@ func compareFloat(x, y float64) int {
 	return cmp.Compare(x, y)
 }
 
-// appendTo appends group g's value to b, a builder of the value's type.
-func (s *store) appendTo(b array.Builder, g int32) {
-	if !s.valid[g] {
-		b.AppendNull()
-		return
-	}
+// appendAll appends the values of groups gs to b, a builder of the
+// values' type with room for them.
+func (s *store) appendAll(b array.Builder, gs []int32) {
+	// The common types gather their values and append them at once: a
+	// call per value (a closure, a builder's checks) costs more than the
+	// value.
+	o := &s.out
 	switch b := b.(type) {
-	case *array.Float64Builder:
-		b.Append(s.flts[g])
-	case *array.Float32Builder:
-		b.Append(float32(s.flts[g]))
+	case *array.Int64Builder:
+		o.ints = gather(o.ints, s.ints, gs)
+		b.AppendValues(o.ints, s.gatherValid(gs))
+	case *array.TimestampBuilder:
+		o.ints = gather(o.ints, s.ints, gs)
+		b.AppendValues(unsafe.Slice((*arrow.Timestamp)(unsafe.SliceData(o.ints)), len(o.ints)), s.gatherValid(gs))
 	case *array.Decimal128Builder:
-		b.Append(s.decs[g])
+		o.decs = gather(o.decs, s.decs, gs)
+		b.AppendValues(o.decs, s.gatherValid(gs))
 	case *array.StringBuilder:
-		b.Append(s.strs[g])
+		o.strs = gather(o.strs, s.strs, gs)
+		b.AppendValues(o.strs, s.gatherValid(gs))
+	case *array.Float64Builder:
+		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.flts[g]) })
+	case *array.Float32Builder:
+		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(float32(s.flts[g])) })
 	case *array.BinaryBuilder:
-		b.AppendString(s.strs[g])
+		appendEach(s, b, gs, func(g int32) { b.AppendString(s.strs[g]) })
 	case *array.FixedSizeBinaryBuilder:
-		b.Append([]byte(s.strs[g]))
+		appendEach(s, b, gs, func(g int32) { b.Append([]byte(s.strs[g])) })
 	case *array.BooleanBuilder:
-		b.Append(s.bools[g])
+		appendEach(s, b, gs, func(g int32) { b.UnsafeAppend(s.bools[g]) })
 	default:
-		appendInt(b, s.ints[g])
+		appendEach(s, b, gs, func(g int32) { appendInt(b, s.ints[g]) })
+	}
+}
+
+// gather returns buf holding vals[g] for each g of gs.
+func gather[T any](buf, vals []T, gs []int32) []T {
+	buf = buf[:0]
+	for _, g := range gs {
+		buf = append(buf, vals[g])
+	}
+	return buf
+}
+
+// gatherValid returns whether each group of gs has a value.
+func (s *store) gatherValid(gs []int32) []bool {
+	s.out.valid = gather(s.out.valid, s.valid, gs)
+	return s.out.valid
+}
+
+// appendEach appends, for each group of gs, a NULL or its value (app).
+func appendEach(s *store, b array.Builder, gs []int32, app func(int32)) {
+	for _, g := range gs {
+		if s.valid[g] {
+			app(g)
+		} else {
+			b.AppendNull()
+		}
 	}
 }
 

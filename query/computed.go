@@ -90,7 +90,7 @@ func (r *Rows) extend(src arrow.RecordBatch) (arrow.RecordBatch, error) {
 		return full, err
 	}
 	defer full.Release()
-	return r.win.expand(r.ec, full, r.plan.windowSchema)
+	return r.win.expand(r.ec, full)
 }
 
 // computeColumns is extend without the window's columns.

@@ -168,7 +168,11 @@
 // refused (an updating result has no first N rows); Options.MaxRows counts
 // changes and ends the query after the batch of changes that reaches it. A
 // batch of changes lists its retractions (-U, -D) first, then the new rows
-// (+U, +I), each in the order the batch touched the groups.
+// (+U, +I), each in the order the batch touched the groups. A retracted
+// row is made again from the group's keys and aggregate results as they
+// were: a select list that reads the current time (CURRENT_TIMESTAMP)
+// shows it as of the change in the -U row too, as Flink's projection after
+// an aggregation does.
 //
 // The state is one entry per group, with the accumulators of its
 // aggregates: it grows with the groups, not with the records, except for
@@ -195,8 +199,14 @@
 // source every window closes. A record older than the watermark is late
 // (Stats.Late counts them); it is never dropped: it is folded into its
 // window, whose row, if emitted already, is updated (-U, +U) at once.
-// The state is kept for every window seen, closed ones included, so that a
-// late record can update its row: it grows with keys x windows.
+// A closed window's state is kept for Options.AllowedLateness
+// ('window.allowed-lateness', 10 minutes by default; Flink's
+// table.exec.emit.allow-lateness) after its end, then dropped: the state
+// grows with keys x the windows open or within that lateness, never with
+// the windows seen. A record for a window already dropped is not dropped
+// either: it starts a new row for the window (+I), which reflects the late
+// records of its batch only, and Stats.BeyondLateness counts it; a reader
+// that expects such records adds up a window's rows (for COUNT and SUM).
 //
 // Emission policy. The delivery rule holds a window's records (locked to
 // this consumer, neither accepted nor released) until a delivered row

@@ -32,6 +32,7 @@ var FlinkSettings = map[string]FlinkSetting{
 	"table.exec.emit.early-fire.enabled": {
 		Why: "early firing is on when 'window.early-fire' (Flink's 'table.exec.emit.early-fire.delay') is above 0"},
 	"table.exec.source.idle-timeout": {Setting: SettingSourceIdle},
+	"table.exec.emit.allow-lateness": {Setting: SettingAllowedLateness},
 	"execution.runtime-mode": {
 		Why: "a share group is a stream; kshare always reads it as one"},
 	"table.local-time-zone": {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"testing"
+	"time"
 )
 
 // The SETs a Flink SQL script starts with run: mapped where kshare has the
@@ -16,6 +17,7 @@ func TestFlinkSettings(t *testing.T) {
 		{"sql-client.display.max-column-width", "30", "'sql-client.display.max-column-width' = '30' is kshare's 'max-column-width' = '30'"},
 		{"execution.runtime-mode", "streaming", "'execution.runtime-mode' is a Flink setting kshare has no use for (a share group is a stream; kshare always reads it as one); accepted, nothing changed"},
 		{"pipeline.name", "orders-job", "'pipeline.name' is a Flink setting kshare has no use for (a Flink job setting); accepted, nothing changed"},
+		{"table.exec.emit.allow-lateness", "1 h", "'table.exec.emit.allow-lateness' = '1 h' is kshare's 'window.allowed-lateness' = '1 h'"},
 		{"table.exec.state.ttl", "1 h", "'table.exec.state.ttl' is a Flink setting kshare has no use for (a Flink job setting); accepted, nothing changed"},
 	} {
 		note, err := s.Set(c.key, c.value)
@@ -23,7 +25,7 @@ func TestFlinkSettings(t *testing.T) {
 			t.Errorf("SET %s = %s: %v\n got  %q\n want %q", c.key, c.value, err, note, c.note)
 		}
 	}
-	if s.Output != "table" || s.MaxColumnWidth != 30 {
+	if s.Output != "table" || s.MaxColumnWidth != 30 || s.AllowedLateness != time.Hour {
 		t.Errorf("settings after the Flink SETs: %+v", s)
 	}
 	if err := s.Reset("sql-client.display.max-column-width"); err != nil || s.MaxColumnWidth != 0 {
@@ -34,5 +36,27 @@ func TestFlinkSettings(t *testing.T) {
 	}
 	if _, err := s.Set("sql-client.display.max-column-width", "wide"); err == nil {
 		t.Error("SET sql-client.display.max-column-width = wide: no error")
+	}
+}
+
+// 'window.allowed-lateness' reaches a query's Options: its default is
+// DefaultAllowedLateness, and '0' is no lateness, which Options spell as a
+// negative value (their zero is the default).
+func TestAllowedLatenessSetting(t *testing.T) {
+	s := DefaultSettings()
+	var o Options
+	s.Apply(&o)
+	if s.AllowedLateness != DefaultAllowedLateness || allowedLateness(o) != DefaultAllowedLateness.Milliseconds() {
+		t.Errorf("default: setting %v, query's lateness %d ms; want %v", s.AllowedLateness, allowedLateness(o), DefaultAllowedLateness)
+	}
+	if _, err := s.Set(SettingAllowedLateness, "0"); err != nil {
+		t.Fatal(err)
+	}
+	s.Apply(&o)
+	if allowedLateness(o) != 0 || allowedLateness(Options{}) != DefaultAllowedLateness.Milliseconds() {
+		t.Errorf("'0': query's lateness %d ms, want 0; Options{}'s %d ms, want the default", allowedLateness(o), allowedLateness(Options{}))
+	}
+	if _, err := s.Set(SettingAllowedLateness, "-1s"); err == nil {
+		t.Error("SET 'window.allowed-lateness' = '-1s': no error")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -26,7 +27,7 @@ var rewriteGolden = flag.Bool("rewrite", false, "rewrite the expected output of 
 //
 //	table              input: CREATE TABLE statements (connector and format 'test')
 //	rows <t> [batch=n] input: JSON lines, the rows <t>'s source hands out, n per batch
-//	query [max-rows=n] [max-held=n] [acks]
+//	query [max-rows=n] [max-held=n] [allowed-lateness=d] [acks]
 //	                   input: a SELECT; output: the result (header with Flink
 //	                   types, then rows) or the error, and with acks what the
 //	                   source was told
@@ -180,6 +181,18 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 	if v, ok := args["max-held"]; ok {
 		o.MaxHeld, _ = strconv.ParseInt(v, 10, 64)
 	}
+	if v, ok := args["allowed-lateness"]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("line %d: allowed-lateness: %v", sc.line, err)
+		}
+		// As the setting: 0 is no lateness, where Options' zero is the
+		// default.
+		o.AllowedLateness = d
+		if d == 0 {
+			o.AllowedLateness = -1
+		}
+	}
 	// A SELECT without FROM has a source of its own, with no log.
 	src, _ := p.Table().Source.(*tabletest.Source)
 	logFrom := 0
@@ -225,6 +238,9 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 	out = append(out, fmt.Sprintf("-- %d rows, end: %s", n, rows.EndReason()))
 	if late := rows.Stats().Late; late > 0 {
 		out = append(out, fmt.Sprintf("-- late records: %d", late))
+	}
+	if n := rows.Stats().BeyondLateness; n > 0 {
+		out = append(out, fmt.Sprintf("-- late beyond allowed lateness: %d", n))
 	}
 	if _, ok := args["acks"]; ok {
 		out = append(out, src.Log()[logFrom:]...)

@@ -66,6 +66,18 @@ type Options struct {
 	// DefaultHoldLinger; a negative value never does (for tests of the
 	// other timers).
 	HoldLinger time.Duration
+	// AllowedLateness, for a window aggregation, is how long after a
+	// window's end (how far the watermark passed it; for processing time,
+	// the clock) the window's state is kept, so that a late record updates its
+	// row (-U, +U). After that its groups are dropped: the state held
+	// grows with the keys and the windows open or within this lateness,
+	// not with every window seen. A record for a dropped window is not
+	// dropped: it starts a new row for the window (+I) that reflects the
+	// late records of its batch only, and Stats.BeyondLateness counts it.
+	// 0 means DefaultAllowedLateness; a negative value drops a window's
+	// state as soon as its row is final (Flink's
+	// table.exec.emit.allow-lateness of 0).
+	AllowedLateness time.Duration
 }
 
 // EndReason says why a query ended.
@@ -127,8 +139,13 @@ type Stats struct {
 	// records are accepted like Filtered's.
 	Unchanged int64
 	// Late counts the records of a window aggregation older than the
-	// watermark when they arrived: each updated its window's row.
+	// watermark when they arrived: each updated its window's row, unless
+	// BeyondLateness counts it too.
 	Late int64
+	// BeyondLateness counts the late records whose window's state had
+	// been dropped (Options.AllowedLateness): each started a new row for
+	// its window (+I), which reflects the late records of its batch only.
+	BeyondLateness int64
 	// Elapsed is the time since Run, frozen when the query ends.
 	Elapsed time.Duration
 	// Working is Elapsed without the wait that an idle timeout ended:
@@ -220,9 +237,11 @@ type Rows struct {
 	curOut   arrow.RecordBatch
 	curSel   []int
 	curMarks []table.Disposition
-	curDrop  int64     // rows of the current source batch WHERE dropped, accepted on settling
-	curOps   []RowKind // of an aggregate query: each row's kind of change
-	curIn    []int     // of an aggregate query: the source rows folded into the current batch
+	curDrop  int64               // rows of the current source batch WHERE dropped, accepted on settling
+	curOps   []RowKind           // of an aggregate query: each row's kind of change
+	aggMarks []table.Disposition // of an aggregate query: curMarks' buffer
+	selBuf   []int               // of an aggregate query: filter's rows' buffer
+	curIn    []int               // of an aggregate query: the source rows folded into the current batch
 
 	// agg is an aggregate query's groups; nil for other queries.
 	agg *aggState
@@ -267,7 +286,13 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		r.agg = newAggState(p.agg)
 	}
 	if p.window != nil {
-		r.win = newWinState(p.window)
+		r.win = newWinState(p, o)
+		r.agg.keepEmitted()
+		if p.window.spec.fn != "CUMULATE" {
+			// Its windows are all one size long: the start tells the end.
+			r.agg.implied = p.window.endKey
+		}
+		r.agg.part, r.agg.parts = p.window.startKey, map[int64]map[string]int32{}
 	}
 	if n, ok := p.Limit(); ok {
 		r.remaining, r.capReason = n, EndLimit
@@ -756,6 +781,13 @@ func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 	rec := narrowBatch(p, full)
 	full.Release()
 	var sel []int
+	if r.agg != nil {
+		// An aggregate reads sel only while its batch is current (curIn),
+		// and the next batch is filtered after that one is settled: one
+		// buffer serves every batch. Other queries hand sel out (Hold).
+		sel = r.selBuf[:0]
+		defer func() { r.selBuf = sel }()
+	}
 	if p.where != nil {
 		mask, err := p.where.eval(r.ec, rec)
 		if err != nil {
@@ -770,9 +802,11 @@ func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 		}
 		mask.Release()
 	} else {
-		sel = make([]int, n)
-		for i := range sel {
-			sel[i] = i
+		if cap(sel) < n {
+			sel = make([]int, 0, n)
+		}
+		for i := range n {
+			sel = append(sel, i)
 		}
 	}
 	return rec, sel, nil
@@ -867,8 +901,16 @@ func (r *Rows) setChanges(ack table.Acker, res aggOut, drop int64, sel []int) {
 	r.cur, r.curOut, r.curOps, r.curIn = ack, res.out, res.ops, sel
 	// max-rows ends the query after the batch that reaches it: a batch of
 	// changes is never cut, so every record of it stays reflected.
-	r.curSel = make([]int, k) // rows have no source row of their own; see mark
-	r.curMarks = make([]table.Disposition, k)
+	// Rows have no source row of their own (see mark): no curSel. The
+	// marks are only ReleaseBatch's, and an aggregate's batch cannot be
+	// held, so one buffer serves every batch.
+	r.curSel = nil
+	if cap(r.aggMarks) < k {
+		r.aggMarks = make([]table.Disposition, k)
+	}
+	r.aggMarks = r.aggMarks[:k]
+	clear(r.aggMarks)
+	r.curMarks = r.aggMarks
 	if r.remaining >= 0 {
 		r.remaining = max(0, r.remaining-int64(k))
 		r.capHit = r.remaining == 0

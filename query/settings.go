@@ -39,6 +39,10 @@ const (
 	// processing time once no record came for this long
 	// (Options.SourceIdleTimeout); '0' never does.
 	SettingSourceIdle = "window.idle-timeout"
+	// SettingAllowedLateness keeps a closed window's state this long
+	// after its end, for late records to update its row
+	// (Options.AllowedLateness); '0' drops it once the row is final.
+	SettingAllowedLateness = "window.allowed-lateness"
 )
 
 // SettingOptions declares the session settings; SET and RESET accept these
@@ -60,6 +64,8 @@ var SettingOptions = &options.Set{
 			Description: "Emit the running result of open windows once this many records wait for a delivered row, so that the records locked stay under the broker's cap per partition (group.share.partition.max.record.locks, 2000 by default)."},
 		{Key: SettingSourceIdle, Type: options.Duration, Default: "0",
 			Description: "When no record arrived for this long, move an event-time window's watermark on with processing time so that open windows close ('30s'); '0' never does. Flink's 'table.exec.source.idle-timeout'."},
+		{Key: SettingAllowedLateness, Type: options.Duration, Default: DefaultAllowedLateness.String(),
+			Description: "Keep a window's state this long after its end (in event time), so that a late record updates its row (-U, +U); after that a late record starts a new row for its window (+I, counting the late records of its batch) and is counted as late beyond allowed lateness. The state held grows with the keys times the windows open or within this lateness. '0' drops a window's state once its row is final. Flink's 'table.exec.emit.allow-lateness'."},
 	},
 }
 
@@ -73,6 +79,9 @@ type Settings struct {
 	EarlyFire      time.Duration
 	MaxHeld        int64
 	SourceIdle     time.Duration
+	// AllowedLateness is 'window.allowed-lateness': 0 drops a window's
+	// state once its row is final.
+	AllowedLateness time.Duration
 }
 
 // DefaultSettings are the settings of a new session: output 'table', no
@@ -152,7 +161,8 @@ func (s *Settings) Reset(key string) error {
 // durations and ints are the settings of those types, by key: apply and
 // List read them from here.
 func (s *Settings) durations() map[string]*time.Duration {
-	return map[string]*time.Duration{SettingIdleTimeout: &s.IdleTimeout, SettingEarlyFire: &s.EarlyFire, SettingSourceIdle: &s.SourceIdle}
+	return map[string]*time.Duration{SettingIdleTimeout: &s.IdleTimeout, SettingEarlyFire: &s.EarlyFire, SettingSourceIdle: &s.SourceIdle,
+		SettingAllowedLateness: &s.AllowedLateness}
 }
 
 func (s *Settings) ints() map[string]*int64 {
@@ -190,4 +200,9 @@ func (s Settings) Apply(o *Options) {
 	o.EarlyFire = s.EarlyFire
 	o.MaxHeld = s.MaxHeld
 	o.SourceIdleTimeout = s.SourceIdle
+	// Options' zero is the default; the setting's '0' is no lateness.
+	o.AllowedLateness = s.AllowedLateness
+	if o.AllowedLateness == 0 {
+		o.AllowedLateness = -1
+	}
 }

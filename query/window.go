@@ -14,6 +14,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,9 +181,10 @@ func windowColumns(spec *windowSpec, def *table.Definition) (*windowPlan, []tabl
 	return wp, []table.Column{{Name: colWindowStart, Type: ts}, {Name: colWindowEnd, Type: ts}, {Name: colWindowTime, Type: wt}}, nil
 }
 
-// windows calls add for each window that the time t (ms since the epoch)
-// falls in, with its start and end (end exclusive).
-func (w *windowSpec) windows(t int64, add func(start, end int64)) {
+// appendWindows appends the start and end (exclusive) of each window that
+// the time t (ms since the epoch) falls in, in the order of their starts,
+// to starts and ends.
+func (w *windowSpec) appendWindows(t int64, starts, ends []int64) ([]int64, []int64) {
 	size, step := w.size.Milliseconds(), w.step.Milliseconds()
 	floor := func(t, d int64) int64 {
 		s := t - t%d
@@ -194,24 +196,26 @@ func (w *windowSpec) windows(t int64, add func(start, end int64)) {
 	switch w.fn {
 	case "TUMBLE":
 		s := floor(t, size)
-		add(s, s+size)
+		return append(starts, s), append(ends, s+size)
 	case "HOP":
 		// The latest window that holds t starts at floor(t, slide); the
-		// earlier ones, a slide apart, while they still hold it.
-		first := floor(t, step)
-		var starts []int64
-		for s := first; s > t-size; s -= step {
+		// earlier ones, a slide apart, while they still hold it. They
+		// are appended latest first, then put in order.
+		from := len(starts)
+		for s := floor(t, step); s > t-size; s -= step {
 			starts = append(starts, s)
+			ends = append(ends, s+size)
 		}
-		for k := len(starts) - 1; k >= 0; k-- {
-			add(starts[k], starts[k]+size)
-		}
+		slices.Reverse(starts[from:])
+		slices.Reverse(ends[from:])
 	case "CUMULATE":
 		s := floor(t, size)
 		for e := floor(t, step) + step; e <= s+size; e += step {
-			add(s, e)
+			starts = append(starts, s)
+			ends = append(ends, e)
 		}
 	}
+	return starts, ends
 }
 
 // checkWindowKeys makes sure a windowed query aggregates per window:

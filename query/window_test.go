@@ -167,3 +167,113 @@ func TestWindowTimers(t *testing.T) {
 		})
 	}
 }
+
+// A window's state is dropped once the watermark is Options.AllowedLateness
+// past its end, so the state held grows with the keys and the windows open
+// or within the lateness, not with the windows seen: streaming four times
+// as many windows holds the same groups and about the same Arrow memory,
+// while a lateness longer than the stream
+// keeps every window. Late records within the lateness update their
+// window's row; those beyond it start a new row, and the rows of each
+// window and key add up to its records.
+func TestWindowStateBounded(t *testing.T) {
+	type peak struct {
+		live, slots int
+		arrow       int64
+	}
+	const keys, perKey = 10, 3 // records per key and second
+	run := func(t *testing.T, windows int, lateness time.Duration) peak {
+		srcMem, mem := tabletest.CheckedAlloc(t), tabletest.CheckedAlloc(t)
+		cat := newCatalog(t, `CREATE TABLE ev (who STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+			WITH ('connector' = 'test', 'format' = 'test')`)
+		src := sourceOf(t, cat, "ev")
+		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		var lines []string
+		want := map[string]int64{} // window (seconds) and key: records
+		add := func(who string, at time.Duration) {
+			lines = append(lines, fmt.Sprintf(`{"who": %q, "ts": %q}`, who, base.Add(at).Format("2006-01-02 15:04:05.000")))
+			want[fmt.Sprintf("%d %s", at/time.Second, who)]++
+		}
+		for w := range windows {
+			sec := time.Duration(w) * time.Second
+			if w >= 5 {
+				// Late: for the window closed a second ago (within a
+				// lateness of 2 s) and for one 5 s back (beyond it).
+				add("k0", sec-2*time.Second+500*time.Millisecond)
+				add("k1", sec-5*time.Second+time.Millisecond)
+			}
+			for j := range perKey {
+				for k := range keys {
+					add(fmt.Sprintf("k%d", k), sec+time.Duration(j*100+k)*time.Millisecond)
+				}
+			}
+		}
+		src.Batches = tabletest.FromJSON(t, srcMem, src.Schema, 25, lines...)
+		t.Cleanup(src.Release)
+		p, err := Prepare(`SELECT window_start, who, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+			GROUP BY window_start, window_end, who`, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(t.Context(), p, Options{Alloc: mem, HoldLinger: -1, AllowedLateness: lateness})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var pk peak
+		rows := map[string][]int64{} // window and key: its rows' counts, a new row for each +I
+		for r.Next() {
+			pk.live = max(pk.live, r.agg.live())
+			pk.slots = max(pk.slots, int(r.agg.n))
+			pk.arrow = max(pk.arrow, int64(mem.CurrentAlloc()))
+			rec := r.RecordBatch()
+			for i := range int(rec.NumRows()) {
+				start, _ := Formatter(rec.Column(0), r.Columns()[0].Type)(i)
+				at, _ := time.Parse("2006-01-02 15:04:05.000", start)
+				k := fmt.Sprintf("%d %s", at.Sub(base)/time.Second, rec.Column(1).ValueStr(i))
+				n, _ := strconv.ParseInt(rec.Column(2).ValueStr(i), 10, 64)
+				switch r.Op(i) {
+				case Insert:
+					rows[k] = append(rows[k], n)
+				case UpdateAfter:
+					rows[k][len(rows[k])-1] = n
+				}
+			}
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for k, n := range want {
+			var sum int64
+			for _, c := range rows[k] {
+				sum += c
+			}
+			if sum != n {
+				t.Errorf("window and key %s: rows %v, want them to add up to %d records", k, rows[k], n)
+			}
+		}
+		late := int64(2 * (windows - 5))
+		beyond := int64(windows - 5)
+		if lateness > time.Duration(windows)*time.Second {
+			beyond = 0
+		}
+		if s := r.Stats(); s.Late != late || s.BeyondLateness != beyond {
+			t.Errorf("%d late records, %d beyond the lateness; want %d and %d", s.Late, s.BeyondLateness, late, beyond)
+		}
+		return pk
+	}
+	short, long := run(t, 40, 2*time.Second), run(t, 160, 2*time.Second)
+	t.Logf("peak state over 40 windows %+v, over 160 %+v", short, long)
+	// Open: this second's window and the last; within the lateness: two
+	// more; a late record's new row goes as soon as it is out.
+	if long.live > keys*5 || long.live != short.live || long.slots != short.slots {
+		t.Errorf("groups held at most: %d (slots %d) over 160 windows, %d (%d) over 40; want the same, at most %d",
+			long.live, long.slots, short.live, short.slots, keys*5)
+	}
+	if long.arrow > short.arrow*5/4 {
+		t.Errorf("Arrow memory held at most: %d bytes over 160 windows, %d over 40", long.arrow, short.arrow)
+	}
+	if all := run(t, 40, time.Hour); all.live < 40*keys {
+		t.Errorf("with an hour of lateness %d groups held, want every window's (%d): the test would not see a bound", all.live, 40*keys)
+	}
+}

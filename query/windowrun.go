@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/table"
 )
@@ -41,6 +42,25 @@ func (r *Rows) holdLinger() time.Duration {
 	}
 }
 
+// DefaultAllowedLateness is Options.AllowedLateness's default: a record
+// comes late here mostly because it was delivered again (after its lock
+// expired, 30 s by default, or a member went away), which takes seconds
+// to minutes whatever the window's size; ten minutes covers that with room
+// to spare while the state held stays that of the last windows.
+const DefaultAllowedLateness = 10 * time.Minute
+
+// allowedLateness is the query's AllowedLateness in milliseconds.
+func allowedLateness(o Options) int64 {
+	switch d := o.AllowedLateness; {
+	case d < 0:
+		return 0
+	case d == 0:
+		return DefaultAllowedLateness.Milliseconds()
+	default:
+		return d.Milliseconds()
+	}
+}
+
 // errTick is the cause of a wait that a window's timer ended.
 var errTick = errors.New("window timer")
 
@@ -48,26 +68,33 @@ var errTick = errors.New("window timer")
 // groups themselves are the aggState's.
 type winState struct {
 	wp *windowPlan
+	// schema is the batch expand makes: the table's columns and the
+	// window's, without window_time when the query does not read it.
+	schema *arrow.Schema
+	// lateness is how far (ms) the watermark goes past a window's end
+	// before the window's groups are dropped (Options.AllowedLateness).
+	lateness int64
+	// byEnd are the groups by their window's end, to drop a window's
+	// groups together; minEnd is the smallest end in it.
+	byEnd  map[int64][]int32
+	minEnd int64
 	// eventMax is the largest event time seen (ms); wm the watermark (ms).
 	eventMax, wm int64
 	lastArrival  time.Time
 	// seq counts the source batches folded.
 	seq uint64
 	// Per group: its window's end (ms), the seq of the last batch its
-	// emitted row reflects, where its last emitted row is (lastIn, an
-	// index into kept, or -1 when none is shown; lastRow, its row there),
-	// and whether a batch changed it since.
+	// emitted row reflects, whether that row is in the result (HAVING
+	// kept it), and whether a batch changed it since. The row itself is
+	// made again from the aggregates' results as they were then (see
+	// aggState.snap).
 	end       []int64
 	emittedAt []uint64
-	lastIn    []int32
-	lastRow   []int32
+	shown     []bool
 	isDirty   []bool
 	dirty     []int32
-	// kept are the batches of rows emitted that still hold some group's
-	// last emitted row, so that a group's row is a reference rather than
-	// a batch of its own; free are kept's empty slots.
-	kept []keptRows
-	free []int32
+	old       []int   // emitGroups' rows before, reused
+	before    []int32 // emitGroups' groups with a row before, reused
 	// pending are the source batches not yet reflected by a delivered row,
 	// held (neither accepted nor released); held counts their records.
 	pending []pendBatch
@@ -75,11 +102,15 @@ type winState struct {
 	// nextFire is when the open windows' running results are emitted
 	// early; zero when nothing waits for it.
 	nextFire time.Time
-	// batch is what the batch being folded told: its largest event time
-	// and its late records.
-	batchMax  int64
-	batchLate int64
-	eof       bool
+	// expand's rows and their windows' starts and ends, reused.
+	idx          []int
+	starts, ends []int64
+	// batch is what the batch being folded told: its largest event time,
+	// its late records and those of them whose window had been dropped.
+	batchMax    int64
+	batchLate   int64
+	batchBeyond int64
+	eof         bool
 }
 
 // pendBatch is a source batch held until its groups' rows are delivered.
@@ -90,69 +121,65 @@ type pendBatch struct {
 	rows   int64
 }
 
-func newWinState(wp *windowPlan) *winState {
-	return &winState{wp: wp, eventMax: math.MinInt64, wm: math.MinInt64, lastArrival: time.Now()}
+func newWinState(p *Plan, o Options) *winState {
+	// window_time is the last column: leaving it out moves no other.
+	schema, last := p.windowSchema, p.windowSchema.NumFields()-1
+	if !p.allInputs && !slices.Contains(p.inputs, last) {
+		schema = arrow.NewSchema(schema.Fields()[:last], nil)
+	}
+	return &winState{wp: p.window, schema: schema, lateness: allowedLateness(o), byEnd: map[int64][]int32{}, minEnd: math.MaxInt64,
+		eventMax: math.MinInt64, wm: math.MinInt64, lastArrival: time.Now()}
 }
 
-// release frees the emitted rows kept and releases every held record: the
-// query ended before a delivered row reflected them.
+// dropLimit is the end of the last windows dropped: a window whose end is
+// at or before it has no state (math.MinInt64: none).
+func (w *winState) dropLimit() int64 {
+	if w.wm < math.MinInt64+w.lateness {
+		return math.MinInt64
+	}
+	return w.wm - w.lateness
+}
+
+// dropClosed drops the groups of the windows the watermark is
+// AllowedLateness past the end of: they are closed, their rows emitted
+// (winEmit emits every window the watermark passed before it comes here),
+// and a record for them now starts a new row. So the state held is that
+// of the open windows and the closed ones a late record may still update,
+// whatever the number of windows seen.
+func (r *Rows) dropClosed() {
+	w := r.win
+	limit := w.dropLimit()
+	if w.minEnd > limit {
+		return
+	}
+	var gone []int32
+	w.minEnd = math.MaxInt64
+	for end, gs := range w.byEnd {
+		if end > limit {
+			w.minEnd = min(w.minEnd, end)
+			continue
+		}
+		delete(w.byEnd, end)
+		for _, g := range gs {
+			w.shown[g] = false
+		}
+		gone = append(gone, gs...)
+	}
+	r.agg.drop(gone)
+}
+
+// release releases every held record: the query ended before a
+// delivered row reflected them.
 func (w *winState) release() {
 	for _, p := range w.pending {
 		p.ack.Abandon()
 	}
 	w.pending, w.held = nil, 0
-	for i, k := range w.kept {
-		if k.rec != nil {
-			k.rec.Release()
-			w.kept[i].rec = nil
-		}
-	}
-	w.kept, w.free = nil, nil
-	for g := range w.lastIn {
-		w.lastIn[g] = -1
-	}
 }
 
-// keptRows is a batch of emitted rows and how many groups' last emitted
-// row is one of its rows.
-type keptRows struct {
-	rec  arrow.RecordBatch
-	refs int
-}
-
-// keep files rec's rows as groups' last emitted rows; the caller points
-// them at it. It takes over the caller's reference.
-func (w *winState) keep(rec arrow.RecordBatch) int32 {
-	if n := len(w.free); n > 0 {
-		i := w.free[n-1]
-		w.free = w.free[:n-1]
-		w.kept[i] = keptRows{rec: rec}
-		return i
-	}
-	w.kept = append(w.kept, keptRows{rec: rec})
-	return int32(len(w.kept) - 1)
-}
-
-// forget drops group g's last emitted row, releasing its batch when no
-// other group's row is in it.
-func (w *winState) forget(g int32) {
-	i := w.lastIn[g]
-	if i < 0 {
-		return
-	}
-	w.lastIn[g] = -1
-	k := &w.kept[i]
-	if k.refs--; k.refs == 0 {
-		k.rec.Release()
-		k.rec = nil
-		w.free = append(w.free, i)
-	}
-}
-
-// millis reads a timestamp array's value i in milliseconds.
-func millis(a *array.Timestamp, i int) int64 {
-	v := int64(a.Value(i))
-	switch a.DataType().(*arrow.TimestampType).Unit {
+// toMillis converts a time in unit to milliseconds.
+func toMillis(v int64, unit arrow.TimeUnit) int64 {
+	switch unit {
 	case arrow.Second:
 		return v * 1000
 	case arrow.Microsecond:
@@ -163,49 +190,51 @@ func millis(a *array.Timestamp, i int) int64 {
 	return v
 }
 
+// fromMillis converts a time in milliseconds to unit.
+func fromMillis(v int64, unit arrow.TimeUnit) int64 {
+	switch unit {
+	case arrow.Second:
+		return v / 1000
+	case arrow.Microsecond:
+		return v * 1000
+	case arrow.Nanosecond:
+		return v * 1000000
+	}
+	return v
+}
+
 // expand gives each row of full (the table's columns) one row per window
-// it falls in, with window_start, window_end and window_time after the
-// table's columns; a row whose time is NULL falls in none. It notes the
-// batch's largest time and its late records.
-func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, error) {
+// it falls in, with window_start, window_end and window_time (if the query
+// reads it) after the table's columns; a row whose time is NULL falls in
+// none. It notes the batch's largest time and its late records.
+func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch) (arrow.RecordBatch, error) {
 	ts := full.Column(w.wp.timeIdx).(*array.Timestamp)
+	unit := ts.DataType().(*arrow.TimestampType).Unit
 	n := int(full.NumRows())
-	idx := make([]int, 0, n)
-	sb := array.NewTimestampBuilder(ec.mem, schema.Field(schema.NumFields()-3).Type.(*arrow.TimestampType))
-	eb := array.NewTimestampBuilder(ec.mem, schema.Field(schema.NumFields()-2).Type.(*arrow.TimestampType))
-	tt := schema.Field(schema.NumFields() - 1).Type.(*arrow.TimestampType)
-	tb := array.NewTimestampBuilder(ec.mem, tt)
-	defer sb.Release()
-	defer eb.Release()
-	defer tb.Release()
-	w.batchMax, w.batchLate = math.MinInt64, 0
+	idx, starts, ends := w.idx[:0], w.starts[:0], w.ends[:0]
+	w.batchMax, w.batchLate, w.batchBeyond = math.MinInt64, 0, 0
+	limit := w.dropLimit()
 	for i := range n {
 		if ts.IsNull(i) {
 			continue
 		}
-		t := millis(ts, i)
+		t := toMillis(int64(ts.Value(i)), unit)
 		w.batchMax = max(w.batchMax, t)
-		if !w.wp.proctime && t < w.wm {
+		late := !w.wp.proctime && t < w.wm
+		if late {
 			w.batchLate++
 		}
-		w.wp.spec.windows(t, func(start, end int64) {
+		k := len(starts)
+		starts, ends = w.wp.spec.appendWindows(t, starts, ends)
+		for range len(starts) - k {
 			idx = append(idx, i)
-			sb.Append(arrow.Timestamp(start))
-			eb.Append(arrow.Timestamp(end))
-			// window_time is the window's last millisecond, in the time
-			// attribute's unit.
-			v := end - 1
-			switch tt.Unit {
-			case arrow.Second:
-				v /= 1000
-			case arrow.Microsecond:
-				v *= 1000
-			case arrow.Nanosecond:
-				v *= 1000000
-			}
-			tb.Append(arrow.Timestamp(v))
-		})
+		}
+		// Its windows' ends ascend: the first is the one dropped first.
+		if late && len(ends) > k && ends[k] <= limit {
+			w.batchBeyond++
+		}
 	}
+	w.idx, w.starts, w.ends = idx, starts, ends
 	var rows arrow.RecordBatch
 	if len(idx) == n {
 		full.Retain()
@@ -217,9 +246,31 @@ func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch, schema *arrow.Sch
 		}
 	}
 	defer rows.Release()
-	extra := []arrow.Array{sb.NewArray(), eb.NewArray(), tb.NewArray()}
+	nt := int(full.NumCols())
+	extra := []arrow.Array{timestamps(ec, w.schema.Field(nt).Type, starts), timestamps(ec, w.schema.Field(nt+1).Type, ends)}
+	if w.schema.NumFields() == nt+3 {
+		// window_time is the window's last millisecond, in the time
+		// attribute's unit; ends is not needed any more.
+		tt := w.schema.Field(nt + 2).Type
+		for k, e := range ends {
+			ends[k] = fromMillis(e-1, tt.(*arrow.TimestampType).Unit)
+		}
+		extra = append(extra, timestamps(ec, tt, ends))
+	}
 	defer releaseAll(extra)
-	return array.NewRecordBatch(schema, append(slices.Clone(rows.Columns()), extra...), int64(len(idx))), nil
+	return array.NewRecordBatch(w.schema, append(slices.Clone(rows.Columns()), extra...), int64(len(idx))), nil
+}
+
+// timestamps is an array of type t (a TIMESTAMP) of vals, none NULL:
+// copied into one buffer, without the bitmap and checks of a builder.
+func timestamps(ec *evalCtx, t arrow.DataType, vals []int64) arrow.Array {
+	buf := memory.NewResizableBuffer(ec.mem)
+	defer buf.Release()
+	buf.Resize(len(vals) * 8)
+	copy(arrow.Int64Traits.CastFromBytes(buf.Bytes()), vals)
+	data := array.NewData(t, len(vals), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
 }
 
 // handOutWin folds a source batch into its windows' groups, holds it until
@@ -230,11 +281,11 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	n := int64(b.Record.NumRows())
 	w.lastArrival = time.Now()
 	var groups []int32
+	var fresh []bool
 	_, ok := r.foldSource(b, func(in arrow.RecordBatch) error {
-		gb, err := r.agg.fold(r.ec, in)
+		err := r.agg.update(r.ec, in)
 		if err == nil {
-			gb.Release()
-			groups = slices.Clone(r.agg.touched)
+			groups, fresh = slices.Clone(r.agg.touched), r.agg.fresh
 		}
 		return err
 	})
@@ -243,15 +294,21 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	}
 	w.seq++
 	ends := r.agg.keys[w.wp.endKey]
-	for _, g := range groups {
+	for t, g := range groups {
 		for int(g) >= len(w.end) {
 			w.end = append(w.end, 0)
 			w.emittedAt = append(w.emittedAt, 0)
-			w.lastIn = append(w.lastIn, -1)
-			w.lastRow = append(w.lastRow, 0)
+			w.shown = append(w.shown, false)
 			w.isDirty = append(w.isDirty, false)
 		}
-		w.end[g] = ends.ints[g]
+		if fresh[t] {
+			// A slot of a dropped group keeps its emittedAt, which is
+			// before this batch: the new group's batches wait for its row.
+			end := ends.ints[g]
+			w.end[g] = end
+			w.byEnd[end] = append(w.byEnd[end], g)
+			w.minEnd = min(w.minEnd, end)
+		}
 		if !w.isDirty[g] {
 			w.isDirty[g] = true
 			w.dirty = append(w.dirty, g)
@@ -259,6 +316,7 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	}
 	r.mu.Lock()
 	r.stats.Late += w.batchLate
+	r.stats.BeyondLateness += w.batchBeyond
 	if len(groups) == 0 {
 		// No row of it falls in a window WHERE keeps: processed, so
 		// accepted, as a filtered batch is.
@@ -362,6 +420,9 @@ func (r *Rows) winEmit() bool {
 	case w.nextFire.IsZero() && r.opts.EarlyFire > 0:
 		w.nextFire = now.Add(r.opts.EarlyFire)
 	}
+	// The windows whose rows are out now, and that are allowed lateness
+	// past their end, go once this is done.
+	defer r.dropClosed()
 	if len(emit) == 0 {
 		return false
 	}
@@ -410,130 +471,52 @@ func reflected(w *winState, p pendBatch) bool {
 
 // emitGroups makes the changes of groups against the rows last emitted
 // for them: -U/+U for a changed row, +I for a first one, -D for one HAVING
-// no longer keeps.
+// no longer keeps. The rows last emitted are made again from the keys and
+// the aggregates' results as they were then, ahead of the rows now, so
+// that one group batch gives both, as a GROUP BY's fold does.
 func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	s, p, w, ec := r.agg, r.plan, r.win, r.ec
-	for _, b := range s.bs {
-		b.Reserve(len(groups))
-	}
+	old, before := w.old[:0], w.before[:0]
 	for _, g := range groups {
-		if err := s.appendGroup(s.bs, g); err != nil {
-			return aggOut{}, err
+		if w.shown[g] {
+			old = append(old, len(before))
+			before = append(before, g)
+		} else {
+			old = append(old, -1)
 		}
 	}
-	gcols := make([]arrow.Array, len(s.bs))
-	for k, b := range s.bs {
+	w.old, w.before = old, before
+	bs := s.builders(ec)
+	for _, b := range bs {
+		reserveRows(b, len(before)+len(groups))
+	}
+	s.appendEmitted(bs, before)
+	if err := s.appendGroups(bs, groups); err != nil {
+		return aggOut{}, err
+	}
+	gcols := make([]arrow.Array, len(bs))
+	for k, b := range bs {
 		gcols[k] = b.NewArray()
 	}
-	gb := array.NewRecordBatch(p.agg.groupSchema, gcols, int64(len(groups)))
+	nOld := len(before)
+	gb := array.NewRecordBatch(p.agg.groupSchema, gcols, int64(nOld+len(groups)))
 	releaseAll(gcols)
 	defer gb.Release()
-	keep, cur, err := groupRows(ec, p, gb)
+	keep, cols, err := groupRows(ec, p, gb)
 	if err != nil {
 		return aggOut{}, err
 	}
-	defer releaseRows(keep, cur)
-	// The rows before: the last ones emitted, gathered with one take
-	// from each kept batch that holds some, then the new ones.
-	old, cols, err := w.gather(ec, groups, cur)
+	defer releaseRows(keep, cols)
+	// A row before was shown (HAVING kept it when it was emitted).
+	res, err := s.diff(ec, p, cols, gb.NumRows(), old, keep, nOld)
 	if err != nil {
 		return aggOut{}, err
 	}
-	defer releaseAll(cols)
-	nOld := len(groups)
-	for _, o := range old {
-		if o < 0 {
-			nOld--
-		}
-	}
-	shown := func(row int) bool {
-		t := row - nOld
-		return t < 0 || keep == nil || keep.IsValid(t) && keep.Value(t)
-	}
-	res, err := s.diff(ec, p, cols, int64(nOld+len(groups)), old, shown)
-	if err != nil {
-		return aggOut{}, err
-	}
-	kept := int32(-1)
 	for t, g := range groups {
-		w.forget(g)
-		if !shown(nOld + t) {
-			continue
-		}
-		if kept < 0 {
-			kept = w.keep(array.NewRecordBatch(p.schema, cur, int64(len(groups))))
-		}
-		w.kept[kept].refs++
-		w.lastIn[g], w.lastRow[g] = kept, int32(t)
+		w.shown[g] = shownRow(keep, nOld, nOld+t)
 	}
+	s.snapshot(gb, nOld, groups)
 	return res, nil
-}
-
-// gather gives the columns of the last emitted rows of groups followed by
-// cur's rows, and per group its last row's index in them (-1: none).
-func (w *winState) gather(ec *evalCtx, groups []int32, cur []arrow.Array) ([]int, []arrow.Array, error) {
-	old := make([]int, len(groups))
-	// rows are, per kept batch that holds some, the rows to take from it
-	// in the order of groups; at is its first row's index in the result.
-	type from struct {
-		rows []int
-		at   int
-	}
-	var order []int32
-	byKept := map[int32]*from{}
-	for t, g := range groups {
-		old[t] = -1
-		i := w.lastIn[g]
-		if i < 0 {
-			continue
-		}
-		f := byKept[i]
-		if f == nil {
-			f = &from{}
-			byKept[i] = f
-			order = append(order, i)
-		}
-		old[t] = len(f.rows)
-		f.rows = append(f.rows, int(w.lastRow[g]))
-	}
-	if len(order) == 0 {
-		for _, c := range cur {
-			c.Retain()
-		}
-		return old, slices.Clone(cur), nil
-	}
-	parts := make([][]arrow.Array, 0, len(order)+1)
-	n := 0
-	for _, i := range order {
-		f := byKept[i]
-		f.at = n
-		n += len(f.rows)
-		rec, err := takeRows(ec, w.kept[i].rec, f.rows)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer rec.Release()
-		parts = append(parts, rec.Columns())
-	}
-	parts = append(parts, cur)
-	for t, g := range groups {
-		if i := w.lastIn[g]; i >= 0 {
-			old[t] += byKept[i].at
-		}
-	}
-	cols := make([]arrow.Array, len(cur))
-	for k := range cur {
-		col := make([]arrow.Array, len(parts))
-		for j, part := range parts {
-			col[j] = part[k]
-		}
-		var err error
-		if cols[k], err = array.Concatenate(col, ec.mem); err != nil {
-			releaseAll(cols)
-			return nil, nil, err
-		}
-	}
-	return old, cols, nil
 }
 
 // multiAck settles the source batches one delivered batch of changes
