@@ -220,10 +220,12 @@
 //     'window.max-held-records', 1000 by default: half the broker's
 //     default cap, so that one more poll fits under it; the count is over
 //     all partitions, which bounds each partition's), and
-//   - when no batch came for Options.HoldLinger (50 ms) while records are
-//     held: a kafka-sharegroup member polls again only once what its last
-//     poll brought is settled, so a window holding a whole poll would
-//     otherwise wait for records that wait for it, and
+//   - as soon as the source says it waits for the query
+//     (table.ReaderWaiter: every kafka-sharegroup member handed out its
+//     poll, and none polls again until what it brought is settled, so a
+//     window holding every member's poll would wait for records that wait
+//     for it), and, for a source that cannot say so, when no batch came
+//     for Options.HoldLinger (50 ms) while records are held, and
 //   - at most Options.EarlyFire after a record came that no delivered row
 //     reflects yet, if it is set ('window.early-fire'; Flink's
 //     table.exec.emit.early-fire.delay).

@@ -64,7 +64,9 @@ type Options struct {
 	// (kafka-sharegroup polls again only then) would otherwise wait for
 	// the query while the query waits for records. 0 means
 	// DefaultHoldLinger; a negative value never does (for tests of the
-	// other timers).
+	// other timers). A stream that says when it waits for its reader
+	// (table.ReaderWaiter) has the results emitted as soon as it does,
+	// without the wait; a negative value turns that off too.
 	HoldLinger time.Duration
 	// AllowedLateness, for a window aggregation, is how long after a
 	// window's end (how far the watermark passed it; for processing time,

@@ -127,6 +127,9 @@ func TestWindowTimers(t *testing.T) {
 		// settled, so their window's running row comes after the linger.
 		{"linger", "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' HOUR)", Options{HoldLinger: 10 * time.Millisecond}, Insert},
 		{"proctime", "TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '0.05' SECOND)", Options{HoldLinger: -1}, Insert},
+		// The source says it waits for the query: the running row comes at
+		// once, not after the hour-long linger.
+		{"source waits", "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' HOUR)", Options{HoldLinger: time.Hour}, Insert},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mem := tabletest.CheckedAlloc(t)
@@ -134,6 +137,7 @@ func TestWindowTimers(t *testing.T) {
 				WITH ('connector' = 'test', 'format' = 'test')`)
 			src := sourceOf(t, cat, "ev")
 			src.EOF = false
+			src.SaysWaiting = c.name == "source waits"
 			src.Batches = tabletest.FromJSON(t, mem, src.Schema, 0,
 				`{"id": 1, "ts": "2024-01-01 00:00:59.800"}`, `{"id": 2, "ts": "2024-01-01 00:00:59.900"}`)
 			t.Cleanup(src.Release)

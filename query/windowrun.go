@@ -61,6 +61,13 @@ func allowedLateness(o Options) int64 {
 	}
 }
 
+// sourceWaits reports whether the stream says it gives nothing more until
+// the query settles what it holds (see table.ReaderWaiter).
+func (r *Rows) sourceWaits() bool {
+	rw, ok := r.stream.(table.ReaderWaiter)
+	return ok && rw.WaitsForReader()
+}
+
 // errTick is the cause of a wait that a window's timer ended.
 var errTick = errors.New("window timer")
 
@@ -400,7 +407,7 @@ func (r *Rows) winEmit() bool {
 	}
 	linger := r.holdLinger()
 	early := w.held >= maxHeld || (!w.nextFire.IsZero() && !now.Before(w.nextFire)) ||
-		(linger > 0 && w.held > 0 && now.Sub(w.lastArrival) >= linger)
+		(linger > 0 && w.held > 0 && (now.Sub(w.lastArrival) >= linger || r.sourceWaits()))
 	var emit, keep []int32
 	for _, g := range w.dirty {
 		if early || w.eof || w.end[g] <= w.wm {

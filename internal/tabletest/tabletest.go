@@ -126,6 +126,10 @@ type Source struct {
 	// Quiet skips the log and the verdicts, for benchmarks of the consumer
 	// and not of the fake.
 	Quiet bool
+	// SaysWaiting makes a stream say that it waits for its reader
+	// (table.ReaderWaiter) once it handed out every batch, as a
+	// kafka-sharegroup stream does once each member handed out its poll.
+	SaysWaiting bool
 
 	mu       sync.Mutex
 	log      []string
@@ -227,6 +231,10 @@ func (st *stream) Next(ctx context.Context) (table.Batch, error) {
 	}
 	<-ctx.Done()
 	return table.Batch{}, ctx.Err()
+}
+
+func (st *stream) WaitsForReader() bool {
+	return st.src.SaysWaiting && st.next == len(st.src.Batches)
 }
 
 func (st *stream) Stats() table.Stats {
