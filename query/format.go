@@ -74,7 +74,17 @@ func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string 
 	case table.Timestamp, table.TimestampLTZ:
 		get := instantReader(a)
 		p := t.Precision
-		return func(i int) string { return formatTimestamp(get(i), p) }
+		// The last value's text is kept: a window's rows repeat their
+		// window_start and window_end, and formatting a time is most of
+		// what writing such a row costs.
+		var last instant
+		var text string
+		return func(i int) string {
+			if v := get(i); v != last || text == "" {
+				last, text = v, formatTimestamp(v, p)
+			}
+			return text
+		}
 	case table.Array:
 		l := a.(*array.List)
 		elem := Formatter(l.ListValues(), t.Elem)
