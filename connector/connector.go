@@ -51,6 +51,7 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 		startup:     v.String(OptStartupMode),
 		guarantee:   v.String(OptDeliveryGuarantee),
 		onError:     v.String(OptOnDecodeError),
+		onEvalError: v.String(OptOnEvalError),
 		deadTopic:   v.String(OptDeadLetterTopic),
 		batchSize:   int(v.Int(OptBatchSize)),
 		unavailable: v.Duration(OptBrokerUnavailableTimeout),

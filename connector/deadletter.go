@@ -33,7 +33,8 @@ import (
 // comes first; readers take the last). Values are UTF-8 text; numbers in
 // decimal.
 const (
-	// HeaderError is why the record did not decode, as the format said.
+	// HeaderError is why the record did not decode, as the format said,
+	// or why a query could not evaluate its row ('scan.on-eval-error').
 	HeaderError = "kshare.error"
 	// HeaderTopic, HeaderPartition and HeaderOffset say where the original
 	// record is.
@@ -113,10 +114,12 @@ func (s *source) newDeadLetter(st *stream, limit int32) (*deadLetter, error) {
 	return &deadLetter{topic: s.deadTopic, cl: cl}, nil
 }
 
-// deadLetter produces record i of poll p, which did not decode (derr), to the
-// dead-letter topic, and settles it when the broker answers: accepted once
-// the dead letter is acknowledged, released if the produce fails.
-func (m *member) deadLetter(p *poll, i int, derr error) {
+// deadLetter produces record i of poll p to the dead-letter topic, and
+// settles it when the broker answers: accepted once the dead letter is
+// acknowledged, released if the produce fails. derr is why (the
+// kshare.error header); what says it in the log: "does not decode", "whose
+// row could not be evaluated".
+func (m *member) deadLetter(p *poll, i int, derr error, what string) {
 	st := m.st
 	r := p.records[i]
 	dl := &kgo.Record{Key: r.Key, Value: r.Value, Headers: deadLetterHeaders(st.src, r, derr)}
@@ -126,7 +129,7 @@ func (m *member) deadLetter(p *poll, i int, derr error) {
 		if err != nil {
 			if !errors.Is(err, kgo.ErrClientClosed) {
 				st.stats.deadLetterFailed.Add(1)
-				st.log.Warn("could not produce a record that does not decode to the dead-letter topic; released, it will be delivered again",
+				st.log.Warn("could not produce a record that "+what+" to the dead-letter topic; released, it will be delivered again",
 					"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "delivery_count", r.DeliveryCount(),
 					"dead_letter_topic", st.dead.topic, "err", err)
 			}
@@ -134,7 +137,7 @@ func (m *member) deadLetter(p *poll, i int, derr error) {
 			return
 		}
 		st.stats.deadLettered.Add(1)
-		st.log.Warn("dead-lettered a record that does not decode", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
+		st.log.Warn("dead-lettered a record that "+what, "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
 			"dead_letter_topic", st.dead.topic, "err", derr)
 		p.settle(i, table.Accept)
 	})

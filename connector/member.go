@@ -201,7 +201,7 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 			case OnDecodeErrorDead:
 				// Settled when the dead letter's produce is answered;
 				// wait keeps the record's lock renewed until then.
-				m.deadLetter(p, i, err)
+				m.deadLetter(p, i, err, "does not decode")
 				continue
 			}
 			// fail: deliver the rows before it, then end the stream. The

@@ -75,8 +75,8 @@ var (
 	descDecodeErrors = sourceDesc("kshare_source_decode_errors_total", "Records the format could not decode.")
 	descSkipped      = sourceDesc("kshare_source_skipped_total", "Records the format skipped (json.ignore-parse-errors).")
 	descRenewed      = sourceDesc("kshare_source_lock_renewals_total", "Lock renewals sent for records still being delivered.")
-	descDeadLettered = sourceDesc("kshare_source_dead_lettered_total", "Records that did not decode, produced to the dead-letter topic and accepted.")
-	descDeadFailed   = sourceDesc("kshare_source_dead_letter_failures_total", "Records that did not decode whose produce to the dead-letter topic failed; they were released.")
+	descDeadLettered = sourceDesc("kshare_source_dead_lettered_total", "Records that did not decode (or whose rows could not be evaluated), produced to the dead-letter topic and accepted.")
+	descDeadFailed   = sourceDesc("kshare_source_dead_letter_failures_total", "Records that did not decode (or whose rows could not be evaluated) whose produce to the dead-letter topic failed; they were released.")
 	descOpen         = sourceDesc("kshare_source_streams_open", "Streams (queries) reading the table now.")
 )
 

@@ -34,6 +34,7 @@ type source struct {
 	startup     string
 	guarantee   string
 	onError     string
+	onEvalError string // 'scan.on-eval-error': the policy batchAck.FailRow applies
 	deadTopic   string // 'scan.dead-letter.topic'; Validate allows it only with 'dead-letter'
 	batchSize   int
 	unavailable time.Duration // 'scan.broker-unavailable-timeout'; 0: retry forever
@@ -224,7 +225,7 @@ type stream struct {
 	log     *slog.Logger
 	members []*member
 	health  *health
-	dead    *deadLetter // nil unless 'scan.on-decode-error' = 'dead-letter'
+	dead    *deadLetter // nil unless 'scan.on-decode-error' or 'scan.on-eval-error' = 'dead-letter'
 
 	ctx    context.Context // the members' lifetime, ended by Close
 	cancel context.CancelFunc
@@ -380,6 +381,7 @@ func (st *stream) Stats() table.Stats {
 		Rejected:         st.stats.rejected.Load(),
 		Redelivered:      st.stats.redelivered.Load(),
 		DecodeErrors:     st.stats.decodeErrors.Load(),
+		EvalErrors:       st.stats.evalErrors.Load(),
 		Skipped:          st.stats.skipped.Load(),
 		Renewed:          st.stats.renewed.Load(),
 		DeadLettered:     st.stats.deadLettered.Load(),
@@ -404,6 +406,7 @@ type counters struct {
 	records, rows                      atomic.Int64
 	accepted, released, rejected       atomic.Int64
 	redelivered, decodeErrors, skipped atomic.Int64
+	evalErrors                         atomic.Int64
 	renewed, refused                   atomic.Int64
 	deadLettered, deadLetterFailed     atomic.Int64
 	consumers                          []atomic.Int64

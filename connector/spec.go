@@ -31,6 +31,7 @@ const (
 	OptStartupMode              = "scan.startup.mode"
 	OptDeliveryGuarantee        = "scan.delivery-guarantee"
 	OptOnDecodeError            = "scan.on-decode-error"
+	OptOnEvalError              = "scan.on-eval-error"
 	OptDeadLetterTopic          = "scan.dead-letter.topic"
 	OptBatchSize                = "scan.batch-size"
 	OptDiscoveryInterval        = "scan.topic-partition-discovery.interval"
@@ -143,8 +144,16 @@ var Options = &options.Set{
 			Description: "What a record that the format cannot decode does: 'fail' ends the stream with the error (the record is released); " +
 				"'reject' archives it and logs a warning; 'release' hands it back to the group, which delivers it again until the broker's delivery count limit; " +
 				"'dead-letter' produces it to 'scan.dead-letter.topic' and accepts it once that produce is acknowledged (released if it fails)."},
+		// The evaluation's policy is the source's, not a query setting: its
+		// dead letters go to the source's dead-letter topic, and the
+		// records it settles are the source's.
+		{Key: OptOnEvalError, Type: options.Enum, Default: OnDecodeErrorFail,
+			Allowed: []string{OnDecodeErrorFail, OnDecodeErrorReject, OnDecodeErrorRelease, OnDecodeErrorDead},
+			Description: "What a record does whose row a query cannot evaluate (a division by zero, an overflow, a CAST that does not fit): 'fail' ends the query with the error (the record is released); " +
+				"'reject', 'release' and 'dead-letter' leave the record's rows out of the result and settle the record as 'scan.on-decode-error' does, with the error in the dead letter's kshare.error header. " +
+				"Queries without GROUP BY or windows only; needs 'scan.delivery-guarantee' = 'at-least-once'."},
 		{Key: OptDeadLetterTopic, Type: options.String, Check: checkTopic,
-			Description: "With 'scan.on-decode-error' = 'dead-letter': the topic, on the table's cluster, that records which do not decode are produced to " +
+			Description: "With 'scan.on-decode-error' or 'scan.on-eval-error' = 'dead-letter': the topic, on the table's cluster, that records which do not decode (or whose rows cannot be evaluated) are produced to " +
 				"with their key, value and headers and kshare.* headers saying why and where from (README 'Dead-letter topic'). It must exist when a query opens."},
 		{Key: OptBatchSize, Type: options.Int, Default: strconv.Itoa(batch.DefaultSize), Min: 1, HasMin: true, Unit: options.Rows,
 			Description: "Most rows of one Arrow batch, unless the reader asks for another bound when it opens a stream."},
@@ -321,17 +330,29 @@ func Validate(v options.Values) error {
 // validateDeadLetter checks the dead-letter keys against each other and
 // against the topics read.
 func validateDeadLetter(v options.Values) options.Errors {
-	dead, topic := v.String(OptOnDecodeError) == OnDecodeErrorDead, v.String(OptDeadLetterTopic)
+	onDecode, onEval, topic := v.String(OptOnDecodeError), v.String(OptOnEvalError), v.String(OptDeadLetterTopic)
+	var errs options.Errors
+	if onEval != OnDecodeErrorFail && v.String(OptDeliveryGuarantee) == GuaranteeAtMostOnce {
+		// At most once accepts the records as they are decoded, before
+		// any row is evaluated: nothing is left to settle by the policy.
+		errs = append(errs, options.Errorf(options.ErrConflict, OptOnEvalError,
+			"'%s' = '%s' needs '%s' = '%s': at most once accepts records before their rows are evaluated",
+			OptOnEvalError, onEval, OptDeliveryGuarantee, GuaranteeAtLeastOnce))
+	}
 	switch {
-	case dead && topic == "":
-		return options.Errors{options.Errorf(options.ErrMissing, OptDeadLetterTopic,
-			"'%s' = '%s' needs '%s': the topic that records which do not decode are produced to", OptOnDecodeError, OnDecodeErrorDead, OptDeadLetterTopic)}
-	case !dead && topic != "":
+	case onDecode == OnDecodeErrorDead && topic == "":
+		return append(errs, options.Errorf(options.ErrMissing, OptDeadLetterTopic,
+			"'%s' = '%s' needs '%s': the topic that records which do not decode are produced to", OptOnDecodeError, OnDecodeErrorDead, OptDeadLetterTopic))
+	case onEval == OnDecodeErrorDead && topic == "":
+		return append(errs, options.Errorf(options.ErrMissing, OptDeadLetterTopic,
+			"'%s' = '%s' needs '%s': the topic that records whose rows cannot be evaluated are produced to", OptOnEvalError, OnDecodeErrorDead, OptDeadLetterTopic))
+	case onDecode != OnDecodeErrorDead && onEval != OnDecodeErrorDead && topic != "":
 		// The topic would be ignored: the user meant something else.
-		return options.Errors{options.Errorf(options.ErrConflict, OptDeadLetterTopic,
-			"'%s' is used only with '%s' = '%s' (it is '%s')", OptDeadLetterTopic, OptOnDecodeError, OnDecodeErrorDead, v.String(OptOnDecodeError))}
-	case !dead:
-		return nil
+		return append(errs, options.Errorf(options.ErrConflict, OptDeadLetterTopic,
+			"'%s' is used only with '%s' = '%s' (it is '%s') or '%s' = '%s' (it is '%s')",
+			OptDeadLetterTopic, OptOnDecodeError, OnDecodeErrorDead, onDecode, OptOnEvalError, OnDecodeErrorDead, onEval))
+	case topic == "":
+		return errs
 	}
 	// A dead-letter topic that the table reads would hand each poison
 	// record back to the table, which would dead-letter it again, forever.
@@ -342,11 +363,11 @@ func validateDeadLetter(v options.Values) options.Errors {
 		}
 	}
 	if read {
-		return options.Errors{options.Errorf(options.ErrConflict, OptDeadLetterTopic,
+		errs = append(errs, options.Errorf(options.ErrConflict, OptDeadLetterTopic,
 			"'%s' names '%s', a topic the table reads: its records would come back to the table and be dead-lettered again; name another topic",
-			OptDeadLetterTopic, options.Cut(topic))}
+			OptDeadLetterTopic, options.Cut(topic)))
 	}
-	return nil
+	return errs
 }
 
 // checkServers wants host:port pairs: a broker address without a port is a

@@ -140,6 +140,10 @@ type Stats struct {
 	// no result row (a MAX that stayed, a group HAVING hides); their
 	// records are accepted like Filtered's.
 	Unchanged int64
+	// EvalFailed counts source rows left out because they could not be
+	// evaluated, their records settled by the table's policy
+	// (table.RowFailer: 'scan.on-eval-error').
+	EvalFailed int64
 	// Late counts the records of a window aggregation older than the
 	// watermark when they arrived: each updated its window's row, unless
 	// BeyondLateness counts it too.
@@ -703,7 +707,7 @@ func (r *Rows) handOut(b table.Batch) bool {
 	if r.agg != nil {
 		return r.handOutAgg(b)
 	}
-	out, sel, err := r.evaluate(b.Record)
+	out, sel, failed, err := r.evaluateBatch(b)
 	n := int(b.Record.NumRows())
 	b.Record.Release() // out holds what it needs
 	if err != nil {
@@ -715,7 +719,7 @@ func (r *Rows) handOut(b table.Batch) bool {
 		// Every row was filtered out: processed, so accepted.
 		b.Ack.Done()
 		r.mu.Lock()
-		r.stats.Filtered += int64(n)
+		r.stats.Filtered += int64(n - len(failed))
 		r.mu.Unlock()
 		return false
 	}
@@ -728,7 +732,7 @@ func (r *Rows) handOut(b table.Batch) bool {
 		}
 		seen = last + 1
 	}
-	r.curDrop = int64(seen - len(sel))
+	r.curDrop = int64(seen - len(sel) - countBelow(failed, seen))
 	r.cur, r.curOut, r.curSel = b.Ack, out, sel
 	r.curMarks = make([]table.Disposition, len(sel))
 	if r.remaining >= 0 {
@@ -859,7 +863,7 @@ func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) 
 	}
 	if err != nil {
 		b.Ack.Abandon()
-		r.finish(EndError, err)
+		r.finish(EndError, aggEvalError(b.Ack, err))
 		return nil, false
 	}
 	return sel, true

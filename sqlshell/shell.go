@@ -548,6 +548,7 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	count("acknowledgements unconfirmed", src.AckUnconfirmed, false)
 	count("redelivered", src.Redelivered, true)
 	count("decode errors", src.DecodeErrors, true)
+	count("evaluation errors (left out)", src.EvalErrors, false)
 	if st.TakesNothing {
 		count("filtered", st.Filtered, false)
 	} else {

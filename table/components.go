@@ -267,6 +267,27 @@ type Acker interface {
 	Abandon()
 }
 
+// A RowFailer is an Acker whose table has a policy for rows that a query
+// cannot evaluate (a division by zero, a CAST that does not fit):
+// kafka-sharegroup's 'scan.on-eval-error'. The query then leaves such rows
+// out and goes on, instead of ending with the error. It is a capability
+// found by type assertion; a batch whose Acker lacks it ends the query.
+type RowFailer interface {
+	Acker
+	// FailsRows reports whether the table's policy settles the records of
+	// such rows (reject, release, dead-letter); false ('fail', the
+	// default) means the query ends with the error.
+	FailsRows() bool
+	// FailRow settles the record behind row, whose evaluation failed with
+	// err, by the policy: at once, or for a dead letter once its produce
+	// is answered (accepted if it was acknowledged, released if not). It
+	// returns the rows [from, to) that the record gave, row among them: a
+	// record is settled as a whole, so the caller leaves all of them out
+	// of its result and calls FailRow for none of them again. Call before
+	// Done or Abandon, which then leave that record alone.
+	FailRow(row int, err error) (from, to int)
+}
+
 // Stats counts a stream's work.
 type Stats struct {
 	Records      int64 // records received
@@ -276,8 +297,11 @@ type Stats struct {
 	Rejected     int64
 	Redelivered  int64 // records seen with a delivery count above 1
 	DecodeErrors int64
-	Skipped      int64 // values the format skipped (ignore-parse-errors)
-	Renewed      int64 // lock renewals sent for records still being delivered
+	// EvalErrors counts records whose row a query could not evaluate and
+	// that the table's policy settled (RowFailer) instead of failing it.
+	EvalErrors int64
+	Skipped    int64 // values the format skipped (ignore-parse-errors)
+	Renewed    int64 // lock renewals sent for records still being delivered
 	// DeadLettered counts records produced to the dead-letter topic (and
 	// so accepted); DeadLetterFailed those whose produce failed (released).
 	DeadLettered     int64

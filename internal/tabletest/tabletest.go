@@ -130,6 +130,15 @@ type Source struct {
 	// (table.ReaderWaiter) once it handed out every batch, as a
 	// kafka-sharegroup stream does once each member handed out its poll.
 	SaysWaiting bool
+	// OnEvalError, if set, makes every batch's Acker a table.RowFailer
+	// with that policy ('reject', 'release', 'dead-letter'; 'fail', whose
+	// FailsRows is false). FailRow logs "b1: fail rows 2-3 (dead-letter):
+	// <err>" and settles those rows at once, a dead letter as accepted
+	// (as if its produce were acknowledged); Done and Abandon leave them.
+	OnEvalError string
+	// RecordRows, if above 1, is how many consecutive rows each record
+	// gave: FailRow settles them together.
+	RecordRows int
 
 	mu       sync.Mutex
 	log      []string
@@ -224,6 +233,9 @@ func (st *stream) Next(ctx context.Context) (table.Batch, error) {
 		st.stats.Records += b.NumRows()
 		st.stats.Rows += b.NumRows()
 		st.mu.Unlock()
+		if st.src.OnEvalError != "" {
+			return table.Batch{Record: b, Ack: &rowFailer{a}}, nil
+		}
 		return table.Batch{Record: b, Ack: a}, nil
 	}
 	if st.src.EOF {
@@ -274,6 +286,7 @@ type acker struct {
 	st      *stream
 	rows    int
 	marks   map[int]table.Disposition
+	failed  map[int]bool // rows settled by FailRow
 	settled bool
 }
 
@@ -304,6 +317,9 @@ func (a *acker) settle(done, byClose bool) {
 	}
 	by := map[table.Disposition][]int{}
 	for i := 0; i < a.rows; i++ {
+		if a.failed[i] {
+			continue // settled by FailRow
+		}
 		d, marked := a.marks[i]
 		switch {
 		case !marked && done:
@@ -337,6 +353,52 @@ func (a *acker) settle(done, byClose bool) {
 		}
 	}
 	src.logf("b%d: %s: %s", a.id, verb, strings.Join(parts, ", "))
+}
+
+// rowFailer is an acker with the table's policy for rows that cannot be
+// evaluated (Source.OnEvalError).
+type rowFailer struct{ *acker }
+
+var _ table.RowFailer = (*rowFailer)(nil)
+
+func (a *rowFailer) FailsRows() bool { return a.st.src.OnEvalError != "fail" }
+
+func (a *rowFailer) FailRow(row int, err error) (from, to int) {
+	src := a.st.src
+	per := max(src.RecordRows, 1)
+	from, to = row/per*per, min(row/per*per+per, a.rows)
+	if a.settled || a.failed[row] {
+		src.logf("b%d: FailRow of row %d after settling", a.id, row)
+	}
+	if a.failed == nil {
+		a.failed = map[int]bool{}
+	}
+	d := table.Accept // a dead letter's record is accepted
+	switch src.OnEvalError {
+	case "reject":
+		d = table.Reject
+	case "release", "fail":
+		d = table.Release
+	}
+	src.mu.Lock()
+	for i := from; i < to; i++ {
+		a.failed[i] = true
+		src.verdicts = append(src.verdicts, Verdict{Batch: a.id, Row: i, Disposition: d})
+	}
+	src.mu.Unlock()
+	a.st.mu.Lock()
+	a.st.stats.EvalErrors++
+	a.st.mu.Unlock()
+	src.logf("b%d: fail rows %s (%s): %v", a.id, ranges(rangeOf(from, to)), src.OnEvalError, err)
+	return from, to
+}
+
+func rangeOf(from, to int) []int {
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
 }
 
 // ranges writes sorted row numbers compactly: 0-2,5.

@@ -1,0 +1,63 @@
+package connector
+
+// This file is 'scan.on-eval-error': a record whose row a query cannot
+// evaluate (a division by zero, a CAST that does not fit) is settled by the
+// table's policy, as one that does not decode is by 'scan.on-decode-error',
+// instead of ending the query. The query finds the failing rows and asks
+// the batch's Acker (table.RowFailer) to settle their records.
+
+import (
+	"github.com/kshare/kshare/table"
+)
+
+var _ table.RowFailer = (*batchAck)(nil)
+
+// FailsRows reports whether the table settles the records of rows that
+// cannot be evaluated rather than failing the query.
+func (a *batchAck) FailsRows() bool { return a.p.m.st.src.onEvalError != OnDecodeErrorFail }
+
+// FailRow settles the record behind row by 'scan.on-eval-error' and returns
+// the rows it gave (a JSON array value gives several, next to each other).
+// The record is settled here (or by its dead letter's answer), so the
+// batch's Done or Abandon, which settle only what is not settled yet, leave
+// it alone.
+func (a *batchAck) FailRow(row int, err error) (from, to int) {
+	if row < 0 || row >= len(a.rowRec) {
+		return row, row + 1
+	}
+	ri := a.rowRec[row]
+	from, to = row, row+1
+	for from > 0 && a.rowRec[from-1] == ri {
+		from--
+	}
+	for to < len(a.rowRec) && a.rowRec[to] == ri {
+		to++
+	}
+	a.p.m.failRecord(a.p, int(a.recs[ri]), err)
+	return from, to
+}
+
+// failRecord settles record i of poll p, whose row could not be evaluated
+// (err), by the table's policy.
+func (m *member) failRecord(p *poll, i int, err error) {
+	st := m.st
+	r := p.records[i]
+	st.stats.evalErrors.Add(1)
+	switch st.src.onEvalError {
+	case OnDecodeErrorReject:
+		st.log.Warn("rejected a record whose row could not be evaluated", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+		p.settle(i, table.Reject)
+	case OnDecodeErrorRelease:
+		st.log.Warn("released a record whose row could not be evaluated; the broker archives it after its delivery limit",
+			"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "delivery_count", r.DeliveryCount(), "err", err)
+		p.settle(i, table.Release)
+	case OnDecodeErrorDead:
+		// Settled when the dead letter's produce is answered; the member
+		// keeps the record's lock renewed until then.
+		m.deadLetter(p, i, err, "whose row could not be evaluated")
+	default:
+		// 'fail': the query does not call FailRow (FailsRows is false);
+		// should one, the record goes back rather than being lost.
+		p.settle(i, table.Release)
+	}
+}

@@ -1,0 +1,101 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/kshare/kshare/table"
+)
+
+// qty is id % 3, so ids 0, 3 and 6 divide by zero.
+
+// evalErrCase is a query over rowsN(8) in batches of 8 whose source has a
+// policy for rows that cannot be evaluated.
+type evalErrCase struct {
+	name, policy string
+	recordRows   int // rows per record; 0: one
+	sql          string
+	ids          []int32
+	log          []string
+}
+
+func divZero(batch int, rows, policy string) string {
+	return "b" + strconv.Itoa(batch) + ": fail rows " + rows + " (" + policy + "): division by zero in 10 / qty"
+}
+
+func TestRowsThatCannotBeEvaluatedAreSettledByThePolicy(t *testing.T) {
+	var cases []evalErrCase
+	for _, p := range []string{"dead-letter", "reject", "release"} {
+		cases = append(cases, evalErrCase{name: p, policy: p, sql: "SELECT id, 10 / qty FROM orders", ids: []int32{1, 2, 4, 5, 7},
+			log: []string{divZero(0, "0", p), divZero(0, "3", p), divZero(0, "6", p), "b0: done: accept 1-2,4-5,7", "close (0 unread)"}})
+	}
+	cases = append(cases,
+		// Every record but ids 4-5 (qty 1, 2) holds an id with qty 0; row
+		// 1 (id 1) evaluates, and is left out with its record.
+		evalErrCase{name: "record of two rows", policy: "dead-letter", recordRows: 2, sql: "SELECT id, 10 / qty FROM orders", ids: []int32{4, 5},
+			log: []string{divZero(0, "0-1", "dead-letter"), divZero(0, "2-3", "dead-letter"), divZero(0, "6-7", "dead-letter"), "b0: done: accept 4-5", "close (0 unread)"}},
+		// Row 6 (qty 0) comes after the limit: released, not rejected.
+		evalErrCase{name: "limit", policy: "reject", sql: "SELECT id, 10 / qty FROM orders LIMIT 3", ids: []int32{1, 2, 4},
+			log: []string{divZero(0, "0", "reject"), divZero(0, "3", "reject"), "b0: done: accept 1-2,4, release 5-7", "close (0 unread)"}},
+		// ids 1, 4, 7 have qty 1 (10 / 1 > 6 keeps them); 2 and 5 have
+		// qty 2 and are filtered out, accepted.
+		evalErrCase{name: "where", policy: "reject", sql: "SELECT id FROM orders WHERE 10 / qty > 6", ids: []int32{1, 4, 7},
+			log: []string{divZero(0, "0", "reject"), divZero(0, "3", "reject"), divZero(0, "6", "reject"), "b0: done: accept 1-2,4-5,7", "close (0 unread)"}},
+	)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, 8, rowsN(8)...)
+			f.src.OnEvalError, f.src.RecordRows, f.src.EOF = c.policy, c.recordRows, true
+			r := f.run(context.Background(), c.sql, Options{})
+			got := allIDs(t, r)
+			if !slices.Equal(got, c.ids) || r.Err() != nil {
+				t.Errorf("ids %v (err %v), want %v", got, r.Err(), c.ids)
+			}
+			r.Close()
+			f.wantLog(c.log...)
+			st := r.Stats()
+			left := 8 - int64(len(c.ids)) - st.Filtered
+			if c.name == "limit" {
+				left -= 3 // rows 5-7, released
+			}
+			if st.EvalFailed != left || st.Delivered != int64(len(c.ids)) || st.Source.EvalErrors != int64(len(c.log)-2) {
+				t.Errorf("stats: %d left out, %d delivered, %d filtered, source %d records; want %d, %d, the rest, %d",
+					st.EvalFailed, st.Delivered, st.Filtered, st.Source.EvalErrors, left, len(c.ids), len(c.log)-2)
+			}
+		})
+	}
+}
+
+func TestPolicyFailEndsTheQueryAsBefore(t *testing.T) {
+	f := newFixture(t, 2, rowsN(6)...)
+	f.src.OnEvalError = "fail"
+	r := f.run(context.Background(), "SELECT 10 / qty FROM orders WHERE id > 0", Options{})
+	for r.Next() {
+	}
+	if err := r.Err(); !errors.Is(err, ErrEval) || err.Error() != "division by zero in 10 / qty" {
+		t.Fatalf("err %v; want ErrEval, division by zero in 10 / qty", err)
+	}
+	f.wantLog("b0: done: accept 0-1", "b1: abandon: release 0-1", "close (1 unread)")
+	r.Close()
+}
+
+func TestAggregateQueryEndsAndSaysThePolicyDoesNotApply(t *testing.T) {
+	f := newFixture(t, 4, rowsN(8)...)
+	f.src.OnEvalError = "dead-letter"
+	r := f.run(context.Background(), "SELECT qty, SUM(10 / qty) FROM orders GROUP BY qty", Options{})
+	for r.Next() {
+	}
+	err := r.Err()
+	if !errors.Is(err, ErrEval) || err.Error() != "division by zero in 10 / qty ('scan.on-eval-error' settles such rows only in queries without GROUP BY, aggregates or windows; this one ends)" {
+		t.Errorf("err %v; want the evaluation error and why the policy does not apply", err)
+	}
+	r.Close()
+	for _, v := range f.src.Verdicts() {
+		if v.Disposition != table.Release {
+			t.Errorf("row %d of batch %d: %s, want release", v.Row, v.Batch, v.Disposition)
+		}
+	}
+}
