@@ -1,0 +1,96 @@
+package kshare_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/table"
+)
+
+// TestInsertEvalErrorDeadLettered: under 'scan.on-eval-error' =
+// 'dead-letter' an INSERT whose expression divides by zero on some records
+// writes the other rows to the sink, produces those records to the
+// dead-letter topic with their key, value and headers plus the kshare.*
+// ones, and accepts every original: the group is drained. Under 'fail' (the
+// default) the same query fails the job with the error.
+func TestInsertEvalErrorDeadLettered(t *testing.T) {
+	const n = 50
+	addr := kafkatest.Bootstrap(t)
+	src, dlq, out := kafkatest.Topic(t, addr, 1), kafkatest.Topic(t, addr, 1), kafkatest.Topic(t, addr, 2)
+	group := kafkatest.GroupName(t)
+	var recs []*kgo.Record
+	var good, bad []string
+	for i := range n {
+		d := i % 10 // 0 for ids 0, 10, 20, 30 and 40
+		recs = append(recs, &kgo.Record{Topic: src, Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, `{"id": %d, "d": %d}`, i, d),
+			Headers: []kgo.RecordHeader{{Key: "trace", Value: fmt.Appendf(nil, "t%d", i)}}})
+		if d == 0 {
+			bad = append(bad, strconv.Itoa(i))
+		} else {
+			good = append(good, strconv.Itoa(i))
+		}
+	}
+	kafkatest.ProduceRecords(t, addr, recs...)
+
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE src (id INT, d INT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+src+`', 'share-group-id' = '`+group+`', 'scan.startup.mode' = 'earliest-offset',
+	  'scan.on-eval-error' = 'dead-letter', 'scan.dead-letter.topic' = '`+dlq+`')`)
+	exec(t, eng, `CREATE TABLE `+"`out`"+` (id STRING, q INT) WITH ('connector' = 'kafka', 'format' = 'json',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+out+`', 'scan.bounded.mode' = 'latest-offset')`)
+	exec(t, eng, `SET 'idle-timeout' = '`+idle().String()+`'`)
+
+	res := exec(t, eng, "INSERT INTO `out` SELECT CAST(id AS STRING), 100 / d FROM src")
+	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := res.Job.Stats(); st.State != table.JobFinished || st.Read != int64(len(good)) || st.Acked != int64(len(good)) ||
+		st.Accepted != n || st.Released != 0 || st.Rejected != 0 || st.Errors != 0 {
+		t.Errorf("stats %+v, want FINISHED, %d rows read and acked, %d records accepted", st, len(good), n)
+	}
+	if got, _ := values(t, eng, "SELECT id FROM `out`"); !slices.Equal(sorted(got), good) {
+		t.Errorf("sink holds %v, want %v", sorted(got), good)
+	}
+
+	dead := kafkatest.ReadTopic(t, addr, dlq, len(bad))
+	if len(dead) != len(bad) {
+		t.Fatalf("%d dead letters, want %d", len(dead), len(bad))
+	}
+	for i, d := range dead {
+		id, _ := strconv.Atoi(bad[i])
+		want := []string{"trace=t" + bad[i], connector.HeaderError + "=division by zero in 100 / d", connector.HeaderTopic + "=" + src,
+			connector.HeaderPartition + "=0", connector.HeaderOffset + "=" + bad[i], connector.HeaderTable + "=src", connector.HeaderGroup + "=" + group}
+		var got []string
+		for _, h := range d.Headers {
+			if h.Key != connector.HeaderTimestamp && h.Key != connector.HeaderDeliveryCount {
+				got = append(got, h.Key+"="+string(h.Value))
+			}
+		}
+		if string(d.Key) != "k"+bad[i] || string(d.Value) != string(recs[id].Value) || !slices.Equal(got, want) {
+			t.Errorf("dead letter %d: key %q value %q headers %v; want k%s, %s, %v", i, d.Key, d.Value, got, bad[i], recs[id].Value, want)
+		}
+	}
+	if left, _ := values(t, eng, "SELECT CAST(id AS STRING) FROM src", kshare.IdleTimeout(idle())); len(left) != 0 {
+		t.Errorf("the source group still has %v after the job", left)
+	}
+
+	// 'fail': the job ends with the error, and the record goes back.
+	exec(t, eng, "ALTER TABLE src RESET ('scan.on-eval-error', 'scan.dead-letter.topic')")
+	kafkatest.ProduceRecords(t, addr, &kgo.Record{Topic: src, Value: []byte(`{"id": 100, "d": 0}`)})
+	res = exec(t, eng, "INSERT INTO `out` SELECT CAST(id AS STRING), 100 / d FROM src")
+	err := res.Job.Wait(kafkatest.Context(t))
+	if err == nil || !strings.Contains(err.Error(), "division by zero in 100 / d") {
+		t.Fatalf("job ended with %v, want the division by zero", err)
+	}
+	if st := res.Job.Stats(); st.State != table.JobFailed || st.Accepted != 0 || st.Released != 1 {
+		t.Errorf("stats %+v, want FAILED with the record released", st)
+	}
+}
