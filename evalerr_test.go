@@ -94,3 +94,36 @@ func TestInsertEvalErrorDeadLettered(t *testing.T) {
 		t.Errorf("stats %+v, want FAILED with the record released", st)
 	}
 }
+
+// TestSelectEvalErrorRejectsTheWholeRecord: in a SELECT under 'reject', a
+// record whose JSON array gave a row that cannot be evaluated is rejected,
+// and its other row is left out with it; the group has nothing left.
+func TestSelectEvalErrorRejectsTheWholeRecord(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	src := kafkatest.Topic(t, addr, 1)
+	kafkatest.Produce(t, addr, src, []byte(`[{"id": 1, "d": 1}, {"id": 2, "d": 0}]`), []byte(`{"id": 3, "d": 1}`))
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE src (id INT, d INT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+src+`', 'share-group-id' = '`+kafkatest.GroupName(t)+`',
+	  'scan.startup.mode' = 'earliest-offset', 'scan.on-eval-error' = 'reject')`)
+	rows, err := eng.Query(kafkatest.Context(t), "SELECT CAST(id AS STRING), 100 / d FROM src", kshare.IdleTimeout(idle()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		b := rows.RecordBatch()
+		for i := range int(b.NumRows()) {
+			got = append(got, b.Column(0).ValueStr(i))
+		}
+	}
+	rows.Close()
+	st := rows.Stats()
+	if !slices.Equal(got, []string{"3"}) || rows.Err() != nil || st.EvalFailed != 2 || st.Source.EvalErrors != 1 || st.Delivered != 1 {
+		t.Errorf("ids %v (err %v), %d rows left out, %d records, %d delivered; want [3], 2, 1, 1",
+			got, rows.Err(), st.EvalFailed, st.Source.EvalErrors, st.Delivered)
+	}
+	if left, _ := values(t, eng, "SELECT CAST(id AS STRING) FROM src", kshare.IdleTimeout(idle())); len(left) != 0 {
+		t.Errorf("the group still has %v: the rejected record came back", left)
+	}
+}
