@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare"
@@ -80,6 +81,11 @@ func TestInsertEvalErrorDeadLettered(t *testing.T) {
 	}
 	if left, _ := values(t, eng, "SELECT CAST(id AS STRING) FROM src", kshare.IdleTimeout(idle())); len(left) != 0 {
 		t.Errorf("the source group still has %v after the job", left)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(connector.Collector())
+	if got := kafkatest.MetricOf(t, reg, "kshare_source_eval_errors_total", group); got != float64(len(bad)) {
+		t.Errorf("kshare_source_eval_errors_total = %v, want %d", got, len(bad))
 	}
 
 	// 'fail': the job ends with the error, and the record goes back.

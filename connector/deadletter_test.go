@@ -74,7 +74,7 @@ func TestDeadLetter(t *testing.T) {
 	// Prometheus counts them as Stats does.
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(connector.Collector())
-	if got := metricOf(t, reg, "kshare_source_dead_lettered_total", group); got != float64(len(poisonAt)) {
+	if got := kafkatest.MetricOf(t, reg, "kshare_source_dead_lettered_total", group); got != float64(len(poisonAt)) {
 		t.Errorf("kshare_source_dead_lettered_total = %v, want %d", got, len(poisonAt))
 	}
 

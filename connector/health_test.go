@@ -147,7 +147,7 @@ func TestCloseReportsUnsentAcks(t *testing.T) {
 	// Prometheus counts the refused ones as Stats does.
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(connector.Collector())
-	if got := metricOf(t, reg, "kshare_source_acks_refused_total", group); got != float64(s.AckRefused) {
+	if got := kafkatest.MetricOf(t, reg, "kshare_source_acks_refused_total", group); got != float64(s.AckRefused) {
 		t.Errorf("kshare_source_acks_refused_total = %v, Stats.AckRefused = %d", got, s.AckRefused)
 	}
 	l.Set(false)
@@ -161,28 +161,6 @@ func TestCloseReportsUnsentAcks(t *testing.T) {
 	if s := st2.Stats(); s.Accepted != 5 || s.AckRefused != 0 || s.AckUnconfirmed != 0 {
 		t.Errorf("second reader: accepted %d, refused %d, unconfirmed %d; want 5, 0, 0", s.Accepted, s.AckRefused, s.AckUnconfirmed)
 	}
-}
-
-// metricOf is the value of a counter of one group, -1 when absent.
-func metricOf(t *testing.T, reg *prometheus.Registry, name, group string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "group" && l.GetValue() == group {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return -1
 }
 
 // failingFormat gives decoders until its budget runs out, so that a member

@@ -60,6 +60,7 @@ func addStats(to *table.Stats, s table.Stats) {
 	to.Rejected += s.Rejected
 	to.Redelivered += s.Redelivered
 	to.DecodeErrors += s.DecodeErrors
+	to.EvalErrors += s.EvalErrors
 	to.Skipped += s.Skipped
 	to.Renewed += s.Renewed
 	to.AckRefused += s.AckRefused
@@ -73,6 +74,7 @@ var (
 	descRefused      = sourceDesc("kshare_source_acks_refused_total", "Acknowledgements the broker refused or that could not be sent; their records are delivered again.")
 	descRedelivered  = sourceDesc("kshare_source_redelivered_total", "Records received with a delivery count above 1.")
 	descDecodeErrors = sourceDesc("kshare_source_decode_errors_total", "Records the format could not decode.")
+	descEvalErrors   = sourceDesc("kshare_source_eval_errors_total", "Records whose rows a query could not evaluate, settled by 'scan.on-eval-error'.")
 	descSkipped      = sourceDesc("kshare_source_skipped_total", "Records the format skipped (json.ignore-parse-errors).")
 	descRenewed      = sourceDesc("kshare_source_lock_renewals_total", "Lock renewals sent for records still being delivered.")
 	descDeadLettered = sourceDesc("kshare_source_dead_lettered_total", "Records that did not decode (or whose rows could not be evaluated), produced to the dead-letter topic and accepted.")
@@ -93,7 +95,7 @@ func Collector() prometheus.Collector { return collector{} }
 type collector struct{}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecords, descRows, descAcks, descRefused, descRedelivered, descDecodeErrors, descSkipped, descRenewed, descDeadLettered, descDeadFailed, descOpen} {
+	for _, d := range []*prometheus.Desc{descRecords, descRows, descAcks, descRefused, descRedelivered, descDecodeErrors, descEvalErrors, descSkipped, descRenewed, descDeadLettered, descDeadFailed, descOpen} {
 		ch <- d
 	}
 }
@@ -143,6 +145,7 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descRefused, c.stats.AckRefused, k.table, k.group)
 		counter(descRedelivered, c.stats.Redelivered, k.table, k.group)
 		counter(descDecodeErrors, c.stats.DecodeErrors, k.table, k.group)
+		counter(descEvalErrors, c.stats.EvalErrors, k.table, k.group)
 		counter(descSkipped, c.stats.Skipped, k.table, k.group)
 		counter(descRenewed, c.stats.Renewed, k.table, k.group)
 		counter(descDeadLettered, c.stats.DeadLettered, k.table, k.group)

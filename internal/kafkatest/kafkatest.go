@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -484,4 +485,27 @@ func waitFor(t testing.TB, ctx context.Context, what string, check func() error)
 func Eventually(t testing.TB, what string, check func() error) {
 	t.Helper()
 	waitFor(t, Context(t), what, check)
+}
+
+// MetricOf is the value of reg's counter name for share group group (its
+// "group" label), -1 when there is none.
+func MetricOf(t testing.TB, reg *prometheus.Registry, name, group string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "group" && l.GetValue() == group {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }
