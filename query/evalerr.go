@@ -3,8 +3,8 @@ package query
 // This file is the table's policy for rows that cannot be evaluated
 // (kafka-sharegroup's 'scan.on-eval-error'; table.RowFailer). A batch is
 // evaluated column by column as always; only when that fails with ErrEval
-// and the batch's Acker settles such rows does the batch go row by row, to
-// find the rows at fault. Their records are settled by the policy (a dead
+// and the batch's Acker settles such rows is the batch searched (by halves,
+// see hunt) for the rows at fault. Their records are settled by the policy (a dead
 // letter, a reject, a release) and left out of the result; the other rows
 // are evaluated together again. A record that gave several rows (a JSON
 // array) is settled as a whole: when one of its rows fails, its other rows
@@ -37,73 +37,104 @@ func (r *Rows) evaluateBatch(b table.Batch) (out arrow.RecordBatch, sel, failed 
 	return r.evaluateAround(b.Record, rf)
 }
 
-// evaluateAround evaluates src row by row to find the rows that fail, has
-// rf settle their records, and evaluates the other rows as one batch. It
-// stops at the row that fills LIMIT, as evaluate's cut does: rows after it
-// are not delivered, so they cannot fail.
+// evaluateAround finds the rows of src that fail, has rf settle their
+// records, and evaluates the other rows as one batch.
 func (r *Rows) evaluateAround(src arrow.RecordBatch, rf table.RowFailer) (arrow.RecordBatch, []int, []int, error) {
-	n := int(src.NumRows())
-	var (
-		good   []int  // rows that evaluated, in order
-		kept   []bool // of each good row: WHERE kept it
-		nkept  int64
-		failed []int
-	)
-	for i := 0; i < n; {
-		if r.remaining >= 0 && nkept == r.remaining {
-			break
-		}
-		row := src.NewSlice(int64(i), int64(i+1))
-		o, s, err := r.evaluate(row)
-		row.Release()
-		if err == nil {
-			if o != nil {
-				o.Release()
-			}
-			good, kept = append(good, i), append(kept, len(s) > 0)
-			if len(s) > 0 {
-				nkept++
-			}
-			i++
-			continue
-		}
-		if !errors.Is(err, ErrEval) {
-			return nil, nil, nil, err
-		}
-		from, to := rf.FailRow(i, err)
-		// The record's rows before i evaluated, but go with it.
-		for len(good) > 0 && good[len(good)-1] >= from {
-			if kept[len(kept)-1] {
-				nkept--
-			}
-			good, kept = good[:len(good)-1], kept[:len(kept)-1]
-		}
-		for j := from; j < max(to, i+1); j++ {
-			failed = append(failed, j)
-		}
-		i = max(to, i+1)
+	h := &hunt{r: r, src: src, rf: rf, limited: r.remaining >= 0}
+	if err := h.run(0, int(src.NumRows())); err != nil {
+		return nil, nil, nil, err
 	}
 	r.mu.Lock()
-	r.stats.EvalFailed += int64(len(failed))
+	r.stats.EvalFailed += int64(len(h.failed))
 	r.mu.Unlock()
-	if len(good) == 0 {
-		return nil, nil, failed, nil
+	if len(h.good) == 0 {
+		return nil, nil, h.failed, nil
 	}
-	rest, err := takeRows(r.ec, src, good)
+	rest, err := takeRows(r.ec, src, h.good)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer rest.Release()
 	out, sel, err := r.evaluate(rest)
 	if err != nil {
-		// Each of these rows evaluated alone: an expression that fails
-		// only with others is a bug to report, not a row to settle.
-		return nil, nil, nil, fmt.Errorf("query: the rows that evaluated one by one failed together: %w", err)
+		// Each of these rows evaluated without the others: an expression
+		// that fails only with them is a bug to report, not a row to
+		// settle.
+		return nil, nil, nil, fmt.Errorf("query: rows that evaluated apart failed together: %w", err)
 	}
 	for k, s := range sel {
-		sel[k] = good[s]
+		sel[k] = h.good[s]
 	}
-	return out, sel, failed, nil
+	return out, sel, h.failed, nil
+}
+
+// hunt looks for the rows of a batch that cannot be evaluated by halves:
+// a part that evaluates is good as a whole, one that fails is split, so a
+// few bad rows among many cost a few evaluations of the batch rather than
+// one per row. Under LIMIT it goes row by row and stops at the row that
+// fills it, as evaluate's cut does: rows after it are not delivered, so
+// they cannot fail (and their records are released, not dead-lettered).
+type hunt struct {
+	r       *Rows
+	src     arrow.RecordBatch
+	rf      table.RowFailer
+	limited bool
+	next    int    // rows before it are decided
+	good    []int  // rows that evaluated, in order
+	kept    []bool // under LIMIT, of each good row: WHERE kept it
+	nkept   int64
+	failed  []int // rows left out, in order
+}
+
+func (h *hunt) run(lo, hi int) error {
+	lo = max(lo, h.next)
+	if lo >= hi || (h.limited && h.nkept == h.r.remaining) {
+		return nil
+	}
+	if h.limited && hi-lo > 1 {
+		return h.split(lo, hi)
+	}
+	part := h.src.NewSlice(int64(lo), int64(hi))
+	out, sel, err := h.r.evaluate(part)
+	part.Release()
+	if err == nil {
+		if out != nil {
+			out.Release()
+		}
+		for i := lo; i < hi; i++ {
+			h.good, h.kept = append(h.good, i), append(h.kept, len(sel) > 0)
+		}
+		h.nkept += int64(len(sel))
+		h.next = hi
+		return nil
+	}
+	switch {
+	case !errors.Is(err, ErrEval):
+		return err
+	case hi-lo > 1:
+		return h.split(lo, hi)
+	}
+	from, to := h.rf.FailRow(lo, err)
+	// The record's rows before lo evaluated, but go with it.
+	for len(h.good) > 0 && h.good[len(h.good)-1] >= from {
+		if h.kept[len(h.kept)-1] {
+			h.nkept--
+		}
+		h.good, h.kept = h.good[:len(h.good)-1], h.kept[:len(h.kept)-1]
+	}
+	h.next = max(to, lo+1)
+	for j := from; j < h.next; j++ {
+		h.failed = append(h.failed, j)
+	}
+	return nil
+}
+
+func (h *hunt) split(lo, hi int) error {
+	mid := lo + (hi-lo)/2
+	if err := h.run(lo, mid); err != nil {
+		return err
+	}
+	return h.run(mid, hi)
 }
 
 // countBelow counts the rows of sorted that are below n.

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
 )
 
@@ -97,5 +100,45 @@ func TestAggregateQueryEndsAndSaysThePolicyDoesNotApply(t *testing.T) {
 		if v.Disposition != table.Release {
 			t.Errorf("row %d of batch %d: %s, want release", v.Row, v.Batch, v.Disposition)
 		}
+	}
+}
+
+// BenchmarkEvalError is batches of 1024 rows under 'reject', none or one of
+// whose rows cannot be evaluated: the price of finding that row (per
+// source row).
+func BenchmarkEvalError(b *testing.B) {
+	for _, bad := range []int{0, 1} {
+		b.Run(strconv.Itoa(bad)+" bad", func(b *testing.B) {
+			mem := memory.NewGoAllocator()
+			cat := newCatalog(b, ordersDDL)
+			src := sourceOf(b, cat, "orders")
+			src.Quiet, src.OnEvalError = true, "reject"
+			lines := make([]string, 1024)
+			for i := range lines {
+				lines[i] = `{"id": ` + strconv.Itoa(i) + `, "qty": ` + strconv.Itoa(min(i+1-bad, 1)) + `}`
+			}
+			one := tabletest.FromJSON(b, mem, src.Schema, 0, lines...)[0]
+			defer one.Release()
+			for range 16 {
+				one.Retain()
+				src.Batches = append(src.Batches, one)
+			}
+			defer src.Release()
+			p, err := Prepare("SELECT id, 10 / qty FROM orders", cat)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for rows := 0; rows < b.N; {
+				r, err := Run(context.Background(), p, Options{Alloc: mem})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for r.Next() {
+					rows += 1024
+				}
+				r.Close()
+			}
+		})
 	}
 }
