@@ -3,8 +3,10 @@ package query
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -140,5 +142,53 @@ func BenchmarkEvalError(b *testing.B) {
 				r.Close()
 			}
 		})
+	}
+}
+
+// TestFailingRowsFoundWherever: whatever the batch size, the records'
+// sizes and where the bad rows are, exactly the records holding a bad row
+// are failed, each once, and every other row is delivered.
+func TestFailingRowsFoundWherever(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 40 {
+		n, size, per := 1+rng.IntN(60), 1+rng.IntN(20), 1+rng.IntN(3)
+		var lines []string
+		var want []int32
+		failedRecs := 0
+		zero := make([]bool, n)
+		for i := range n {
+			zero[i] = rng.IntN(6) == 0
+		}
+		for i := range n {
+			// RecordRows counts within each batch: a record is per rows
+			// of one batch.
+			start := i/size*size + (i%size)/per*per
+			end := min(start+per, i/size*size+size, n)
+			if !slices.Contains(zero[start:end], true) {
+				want = append(want, int32(i))
+			} else if i == start {
+				failedRecs++
+			}
+			q := 1
+			if zero[i] {
+				q = 0
+			}
+			lines = append(lines, `{"id": `+strconv.Itoa(i)+`, "qty": `+strconv.Itoa(q)+`}`)
+		}
+		f := newFixture(t, size, lines...)
+		f.src.OnEvalError, f.src.RecordRows, f.src.EOF = "dead-letter", per, true
+		r := f.run(context.Background(), "SELECT id, 10 / qty FROM orders", Options{})
+		got := allIDs(t, r)
+		r.Close()
+		fails := 0
+		for _, l := range f.src.Log() {
+			if strings.Contains(l, ": fail rows ") {
+				fails++
+			}
+		}
+		if !slices.Equal(got, want) || r.Err() != nil || fails != failedRecs || r.Stats().Delivered != int64(len(want)) {
+			t.Fatalf("round %d (%d rows, batches of %d, records of %d): ids %v (err %v), %d records failed; want %v, %d\\n%s",
+				round, n, size, per, got, r.Err(), fails, want, failedRecs, strings.Join(f.src.Log(), "\\n"))
+		}
 	}
 }
