@@ -104,6 +104,9 @@ type batchAck struct {
 	recs   []int32 // indexes into p.records of this batch's records
 	rowRec []int32 // for each row, an index into recs
 	marks  []table.Disposition
+	// failed marks the records (indexes into recs) that FailRow settles:
+	// Done and Abandon leave them to it (a dead letter's answer).
+	failed []bool
 	once   sync.Once
 }
 
@@ -152,6 +155,9 @@ func (a *batchAck) settle(abandon bool) {
 	a.p.mu.Lock()
 	defer a.p.mu.Unlock()
 	for i, rec := range a.recs {
+		if a.failed != nil && a.failed[i] {
+			continue
+		}
 		d := table.Accept
 		switch {
 		case abandon && rejected != nil && rejected[i]:

@@ -18,9 +18,9 @@ func (a *batchAck) FailsRows() bool { return a.p.m.st.src.onEvalError != OnDecod
 
 // FailRow settles the record behind row by 'scan.on-eval-error' and returns
 // the rows it gave (a JSON array value gives several, next to each other).
-// The record is settled here (or by its dead letter's answer), so the
-// batch's Done or Abandon, which settle only what is not settled yet, leave
-// it alone.
+// The record is settled here or by its dead letter's answer, never by the
+// batch's Done or Abandon: a Done before that answer would accept a record
+// whose dead letter may still fail.
 func (a *batchAck) FailRow(row int, err error) (from, to int) {
 	if row < 0 || row >= len(a.rowRec) {
 		return row, row + 1
@@ -33,6 +33,10 @@ func (a *batchAck) FailRow(row int, err error) (from, to int) {
 	for to < len(a.rowRec) && a.rowRec[to] == ri {
 		to++
 	}
+	if a.failed == nil {
+		a.failed = make([]bool, len(a.recs))
+	}
+	a.failed[ri] = true
 	a.p.m.failRecord(a.p, int(a.recs[ri]), err)
 	return from, to
 }
