@@ -380,15 +380,20 @@ func (a *rowFailer) FailRow(row int, err error) (from, to int) {
 	case "release", "fail":
 		d = table.Release
 	}
-	src.mu.Lock()
 	for i := from; i < to; i++ {
 		a.failed[i] = true
-		src.verdicts = append(src.verdicts, Verdict{Batch: a.id, Row: i, Disposition: d})
 	}
-	src.mu.Unlock()
 	a.st.mu.Lock()
 	a.st.stats.EvalErrors++
 	a.st.mu.Unlock()
+	if src.Quiet {
+		return from, to
+	}
+	src.mu.Lock()
+	for i := from; i < to; i++ {
+		src.verdicts = append(src.verdicts, Verdict{Batch: a.id, Row: i, Disposition: d})
+	}
+	src.mu.Unlock()
 	src.logf("b%d: fail rows %s (%s): %v", a.id, ranges(rangeOf(from, to)), src.OnEvalError, err)
 	return from, to
 }
