@@ -113,13 +113,6 @@ func (h *health) note(err error) {
 	h.lastErr = err
 }
 
-// down reports since when no broker has answered, or the zero time.
-func (h *health) down() (since time.Time, err error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.failing, h.lastErr
-}
-
 // announce says on log when no broker has answered for outageNotice, and
 // when one answers again; it returns since when none answers (the zero time
 // while they do) and the last failure. Whoever owns the health calls it now
