@@ -45,6 +45,7 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(connector.OptRequestTimeoutMs),
 		unavailable: v.Duration(OptSinkUnavailable), seeds: splitList(v.String(connector.OptBootstrapServers), ","), deadTopic: v.String(OptSinkDeadLetter),
 		none: v.String(OptDeliveryGuarantee) == GuaranteeNone, ts: -1, headers: -1}
+	s.compression = compressionCodecs[v.String(OptCompression)]
 	switch v.String(OptSinkPartitioner) {
 	case PartitionerFixed:
 		s.opts = append(s.opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -137,6 +138,7 @@ type sink struct {
 	unavailable  time.Duration // 'sink.broker-unavailable-timeout'; 0: forever
 	deadTopic    string        // 'sink.dead-letter.topic'; validateSink allows it only with 'dead-letter'
 	none         bool          // sink.delivery-guarantee 'none'
+	compression  kgo.CompressionCodec
 	cols         []table.Column
 	key, value   table.Encoder
 	keyIdx       []int // columns of the key, in cols
@@ -189,7 +191,8 @@ func (s *sink) producer(topic string, limit int32, h *connector.BrokerHealth) (*
 	// batch at once and its source polls again only once the batch is
 	// acknowledged, so a linger is pure wait; records that come while a
 	// produce is in flight are batched anyway.
-	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0), h.Opt())
+	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(s.compression), h.Opt())
 	opts = append(opts, connector.ProducerLimits(limit)...)
 	// franz-go retries a produce without end (no record delivery
 	// timeout, which would also count from a record's own timestamp, old
@@ -201,4 +204,10 @@ func (s *sink) producer(topic string, limit int32, h *connector.BrokerHealth) (*
 		return nil, fmt.Errorf("table '%s': kafka client: %w", s.table, err)
 	}
 	return cl, nil
+}
+
+// compressionCodecs are 'properties.compression.type”s values.
+var compressionCodecs = map[string]kgo.CompressionCodec{
+	"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
+	"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
 }

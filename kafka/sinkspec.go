@@ -21,6 +21,7 @@ const (
 	OptSinkUnavailable    = "sink.broker-unavailable-timeout"
 	OptSinkOnRefused      = "sink.on-refused-record"
 	OptSinkDeadLetter     = "sink.dead-letter.topic"
+	OptCompression        = "properties.compression.type"
 )
 
 // Values of the sink's enums.
@@ -67,6 +68,10 @@ var sinkOptions = []options.Option{
 		Description: "What a row does whose record the sink topic refuses (larger than its max.message.bytes, say): 'fail' fails the job and releases the source records of its batch; " +
 			"'dead-letter' produces the record to 'sink.dead-letter.topic' with kshare.error, kshare.topic and kshare.table headers, and the row counts as written once that produce is acknowledged " +
 			"(if it fails too, the job fails as under 'fail')."},
+	// Kafka's producer compresses nothing unless told (franz-go's default
+	// is snappy): the default a Flink user's sink has.
+	{Key: OptCompression, Type: options.Enum, Default: "none", Allowed: []string{"none", "gzip", "snappy", "lz4", "zstd"},
+		Description: "Compression of the record batches INSERT INTO writes, as the Kafka producer's compression.type: 'none' (its default) costs no CPU and sends the most bytes."},
 	{Key: OptSinkDeadLetter, Type: options.String, Check: deadLetterTopicCheck(),
 		Description: "With 'sink.on-refused-record' = 'dead-letter': the topic, on the sink's cluster, that refused records go to; it must exist when the INSERT starts, " +
 			"and take records the sink topic does not (a larger max.message.bytes)."},
