@@ -235,19 +235,24 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 			p.settle(i, table.Accept)
 		}
 	}
-	// From here on this member waits for the reader: counted before its
-	// batches go out, so that a reader that has taken the last of them
-	// sees the member waiting (WaitsForReader also wants the queue empty).
+	// From here on this member waits for the reader. Its batches count as
+	// on their way until each is in the queue (or discarded), so that a
+	// reader that took one while the next is still being handed over does
+	// not see the stream waiting for it (see WaitsForReader).
 	st.waiting.Add(1)
 	defer st.waiting.Add(-1)
+	st.sending.Add(int32(len(batches)))
 	for i, b := range batches {
-		if !st.send(ctx, item{b: b}) {
+		ok := st.send(ctx, item{b: b})
+		st.sending.Add(-1)
+		if !ok {
 			// Closed or no longer fetching: send released this batch;
 			// release the rest too. Fetching stopped, the batches the
 			// reader has are still settled (waited for below).
 			for _, rest := range batches[i+1:] {
 				st.discard(item{b: rest})
 			}
+			st.sending.Add(-int32(len(batches) - i - 1))
 			if ctx.Err() != nil {
 				return false
 			}

@@ -240,8 +240,9 @@ type stream struct {
 	stats     counters
 
 	// waiting counts the members that handed out (or are handing out)
-	// their poll's batches and poll nothing until the reader settles them.
-	waiting atomic.Int32
+	// their poll's batches and poll nothing until the reader settles them;
+	// sending, the batches being handed out and not yet in the queue.
+	waiting, sending atomic.Int32
 }
 
 var (
@@ -249,11 +250,12 @@ var (
 	_ table.ReaderWaiter = (*stream)(nil)
 )
 
-// WaitsForReader reports whether every member waits for the reader to
-// settle what it handed out and no batch is queued: until the reader
-// settles some, nothing more comes.
+// WaitsForReader reports whether a member waits for the reader to settle
+// what it handed out while no batch is queued or on its way: the reader
+// has taken everything there is, and holding on only keeps that member
+// from polling (the others, if any, are fetching).
 func (st *stream) WaitsForReader() bool {
-	return int(st.waiting.Load()) == len(st.members) && len(st.out) == 0
+	return st.waiting.Load() > 0 && st.sending.Load() == 0 && len(st.out) == 0
 }
 
 func (st *stream) Schema() *arrow.Schema { return st.schema }

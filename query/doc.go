@@ -221,11 +221,12 @@
 //     default cap, so that one more poll fits under it; the count is over
 //     all partitions, which bounds each partition's), and
 //   - as soon as the source says it waits for the query
-//     (table.ReaderWaiter: every kafka-sharegroup member handed out its
-//     poll, and none polls again until what it brought is settled, so a
-//     window holding every member's poll would wait for records that wait
-//     for it), and, for a source that cannot say so, when no batch came
-//     for Options.HoldLinger (50 ms) while records are held, and
+//     (table.ReaderWaiter: the query took every batch there is, and a
+//     kafka-sharegroup member that handed out its poll polls again only
+//     once what it brought is settled, so holding on would keep it idle;
+//     a slow query thus emits for several batches at once, a fast one for
+//     each), and, for a source that cannot say so, when no batch came for
+//     Options.HoldLinger (50 ms) while records are held, and
 //   - at most Options.EarlyFire after a record came that no delivered row
 //     reflects yet, if it is set ('window.early-fire'; Flink's
 //     table.exec.emit.early-fire.delay).

@@ -216,12 +216,13 @@ type FetchStopper interface {
 	StopFetching()
 }
 
-// A ReaderWaiter is a Stream that tells when it waits for its reader: each
-// of its members holds batches it handed out and fetches nothing more until
-// the reader settles them (a share-group member polls again only then), and
-// no batch is queued. A reader that holds batches back (a window
+// A ReaderWaiter is a Stream that tells when it waits for its reader: the
+// reader took every batch there is, and a member that handed some out
+// fetches nothing more until the reader settles them (a share-group member
+// polls again only then). A reader that holds batches back (a window
 // aggregation) then emits what reflects them at once instead of after a
-// quiet spell. Safe to call from any goroutine; found by type assertion.
+// quiet spell: holding on would only keep that member idle. Safe to call
+// from any goroutine; found by type assertion.
 type ReaderWaiter interface {
 	WaitsForReader() bool
 }
