@@ -168,32 +168,38 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{sink: s, limit: limit, health: connector.NewBrokerHealth(s.seeds), stop: make(chan struct{}), flying: map[*pending]struct{}{}}
-	if w.cl, err = s.producer(s.topic, limit, w.health); err != nil {
+	w := &writer{sink: s, limit: limit, health: connector.NewBrokerHealth(s.seeds), stop: make(chan struct{}), flying: map[*pending]struct{}{},
+		flushes: make(chan struct{}, 1)}
+	w.flushCtx, w.flushCancel = context.WithCancel(context.Background())
+	if w.cl, err = s.producer(s.topic, limit, w.health, true); err != nil {
 		return nil, err
 	}
 	if s.deadTopic != "" {
-		if w.dead, err = s.producer(s.deadTopic, deadLimit, w.health); err != nil {
+		if w.dead, err = s.producer(s.deadTopic, deadLimit, w.health, false); err != nil {
 			w.cl.Close()
 			return nil, err
 		}
 	}
 	w.watching.Go(w.watch)
+	w.watching.Go(w.flush)
 	return w, nil
 }
 
 // producer is a client that produces to topic, whose max.message.bytes is
 // limit (0: unknown), reporting its contacts with the brokers to h.
-func (s *sink) producer(topic string, limit int32, h *connector.BrokerHealth) (*kgo.Client, error) {
+// flushed says whether the writer flushes it after each Write (writer.flush);
+// a client that nobody flushes does not linger.
+func (s *sink) producer(topic string, limit int32, h *connector.BrokerHealth, flushed bool) (*kgo.Client, error) {
 	// acks=all and idempotence are franz-go's defaults; they are said
 	// here because the delivery promise rests on them.
-	// No linger (franz-go's default is 10 ms): a job hands over a whole
-	// batch at once and its source polls again only once the batch is
-	// acknowledged, so a linger is pure wait; records that come while a
-	// produce is in flight are batched anyway.
-	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(0),
+	// The linger is franz-go's; the writer ends it by a flush once a
+	// Write's records are all buffered (writer.flush).
+	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic),
 		kgo.ProducerBatchCompression(s.compression), h.Opt())
 	opts = append(opts, connector.ProducerLimits(limit)...)
+	if !flushed {
+		opts = append(opts, kgo.ProducerLinger(0))
+	}
 	// franz-go retries a produce without end (no record delivery
 	// timeout, which would also count from a record's own timestamp, old
 	// when a 'timestamp' column copies the source's): during an outage the

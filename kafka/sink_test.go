@@ -4,14 +4,18 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/kafka"
 	ktable "github.com/kshare/kshare/table"
 )
 
@@ -244,5 +248,59 @@ func setMaxMessageBytes(t *testing.T, addr, topic, v string) {
 	}
 	if err != nil {
 		t.Fatalf("setting max.message.bytes of %s: %v", topic, err)
+	}
+}
+
+// produceCounter counts the produce requests a client sends.
+type produceCounter struct{ n atomic.Int64 }
+
+func (c *produceCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == 0 && err == nil { // Produce
+		c.n.Add(1)
+	}
+}
+
+// A Write's rows go out together as soon as they are all buffered: one
+// produce request for a batch that fits one, sent without waiting for the
+// producer's linger (a minute here, franz-go's most, so that a Write the
+// writer did not flush would wait that long), and so again for the next
+// Write.
+func TestSinkWriteFlushesItsRecords(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	var c produceCounter
+	defer kafka.SetSinkClientOpts(kgo.WithHooks(&c), kgo.ProducerLinger(time.Minute))()
+	s, err := ktable.NewSink(sinkTable(t, addr, topic, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Open(kafkatest.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ids := make([]int64, 2000)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	for round := int64(1); round <= 2; round++ {
+		res := make(chan error, 1)
+		if err := w.Write(kafkatest.Context(t), batch(t, ids...), func(err error) { res <- err }); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-res:
+			if err != nil {
+				t.Fatalf("write %d: %v", round, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("write %d not acknowledged within 30 s: its records wait for the producer's linger", round)
+		}
+		if got := c.n.Load(); got != round {
+			t.Errorf("after write %d of 2000 rows: %d produce requests, want %d", round, got, round)
+		}
+	}
+	if n := len(kafkatest.ReadTopic(t, addr, topic, 4000)); n != 4000 {
+		t.Errorf("the topic holds %d records, want 4000", n)
 	}
 }

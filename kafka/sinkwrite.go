@@ -68,6 +68,12 @@ type writer struct {
 	watching  sync.WaitGroup
 	closeOnce sync.Once
 
+	// flushes asks flush to send what is buffered now: a Write's records
+	// go out together once all are buffered (see flush).
+	flushes     chan struct{}
+	flushCtx    context.Context
+	flushCancel context.CancelFunc
+
 	// Writes not finished yet, which an outage past
 	// 'sink.broker-unavailable-timeout' fails; broken is that outage's
 	// error, which fails every later Write.
@@ -112,6 +118,31 @@ func (w *writer) watch() {
 	}
 }
 
+// flush sends a Write's records as soon as all of them are buffered, in
+// as few produce requests as the partitions allow, instead of letting the
+// first of them leave alone while the rest are still being buffered: the
+// client keeps franz-go's linger (10 ms), which a Flush ends at once. A
+// job's source polls again only once the batch it handed over is
+// acknowledged, so neither a linger nor extra requests may stand between a
+// Write and its acknowledgement. Measured on a real broker, 500,000 orders
+// INSERTed at parallelism 1 (polls of 500): 1,050 produce requests with no
+// linger, 799 this way (some polls bring more than 500 records). Flush
+// also waits for the records to be answered; Writes that come meanwhile go
+// out at once (franz-go skips the linger while flushing) and are flushed
+// again after it. Close ends a Flush under way through flushCtx.
+func (w *writer) flush() {
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.flushes:
+			if err := w.cl.Flush(w.flushCtx); err != nil {
+				return
+			}
+		}
+	}
+}
+
 // check says whether the brokers answer, as watch does, and fails the
 // writer once they have not for 'sink.broker-unavailable-timeout'. It
 // reports whether it did.
@@ -130,6 +161,7 @@ const sinkWatchEvery = 250 * time.Millisecond
 func (w *writer) Close() error {
 	w.closeOnce.Do(func() {
 		close(w.stop)
+		w.flushCancel()
 		w.watching.Wait()
 		// The sink's client first: a record it refused just now may still
 		// go to the dead-letter client, which then fails it as it closes.
@@ -168,6 +200,35 @@ type pending struct {
 	done  func(error)
 	track bool // done waits for the acks (at-least-once)
 	w     *writer
+	ctx   context.Context // the Write's
+	recs  []kgo.Record    // the Write's records, by row
+}
+
+// produced is the promise of each of p's records.
+func (p *pending) produced(r *kgo.Record, err error) {
+	w := p.w
+	switch {
+	case err == nil:
+		w.stats.acked.Add(1)
+	case w.dead != nil && refused(err):
+		// Settled when the dead letter is answered.
+		w.deadLetter(p.ctx, p, p.rowOf(r), r, w.produceError(r, err))
+		return
+	default:
+		w.stats.failed.Add(1)
+		p.fail(&table.RowError{Row: p.rowOf(r), Err: w.produceError(r, err)})
+	}
+	p.rowDone()
+}
+
+// rowOf is the row of p's record r. Only failures ask, so a search will do.
+func (p *pending) rowOf(r *kgo.Record) int {
+	for i := range p.recs {
+		if &p.recs[i] == r {
+			return i
+		}
+	}
+	return -1
 }
 
 func (p *pending) fail(err error) {
@@ -256,7 +317,7 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 			r.Headers = headersOf(all[w.headers], i)
 		}
 	}
-	p := &pending{done: done, track: !w.none, w: w}
+	p := &pending{done: done, track: !w.none, w: w, ctx: ctx, recs: recs}
 	w.mu.Lock()
 	if err := w.broken; err != nil {
 		w.mu.Unlock()
@@ -265,22 +326,15 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 	w.flying[p] = struct{}{}
 	w.mu.Unlock()
 	p.left.Store(int64(n) + 1)
+	// One promise for the Write's records, not a closure for each.
+	promise := p.produced
 	for i := range recs {
-		row := i
-		w.cl.Produce(ctx, &recs[i], func(r *kgo.Record, err error) {
-			switch {
-			case err == nil:
-				w.stats.acked.Add(1)
-			case w.dead != nil && refused(err):
-				// Settled when the dead letter is answered.
-				w.deadLetter(ctx, p, row, r, w.produceError(r, err))
-				return
-			default:
-				w.stats.failed.Add(1)
-				p.fail(&table.RowError{Row: row, Err: w.produceError(r, err)})
-			}
-			p.rowDone()
-		})
+		w.cl.Produce(ctx, &recs[i], promise)
+	}
+	select {
+	case w.flushes <- struct{}{}:
+	default:
+		// A flush is asked for already; it sends these records too.
 	}
 	w.stats.written.Add(int64(n))
 	if p.left.Add(-1) == 0 || !p.track {
