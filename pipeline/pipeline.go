@@ -7,7 +7,9 @@
 //
 // Several batches are in flight at once (Options.InFlight): a batch is taken
 // out of the query with query.Rows.Hold, so that reading goes on while the
-// sink's acknowledgements come back.
+// sink's acknowledgements come back. An updating query (GROUP BY, windows)
+// goes only into a sink that takes changes (table.ChangelogSink), one batch
+// at a time: its batches replace earlier rows and are settled in order.
 //
 // Stop ends a job at once: what is in flight is released. Drain ends it
 // gently, as a service that is told to stop should: it stops reading (the
@@ -91,6 +93,18 @@ func (j *Job) run(ctx context.Context) {
 	defer close(j.done)
 	// A batch in flight holds a slot until it is settled.
 	slots := make(chan struct{}, j.opts.InFlight)
+	if cw, ok := j.w.(table.ChangelogWriter); ok && j.rows.Plan().Updating() {
+		j.writeChanges(ctx, cw)
+	} else {
+		j.writeBatches(ctx, slots)
+	}
+	j.end(ctx, slots)
+}
+
+// writeBatches writes the batches of a query without aggregation, up to
+// cap(slots) at once: each is held (query.Rows.Hold) until the sink
+// acknowledged it.
+func (j *Job) writeBatches(ctx context.Context, slots chan struct{}) {
 	for j.rows.Next() {
 		h, err := j.rows.Hold()
 		if err != nil {
@@ -126,6 +140,46 @@ func (j *Job) run(ctx context.Context) {
 			break
 		}
 	}
+}
+
+// writeChanges writes the batches of an updating query (GROUP BY, windows)
+// one at a time: a batch's rows replace earlier ones, and the query settles
+// a batch's records when Next moves past it (query.Rows), so Next comes
+// only once the sink acknowledged the batch. A batch the sink failed, or
+// that a Stop caught unacknowledged, has its records released
+// (query.Rows.ReleaseBatch, which ends the query: its groups still count
+// them).
+func (j *Job) writeChanges(ctx context.Context, cw table.ChangelogWriter) {
+	var kinds []table.RowKind
+	for j.rows.Next() {
+		rec := j.rows.RecordBatch()
+		kinds = kinds[:0]
+		for i := range int(rec.NumRows()) {
+			kinds = append(kinds, j.rows.Op(i))
+		}
+		res := make(chan error, 1)
+		err := cw.WriteChanges(ctx, rec, kinds, func(err error) { res <- err })
+		if err == nil {
+			select {
+			case err = <-res:
+			case <-ctx.Done():
+				err = context.Cause(ctx)
+			}
+		}
+		if err != nil {
+			j.rows.ReleaseBatch()
+			if !j.isStopped() {
+				j.fail(fmt.Errorf("job %s: %w", j.opts.ID, err))
+			}
+			return
+		}
+	}
+}
+
+// end finishes the job once its input ended, a write failed or Stop: it
+// waits for what is in flight (cap(slots)), closes the writer and the
+// query, and says how the job ended.
+func (j *Job) end(ctx context.Context, slots chan struct{}) {
 	if ctx.Err() == nil {
 		// A writer that holds its acknowledgements until it commits
 		// (filesystem parts) commits now rather than by its policy.

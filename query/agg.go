@@ -735,33 +735,16 @@ func (s *aggState) appendGroups(bs []array.Builder, gs []int32) error {
 	return nil
 }
 
-// RowKind is the kind of change a result row is, as Flink's changelog
-// names them. A query without aggregation gives only inserts.
-type RowKind int8
+// RowKind is table.RowKind, the kind of change a result row is (see
+// Rows.Op); the constants name its values in this package.
+type RowKind = table.RowKind
 
 const (
-	// Insert (+I) adds a row to the result.
-	Insert RowKind = iota
-	// UpdateBefore (-U) is a row about to be replaced: the UpdateAfter
-	// that follows it in the same batch replaces it.
-	UpdateBefore
-	// UpdateAfter (+U) is the new value of the row the UpdateBefore
-	// before it removed.
-	UpdateAfter
-	// Delete (-D) removes a row from the result: a group HAVING no longer
-	// keeps.
-	Delete
+	Insert       = table.KindInsert       // +I
+	UpdateBefore = table.KindUpdateBefore // -U
+	UpdateAfter  = table.KindUpdateAfter  // +U
+	Delete       = table.KindDelete       // -D
 )
-
-// rowKinds are the RowKinds' short strings, Flink's, in the constants' order.
-var rowKinds = [...]string{Insert: "+I", UpdateBefore: "-U", UpdateAfter: "+U", Delete: "-D"}
-
-func (k RowKind) String() string {
-	if k >= 0 && int(k) < len(rowKinds) {
-		return rowKinds[k]
-	}
-	return "?"
-}
 
 // aggOut is one input batch's changes.
 type aggOut struct {

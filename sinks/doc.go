@@ -7,6 +7,10 @@
 //   - 'blackhole' discards every row, acknowledging it at once, to measure
 //     what a pipeline costs without a destination.
 //
+// Both take an updating query's changes (table.ChangelogSink), as Flink's
+// do: INSERT INTO a print table of a GROUP BY prints -U[...] and +U[...]
+// as groups change.
+//
 // Neither takes a 'format' (table.FormatFree): print renders rows in
 // Flink's text form (query.Formatter, as the shell's changelog output
 // does), blackhole renders nothing. Neither can be read: a query over

@@ -34,8 +34,10 @@ type connector struct {
 }
 
 var (
-	_ table.Sinker     = connector{}
-	_ table.FormatFree = connector{}
+	_ table.Sinker          = connector{}
+	_ table.FormatFree      = connector{}
+	_ table.ChangelogSink   = (*sink)(nil)
+	_ table.ChangelogWriter = (*writer)(nil)
 )
 
 func (c connector) Name() string                { return c.name }
@@ -83,6 +85,10 @@ type sink struct {
 
 func (s *sink) Columns() []table.Column { return s.cols }
 
+// TakesChanges: both take an updating query's changes, as Flink's do; print
+// writes each row's kind (-U, +U, -D) where an append has +I.
+func (*sink) TakesChanges() {}
+
 func (s *sink) Open(context.Context) (table.Writer, error) { return &writer{sink: s}, nil }
 
 // writer writes each batch with one call to out, so that the lines of
@@ -97,11 +103,17 @@ type writer struct {
 	failed       atomic.Int64
 }
 
-func (w *writer) Write(_ context.Context, rec arrow.RecordBatch, done func(error)) error {
+func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(error)) error {
+	return w.WriteChanges(ctx, rec, nil, done)
+}
+
+// WriteChanges writes rec as Write does, row i as the change kinds[i]
+// (nil: all insertions).
+func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
 	n := int(rec.NumRows())
 	w.written.Add(int64(n))
 	if w.out != nil {
-		if err := w.print(rec); err != nil {
+		if err := w.print(rec, kinds); err != nil {
 			w.failed.Add(int64(n))
 			done(&table.RowError{Row: 0, Err: err})
 			return nil
@@ -112,16 +124,20 @@ func (w *writer) Write(_ context.Context, rec arrow.RecordBatch, done func(error
 	return nil
 }
 
-// print writes rec's rows as Flink's print sink does: an INSERT's rows
-// are all insertions, +I.
-func (w *writer) print(rec arrow.RecordBatch) error {
+// print writes rec's rows as Flink's print sink does: each row's kind of
+// change (kinds[i]; +I when kinds is nil), then its values.
+func (w *writer) print(rec arrow.RecordBatch, kinds []table.RowKind) error {
 	w.fmts = w.fmts[:0]
 	for k, c := range w.cols {
 		w.fmts = append(w.fmts, query.Formatter(rec.Column(k), c.Type))
 	}
 	b := w.buf[:0]
 	for i := 0; i < int(rec.NumRows()); i++ {
-		b = append(append(b, w.prefix...), "+I["...)
+		kind := table.KindInsert
+		if kinds != nil {
+			kind = kinds[i]
+		}
+		b = append(append(append(b, w.prefix...), kind.String()...), '[')
 		for k, f := range w.fmts {
 			if k > 0 {
 				b = append(b, ", "...)

@@ -174,3 +174,46 @@ func TestRefused(t *testing.T) {
 		t.Errorf("reading a print table: %v, want an error saying it is INSERT INTO's target", err)
 	}
 }
+
+// Both sinks take an updating query's changes; print writes each row's
+// kind where an append has +I.
+func TestPrintChanges(t *testing.T) {
+	var out bytes.Buffer
+	defer sinks.SetStreams(&out, nil)()
+	for _, connector := range []string{"print", "blackhole"} {
+		b, err := bind(t, "CREATE TABLE c (customer STRING, n BIGINT) WITH ('connector' = '"+connector+"')")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := table.NewSink(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.(table.ChangelogSink); !ok {
+			t.Fatalf("%s is not a table.ChangelogSink", connector)
+		}
+		w, err := s.Open(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := (&table.Schema{Columns: s.Columns()}).Arrow()
+		rec, _, err := array.RecordFromJSON(tabletest.CheckedAlloc(t), schema,
+			strings.NewReader(`[{"customer": "ann", "n": 1}, {"customer": "bo", "n": 2}, {"customer": "ann", "n": 1}, {"customer": "ann", "n": 2}, {"customer": "bo", "n": 2}]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := []table.RowKind{table.KindInsert, table.KindUpdateBefore, table.KindUpdateBefore, table.KindUpdateAfter, table.KindDelete}
+		var doneErr error
+		if err := w.(table.ChangelogWriter).WriteChanges(context.Background(), rec, kinds, func(err error) { doneErr = err }); err != nil || doneErr != nil {
+			t.Fatalf("%s: WriteChanges: %v, done: %v", connector, err, doneErr)
+		}
+		rec.Release()
+		if st := w.Stats(); st.Written != 5 || st.Acked != 5 {
+			t.Errorf("%s: stats %+v, want 5 written and acknowledged", connector, st)
+		}
+		w.Close()
+	}
+	if want := "+I[ann, 1]\n-U[bo, 2]\n-U[ann, 1]\n+U[ann, 2]\n-D[bo, 2]\n"; out.String() != want {
+		t.Errorf("print wrote\n%s\nwant\n%s(and blackhole nothing)", out.String(), want)
+	}
+}

@@ -427,6 +427,26 @@ type Flusher interface {
 	Flush()
 }
 
+// A ChangelogSink is a Sink that takes the changes of an updating query
+// (GROUP BY, a window's early and late rows: see RowKind), as Flink's print
+// and blackhole sinks do; its writers are ChangelogWriters. INSERT INTO a
+// sink that is not one refuses an updating query: a sink that only appends
+// would keep every version of a group's row. It is a capability found by
+// type assertion.
+type ChangelogSink interface {
+	Sink
+	TakesChanges()
+}
+
+// A ChangelogWriter writes an updating query's batches: kinds[i] is what
+// row i of rec is. One batch is written at a time, since a batch's rows
+// replace earlier ones; it keeps neither rec nor kinds, and done comes as
+// for Write.
+type ChangelogWriter interface {
+	Writer
+	WriteChanges(ctx context.Context, rec arrow.RecordBatch, kinds []RowKind, done func(error)) error
+}
+
 // SinkStats counts a writer's rows.
 type SinkStats struct {
 	Written int64 // rows handed to the destination
