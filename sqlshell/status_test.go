@@ -66,16 +66,19 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 // TestStatsCountWhatTheBrokerConfirmed: --stats shows refused and
 // unconfirmed acknowledgements apart from accepted ones, and the dead
 // letters produced and failed (released), and the records whose rows could
-// not be evaluated ('scan.on-eval-error'); rows/s is
+// not be evaluated ('scan.on-eval-error'), and a window's late records,
+// those past the allowed lateness apart; rows/s is
 // over the working time, not the idle wait that ended the query.
 func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
 	var b bytes.Buffer
 	WriteStats(&b, 100, query.Stats{
-		Source:  table.Stats{Records: 120, Accepted: 100, AckRefused: 20, AckUnconfirmed: 3, DeadLettered: 4, DeadLetterFailed: 2, EvalErrors: 5},
-		Elapsed: 12 * time.Second,
-		Working: 2 * time.Second,
+		Source:         table.Stats{Records: 120, Accepted: 100, AckRefused: 20, AckUnconfirmed: 3, DeadLettered: 4, DeadLetterFailed: 2, EvalErrors: 5},
+		Elapsed:        12 * time.Second,
+		Working:        2 * time.Second,
+		Late:           9,
+		BeyondLateness: 2,
 	})
-	for _, want := range []string{"accepted: 100\n", "acknowledgements refused: 20\n", "acknowledgements unconfirmed: 3\n", "rows/s: 50.0\n",
+	for _, want := range []string{"accepted: 100\n", "late (updated their window's row): 7\n", "beyond the allowed lateness (a new row for their window): 2\n", "acknowledgements refused: 20\n", "acknowledgements unconfirmed: 3\n", "rows/s: 50.0\n",
 		"dead-lettered (accepted): 4\n", "dead letters failed (released): 2\n", "evaluation errors (left out): 5\n", "elapsed: 12s\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("stats lack %q:\n%s", want, b.String())
