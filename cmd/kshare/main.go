@@ -96,9 +96,11 @@ var shellOwnsInterrupt atomic.Bool
 // SIGTERM and SIGHUP (the terminal went away) cancel, with a signalCause:
 // a command then stops what it runs and releases the records it holds,
 // which being killed by the signal would leave locked until their locks
-// expire.
+// expire. A second such signal closes signalAgain's channel, for a command
+// that stops gently on the first (kshare run drains) to stop at once.
 func signalContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
+	again := make(chan struct{})
+	ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), againKey{}, again))
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -107,10 +109,14 @@ func signalContext() (context.Context, func()) {
 			select {
 			case s := <-sigs:
 				sig, _ := s.(syscall.Signal)
-				if sig == syscall.SIGINT && shellOwnsInterrupt.Load() {
-					continue
+				switch {
+				case sig == syscall.SIGINT && shellOwnsInterrupt.Load():
+				case ctx.Err() == nil:
+					cancel(signalCause{sig: sig})
+				case again != nil:
+					close(again)
+					again = nil
 				}
-				cancel(signalCause{sig: sig})
 			case <-done:
 				return
 			}
@@ -121,6 +127,16 @@ func signalContext() (context.Context, func()) {
 		close(done)
 		cancel(nil)
 	}
+}
+
+// againKey is the context key of signalContext's second-signal channel.
+type againKey struct{}
+
+// signalAgain is closed when a second signal comes after the one that
+// ended ctx; nil (never ready) for a context signalContext did not make.
+func signalAgain(ctx context.Context) <-chan struct{} {
+	c, _ := ctx.Value(againKey{}).(chan struct{})
+	return c
 }
 
 // exitError ends the command with its exit status, after printing msg (if

@@ -27,6 +27,10 @@ const defaultDrainTimeout = 10 * time.Second
 // errRunSelect is the error of a SELECT in a kshare run script.
 var errRunSelect = errors.New("a SELECT has nowhere to print its rows in kshare run; write them to a table with INSERT INTO ... SELECT (a 'print' table prints them), or run the SELECT in the shell (kshare -f)")
 
+// errStoppedAtOnce is kshare run's error when a second signal cut the
+// drain short.
+var errStoppedAtOnce = errors.New("stopped at once by a second signal: what the sinks had not acknowledged was released, and comes again")
+
 // errNoInsert is the error of a kshare run script without an INSERT.
 var errNoInsert = errors.New("no INSERT INTO ... SELECT to run: kshare run runs a script's pipelines, which its CREATE TABLE and SET statements prepare")
 
@@ -88,7 +92,9 @@ record to one of them.
   - SIGTERM or SIGINT drains: no record is fetched any more, those fetched
     and not yet in a batch are released at once, the batches in flight get
     --drain-timeout to be acknowledged by the sink (their records are then
-    accepted), the rest is released. Exit status 0.
+    accepted), the rest is released. Exit status 0. A second SIGTERM or
+    SIGINT stops at once: what the sinks have not acknowledged is released
+    (it comes again), and kshare run exits with status 1.
   - A job that fails stops the run: the others drain, and kshare run exits
     with status 1 and the job's error.
   - When every job has finished its input (a bounded source, or the

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,5 +117,83 @@ func TestReadyz(t *testing.T) {
 		if rec.Code != tc.code || rec.Body.String() != tc.body {
 			t.Errorf("phase %d, %+v: %d %q, want %d %q", tc.phase, tc.st, rec.Code, rec.Body.String(), tc.code, tc.body)
 		}
+	}
+}
+
+// stuckJob is a fakeJob whose drain waits until it is stopped, as a job's
+// does while its sink acknowledges nothing.
+type stuckJob struct {
+	fakeJob
+	once    sync.Once
+	stopped chan struct{}
+}
+
+func (j *stuckJob) Stop() { j.once.Do(func() { close(j.stopped) }) }
+
+func (j *stuckJob) Drain(time.Duration) error {
+	<-j.stopped
+	return nil
+}
+
+// TestDrainCutShort: a second signal during a drain stops the jobs at once
+// (drainAll says it forced them); without one, a drain that ends by itself
+// is not forced.
+func TestDrainCutShort(t *testing.T) {
+	job := &stuckJob{stopped: make(chan struct{})}
+	r := &runner{jobs: []table.Job{job}, drain: time.Hour, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	again := make(chan struct{})
+	forced := make(chan bool, 1)
+	go func() { forced <- r.drainAll(again) }()
+	select {
+	case f := <-forced:
+		t.Fatalf("drainAll returned %v before the second signal, with the job's drain still waiting", f)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(again)
+	select {
+	case f := <-forced:
+		if !f {
+			t.Error("drainAll cut short by a second signal says it did not force the jobs")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("drainAll did not stop the jobs after the second signal")
+	}
+	if (&runner{jobs: []table.Job{&fakeJob{}}, log: r.log}).drainAll(nil) {
+		t.Error("a drain that ended by itself says it was forced")
+	}
+}
+
+// TestSignalAgain: the first SIGTERM ends the command's context, and only a
+// second one closes signalAgain's channel.
+func TestSignalAgain(t *testing.T) {
+	ctx, stop := signalContext()
+	defer stop()
+	again := signalAgain(ctx)
+	if again == nil {
+		t.Fatal("signalContext's context has no second-signal channel")
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGTERM did not end the context")
+	}
+	select {
+	case <-again:
+		t.Fatal("the first SIGTERM closed the second-signal channel")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-again:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second SIGTERM did not close the second-signal channel")
+	}
+	if signalAgain(context.Background()) != nil {
+		t.Error("a context signalContext did not make has a second-signal channel")
 	}
 }

@@ -170,14 +170,17 @@ func (r *runner) wait(ctx context.Context) error {
 		case <-ctx.Done():
 			r.log.Info("draining", "cause", context.Cause(ctx).Error(), "drain_timeout", r.drain.String())
 			r.setPhase(phaseStopping)
-			r.drainAll()
+			forced := r.drainAll(signalAgain(ctx))
 			for ; left > 0; left-- {
 				if err := r.ended(<-ended); err != nil && failed == nil {
 					failed = err
 				}
 			}
-			if failed != nil {
+			switch {
+			case failed != nil:
 				return failed
+			case forced:
+				return errStoppedAtOnce
 			}
 			r.log.Info("drained; exiting")
 			return nil
@@ -187,7 +190,7 @@ func (r *runner) wait(ctx context.Context) error {
 		// The others finish what they have in flight before the process
 		// goes.
 		r.setPhase(phaseStopping)
-		r.drainAll()
+		r.drainAll(signalAgain(ctx))
 		for ; left > 0; left-- {
 			r.ended(<-ended)
 		}
@@ -209,8 +212,11 @@ func (r *runner) ended(j table.Job) error {
 	return nil
 }
 
-// drainAll drains every job at once, each within r.drain.
-func (r *runner) drainAll() {
+// drainAll drains every job at once, each within r.drain, unless again
+// closes first (a second signal): then every job stops at once, what the
+// sinks have not acknowledged is released, and drainAll reports that it
+// forced them.
+func (r *runner) drainAll(again <-chan struct{}) (forced bool) {
 	r.mu.Lock()
 	jobs := slices.Clone(r.jobs)
 	r.mu.Unlock()
@@ -220,7 +226,20 @@ func (r *runner) drainAll() {
 			_ = j.Drain(r.drain) // its error is the job's, logged by ended
 		})
 	}
-	wg.Wait()
+	drained := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+		return false
+	case <-again:
+		r.log.Warn("second signal: stopping at once; what the sinks have not acknowledged is released")
+		r.stopAll()
+		<-drained
+		return true
+	}
 }
 
 // stopAll stops every job at once.
