@@ -62,10 +62,12 @@ func (r *Rows) evaluateAround(src arrow.RecordBatch, rf table.RowFailer) (arrow.
 		// settle.
 		return nil, nil, nil, fmt.Errorf("query: rows that evaluated apart failed together: %w", err)
 	}
+	// A new selection: sel may be shared (Rows.identity).
+	mapped := make([]int, len(sel))
 	for k, s := range sel {
-		sel[k] = h.good[s]
+		mapped[k] = h.good[s]
 	}
-	return out, sel, h.failed, nil
+	return out, mapped, h.failed, nil
 }
 
 // hunt looks for the rows of a batch that cannot be evaluated by halves:

@@ -247,6 +247,7 @@ type Rows struct {
 	curOps   []RowKind           // of an aggregate query: each row's kind of change
 	aggMarks []table.Disposition // of an aggregate query: curMarks' buffer
 	selBuf   []int               // of an aggregate query: filter's rows' buffer
+	ident    []int               // of a query without WHERE: see identity
 	curIn    []int               // of an aggregate query: the source rows folded into the current batch
 
 	// agg is an aggregate query's groups; nil for other queries.
@@ -807,6 +808,8 @@ func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 			}
 		}
 		mask.Release()
+	} else if r.agg == nil {
+		sel = r.identity(n)
 	} else {
 		if cap(sel) < n {
 			sel = make([]int, 0, n)
@@ -816,6 +819,20 @@ func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 		}
 	}
 	return rec, sel, nil
+}
+
+// identity is the selection of every row of a batch of n rows, 0 to n-1,
+// shared by every batch of a query without WHERE: nobody writes into a
+// selection (evaluateAround maps its rows into a new one), and its
+// capacity is cut at n, so an append copies.
+func (r *Rows) identity(n int) []int {
+	if len(r.ident) < n {
+		r.ident = make([]int, max(n, 2*len(r.ident)))
+		for i := range r.ident {
+			r.ident[i] = i
+		}
+	}
+	return r.ident[:n:n]
 }
 
 // selected is the batch of rows sel of rec: rec itself, a slice of it when
