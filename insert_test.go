@@ -201,6 +201,44 @@ func TestShellScriptWaitsForJobs(t *testing.T) {
 	}
 }
 
+// A script whose wait for its jobs is cut short (a signal: ctx ends with a
+// cause) stops them, says how each ended, and returns the cause: what the
+// job wrote is accepted, the rest released.
+func TestShellScriptStoppedWhileWaiting(t *testing.T) {
+	eng, _, _ := sinkEngine(t, numbers(30)...)
+	exec(t, eng, `SET 'idle-timeout' = '0'`)
+	var out, errOut strings.Builder
+	sh := sqlshell.New(shellEngine{eng}, sqlshell.Config{Stdout: &out, Stderr: &errOut})
+	stopped := errors.New("stopped by SIGTERM")
+	ctx, cancel := context.WithCancelCause(kafkatest.Context(t))
+	defer cancel(nil)
+	go func() {
+		// The job has written every row and waits for more: the script
+		// would wait for ever.
+		for {
+			if jobs := eng.Jobs(); len(jobs) == 1 && jobs[0].Stats().Accepted == 30 {
+				cancel(stopped)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	err := sh.RunScript(ctx, "-e", "INSERT INTO `out` SELECT v FROM t;")
+	if !errors.Is(err, stopped) {
+		t.Fatalf("RunScript: %v, want the signal's cause", err)
+	}
+	if !strings.Contains(errOut.String(), "job 1 stopped: 30 rows written, 30 records accepted, 0 records released") {
+		t.Errorf("stderr %q: want how the job ended", errOut.String())
+	}
+	if st := eng.Jobs()[0].Stats(); st.State != table.JobStopped {
+		t.Errorf("the job is %s after the script's end, want STOPPED", st.State)
+	}
+}
+
 // shellEngine is the engine as the shell takes it, as cmd/kshare wires it.
 type shellEngine struct{ *kshare.Engine }
 

@@ -166,23 +166,34 @@ func (s *Shell) RunScript(ctx context.Context, name, src string) error {
 // waitJobs waits, as Flink's SQL client does at the end of a script, for
 // the jobs the script started to finish their input (a bounded source, or
 // the 'idle-timeout' setting, ends it), and says how each ended. When ctx
-// ends first, the jobs are stopped: what they hold is released.
+// ends first (a signal), the jobs still running are stopped (what they hold
+// is released), each says how it ended too, and waitJobs returns ctx's
+// cause.
 func (s *Shell) waitJobs(ctx context.Context) error {
 	defer s.stopJobs()
 	var first error
-	for _, j := range s.jobs {
+	for i, j := range s.jobs {
 		err := j.Wait(ctx)
 		if ctx.Err() != nil {
-			return ctx.Err()
+			for _, j := range s.jobs[i:] {
+				j.Stop()
+				s.jobEnded(j)
+			}
+			return context.Cause(ctx)
 		}
-		st := j.Stats()
-		fmt.Fprintf(s.errOut, "job %s %s: %s written, %s accepted, %s released\n", j.ID(), strings.ToLower(string(st.State)),
-			plural(st.Acked, "row"), plural(st.Accepted, "record"), plural(st.Released, "record"))
+		s.jobEnded(j)
 		if err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
+}
+
+// jobEnded says how job j ended.
+func (s *Shell) jobEnded(j table.Job) {
+	st := j.Stats()
+	fmt.Fprintf(s.errOut, "job %s %s: %s written, %s accepted, %s released\n", j.ID(), strings.ToLower(string(st.State)),
+		plural(st.Acked, "row"), plural(st.Accepted, "record"), plural(st.Released, "record"))
 }
 
 // stopJobs stops the shell's jobs that still run and forgets them all.
