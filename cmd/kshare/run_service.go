@@ -220,26 +220,25 @@ func (r *runner) drainAll(again <-chan struct{}) (forced bool) {
 	r.mu.Lock()
 	jobs := slices.Clone(r.jobs)
 	r.mu.Unlock()
-	var wg sync.WaitGroup
+	// Each drain says when it returned; drainAll waits for them all.
+	ended := make(chan struct{}, len(jobs))
 	for _, j := range jobs {
-		wg.Go(func() {
+		go func() {
 			_ = j.Drain(r.drain) // its error is the job's, logged by ended
-		})
+			ended <- struct{}{}
+		}()
 	}
-	drained := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(drained)
-	}()
-	select {
-	case <-drained:
-		return false
-	case <-again:
-		r.log.Warn("second signal: stopping at once; what the sinks have not acknowledged is released")
-		r.stopAll()
-		<-drained
-		return true
+	for left := len(jobs); left > 0; {
+		select {
+		case <-ended:
+			left--
+		case <-again:
+			again, forced = nil, true
+			r.log.Warn("second signal: stopping at once; what the sinks have not acknowledged is released")
+			r.stopAll()
+		}
 	}
+	return forced
 }
 
 // stopAll stops every job at once.
