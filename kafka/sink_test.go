@@ -263,8 +263,11 @@ func (c *produceCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _
 // A Write's rows go out together as soon as they are all buffered: one
 // produce request for a batch that fits one, sent without waiting for the
 // producer's linger (a minute here, franz-go's most, so that a Write the
-// writer did not flush would wait that long), and so again for the next
-// Write.
+// writer did not flush would wait that long), and the next Write is not
+// left to the linger either. Only the first Write's requests are counted:
+// a Write that comes while the flush of the one before is still waiting
+// for its answers goes out as it is buffered (franz-go does not linger
+// while flushing), in one request or more.
 func TestSinkWriteFlushesItsRecords(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
@@ -296,8 +299,8 @@ func TestSinkWriteFlushesItsRecords(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("write %d not acknowledged within 30 s: its records wait for the producer's linger", round)
 		}
-		if got := c.n.Load(); got != round {
-			t.Errorf("after write %d of 2000 rows: %d produce requests, want %d", round, got, round)
+		if got := c.n.Load(); round == 1 && got != 1 {
+			t.Errorf("a write of 2000 rows went out in %d produce requests, want 1", got)
 		}
 	}
 	if n := len(kafkatest.ReadTopic(t, addr, topic, 4000)); n != 4000 {
