@@ -15,23 +15,35 @@ import (
 	"github.com/kshare/kshare/admin"
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/kafka"
+	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
 // This file runs the statements about the cluster (SHOW TOPICS, DESCRIBE
-// TOPIC, SHOW SHARE GROUPS, DESCRIBE SHARE GROUP, ALTER SHARE GROUP, DROP
-// SHARE GROUP) with package admin, and adds a table's share group and lag
-// to DESCRIBE.
+// TOPIC, CREATE TOPIC, DROP TOPIC, SHOW SHARE GROUPS, DESCRIBE SHARE GROUP,
+// ALTER SHARE GROUP, DROP SHARE GROUP) with package admin, and adds a
+// table's share group and lag to DESCRIBE.
 
 // ErrNoCluster is returned for a statement about the cluster when the
 // session names no cluster, or its tables name several.
 var ErrNoCluster = errors.New("no cluster chosen")
 
+// ErrTopicInUse is returned for a DROP TOPIC of a topic that a running
+// query or job of the session reads; the error names them.
+var ErrTopicInUse = errors.New("topic in use")
+
 // DescribeLagTimeout bounds how long DESCRIBE of a table waits for its
 // share group's lag; a cluster that does not answer by then is said to be
 // unreachable and the columns are shown all the same.
 const DescribeLagTimeout = 3 * time.Second
+
+// sessionCluster are the keys of the session's cluster, which SET gives:
+// the client keys of kafkaclient, and the consumer keys that a share-group
+// table refuses, refused here with the same advice, since the session's
+// statements are about share groups.
+var sessionCluster = &options.Set{Owner: "the session's cluster", Validate: kafkaclient.Validate,
+	Options: slices.Concat(kafkaclient.ClusterOptions.Options, connector.RefusedConsumerKeys)}
 
 // isClusterKey reports whether SET and RESET key is about the session's
 // cluster ('bootstrap.servers' and the 'properties.*' keys) rather than a
@@ -40,8 +52,8 @@ func isClusterKey(key string) bool {
 	if strings.HasPrefix(key, "properties.") {
 		return true
 	}
-	o, ok := connector.ClusterOptions.Lookup(key)
-	return ok && o.Key == connector.OptBootstrapServers
+	o, ok := sessionCluster.Lookup(key)
+	return ok && o.Key == kafkaclient.OptBootstrapServers
 }
 
 // setCluster records SET key = value for the session's cluster. The value
@@ -49,7 +61,7 @@ func isClusterKey(key string) bool {
 // are checked when a statement uses the cluster, since they may take
 // several SETs to meet.
 func (e *Engine) setCluster(key, value string) (*table.Result, error) {
-	if _, err := options.Parse([]options.KV{{Key: key, Value: value}}, nil, connector.ClusterOptions); err != nil {
+	if _, err := options.Parse([]options.KV{{Key: key, Value: value}}, nil, sessionCluster); err != nil {
 		var kept options.Errors
 		for _, oe := range flatten(err) {
 			if !errors.Is(oe, options.ErrMissing) {
@@ -60,13 +72,13 @@ func (e *Engine) setCluster(key, value string) (*table.Result, error) {
 			return nil, kept
 		}
 	}
-	o, _ := connector.ClusterOptions.Lookup(key)
+	o, _ := sessionCluster.Lookup(key)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.cluster = slices.DeleteFunc(e.cluster, func(kv options.KV) bool { return kv.Key == o.Key })
 	e.cluster = append(e.cluster, options.KV{Key: o.Key, Value: value})
 	shown := value
-	if connector.ClusterOptions.Secret(o.Key) || options.LooksSecret(o.Key) {
+	if sessionCluster.Secret(o.Key) || options.LooksSecret(o.Key) {
 		shown = table.Masked
 	}
 	return &table.Result{Message: fmt.Sprintf("'%s' set to '%s' for the statements about the cluster (SHOW TOPICS, DESCRIBE SHARE GROUP, ...)", options.Cut(key), options.Cut(shown))}, nil
@@ -90,7 +102,7 @@ func (e *Engine) resetCluster(key string) bool {
 	if key != "" && !isClusterKey(key) {
 		return false
 	}
-	if o, ok := connector.ClusterOptions.Lookup(key); ok {
+	if o, ok := sessionCluster.Lookup(key); ok {
 		key = o.Key
 	}
 	e.cluster = slices.DeleteFunc(e.cluster, func(kv options.KV) bool { return key == "" || kv.Key == key })
@@ -103,7 +115,7 @@ func (e *Engine) clusterList() [][]string {
 	var rows [][]string
 	for _, kv := range e.cluster {
 		v := kv.Value
-		if connector.ClusterOptions.Secret(kv.Key) || options.LooksSecret(kv.Key) {
+		if sessionCluster.Secret(kv.Key) || options.LooksSecret(kv.Key) {
 			v = table.Masked
 		}
 		rows = append(rows, []string{kv.Key, v})
@@ -119,9 +131,12 @@ func (e *Engine) clusterClient() (*kgo.Client, options.Values, error) {
 	kvs := slices.Clone(e.cluster)
 	e.mu.Unlock()
 	var v options.Values
-	if len(kvs) > 0 {
+	// The session names a cluster by its servers; its other keys wait for
+	// them, so that RESET 'properties.bootstrap.servers' goes back to the
+	// tables' cluster even with a security key still set.
+	if slices.ContainsFunc(kvs, func(kv options.KV) bool { return kv.Key == kafkaclient.OptBootstrapServers }) {
 		var err error
-		if v, err = options.Parse(kvs, nil, connector.ClusterOptions); err != nil {
+		if v, err = options.Parse(kvs, nil, sessionCluster); err != nil {
 			return nil, v, fmt.Errorf("the session's cluster (SET 'properties.*'): %w", err)
 		}
 	} else {
@@ -129,7 +144,7 @@ func (e *Engine) clusterClient() (*kgo.Client, options.Values, error) {
 		for _, t := range e.cat.List() {
 			// A 'kafka' table takes the same cluster keys, declared once.
 			if t.Bound.Connector != nil && (t.Bound.Connector.Name() == connector.Name || t.Bound.Connector.Name() == kafka.Name) {
-				k := connector.ClusterKey(t.Bound.Options)
+				k := kafkaclient.ClusterKey(t.Bound.Options)
 				byKey[k] = append(byKey[k], t)
 			}
 		}
@@ -148,13 +163,13 @@ func (e *Engine) clusterClient() (*kgo.Client, options.Values, error) {
 				for i, t := range ts {
 					names[i] = "'" + options.Cut(t.Name()) + "'"
 				}
-				clusters = append(clusters, fmt.Sprintf("%s (tables %s)", ts[0].Bound.Options.String(connector.OptBootstrapServers), strings.Join(names, ", ")))
+				clusters = append(clusters, fmt.Sprintf("%s (tables %s)", ts[0].Bound.Options.String(kafkaclient.OptBootstrapServers), strings.Join(names, ", ")))
 			}
 			return nil, v, fmt.Errorf("%w: the session's tables read %d clusters: %s; pick one with SET 'properties.bootstrap.servers' = 'host:9092' (and its 'properties.*' security keys)",
 				ErrNoCluster, len(clusters), strings.Join(clusters, "; "))
 		}
 	}
-	opts, err := connector.ClientOpts(v)
+	opts, err := kafkaclient.ClientOpts(v)
 	if err != nil {
 		return nil, v, fmt.Errorf("the session's cluster: %w", err)
 	}
@@ -170,9 +185,14 @@ func (e *Engine) clusterClient() (*kgo.Client, options.Values, error) {
 func (e *Engine) execCluster(ctx context.Context, st table.Statement) (res *table.Result, ok bool, err error) {
 	switch st.(type) {
 	case *table.ShowTopics, *table.DescribeTopic, *table.ShowShareGroups, *table.DescribeShareGroup,
-		*table.ResetShareGroup, *table.AlterShareGroup, *table.DropShareGroup:
+		*table.ResetShareGroup, *table.AlterShareGroup, *table.DropShareGroup, *table.CreateTopic, *table.DropTopic:
 	default:
 		return nil, false, nil
+	}
+	if d, ok := st.(*table.DropTopic); ok {
+		if err := e.checkUnread(d.Topic); err != nil {
+			return nil, true, err
+		}
 	}
 	cl, v, err := e.clusterClient()
 	if err != nil {
@@ -188,7 +208,8 @@ func rowsOf[R admin.Row](rows []R) *table.Result {
 	if vals == nil {
 		vals = [][]string{}
 	}
-	return &table.Result{Columns: cols, Rows: vals}
+	var zero R
+	return &table.Result{Columns: cols, Types: zero.Types(), Rows: vals}
 }
 
 func rowsOrErr[R admin.Row](rows []R, err error) (*table.Result, error) {
@@ -244,8 +265,89 @@ func runCluster(ctx context.Context, adm *admin.Admin, cluster options.Values, s
 			return nil, err
 		}
 		return &table.Result{Message: fmt.Sprintf("share group '%s' dropped", options.Cut(st.Group))}, nil
+	case *table.CreateTopic:
+		return createTopic(ctx, adm, st)
+	case *table.DropTopic:
+		err := adm.DropTopic(ctx, st.Topic)
+		switch {
+		case st.IfExists && errors.Is(err, admin.ErrUnknownTopic):
+			return &table.Result{Message: fmt.Sprintf("topic '%s' does not exist; nothing dropped", options.Cut(st.Topic))}, nil
+		case err != nil:
+			return nil, err
+		}
+		return &table.Result{Message: fmt.Sprintf("topic '%s' dropped, with every record in it", options.Cut(st.Topic))}, nil
 	}
 	return nil, fmt.Errorf("not a statement about the cluster: %s", st)
+}
+
+// checkUnread refuses a DROP TOPIC of a topic that a running query or job
+// of the session reads from a kafka-sharegroup table: deleting the topic
+// would take the records its share group holds and has not settled. The
+// cluster the table names is not compared with the session's: one cluster
+// has many spellings (names, addresses), and a refusal too many costs a
+// STOP JOB where one too few costs the topic.
+func (e *Engine) checkUnread(topic string) error {
+	e.mu.Lock()
+	e.reading = running(e.reading)
+	var readers, stops []string
+	for _, r := range e.reading {
+		t := r.rows.Plan().Table()
+		b := t.Bound
+		if b == nil || b.Connector == nil || b.Connector.Name() != connector.Name || !kafkaclient.ReadsTopic(b.Options, topic) {
+			continue
+		}
+		how := fmt.Sprintf("through share group '%s'", options.Cut(b.Options.String(connector.OptShareGroupID)))
+		if _, peeks := t.Source.(table.Looker); peeks {
+			how = "peeking, through no share group"
+		}
+		readers = append(readers, r.what+" "+how)
+		if r.job != "" {
+			stops = append(stops, "STOP JOB '"+r.job+"'")
+		} else if !slices.Contains(stops, "end the query") {
+			stops = append(stops, "end the query")
+		}
+	}
+	e.mu.Unlock()
+	if len(readers) == 0 {
+		return nil
+	}
+	return fmt.Errorf("cannot drop topic '%s': %w by the session: %s; stop what reads it first (%s), since dropping a topic deletes every record in it",
+		options.Cut(topic), ErrTopicInUse, strings.Join(readers, ", "), strings.Join(stops, ", "))
+}
+
+// createTopic is CREATE TOPIC: its WITH clause is read before the
+// cluster is asked, and the message says what the broker made.
+func createTopic(ctx context.Context, adm *admin.Admin, st *table.CreateTopic) (*table.Result, error) {
+	nt, err := admin.ParseNewTopic(st.Topic, st.Options)
+	if err != nil {
+		var oes options.Errors
+		if errors.As(err, &oes) {
+			return nil, fmt.Errorf("topic '%s': %w", options.Cut(st.Topic), err)
+		}
+		return nil, err
+	}
+	ct, err := adm.CreateTopic(ctx, nt)
+	switch {
+	case st.IfNotExists && errors.Is(err, admin.ErrTopicExists):
+		// As CREATE TABLE IF NOT EXISTS: the topic is left as it is,
+		// whatever its partitions and configs.
+		return &table.Result{Message: fmt.Sprintf("topic '%s' already exists; nothing changed", options.Cut(st.Topic))}, nil
+	case err != nil:
+		return nil, err
+	}
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "topic '%s' created: %d partition(s), replication %d", options.Cut(ct.Name), ct.Partitions, ct.Replication)
+	for i, kv := range nt.Configs {
+		sep := ", "
+		if i == 0 {
+			sep = "; "
+		}
+		fmt.Fprintf(&msg, "%s%s = '%s'", sep, options.Cut(kv.Key), options.Cut(kv.Value))
+	}
+	if !ct.Ready {
+		fmt.Fprintf(&msg, "\n(its partitions had no leader yet after %v: writing to it may fail for a while)", admin.TopicReadyTimeout)
+	}
+	return &table.Result{Message: msg.String()}, nil
 }
 
 // describeTopic is DESCRIBE TOPIC: a row per partition; the reader configs
@@ -269,7 +371,7 @@ func describeTopic(ctx context.Context, adm *admin.Admin, cluster options.Values
 			client = append(client, options.KV{Key: k, Value: cluster.String(k)})
 		}
 	}
-	p, err := adm.ProposeTable(ctx, topic, admin.ProposeOptions{Client: client})
+	p, err := ProposeTable(ctx, adm, topic, ProposeOptions{Client: client})
 	switch {
 	case err != nil:
 		fmt.Fprintf(&msg, "no table proposed: %v", err)
@@ -330,8 +432,8 @@ func describeTableGroup(ctx context.Context, t *table.Table) string {
 	}
 	v := t.Bound.Options
 	group := v.String(connector.OptShareGroupID)
-	head := fmt.Sprintf("reads share group '%s' on %s", options.Cut(group), options.Cut(v.String(connector.OptBootstrapServers)))
-	opts, err := connector.ClientOpts(v)
+	head := fmt.Sprintf("reads share group '%s' on %s", options.Cut(group), options.Cut(v.String(kafkaclient.OptBootstrapServers)))
+	opts, err := kafkaclient.ClientOpts(v)
 	if err != nil {
 		return fmt.Sprintf("%s; lag unknown: %v", head, err)
 	}

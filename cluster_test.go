@@ -98,7 +98,9 @@ func TestClusterChoice(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(res.Rows), "["+topic+" 2 0 ") {
 		t.Errorf("SHOW TOPICS on the SET cluster does not list %s with 2 partitions: %v", topic, res.Rows)
 	}
-	// RESET forgets the SET cluster: the tables' two clusters are back.
+	// RESET forgets the SET cluster: the tables' two clusters are back,
+	// though a security key of the SET cluster stays set for the next.
+	exec(t, eng, "SET 'properties.security.protocol' = 'SASL_SSL'")
 	exec(t, eng, "RESET 'properties.bootstrap.servers'")
 	if _, err := eng.Exec(ctx, "SHOW TOPICS"); !errors.Is(err, kshare.ErrNoCluster) {
 		t.Errorf("after RESET: %v", err)
@@ -119,7 +121,7 @@ func readRows(t *testing.T, eng *kshare.Engine, sql string, n int64) (map[string
 	return per, offsets
 }
 
-// TestDescribeShareGroupLag (issue 15, done when): on a topic of 10,000
+// TestDescribeShareGroupLag: on a topic of 10,000
 // records read halfway by a share group whose reader then stopped,
 // DESCRIBE SHARE GROUP shows per partition the records not accepted, as the
 // reader counted them, and the lag metric says the same.
@@ -135,11 +137,25 @@ func TestDescribeShareGroupLag(t *testing.T) {
 		fmt.Sscan(r[3], &end)
 		ends[r[0]] = end
 	}
+	// A partition the producer's sticky batches left empty has no share
+	// state for the group to report (kfake reports no row for it; Kafka
+	// reports lag 0): only partitions that hold records are compared.
 	want := map[string]string{}
 	var total int64
 	for p, end := range ends {
+		if end == 0 {
+			continue
+		}
 		want[p] = fmt.Sprint(end - accepted[p])
 		total += end - accepted[p]
+	}
+	holding := func(m map[string]string) map[string]string {
+		for p := range m {
+			if ends[p] == 0 {
+				delete(m, p)
+			}
+		}
+		return m
 	}
 	if total != 5_000 {
 		t.Fatalf("%d records left of 10,000 after reading 5,000: %v", total, accepted)
@@ -158,7 +174,7 @@ func TestDescribeShareGroupLag(t *testing.T) {
 		for _, r := range res.Rows {
 			got[r[1]] = r[4]
 		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if fmt.Sprint(holding(got)) != fmt.Sprint(want) {
 			return fmt.Errorf("DESCRIBE SHARE GROUP lag by partition %v, counted %v", got, want)
 		}
 		if !strings.Contains(res.Message, fmt.Sprint("lag ", total)) {
@@ -183,14 +199,14 @@ func TestDescribeShareGroupLag(t *testing.T) {
 				metric[p] = fmt.Sprint(m.GetGauge().GetValue())
 			}
 		}
-		if fmt.Sprint(metric) != fmt.Sprint(want) {
+		if fmt.Sprint(holding(metric)) != fmt.Sprint(want) {
 			return fmt.Errorf("kshare_share_group_lag by partition %v, counted %v", metric, want)
 		}
 		return nil
 	})
 }
 
-// TestResetToEarliest (issue 15, done when): RESET TO EARLIEST of an empty
+// TestResetToEarliest: RESET TO EARLIEST of an empty
 // group makes the next SELECT read the topic from the start; while a query
 // reads, the reset is refused naming its member, and nothing moves.
 func TestResetToEarliest(t *testing.T) {
@@ -244,7 +260,7 @@ func demoOrders(t *testing.T) (values [][]byte, customers []string) {
 	return values, customers
 }
 
-// TestDescribeTopicProposal (issue 15, done when): DESCRIBE TOPIC on a topic
+// TestDescribeTopicProposal: DESCRIBE TOPIC on a topic
 // of the demo's orders proposes a CREATE TABLE that, run as it is printed,
 // makes a table whose SELECT returns the records.
 func TestDescribeTopicProposal(t *testing.T) {
@@ -316,7 +332,7 @@ func TestClusterBadInput(t *testing.T) {
 	eng = kshare.New()
 	exec(t, eng, "SET 'properties.bootstrap.servers' = '"+old.ListenAddrs()[0]+"'")
 	_, err = eng.Exec(ctx, "SHOW SHARE GROUPS")
-	if !errors.Is(err, admin.ErrUnsupported) || !strings.Contains(err.Error(), "does not support share groups") {
+	if !errors.Is(err, admin.ErrNoShareGroups) || !strings.Contains(err.Error(), "does not support share groups") {
 		t.Errorf("a cluster without share groups: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/table"
 )
 
@@ -67,11 +68,11 @@ func TestInsertEvalErrorDeadLettered(t *testing.T) {
 	}
 	for i, d := range dead {
 		id, _ := strconv.Atoi(bad[i])
-		want := []string{"trace=t" + bad[i], connector.HeaderError + "=division by zero in 100 / d", connector.HeaderTopic + "=" + src,
-			connector.HeaderPartition + "=0", connector.HeaderOffset + "=" + bad[i], connector.HeaderTable + "=src", connector.HeaderGroup + "=" + group}
+		want := []string{"trace=t" + bad[i], kafkaclient.HeaderError + "=division by zero in 100 / d", kafkaclient.HeaderTopic + "=" + src,
+			kafkaclient.HeaderPartition + "=0", kafkaclient.HeaderOffset + "=" + bad[i], kafkaclient.HeaderTable + "=src", kafkaclient.HeaderGroup + "=" + group}
 		var got []string
 		for _, h := range d.Headers {
-			if h.Key != connector.HeaderTimestamp && h.Key != connector.HeaderDeliveryCount {
+			if h.Key != kafkaclient.HeaderTimestamp && h.Key != kafkaclient.HeaderDeliveryCount {
 				got = append(got, h.Key+"="+string(h.Value))
 			}
 		}
@@ -88,13 +89,14 @@ func TestInsertEvalErrorDeadLettered(t *testing.T) {
 		t.Errorf("kshare_source_eval_errors_total = %v, want %d", got, len(bad))
 	}
 
-	// 'fail': the job ends with the error, and the record goes back.
+	// 'fail': the job ends with the error, which names the table and the
+	// record (the topic's 51st, at offset 50), and the record goes back.
 	exec(t, eng, "ALTER TABLE src RESET ('scan.on-eval-error', 'scan.dead-letter.topic')")
 	kafkatest.ProduceRecords(t, addr, &kgo.Record{Topic: src, Value: []byte(`{"id": 100, "d": 0}`)})
 	res = exec(t, eng, "INSERT INTO `out` SELECT CAST(id AS STRING), 100 / d FROM src")
 	err := res.Job.Wait(kafkatest.Context(t))
-	if err == nil || !strings.Contains(err.Error(), "division by zero in 100 / d") {
-		t.Fatalf("job ended with %v, want the division by zero", err)
+	if want := "table 'src', record " + src + "[0]@50 (delivery 1): division by zero in 100 / d"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("job ended with %v, want %s", err, want)
 	}
 	if st := res.Job.Stats(); st.State != table.JobFailed || st.Accepted != 0 || st.Released != 1 {
 		t.Errorf("stats %+v, want FAILED with the record released", st)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -64,7 +65,7 @@ func printBatch(rec arrow.RecordBatch, cols []table.Column) {
 	for i := 0; i < int(rec.NumRows()); i++ {
 		var vals []string
 		for k, c := range cols {
-			s, ok := query.Formatter(rec.Column(k), c.Type)(i)
+			s, ok := render.Formatter(rec.Column(k), c.Type)(i)
 			if !ok {
 				s = "NULL"
 			}
@@ -191,8 +192,8 @@ func ExampleEngine_Query_releaseRow() {
 			rec := rows.RecordBatch()
 			jobs := rec.Column(0)
 			for i := 0; i < int(rec.NumRows()); i++ {
-				job, _ := query.Formatter(jobs, rows.Columns()[0].Type)(i)
-				tries, _ := query.Formatter(rec.Column(1), rows.Columns()[1].Type)(i)
+				job, _ := render.Formatter(jobs, rows.Columns()[0].Type)(i)
+				tries, _ := render.Formatter(rec.Column(1), rows.Columns()[1].Type)(i)
 				if job == "b" && tries == "1" {
 					fmt.Printf("job %s failed on try %s: released\n", job, tries)
 					if err := rows.ReleaseRow(i); err != nil {
@@ -221,6 +222,162 @@ func ExampleEngine_Query_releaseRow() {
 	// job b failed on try 1: released
 	// job c done
 	// job b done on a retry
+}
+
+// Read a batch's rows by column name: Rows.Row has typed accessors (NULL
+// is an error wrapping query.ErrNull), and Rows.Scan fills a struct by its
+// kshare tags, or by its field names; a pointer field takes NULL as nil.
+func ExampleEngine_Query_rowByName() {
+	kafka := startKafka("orders",
+		`{"id": 1, "product": "apple", "price": 0.50, "coupon": "FREE"}`,
+		`{"id": 2, "product": "pear", "price": 0.75}`,
+	)
+	defer kafka.Close()
+	ctx := context.Background()
+
+	eng := kshare.New()
+	_, err := eng.Exec(ctx, `CREATE TABLE orders (id BIGINT, product STRING, price DECIMAL(10, 2), coupon STRING) WITH (
+		'connector' = 'kafka-sharegroup', 'format' = 'json',
+		'bootstrap.servers' = '`+kafka.ListenAddrs()[0]+`', 'topic' = 'orders',
+		'share-group-id' = 'billing', 'scan.startup.mode' = 'earliest-offset')`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	type order struct {
+		ID      int64   `kshare:"id"`
+		Product string  // the column product
+		Price   float64 `kshare:"price"`
+		Coupon  *string `kshare:"coupon"` // nil for NULL
+	}
+	rows, err := eng.Query(ctx, "SELECT id, product, price, coupon FROM orders LIMIT 2")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		for i := 0; i < int(rows.RecordBatch().NumRows()); i++ {
+			row, err := rows.Row(i)
+			if err != nil {
+				log.Fatal(err)
+			}
+			price, err := row.String("price") // DECIMAL: its exact digits
+			if err != nil {
+				log.Fatal(err)
+			}
+			coupon, err := row.String("coupon")
+			if errors.Is(err, query.ErrNull) {
+				coupon = "none"
+			} else if err != nil {
+				log.Fatal(err)
+			}
+			var o order
+			if err := rows.Scan(i, &o); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("%d %s %s coupon %s; scanned %d %s %.2f %v\n", o.ID, o.Product, price, coupon, o.ID, o.Product, o.Price, o.Coupon != nil)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// 1 apple 0.50 coupon FREE; scanned 1 apple 0.50 true
+	// 2 pear 0.75 coupon none; scanned 2 pear 0.75 false
+}
+
+// An aggregate's result is updating: each row is a change of the result
+// table, which the reader applies in order by its kind, Rows.Op. Moving past
+// a batch of changes accepts every record it reflects.
+func ExampleEngine_Query_aggregate() {
+	kafka := startKafka("sales", `{"product": "apple"}`, `{"product": "pear"}`, `{"product": "apple"}`)
+	defer kafka.Close()
+	ctx := context.Background()
+
+	eng := kshare.New()
+	err := eng.Register("sales", []table.Column{{Name: "product", Type: table.StringType()}}, map[string]string{
+		"connector":         "kafka-sharegroup",
+		"format":            "json",
+		"bootstrap.servers": kafka.ListenAddrs()[0],
+		"topic":             "sales",
+		"share-group-id":    "reports",
+		"scan.startup.mode": "earliest-offset",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// An aggregate over a topic has no last row: the idle timeout ends it.
+	rows, err := eng.Query(ctx, "SELECT product, COUNT(*) AS n FROM sales GROUP BY product",
+		kshare.IdleTimeout(3*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rows.Close()
+	fmt.Println("updating:", rows.Plan().Updating())
+	counts := map[string]int64{}
+	for rows.Next() {
+		for i := 0; i < int(rows.RecordBatch().NumRows()); i++ {
+			row, err := rows.Row(i)
+			if err != nil {
+				log.Fatal(err)
+			}
+			product, err := row.String("product")
+			if err != nil {
+				log.Fatal(err)
+			}
+			n, err := row.Int64("n")
+			if err != nil {
+				log.Fatal(err)
+			}
+			switch rows.Op(i) {
+			case query.Insert, query.UpdateAfter: // +I, +U
+				counts[product] = n
+			case query.UpdateBefore, query.Delete: // -U, -D
+				delete(counts, product)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(counts)
+	// Output:
+	// updating: true
+	// map[apple:2 pear:1]
+}
+
+// INSERT INTO starts a job that writes a query's rows to a sink table and
+// accepts each source record once the sink acknowledged its rows. Here the
+// sink is Flink's blackhole connector, which takes every row at once; the
+// 'idle-timeout' setting ends the job once the topic has been quiet for a
+// second.
+func ExampleEngine_Exec_insert() {
+	kafka := startKafka("orders", `{"id": 1, "price": 2.50}`, `{"id": 2, "price": 30.00}`)
+	defer kafka.Close()
+	ctx := context.Background()
+
+	eng := kshare.New()
+	_, err := eng.Exec(ctx, `
+		CREATE TABLE orders (id BIGINT, price DECIMAL(10, 2)) WITH (
+		  'connector' = 'kafka-sharegroup', 'format' = 'json',
+		  'bootstrap.servers' = '`+kafka.ListenAddrs()[0]+`', 'topic' = 'orders',
+		  'share-group-id' = 'alerts', 'scan.startup.mode' = 'earliest-offset');
+		CREATE TABLE big (id BIGINT, price DECIMAL(10, 2)) WITH ('connector' = 'blackhole');
+		SET 'idle-timeout' = '1s'`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := eng.Exec(ctx, "INSERT INTO big SELECT id, price FROM orders WHERE price > 10")
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Wait returns when the job ends; Stop or Drain end it sooner.
+	if err := res.Job.Wait(ctx); err != nil {
+		log.Fatal(err)
+	}
+	st := res.Job.Stats()
+	fmt.Printf("%s: %d written, %d accepted\n", st.State, st.Written, st.Accepted)
+	// Output:
+	// FINISHED: 1 written, 2 accepted
 }
 
 // Rows is an array.RecordReader: here the result goes out as an Arrow IPC
@@ -313,21 +470,21 @@ func ExampleWork() {
 		func(ctx context.Context, r kshare.Row) error {
 			var j job
 			if err := r.Scan(&j); err != nil {
-				return kshare.Reject(err)
+				return kshare.Reject(err) // never deliver again
 			}
 			o, _ := r.Origin()
 			switch {
 			case j.Prompt == "":
 				return kshare.Reject(errors.New("empty prompt"))
 			case j.Prompt == "flaky" && o.DeliveryCount == 1:
-				return errors.New("model timed out")
+				return errors.New("model timed out") // released: delivered again
 			}
 			mu.Lock()
 			done = append(done, fmt.Sprintf("%d %s (delivery %d)", j.ID, strings.ToUpper(j.Prompt), o.DeliveryCount))
 			mu.Unlock()
-			return nil
+			return nil // accepted
 		},
-		kshare.RowTimeout(time.Minute),
+		kshare.RowTimeout(time.Minute), // ctx ends at the row's timeout
 		kshare.WorkQuery(kshare.MaxRows(4)))
 	if err != nil {
 		log.Fatal(err)

@@ -40,6 +40,10 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 		return nil, err
 	}
 	name := options.Cut(st.Table)
+	if _, keyed := t.Bound.Connector.(table.KeyedConnector); keyed && p.Updating() && t.Bound.Def.PrimaryKey == nil {
+		return nil, fmt.Errorf("%w: INSERT INTO '%s' of an aggregate query: its rows update earlier ones (-U/+U), and table '%s' has no PRIMARY KEY by which connector '%s' could replace them; declare the GROUP BY columns as its key: PRIMARY KEY (...) NOT ENFORCED",
+			ErrUpdatingInsert, name, name, t.Bound.Connector.Name())
+	}
 	if _, ok := sink.(table.ChangelogSink); p.Updating() && !ok {
 		return nil, fmt.Errorf("%w: INSERT INTO '%s' of an aggregate query: its rows update earlier ones (-U/+U), and connector '%s' appends records, so a reader would count each group many times; "+
 			"Flink writes such results with 'upsert-kafka', which kshare does not have yet; 'print' and 'blackhole' tables take them; insert the rows before aggregation, or run the aggregate as a SELECT",
@@ -47,6 +51,11 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	}
 	if err := checkColumns(name, p.Columns(), sink.Columns()); err != nil {
 		return nil, err
+	}
+	if ks, ok := sink.(table.KeyedSink); ok && p.Updating() {
+		if err := checkKey(name, p, ks); err != nil {
+			return nil, err
+		}
 	}
 	w, err := sink.Open(ctx)
 	if err != nil {
@@ -71,6 +80,11 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	job := pipeline.Start(jctx, rows, w, cancel, pipeline.Options{ID: id, Statement: st.String()})
 	e.mu.Lock()
 	e.jobs = append(e.jobs, job)
+	for i := range e.reading {
+		if e.reading[i].rows == rows {
+			e.reading[i].what, e.reading[i].job = fmt.Sprintf("job %s (INSERT INTO '%s')", id, name), id
+		}
+	}
 	e.mu.Unlock()
 	return &table.Result{Message: fmt.Sprintf("job %s started: INSERT INTO '%s'", id, name), Job: job}, nil
 }
@@ -96,6 +110,55 @@ func checkColumns(name string, got, want []table.Column) error {
 			table.QuoteIdent(g.Name), w.Type.WithNotNull(false))
 	}
 	return nil
+}
+
+// checkKey says whether an updating query's rows are keyed as the table
+// is: the GROUP BY columns the SELECT gives must be the table's PRIMARY
+// KEY columns (in any order), else a change would replace the wrong row,
+// or two groups the same one.
+func checkKey(name string, p interface {
+	Columns() []table.Column
+	UpsertKey() ([]int, bool)
+}, ks table.KeyedSink) error {
+	cols := ks.Columns()
+	want := ks.PrimaryKey()
+	names := func(idx []int) string {
+		out := make([]string, len(idx))
+		for i, k := range idx {
+			out[i] = table.QuoteIdent(cols[k].Name)
+		}
+		return strings.Join(out, ", ")
+	}
+	got, ok := p.UpsertKey()
+	if !ok {
+		return fmt.Errorf("%w: INSERT INTO '%s' of an aggregate query that does not select every GROUP BY column as it is: its rows have no key, and table '%s' is written by its PRIMARY KEY (%s); select the GROUP BY columns, in the key's columns' places",
+			ErrInsertMismatch, name, name, names(want))
+	}
+	if len(got) == 0 {
+		return fmt.Errorf("%w: INSERT INTO '%s': the query has no GROUP BY, so its one row has no key, and table '%s' is written by its PRIMARY KEY (%s); group by the key's columns",
+			ErrInsertMismatch, name, name, names(want))
+	}
+	if !sameSet(got, want) {
+		return fmt.Errorf("%w: INSERT INTO '%s': the query's rows are keyed by its GROUP BY columns %s, and table '%s' has PRIMARY KEY (%s); a change would replace the wrong row. Make the table's key the GROUP BY columns, or group by the key's columns",
+			ErrInsertMismatch, name, names(got), name, names(want))
+	}
+	return nil
+}
+
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		found := false
+		for _, y := range b {
+			found = found || x == y
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func columnList(cols []table.Column) string {
@@ -141,8 +204,14 @@ func (e *Engine) StopJob(id string) error {
 // JobColumns are the columns of SHOW JOBS.
 var JobColumns = []string{"job id", "statement", "state", "rows read", "rows written", "accepted", "released", "rejected", "errors", "uptime"}
 
+// jobTypes are the types of JobColumns: the counts are numbers.
+var jobTypes = func() []*table.DataType {
+	s, n := table.StringType(), table.BigIntType()
+	return []*table.DataType{s, s, s, n, n, n, n, n, n, s}
+}()
+
 func (e *Engine) showJobs() *table.Result {
-	res := &table.Result{Columns: JobColumns, Rows: [][]string{}}
+	res := &table.Result{Columns: JobColumns, Types: jobTypes, Rows: [][]string{}}
 	for _, j := range e.Jobs() {
 		st := j.Stats()
 		state := string(st.State)

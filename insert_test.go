@@ -14,6 +14,7 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/sqlshell"
 	"github.com/kshare/kshare/table"
@@ -158,6 +159,25 @@ func setTopicConfig(t *testing.T, addr, topic, key, value string) {
 	if err != nil {
 		t.Fatalf("setting %s of %s: %v", key, topic, err)
 	}
+	// The broker applies a config change a moment after it answers; a
+	// sink that opens before reads the old value.
+	adm := kafkatest.Admin(t, addr)
+	kafkatest.Eventually(t, fmt.Sprintf("%s of %s at %s", key, topic, value), func() error {
+		rcs, err := adm.DescribeTopicConfigs(kafkatest.Context(t), topic)
+		if err != nil {
+			return err
+		}
+		rc, err := rcs.On(topic, nil)
+		if err != nil {
+			return err
+		}
+		for _, c := range rc.Configs {
+			if c.Key == key && c.Value != nil && *c.Value == value {
+				return nil
+			}
+		}
+		return fmt.Errorf("not yet: %+v", rc.Configs)
+	})
 }
 
 // SHOW JOBS lists a running job; STOP JOB stops it, and its state says so.
@@ -193,7 +213,9 @@ func TestShellScriptWaitsForJobs(t *testing.T) {
 	if err := sh.RunScript(kafkatest.Context(t), "-e", "INSERT INTO `out` SELECT v FROM t;"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "job 1 started") || !strings.Contains(errOut.String(), "job 1 finished: 30 rows written, 30 records accepted, 0 records released") {
+	// Both are notices: without a terminal they go to stderr, which
+	// leaves stdout to data.
+	if out.String() != "" || !strings.Contains(errOut.String(), "job 1 started") || !strings.Contains(errOut.String(), "job 1 finished: 30 rows written, 30 records accepted, 0 records released") {
 		t.Errorf("stdout %q, stderr %q: want the job's id at once and its end", out.String(), errOut.String())
 	}
 	if got, _ := values(t, eng, "SELECT v FROM `out`"); len(got) != 30 {
@@ -215,16 +237,14 @@ func TestShellScriptStoppedWhileWaiting(t *testing.T) {
 	go func() {
 		// The job has written every row and waits for more: the script
 		// would wait for ever.
-		for {
-			if jobs := eng.Jobs(); len(jobs) == 1 && jobs[0].Stats().Accepted == 30 {
-				cancel(stopped)
-				return
+		err := watch.Wait(ctx, func() error {
+			if jobs := eng.Jobs(); len(jobs) != 1 || jobs[0].Stats().Accepted != 30 {
+				return errors.New("not every row accepted")
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
+			return nil
+		})
+		if err == nil {
+			cancel(stopped)
 		}
 	}()
 	err := sh.RunScript(ctx, "-e", "INSERT INTO `out` SELECT v FROM t;")
@@ -261,8 +281,19 @@ func TestInsertWritesMetadata(t *testing.T) {
 	exec(t, eng, `CREATE TABLE dst (v STRING, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', hs MAP<STRING, BYTES> METADATA FROM 'headers')
 	  WITH ('connector' = 'kafka', 'format' = 'raw', 'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+out+`',
 	  'sink.partitioner' = 'fixed')`)
-	exec(t, eng, `SET 'idle-timeout' = '`+idle().String()+`'`)
-	if err := exec(t, eng, "INSERT INTO dst SELECT v, ts, hs FROM src").Job.Wait(kafkatest.Context(t)); err != nil {
+	// The job runs until its one record is written and accepted, however
+	// long the group's first fetch takes on a busy machine (an idle
+	// timeout could end it before that, with nothing written).
+	exec(t, eng, `SET 'idle-timeout' = '0'`)
+	job := exec(t, eng, "INSERT INTO dst SELECT v, ts, hs FROM src").Job
+	kafkatest.Eventually(t, "the record written and accepted", func() error {
+		if st := job.Stats(); st.Acked != 1 || st.Accepted != 1 {
+			return fmt.Errorf("stats %+v", st)
+		}
+		return nil
+	})
+	job.Stop()
+	if err := job.Wait(kafkatest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	cl := kafkatest.Client(t, addr, kgo.ConsumeTopics(out), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))

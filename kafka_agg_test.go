@@ -1,7 +1,6 @@
 package kshare_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -76,14 +75,7 @@ func TestKafkaWindowEarlyFireAcceptsWhatItReflects(t *testing.T) {
 		vs = append(vs, []byte(v))
 	}
 	kafkatest.Produce(t, addr, topic, vs...)
-	eng := kshare.New()
-	if _, err := eng.Exec(context.Background(), `CREATE TABLE w (v STRING, kts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
-	  WATERMARK FOR kts AS kts - INTERVAL '1' SECOND) WITH (
-	  'connector' = 'kafka-sharegroup', 'format' = 'raw',
-	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
-	  'share-group-id' = '`+kafkatest.GroupName(t)+`', 'scan.startup.mode' = 'earliest-offset')`); err != nil {
-		t.Fatal(err)
-	}
+	eng := windowEngine(t, addr, topic, kafkatest.GroupName(t), "")
 	const sql = "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(kts), INTERVAL '1' HOUR)) GROUP BY window_start, window_end"
 	maxHeld := func(o *query.Options) { o.MaxHeld = 300 }
 	// count runs sql until done says to stop; it returns the records the

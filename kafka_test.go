@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
 )
 
 // These tests run queries end to end: the kafka-sharegroup connector on
@@ -116,6 +118,68 @@ func TestKafkaLimitReleasesTheRest(t *testing.T) {
 	left, end := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(3*time.Second))
 	if len(left) != 0 || end != query.EndIdle {
 		t.Fatalf("third query: %v, %s; want nothing, idle", left, end)
+	}
+}
+
+// A query whose bound is known when it starts takes no more records from
+// the group than the bound: the records behind a LIMIT 1 or a max-rows
+// are not acquired and released, so the next reader gets them with
+// delivery count 1. A table that sets its own poll size keeps it. The one
+// exception is counted: franz-go can start the next fetch while a poll
+// takes the last (Stats.FetchedAhead), and those records come again.
+func TestKafkaLimitTakesOnlyWhatItNeeds(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	kafkatest.Produce(t, addr, topic, []byte("0"), []byte("1"), []byte("2"), []byte("3"), []byte("4"), []byte("5"), []byte("6"), []byte("7"), []byte("8"), []byte("9"),
+		[]byte("10"), []byte("11"), []byte("12"), []byte("13"), []byte("14"), []byte("15"), []byte("16"), []byte("17"), []byte("18"), []byte("19"))
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE t (v STRING, dc INT METADATA FROM 'delivery-count' VIRTUAL) WITH (
+	  'connector' = 'kafka-sharegroup', 'format' = 'raw',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
+	  'share-group-id' = '`+kafkatest.GroupName(t)+`', 'scan.startup.mode' = 'earliest-offset')`)
+	var ahead int64 // records fetched ahead by any of the queries below
+	taken := func(sql string, opts ...kshare.QueryOption) (rows int, src table.Stats) {
+		t.Helper()
+		r, err := eng.Query(kafkatest.Context(t), sql, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+			rows += int(r.RecordBatch().NumRows())
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		src = r.Stats().Source
+		ahead += src.FetchedAhead
+		return rows, src
+	}
+	for _, c := range []struct {
+		sql     string
+		opts    []kshare.QueryOption
+		rows    int
+		records int64
+	}{
+		{"SELECT v FROM t LIMIT 1", nil, 1, 1},
+		{"SELECT v FROM t", []kshare.QueryOption{kshare.MaxRows(2)}, 2, 2},
+	} {
+		if rows, src := taken(c.sql, c.opts...); rows != c.rows || src.Records != c.records || src.Released != 0 {
+			t.Errorf("%s: %d rows, source %+v; want %d rows, %d records taken, none released", c.sql, rows, src, c.rows, c.records)
+		}
+	}
+	exec(t, eng, "ALTER TABLE t SET ('properties.max.poll.records' = '5')")
+	if rows, src := taken("SELECT v FROM t LIMIT 1"); rows != 1 || src.Records != 5 || src.Released != 4 {
+		t.Errorf("with the table's poll of 5: %d rows, source %+v; want 1 row of a poll of 5, 4 released", rows, src)
+	}
+	exec(t, eng, "ALTER TABLE t RESET ('properties.max.poll.records')")
+	// What is left: the 4 released records a second time, the others for
+	// the first.
+	counts := map[int32]int{}
+	eachRow(t, eng, "SELECT dc FROM t", func(b arrow.RecordBatch, i int) {
+		counts[b.Column(0).(*array.Int32).Value(i)]++
+	}, kshare.IdleTimeout(idle()))
+	if want := map[int32]int{1: 12 - int(ahead), 2: 4 + int(ahead)}; !maps.Equal(counts, want) {
+		t.Errorf("the records left came with delivery counts %v (count: records), want %v (%d fetched ahead)", counts, want, ahead)
 	}
 }
 

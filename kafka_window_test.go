@@ -3,6 +3,7 @@ package kshare_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -59,14 +60,7 @@ func TestKafkaWindowOverLockCap(t *testing.T) {
 	}
 	kafkatest.ProduceRecords(t, addr, rs...)
 
-	eng := kshare.New()
-	if _, err := eng.Exec(context.Background(), `CREATE TABLE w (v STRING, kts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
-	  WATERMARK FOR kts AS kts - INTERVAL '1' SECOND) WITH (
-	  'connector' = 'kafka-sharegroup', 'format' = 'raw', 'source.parallelism' = '4',
-	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
-	  'share-group-id' = '`+group+`', 'scan.startup.mode' = 'earliest-offset')`); err != nil {
-		t.Fatal(err)
-	}
+	eng := windowEngine(t, addr, topic, group, "'source.parallelism' = '4'")
 	const sql = "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(kts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end"
 	// A stall would hold the query until this deadline; the idle timeout
 	// ends a healthy one.
@@ -81,6 +75,26 @@ func TestKafkaWindowOverLockCap(t *testing.T) {
 		t.Errorf("last rows per window (window start ms: count) = %v; want %v", got, want)
 	}
 	t.Logf("%d records in %v at cap %d per partition: %d late, rows %v", n, time.Since(start).Round(time.Millisecond), lockCap, stats.Late, got)
+}
+
+// windowEngine defines table w over topic: the raw value v, and the
+// records' Kafka timestamps kts as its event time with a watermark 1 s
+// behind, read by share group group from the earliest offset, with the
+// options in more ('key' = 'value', ...) too.
+func windowEngine(t *testing.T, addr, topic, group, more string) *kshare.Engine {
+	t.Helper()
+	if more != "" {
+		more += ","
+	}
+	eng := kshare.New()
+	if _, err := eng.Exec(context.Background(), `CREATE TABLE w (v STRING, kts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+	  WATERMARK FOR kts AS kts - INTERVAL '1' SECOND) WITH (
+	  'connector' = 'kafka-sharegroup', 'format' = 'raw', `+more+`
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
+	  'share-group-id' = '`+group+`', 'scan.startup.mode' = 'earliest-offset')`); err != nil {
+		t.Fatal(err)
+	}
+	return eng
 }
 
 // windowCounts runs a query whose columns are window_start and a count to
@@ -105,4 +119,53 @@ func windowCounts(ctx context.Context, t *testing.T, eng *kshare.Engine, sql str
 		t.Fatal(err)
 	}
 	return got, rows.EndReason(), rows.Stats()
+}
+
+// A window TVF read without aggregation is a projection: its rows, one per
+// record and window, come as the records do, and each can be released on
+// its own. Releasing one of the two HOP rows of record b releases b, which
+// the next query gets again; a and c are accepted.
+func TestKafkaWindowRowsReleaseRow(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	base := time.Date(2026, 3, 1, 12, 0, 30, 0, time.UTC)
+	var rs []*kgo.Record
+	for i, v := range []string{"a", "b", "c"} {
+		rs = append(rs, &kgo.Record{Topic: topic, Value: []byte(v), Timestamp: base.Add(time.Duration(i) * time.Second)})
+	}
+	kafkatest.ProduceRecords(t, addr, rs...)
+	eng := windowEngine(t, addr, topic, kafkatest.GroupName(t), "")
+	rows, err := eng.Query(kafkatest.Context(t), "SELECT v, window_start FROM TABLE(HOP(TABLE w, DESCRIPTOR(kts), INTERVAL '1' MINUTE, INTERVAL '2' MINUTES)) LIMIT 6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	released := false
+	for rows.Next() {
+		rec := rows.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			v := rec.Column(0).(*array.String).Value(i)
+			start := time.UnixMilli(int64(rec.Column(1).(*array.Timestamp).Value(i))).UTC()
+			got = append(got, v+" "+start.Format("15:04"))
+			if v == "b" && !released {
+				if err := rows.ReleaseRow(i); err != nil {
+					t.Fatal(err)
+				}
+				released = true
+			}
+		}
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "[a 11:59 a 12:00 b 11:59 b 12:00 c 11:59 c 12:00]"; fmt.Sprint(got) != want {
+		t.Fatalf("rows %v, want %s", got, want)
+	}
+	if s := rows.Stats(); s.Rows != 6 || s.Released != 1 || s.Delivered != 5 {
+		t.Errorf("stats %+v; want 6 rows, 1 released, 5 delivered", s)
+	}
+	again, _ := values(t, eng, "SELECT v FROM w", kshare.IdleTimeout(3*time.Second))
+	if !slices.Equal(again, []string{"b"}) {
+		t.Fatalf("after the release: %v, want b alone", again)
+	}
 }

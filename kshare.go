@@ -20,7 +20,8 @@
 //	}
 //
 // Importing this package registers the kafka-sharegroup connector and the
-// json and raw formats.
+// json and raw formats, and the model providers 'openai', 'http' and
+// 'command' (package model).
 //
 // # At least once
 //
@@ -45,12 +46,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/model"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/pipeline"
@@ -66,6 +69,7 @@ import (
 	_ "github.com/kshare/kshare/kafka"
 	_ "github.com/kshare/kshare/sinks"
 	_ "github.com/kshare/kshare/sinks/filesystem"
+	_ "github.com/kshare/kshare/sinks/jdbc"
 )
 
 // Engine is a session: a catalog of tables and the settings SET changed. It
@@ -79,6 +83,9 @@ type Engine struct {
 	mem memory.Allocator
 	log *slog.Logger
 
+	// models finds the providers of CREATE MODEL (WithModels).
+	models *model.Registry
+
 	mu       sync.Mutex
 	settings query.Settings
 	// cluster holds the keys SET gave the session's cluster
@@ -88,6 +95,18 @@ type Engine struct {
 	// jobs are the jobs INSERT started; jobSeq numbers them.
 	jobs   []*pipeline.Job
 	jobSeq int
+	// reading are the queries run started (a job's among them) that had
+	// not ended when last looked at, so that DROP TOPIC can name what
+	// reads a topic.
+	reading []reader
+}
+
+// reader is a query of the session and what it is, for messages: "a
+// query (SELECT ...)", "job 2 (INSERT INTO 'sink')".
+type reader struct {
+	rows *query.Rows
+	what string
+	job  string // the job's id; "" for a query
 }
 
 // Option configures an Engine.
@@ -106,14 +125,20 @@ func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
 // registered with table.RegisterConnector or table.RegisterFormat are.
 func WithRegistry(reg *table.Registry) Option { return func(e *Engine) { e.reg = reg } }
 
+// WithModels makes CREATE MODEL find providers in reg instead of
+// model.Default, where the built-in ones ('openai', 'http', 'command') and
+// any registered with model.Register are.
+func WithModels(reg *model.Registry) Option { return func(e *Engine) { e.models = reg } }
+
 // New returns an engine with an empty catalog and the default settings
 // (query.DefaultSettings).
 func New(opts ...Option) *Engine {
-	e := &Engine{reg: table.Default, mem: memory.DefaultAllocator, settings: query.DefaultSettings()}
+	e := &Engine{reg: table.Default, models: model.Default, mem: memory.DefaultAllocator, settings: query.DefaultSettings()}
 	for _, o := range opts {
 		o(e)
 	}
 	e.cat = table.NewCatalogWith(e.reg)
+	e.cat.SetModelBinder(e.models)
 	return e
 }
 
@@ -134,19 +159,26 @@ var ErrSelectInExec = errors.New("SELECT in Exec")
 
 // Exec runs a script of statements separated by ';': CREATE TABLE, ALTER
 // TABLE ... SET ('key' = 'value') or RESET ('key'), DROP TABLE, SHOW TABLES, DESCRIBE, SHOW CREATE TABLE, SET 'key' = 'value', SET
-// (which lists the settings) and RESET ['key']. It returns the last
+// (which lists the settings) and RESET ['key'], and the statements about
+// models: CREATE MODEL (checked against its provider, package model, with
+// no I/O), DROP MODEL, SHOW MODELS, DESCRIBE MODEL and SHOW CREATE MODEL
+// (its API key masked). It returns the last
 // statement's result; ExecAll returns every one. The settings are
 // query.SettingOutput, query.SettingIdleTimeout, query.SettingMaxRows and
 // query.SettingMaxColumnWidth; the keys Flink SQL scripts start with
 // (query.FlinkSettings) are accepted too, and the result's message says
 // what each did.
 //
-// The statements about the cluster (SHOW TOPICS, DESCRIBE TOPIC, SHOW SHARE
-// GROUPS, DESCRIBE SHARE GROUP 'g' [MEMBERS | CONFIG], ALTER SHARE GROUP 'g'
-// RESET TO ... | SET (...), DROP SHARE GROUP 'g') run against the session's
-// cluster: the one SET 'properties.bootstrap.servers' (and the 'properties.*'
-// security keys a table takes) named, else the one every kafka-sharegroup
-// table names (ErrNoCluster otherwise). Their results are plain rows.
+// The statements about the cluster (SHOW TOPICS, DESCRIBE TOPIC, CREATE
+// TOPIC, DROP TOPIC, SHOW SHARE GROUPS, DESCRIBE SHARE GROUP 'g' [MEMBERS |
+// CONFIG], ALTER SHARE GROUP 'g' RESET TO ... | SET (...), DROP SHARE GROUP
+// 'g') run against the session's cluster: the one SET
+// 'properties.bootstrap.servers' (and the 'properties.*' security keys a
+// table takes) named, else the one every kafka-sharegroup table names
+// (ErrNoCluster otherwise). Their results are plain rows. CREATE TOPIC's
+// WITH clause takes admin.TopicOptions and any topic config; DROP TOPIC
+// deletes the topic and every record in it, and refuses (ErrTopicInUse) a
+// topic that a running query or job of the session reads.
 //
 // INSERT INTO t SELECT ... starts a job (package pipeline) and returns at
 // once: the result's Job is its handle (Wait, Stop, Stats), and Jobs and
@@ -294,7 +326,7 @@ func (e *Engine) Register(name string, cols []table.Column, opts map[string]stri
 func (e *Engine) RegisterArrow(name string, schema *arrow.Schema, opts map[string]string) error {
 	cols, err := table.ColumnsFromArrow(schema)
 	if err != nil {
-		return fmt.Errorf("table '%s': %w", options.Cut(name), err)
+		return table.Errorf(name, "%w", err)
 	}
 	return e.Register(name, cols, opts)
 }
@@ -337,6 +369,12 @@ func BatchSize(n int) QueryOption { return func(o *query.Options) { o.BatchSize 
 // plain reader that joins nothing and acknowledges nothing, then ends
 // (EndEOF). Records the group settled past its start offset, or holds in
 // flight, still show.
+//
+// FROM ML_PREDICT(TABLE t, MODEL m, DESCRIPTOR(col, ...) [, MAP['key',
+// 'value', ...]]) reads t's columns followed by model m's OUTPUT columns:
+// each row of t is passed to m (package mlpredict), and what becomes of its
+// record follows from the call (docs/models.md). The call is checked
+// against the catalog before anything is read.
 func (e *Engine) Query(ctx context.Context, sql string, opts ...QueryOption) (*query.Rows, error) {
 	p, err := e.prepare(sql)
 	if err != nil {
@@ -352,5 +390,17 @@ func (e *Engine) run(ctx context.Context, p *query.Plan, opts []QueryOption) (*q
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return query.Run(ctx, p, o)
+	rows, err := query.Run(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.reading = append(running(e.reading), reader{rows: rows, what: "a query (" + firstWords(p.SQL()) + ")"})
+	e.mu.Unlock()
+	return rows, nil
+}
+
+// running is rs without the queries that ended.
+func running(rs []reader) []reader {
+	return slices.DeleteFunc(rs, func(r reader) bool { return r.rows.EndReason() != query.Running })
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -59,7 +60,7 @@ func collect(t *testing.T, rows *query.Rows) []string {
 		for i := 0; i < int(rec.NumRows()); i++ {
 			var vals []string
 			for k, c := range rows.Columns() {
-				s, ok := query.Formatter(rec.Column(k), c.Type)(i)
+				s, ok := render.Formatter(rec.Column(k), c.Type)(i)
 				if !ok {
 					s = "NULL"
 				}
@@ -160,7 +161,7 @@ func TestSettingsReachQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Rows; len(got) != 8 || got[0][1] != "5s" || got[1][1] != "0" || got[2][1] != "1" || got[3][1] != "table" ||
+	if got := res.Rows; len(got) != 8 || got[0][1] != "5s" || got[1][0] != "max-column-width" || got[1][1] != "60" || got[2][1] != "1" || got[3][1] != "table" ||
 		got[4][0] != "window.allowed-lateness" || got[4][1] != "10m0s" ||
 		got[5][0] != "window.early-fire" || got[5][1] != "0s" || got[6][1] != "0s" || got[7][0] != "window.max-held-records" || got[7][1] != "1000" {
 		t.Errorf("SET: %v", got)

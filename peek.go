@@ -11,6 +11,7 @@ import (
 	"github.com/kshare/kshare/admin"
 	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/kafka"
+	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
@@ -26,17 +27,7 @@ import (
 // first and last byte and the table's name. ok is false when the
 // statement has none.
 func peekSpan(sql string) (start, end int, name string, ok bool) {
-	lx := parse.NewLexer(sql)
-	var toks []parse.Token
-	for {
-		t, err := lx.Next()
-		if err != nil || t.Kind == parse.EOF {
-			break
-		}
-		if t.Kind != parse.Comment {
-			toks = append(toks, t)
-		}
-	}
+	toks := tokens(sql)
 	for i := 0; i+7 < len(toks); i++ {
 		w := toks[i : i+8]
 		if w[0].IsWord("TABLE") && w[1].IsSymbol("(") && w[2].IsWord("PEEK") && w[3].IsSymbol("(") &&
@@ -48,38 +39,24 @@ func peekSpan(sql string) (start, end int, name string, ok bool) {
 	return 0, 0, "", false
 }
 
-// peekCatalog is the session's catalog in which one table reads by peeking.
-type peekCatalog struct {
+// swapCatalog is the session's catalog in which one table is read another
+// way (a peek, a model's predictions).
+type swapCatalog struct {
 	*table.Catalog
 	name string
-	peek *table.Table
+	tbl  *table.Table
 }
 
-func (c peekCatalog) Lookup(name string) (*table.Table, error) {
+func (c swapCatalog) Lookup(name string) (*table.Table, error) {
 	if strings.EqualFold(name, c.name) {
-		return c.peek, nil
+		return c.tbl, nil
 	}
 	return c.Catalog.Lookup(name)
 }
 
-// prepare plans a SELECT; one that peeks (TABLE(PEEK(TABLE t))) reads t
-// through a peekSource. The peek's text is replaced by the table's name,
-// padded to the same length so that the places in errors stay true.
-func (e *Engine) prepare(sql string) (*query.Plan, error) {
-	start, end, name, ok := peekSpan(sql)
-	if !ok {
-		return query.Prepare(sql, e.cat)
-	}
-	t, err := e.cat.Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	if t.Bound.Connector == nil || t.Bound.Connector.Name() != connector.Name {
-		return nil, fmt.Errorf("TABLE(PEEK(TABLE %s)): PEEK reads a kafka-sharegroup table; '%s' is not one", table.QuoteIdent(name), options.Cut(name))
-	}
-	if t.Bound.Options.String(connector.OptTopic) == "" {
-		return nil, fmt.Errorf("TABLE(PEEK(TABLE %s)): PEEK reads the topics 'topic' names; table '%s' reads a 'topic-pattern'", table.QuoteIdent(name), options.Cut(name))
-	}
+// swapIn is sql with the text from start to end replaced by the quoted
+// name, padded to the same length so that the places in errors stay true.
+func swapIn(sql string, start, end int, name string) string {
 	pad := []byte(sql[start:end])
 	for i := range pad {
 		if pad[i] != '\n' {
@@ -91,8 +68,41 @@ func (e *Engine) prepare(sql string) (*query.Plan, error) {
 	if len(quoted) > len(pad) {
 		pad = []byte(quoted)
 	}
+	return sql[:start] + string(pad) + sql[end:]
+}
+
+// prepare plans a SELECT. One that peeks (TABLE(PEEK(TABLE t))) reads t
+// through a peekSource; one that calls a model (ML_PREDICT, see
+// mlpredict.go) reads the table predictTable makes. The call's text is
+// replaced by the table's name (swapIn).
+func (e *Engine) prepare(sql string) (*query.Plan, error) {
+	call, err := predictSpan(sql)
+	if err != nil {
+		return nil, err
+	}
+	if call != nil {
+		t, err := e.predictTable(call)
+		if err != nil {
+			return nil, err
+		}
+		return query.Prepare(swapIn(sql, call.start, call.end, call.table), swapCatalog{Catalog: e.cat, name: call.table, tbl: t})
+	}
+	start, end, name, ok := peekSpan(sql)
+	if !ok {
+		return query.Prepare(sql, e.cat)
+	}
+	t, err := e.cat.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if t.Bound.Connector == nil || t.Bound.Connector.Name() != connector.Name {
+		return nil, fmt.Errorf("TABLE(PEEK(TABLE %s)): PEEK reads a kafka-sharegroup table; '%s' is not one", table.QuoteIdent(name), options.Cut(name))
+	}
+	if t.Bound.Options.String(kafkaclient.OptTopic) == "" {
+		return nil, fmt.Errorf("TABLE(PEEK(TABLE %s)): PEEK reads the topics 'topic' names; table '%s' reads a 'topic-pattern'", table.QuoteIdent(name), options.Cut(name))
+	}
 	peeked := &table.Table{Bound: t.Bound, Source: &peekSource{bound: t.Bound}}
-	return query.Prepare(sql[:start]+string(pad)+sql[end:], peekCatalog{Catalog: e.cat, name: name, peek: peeked})
+	return query.Prepare(swapIn(sql, start, end, name), swapCatalog{Catalog: e.cat, name: name, tbl: peeked})
 }
 
 // peekSource is a table's source that reads what waits for its share
@@ -107,16 +117,16 @@ func (s *peekSource) TakesNothing() {}
 func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
 	v := s.bound.Options
 	name := s.bound.Def.Name
-	opts, err := connector.ClientOpts(v)
+	opts, err := kafkaclient.ClientOpts(v)
 	if err != nil {
-		return nil, fmt.Errorf("table '%s': %w", options.Cut(name), err)
+		return nil, table.Errorf(name, "%w", err)
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("table '%s': kafka client: %w", options.Cut(name), err)
+		return nil, table.Errorf(name, "kafka client: %w", err)
 	}
 	var topics []string
-	for _, t := range strings.Split(v.String(connector.OptTopic), ";") {
+	for _, t := range strings.Split(v.String(kafkaclient.OptTopic), ";") {
 		if t = strings.TrimSpace(t); t != "" {
 			topics = append(topics, t)
 		}
@@ -124,13 +134,13 @@ func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Strea
 	ranges, err := peekRanges(ctx, admin.New(cl), v, topics)
 	cl.Close()
 	if err != nil {
-		return nil, fmt.Errorf("table '%s': %w", options.Cut(name), err)
+		return nil, table.Errorf(name, "%w", err)
 	}
 	var rs []kafka.Range
 	for _, r := range ranges {
 		rs = append(rs, kafka.Range{Topic: r.Topic, Partition: r.Partition, From: r.From, To: r.To, Present: true})
 	}
-	return kafka.OpenLog(kafka.LogConfig{Table: s.bound, Client: opts, Ranges: rs, Unavailable: v.Duration(connector.OptBrokerUnavailableTimeout),
+	return kafka.OpenLog(kafka.LogConfig{Table: s.bound, Client: opts, Ranges: rs, Unavailable: v.Duration(kafkaclient.OptBrokerUnavailableTimeout),
 		SkipDecodeErrors: v.String(connector.OptOnDecodeError) != connector.OnDecodeErrorFail,
 		DecodeHint:       "a peek shows the record as the table's 'scan.on-decode-error' says; 'fail' ends it"}, o)
 }

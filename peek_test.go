@@ -26,7 +26,7 @@ func peekRows(t *testing.T, eng *kshare.Engine, sql string, opts ...kshare.Query
 	return out
 }
 
-// TestPeek (issue 15, done when): TABLE(PEEK(...)) run three times shows the
+// TestPeek: TABLE(PEEK(...)) run three times shows the
 // same waiting records; afterwards the group's lag is what it was and every
 // record, read through the group, comes with delivery count 1: the peeks
 // took nothing.

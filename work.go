@@ -106,9 +106,14 @@ func Work(ctx context.Context, eng *Engine, sql string, concurrency int, fn func
 // package): the table is read with its poll size set for them (see
 // worker.Tune; pollRecords above 0 overrides the size), on a copy of the
 // table, so that the catalog's table and other queries keep their options.
+// A query whose rows workers cannot work on (worker.CheckPlan: an
+// aggregate's) is refused before it starts.
 func (e *Engine) QueryForWorkers(ctx context.Context, sql string, concurrency, pollRecords int, opts ...QueryOption) (*query.Rows, error) {
 	p, err := query.Prepare(sql, e.cat)
 	if err != nil {
+		return nil, err
+	}
+	if err := worker.CheckPlan(p); err != nil {
 		return nil, err
 	}
 	if kvs, changed := worker.Tune(p.Table().Bound, concurrency, pollRecords); changed {

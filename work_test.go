@@ -10,9 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/worker"
 )
 
@@ -119,16 +123,32 @@ func TestWorkOutcomes(t *testing.T) {
 }
 
 // A row that runs longer than the group's lock is not handed to a second
-// worker while it runs: the locks of rows still running are renewed. Two
-// pools of the same group, each with a worker per record, run 3-second
-// tasks under a 2-second lock.
+// worker while it runs, nor while it waits for a worker: the locks of rows
+// held are renewed from the fetch on. Two pools of the same group, each of
+// 8 workers, run tasks of three lock durations on 16 records; the second
+// pool starts once the first runs rows. With the pool's own poll sizing the
+// first pool's two members take 8 records each; in batch_optimized mode one
+// fetch takes all 16, handed over a row at a time as workers free up, so
+// half of them wait a whole round, held, for a worker.
 func TestWorkKeepsLocksOfRunningRows(t *testing.T) {
+	for _, tc := range []struct{ name, with string }{
+		{"pool-sizing", ""},
+		{"batch_optimized", `, 'properties.share.acquire.mode' = 'batch_optimized', 'source.parallelism' = '1', 'scan.batch-size' = '1'`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			workKeepsLocks(t, tc.with)
+		})
+	}
+}
+
+func workKeepsLocks(t *testing.T, with string) {
 	const lock = 2 * time.Second
 	addr, topic, group := kafkatest.LockedGroup(t, lock)
-	const n = 8
+	const n, workers = 16, 8
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(n)...)
 	ddl := `CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw',
-	  'bootstrap.servers' = '` + addr + `', 'topic' = '` + topic + `', 'share-group-id' = '` + group + `')`
+	  'bootstrap.servers' = '` + addr + `', 'topic' = '` + topic + `', 'share-group-id' = '` + group + `'` + with + `)`
 	log := newWorkLog()
 	var total sync.WaitGroup
 	ctx, cancel := context.WithCancel(kafkatest.Context(t))
@@ -137,20 +157,20 @@ func TestWorkKeepsLocksOfRunningRows(t *testing.T) {
 	var closeOnce sync.Once
 	var stats [2]kshare.WorkStats
 	var errs [2]error
-	for p := range 2 {
+	pool := func(p int) {
 		eng := kshare.New()
 		if _, err := eng.Exec(ctx, ddl); err != nil {
 			t.Fatal(err)
 		}
 		total.Go(func() {
-			stats[p], errs[p] = kshare.Work(ctx, eng, "SELECT v FROM t", n, func(ctx context.Context, r kshare.Row) error {
+			stats[p], errs[p] = kshare.Work(ctx, eng, "SELECT v FROM t", workers, func(ctx context.Context, r kshare.Row) error {
 				v, err := r.String("v")
 				if err != nil {
 					return err
 				}
 				id, _ := strconv.Atoi(v)
 				log.start(id)
-				time.Sleep(lock + lock/2) // the slow task itself
+				time.Sleep(3 * lock) // the slow task itself
 				log.end(id, true)
 				log.mu.Lock()
 				if len(log.accepted) == n {
@@ -161,6 +181,16 @@ func TestWorkKeepsLocksOfRunningRows(t *testing.T) {
 			})
 		})
 	}
+	pool(0)
+	kafkatest.Eventually(t, "the first pool's first rows", func() error {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		if len(log.seen) == 0 {
+			return errors.New("none yet")
+		}
+		return nil
+	})
+	pool(1)
 	select {
 	case <-allDone:
 	case <-ctx.Done():
@@ -181,9 +211,18 @@ func TestWorkKeepsLocksOfRunningRows(t *testing.T) {
 			t.Errorf("id %d was started %d times", id, log.seen[id])
 		}
 	}
-	if r := stats[0].Query.Source.Renewed + stats[1].Query.Source.Renewed; r == 0 {
-		t.Errorf("no lock was renewed: %+v %+v", stats[0].Query.Source, stats[1].Query.Source)
+	src := [2]table.Stats{stats[0].Query.Source, stats[1].Query.Source}
+	if src[0].Renewed+src[1].Renewed == 0 {
+		t.Errorf("no lock was renewed: %+v %+v", src[0], src[1])
 	}
+	// Each pool's accepted count is what the broker confirmed: every
+	// record once, none settled after its lock ran out.
+	if src[0].Accepted+src[1].Accepted != n || src[0].LockExpired+src[1].LockExpired != 0 {
+		t.Errorf("accepted %d + %d, lock expired %d + %d; want %d accepted, none expired",
+			src[0].Accepted, src[1].Accepted, src[0].LockExpired, src[1].LockExpired, n)
+	}
+	kafkatest.WaitLag(t, addr, group, topic, 0)
+	t.Logf("pools took %d and %d records", src[0].Records, src[1].Records)
 }
 
 // Rows read by name: typed accessors and Scan into a tagged struct, on the
@@ -277,27 +316,55 @@ func optionOf(t *testing.T, eng *kshare.Engine, key string) string {
 	return v
 }
 
-// Bad input is refused before the share group is joined.
+// Bad input is refused, saying why, before the share group is joined.
 func TestWorkBadInput(t *testing.T) {
 	eng := kafkaEngine(t)
 	ctx := kafkatest.Context(t)
 	nop := func(context.Context, kshare.Row) error { return nil }
-	if _, err := kshare.Work(ctx, eng, "SELECT v FROM t", 0, nop); !errors.Is(err, worker.ErrConcurrency) {
-		t.Errorf("concurrency 0: %v", err)
-	}
-	if _, err := kshare.Work(ctx, eng, "DROP TABLE t", 1, nop); err == nil || !strings.Contains(err.Error(), "SELECT") {
-		t.Errorf("not a SELECT: %v", err)
+	for _, tc := range []struct {
+		name, sql   string
+		concurrency int
+		fn          func(context.Context, kshare.Row) error
+		want        string
+		is          error // the sentinel it wraps, if any
+	}{
+		{"concurrency 0", "SELECT v FROM t", 0, nop, "concurrency must be at least 1, got 0", worker.ErrConcurrency},
+		{"not a SELECT", "DROP TABLE t", 1, nop, "a query is one SELECT statement, got DROP; run DDL, SHOW, DESCRIBE and SET with Exec", nil},
+		{"nil function", "SELECT v FROM t", 1, nil, "work: nil function", nil},
+		// An aggregate's row reflects many records; a worker settles each
+		// row's own.
+		{"an aggregate", "SELECT COUNT(*) FROM t", 1, nop,
+			"worker: the query's result is updating: a worker runs its function on rows of one record each, and an aggregate's rows are changes of groups; run GROUP BY and aggregates in the shell",
+			query.ErrUpdating},
+	} {
+		st, err := kshare.Work(ctx, eng, tc.sql, tc.concurrency, tc.fn)
+		if err == nil || err.Error() != tc.want || (tc.is != nil && !errors.Is(err, tc.is)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+		if st.Done() != 0 || !st.First.IsZero() {
+			t.Errorf("%s: stats %+v, want no row", tc.name, st)
+		}
 	}
 	if _, err := eng.Catalog().Lookup("t"); err != nil {
 		t.Errorf("the table went away: %v", err)
 	}
-	if _, err := kshare.Work(ctx, eng, "SELECT v FROM t", 1, nil); err == nil {
-		t.Errorf("nil function: no error")
-	}
-	// An aggregate's row reflects many records; a worker settles each
-	// row's own.
-	if _, err := kshare.Work(ctx, eng, "SELECT COUNT(*) FROM t", 1, nop); !errors.Is(err, query.ErrUpdating) {
-		t.Errorf("an aggregate: %v", err)
+	group := optionOf(t, eng, "share-group-id")
+	adm := kafkatest.Admin(t, optionOf(t, eng, "bootstrap.servers"))
+	var d kadm.DescribedShareGroup
+	kafkatest.Eventually(t, "a description of share group "+group, func() error {
+		// A broker just started answers COORDINATOR_NOT_AVAILABLE for a
+		// moment.
+		ds, err := adm.DescribeShareGroups(ctx, group)
+		if err != nil {
+			return err
+		}
+		if d = ds[group]; d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
+			return d.Err
+		}
+		return nil
+	})
+	if !errors.Is(d.Err, kerr.GroupIDNotFound) {
+		t.Errorf("share group %s: %+v, want it unknown to the broker: never joined", group, d)
 	}
 }
 

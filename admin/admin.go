@@ -1,10 +1,11 @@
 // Package admin shows and steers a Kafka cluster's topics and share groups:
-// what SHOW TOPICS, DESCRIBE TOPIC, SHOW SHARE GROUPS, DESCRIBE SHARE GROUP,
-// ALTER SHARE GROUP and DROP SHARE GROUP report and do, as Go calls whose
-// results are plain rows (see Row) ready for a statement's result table;
-// the offsets TABLE(PEEK(...)) reads (PeekRanges); a CREATE TABLE proposed
-// from a topic's JSON records (ProposeTable); and the lag of share groups as
-// a Prometheus metric (LagCollector).
+// what SHOW TOPICS, DESCRIBE TOPIC, CREATE TOPIC, DROP TOPIC, SHOW SHARE
+// GROUPS, DESCRIBE SHARE GROUP, ALTER SHARE GROUP and DROP SHARE GROUP
+// report and do, as Go calls whose results are plain rows (see Row) ready
+// for a statement's result table; the offsets TABLE(PEEK(...)) reads
+// (PeekRanges); a sample of a topic's latest values (Sample), from which
+// the engine proposes a CREATE TABLE; and the lag of share groups as a
+// Prometheus metric (LagCollector). It knows no connector.
 //
 // It is built on franz-go's kadm (share-group calls of KIP-932, lag of
 // KIP-1226) and, for the GROUP config resource that kadm lacks, on
@@ -13,8 +14,9 @@
 // Errors say what to fix and wrap a sentinel of this package for errors.Is:
 // ErrUnknownGroup (with a "did you mean"), ErrNotShareGroup (a classic or
 // consumer group named where a share group belongs), ErrGroupNotEmpty (naming
-// the members), ErrUnknownTopic, ErrFutureTimestamp, ErrOffsetOutOfRange,
-// ErrNotAuthorized (naming the operation and resource), ErrUnsupported (a
+// the members), ErrUnknownTopic, ErrTopicExists, ErrInvalidConfig (naming
+// the key and the broker's reason), ErrFutureTimestamp, ErrOffsetOutOfRange,
+// ErrNotAuthorized (naming the operation and resource), ErrNoShareGroups (a
 // cluster without share groups). Every check that can refuse a change runs
 // before the change is sent, so a refused call changes nothing.
 package admin
@@ -59,11 +61,15 @@ var (
 	// ErrNotAuthorized: the broker refused the operation to this client's
 	// principal.
 	ErrNotAuthorized = errors.New("not authorized")
-	// ErrUnsupported: the cluster does not offer share groups (older than
+	// ErrNoShareGroups: the cluster does not offer share groups (older than
 	// Kafka 4.2, or share groups turned off).
-	ErrUnsupported = errors.New("share groups not supported")
-	// ErrInvalidConfig: the broker refused a group config's name or value.
-	ErrInvalidConfig = errors.New("invalid group config")
+	ErrNoShareGroups = errors.New("share groups not supported")
+	// ErrInvalidConfig: the broker refused a config's name or value: a
+	// share group's (SetGroupConfig), or a new topic's configs, partition
+	// count or replication factor (CreateTopic).
+	ErrInvalidConfig = errors.New("invalid config")
+	// ErrTopicExists: CreateTopic of a topic that exists.
+	ErrTopicExists = errors.New("topic already exists")
 )
 
 // Admin runs the calls of this package on one cluster.
@@ -78,13 +84,13 @@ type Admin struct {
 
 // New returns an Admin that sends its requests through cl. The caller owns
 // cl and closes it after the last call; cl must not itself consume (no
-// ConsumeTopics, group or share group options), since ProposeTable starts a
+// ConsumeTopics, group or share group options), since Sample starts a
 // reader from cl's options.
 func New(cl *kgo.Client) *Admin {
 	return &Admin{cl: cl, adm: kadm.NewClient(cl)}
 }
 
-// shareSupported fails with ErrUnsupported unless every broker lists the
+// shareSupported fails with ErrNoShareGroups unless every broker lists the
 // share-group describe API. A broker that lacks it would otherwise make
 // franz-go fail with an opaque "broker is too old" error. The answer is
 // kept: a cluster does not lose share groups between two statements often
@@ -127,7 +133,7 @@ func (a *Admin) shareSupported(ctx context.Context) error {
 }
 
 func unsupported(cause error) error {
-	return newErr(ErrUnsupported, cause, "the cluster does not support share groups (they need Kafka 4.2 or later with the share.version feature enabled)")
+	return newErr(ErrNoShareGroups, cause, "the cluster does not support share groups (they need Kafka 4.2 or later with the share.version feature enabled)")
 }
 
 // Error is an error of this package: Msg is the whole message, Kind the

@@ -68,37 +68,12 @@ func readAndAccept(t *testing.T, addr, group, topic string, n int) map[int32]int
 	return got
 }
 
-// eventually calls check until it returns nil, every 50 ms, and fails the
-// test with its last error when the test's wait ends first.
-func eventually(t *testing.T, what string, check func(ctx context.Context) error) {
-	t.Helper()
-	ctx := kafkatest.Context(t)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		err := check(ctx)
-		if err == nil {
-			return
-		}
-		// The check that ran into the deadline fails for that reason
-		// alone; the one before says what was wrong.
-		if ctx.Err() == nil || last == nil {
-			last = err
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, last)
-		case <-tick.C:
-		}
-	}
-}
-
 // waitEmpty waits until the share group has no members: a closed reader
 // leaves at once, but the coordinator says so a moment later.
 func waitEmpty(t *testing.T, adm *admin.Admin, group string) {
 	t.Helper()
-	eventually(t, "share group "+group+" to be empty", func(ctx context.Context) error {
+	ctx := kafkatest.Context(t)
+	kafkatest.Eventually(t, "share group "+group+" to be empty", func() error {
 		d, err := adm.Group(ctx, group)
 		if err != nil {
 			return err
@@ -122,7 +97,7 @@ func settledGroup(t *testing.T, partitions int32, records int) (adm *admin.Admin
 	return adm, addr, topic, group
 }
 
-// TestGroupLagMatchesUnaccepted is the first "done when" of issue 15: on a
+// TestGroupLagMatchesUnaccepted: on a
 // topic of 10,000 records read halfway by a share group whose reader then
 // stopped, the lag of every partition is the count of its records not
 // accepted, counted independently from the end offsets and what the reader
@@ -161,7 +136,8 @@ func TestGroupLagMatchesUnaccepted(t *testing.T) {
 	// The broker's figures come from the group's persisted state, which
 	// trails the last acknowledgements by a moment.
 	var d *admin.GroupDescription
-	eventually(t, "the lag to match the unaccepted records", func(ctx context.Context) error {
+	ctx := kafkatest.Context(t)
+	kafkatest.Eventually(t, "the lag to match the unaccepted records", func() error {
 		d, err = adm.Group(ctx, group)
 		if err != nil {
 			return err
@@ -280,7 +256,7 @@ func TestResetToEarliestRereads(t *testing.T) {
 		if len(rows) != 1 || rows[0].After != c.want {
 			t.Errorf("RESET TO %s: rows %+v, want start offset after %d", c.to, rows, c.want)
 		}
-		eventually(t, fmt.Sprintf("start offset %d after RESET TO %s", c.want, c.to), func(ctx context.Context) error {
+		kafkatest.Eventually(t, fmt.Sprintf("start offset %d after RESET TO %s", c.want, c.to), func() error {
 			d, err := adm.Group(ctx, group)
 			if err != nil {
 				return err
@@ -426,7 +402,7 @@ func TestGroupConfigsAndDrop(t *testing.T) {
 	}
 	// Kafka applies a config change through its metadata log: a describe
 	// sent at once may still show the old value.
-	eventually(t, "the configs set to show", func(ctx context.Context) error {
+	kafkatest.Eventually(t, "the configs set to show", func() error {
 		cfg, err := adm.GroupConfigs(ctx, group)
 		if err != nil {
 			return err
@@ -534,7 +510,8 @@ func TestUnreadPartitionLag(t *testing.T) {
 	readAndAccept(t, addr, group, topic, 5)
 	adm := newAdmin(t, addr)
 	waitEmpty(t, adm, group)
-	eventually(t, "partition rows with known lags", func(ctx context.Context) error {
+	ctx := kafkatest.Context(t)
+	kafkatest.Eventually(t, "partition rows with known lags", func() error {
 		d, err := adm.Group(ctx, group)
 		if err != nil {
 			return err
@@ -558,7 +535,7 @@ func TestUnreadPartitionLag(t *testing.T) {
 
 // TestNotAuthorized: a principal without DESCRIBE on a group is told which
 // operation on which resource it lacks. kfake only: the real test broker
-// runs without an authorizer (see the report of issue 15's first step).
+// runs without an authorizer.
 func TestNotAuthorized(t *testing.T) {
 	t.Parallel()
 	c := kafkatest.Fake(t, kfake.EnableSASL(), kfake.EnableACLs(),
@@ -591,12 +568,12 @@ func TestShareGroupsUnsupported(t *testing.T) {
 	adm := newAdmin(t, c.ListenAddrs()[0])
 	ctx := kafkatest.Context(t)
 	_, err := adm.Groups(ctx)
-	if !errors.Is(err, admin.ErrUnsupported) || !strings.Contains(err.Error(), "does not support share groups") {
-		t.Errorf("SHOW SHARE GROUPS: got %v, want %v", err, admin.ErrUnsupported)
+	if !errors.Is(err, admin.ErrNoShareGroups) || !strings.Contains(err.Error(), "does not support share groups") {
+		t.Errorf("SHOW SHARE GROUPS: got %v, want %v", err, admin.ErrNoShareGroups)
 	}
 	_, err = adm.Reset(ctx, "g", admin.ResetTo{Kind: admin.ResetEarliest}, "")
-	if !errors.Is(err, admin.ErrUnsupported) {
-		t.Errorf("RESET: got %v, want %v", err, admin.ErrUnsupported)
+	if !errors.Is(err, admin.ErrNoShareGroups) {
+		t.Errorf("RESET: got %v, want %v", err, admin.ErrNoShareGroups)
 	}
 	t.Logf("%v", err)
 
@@ -610,7 +587,7 @@ func TestShareGroupsUnsupported(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	_, err = newAdmin(t, gone).Groups(short)
-	if err == nil || errors.Is(err, admin.ErrUnsupported) {
+	if err == nil || errors.Is(err, admin.ErrNoShareGroups) {
 		t.Errorf("SHOW SHARE GROUPS on a closed port: got %v, want a connection error", err)
 	}
 	t.Logf("closed port: %v", err)
@@ -638,7 +615,7 @@ func TestNotAuthorizedReal(t *testing.T) {
 	}
 	adm := admin.New(kafkatest.Client(t, "", sasl.Opts(t, "SCRAM-SHA-256")...))
 	// The ACL reaches the broker through its metadata log: wait for it.
-	eventually(t, "DESCRIBE to be refused", func(ctx context.Context) error {
+	kafkatest.Eventually(t, "DESCRIBE to be refused", func() error {
 		_, err := adm.Group(ctx, group)
 		if !errors.Is(err, admin.ErrNotAuthorized) {
 			return fmt.Errorf("got %v", err)

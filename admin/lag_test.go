@@ -1,7 +1,6 @@
 package admin_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -30,7 +29,8 @@ func TestLagCollector(t *testing.T) {
 # TYPE kshare_share_group_lag gauge
 kshare_share_group_lag{group=%q,partition="0",topic=%q} 6
 `, group, topic)
-	eventually(t, "the lag metric", func(ctx context.Context) error {
+	ctx := kafkatest.Context(t)
+	kafkatest.Eventually(t, "the lag metric", func() error {
 		d, err := adm.Group(ctx, group)
 		if err != nil {
 			return err

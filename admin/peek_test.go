@@ -43,7 +43,7 @@ func TestPeekRanges(t *testing.T) {
 	}
 
 	readAndAccept(t, addr, group, topic, 4)
-	eventually(t, "a peek of the 6 records left", func(ctx context.Context) error {
+	kafkatest.Eventually(t, "a peek of the 6 records left", func() error {
 		r, err := peek(ctx, group)
 		if err != nil {
 			return err
@@ -54,7 +54,7 @@ func TestPeekRanges(t *testing.T) {
 		return nil
 	})
 	readAndAccept(t, addr, group, topic, 6)
-	eventually(t, "an empty peek once all is accepted", func(ctx context.Context) error {
+	kafkatest.Eventually(t, "an empty peek once all is accepted", func() error {
 		r, err := peek(ctx, group)
 		if err != nil {
 			return err

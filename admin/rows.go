@@ -5,15 +5,28 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kshare/kshare/table"
 )
 
-// Row is one row of a result: Columns names the columns (the same for every
-// row of a type, so a zero value answers too), Strings gives this row's
-// values in that order, "" where a value is unknown (NULL).
+// Row is one row of a result: Columns names the columns and Types gives
+// their types (the same for every row of a type, so a zero value answers
+// too), Strings gives this row's values in that order, "" where a value is
+// unknown (NULL). Partitions, counts and offsets are INT or BIGINT, so
+// that a result written as JSON has them as numbers; the rest is STRING.
 type Row interface {
 	Columns() []string
+	Types() []*table.DataType
 	Strings() []string
 }
+
+// The column types of the rows; a DataType is immutable, so they are
+// shared.
+var (
+	str    = table.StringType()
+	int32T = table.IntType()
+	int64T = table.BigIntType()
+)
 
 // Table renders rows for a statement's result: the column names and one
 // string slice per row.
@@ -50,7 +63,8 @@ type TopicRow struct {
 	Size int64
 }
 
-func (TopicRow) Columns() []string { return []string{"name", "partitions", "records", "size"} }
+func (TopicRow) Columns() []string        { return []string{"name", "partitions", "records", "size"} }
+func (TopicRow) Types() []*table.DataType { return []*table.DataType{str, int32T, int64T, int64T} }
 func (r TopicRow) Strings() []string {
 	return []string{r.Name, strconv.Itoa(r.Partitions), num(r.Records), num(r.Size)}
 }
@@ -66,6 +80,9 @@ type TopicPartition struct {
 
 func (TopicPartition) Columns() []string {
 	return []string{"partition", "leader", "start offset", "end offset", "records"}
+}
+func (TopicPartition) Types() []*table.DataType {
+	return []*table.DataType{int32T, int32T, int64T, int64T, int64T}
 }
 func (r TopicPartition) Strings() []string {
 	return []string{strconv.Itoa(int(r.Partition)), num(int64(r.Leader)), num(r.StartOffset), num(r.EndOffset), num(r.Records)}
@@ -88,8 +105,9 @@ type Config struct {
 	Source string
 }
 
-func (Config) Columns() []string   { return []string{"name", "value", "source"} }
-func (r Config) Strings() []string { return []string{r.Name, r.Value, r.Source} }
+func (Config) Columns() []string        { return []string{"name", "value", "source"} }
+func (Config) Types() []*table.DataType { return []*table.DataType{str, str, str} }
+func (r Config) Strings() []string      { return []string{r.Name, r.Value, r.Source} }
 
 // GroupRow is one row of SHOW SHARE GROUPS.
 type GroupRow struct {
@@ -102,7 +120,8 @@ type GroupRow struct {
 	Lag int64
 }
 
-func (GroupRow) Columns() []string { return []string{"name", "state", "members", "topics", "lag"} }
+func (GroupRow) Columns() []string        { return []string{"name", "state", "members", "topics", "lag"} }
+func (GroupRow) Types() []*table.DataType { return []*table.DataType{str, str, int32T, str, int64T} }
 func (r GroupRow) Strings() []string {
 	return []string{r.Name, r.State, strconv.Itoa(r.Members), strings.Join(r.Topics, ", "), num(r.Lag)}
 }
@@ -133,6 +152,9 @@ type GroupPartition struct {
 func (GroupPartition) Columns() []string {
 	return []string{"topic", "partition", "start offset", "end offset", "lag", "members"}
 }
+func (GroupPartition) Types() []*table.DataType {
+	return []*table.DataType{str, int32T, int64T, int64T, int64T, str}
+}
 func (r GroupPartition) Strings() []string {
 	return []string{r.Topic, strconv.Itoa(int(r.Partition)), num(r.StartOffset), num(r.EndOffset), num(r.Lag), strings.Join(r.Members, ", ")}
 }
@@ -146,7 +168,8 @@ type Member struct {
 	Assignment map[string][]int32
 }
 
-func (Member) Columns() []string { return []string{"member id", "client id", "host", "assignment"} }
+func (Member) Columns() []string        { return []string{"member id", "client id", "host", "assignment"} }
+func (Member) Types() []*table.DataType { return []*table.DataType{str, str, str, str} }
 func (r Member) Strings() []string {
 	return []string{r.MemberID, r.ClientID, r.Host, FormatAssignment(r.Assignment)}
 }
@@ -183,6 +206,9 @@ type ResetRow struct {
 
 func (ResetRow) Columns() []string {
 	return []string{"topic", "partition", "start offset before", "start offset after"}
+}
+func (ResetRow) Types() []*table.DataType {
+	return []*table.DataType{str, int32T, int64T, int64T}
 }
 func (r ResetRow) Strings() []string {
 	return []string{r.Topic, strconv.Itoa(int(r.Partition)), num(r.Before), num(r.After)}

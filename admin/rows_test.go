@@ -13,7 +13,8 @@ import (
 
 // TestRowsRender: a value the broker did not give renders as an empty
 // string (NULL), assignments as topic[partitions], and Table pairs the
-// column names with one string per column of each row.
+// column names with one string per column of each row; every row type
+// gives a type per column.
 func TestRowsRender(t *testing.T) {
 	t.Parallel()
 	cols, vals := admin.Table([]admin.GroupPartition{
@@ -31,8 +32,8 @@ func TestRowsRender(t *testing.T) {
 		t.Errorf("rendered:\n%s\nwant:\n%s", got, want)
 	}
 	for _, r := range []admin.Row{admin.TopicRow{}, admin.TopicPartition{}, admin.Config{}, admin.GroupRow{}, admin.GroupPartition{}, admin.Member{}, admin.ResetRow{}, admin.PeekRange{}} {
-		if len(r.Columns()) != len(r.Strings()) {
-			t.Errorf("%T: %d columns, %d values", r, len(r.Columns()), len(r.Strings()))
+		if len(r.Columns()) != len(r.Strings()) || len(r.Columns()) != len(r.Types()) {
+			t.Errorf("%T: %d columns, %d types, %d values", r, len(r.Columns()), len(r.Types()), len(r.Strings()))
 		}
 	}
 	if a := admin.FormatAssignment(map[string][]int32{"b": {0, 2}, "a": {1}}); a != "a[1], b[0,2]" {

@@ -62,3 +62,15 @@ func (l *ackLedger) unconfirmed() int64 {
 	}
 	return n
 }
+
+// unconfirmedOf counts the acknowledgements of disposition d that have no
+// answer yet.
+func (l *ackLedger) unconfirmedOf(d table.Disposition) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var n int64
+	for _, c := range l.pending {
+		n += c[d]
+	}
+	return n
+}

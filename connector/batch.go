@@ -2,6 +2,7 @@ package connector
 
 import (
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -28,15 +29,22 @@ type poll struct {
 	settled []bool
 	pending int
 	done    chan struct{} // closed when pending reaches 0
+	// lockUntil is until when the broker surely holds the records for this
+	// member: the fetch's deadline, moved on by each renewal the broker
+	// confirmed (see lockKeeper). Zero: no lock is known (not a share fetch).
+	lockUntil time.Time
+	// expired counts the records settled after lockUntil.
+	expired int
 }
 
 func newPoll(m *member, records []*kgo.Record) *poll {
 	p := &poll{
-		m:       m,
-		records: records,
-		settled: make([]bool, len(records)),
-		pending: len(records),
-		done:    make(chan struct{}),
+		m:         m,
+		records:   records,
+		settled:   make([]bool, len(records)),
+		pending:   len(records),
+		done:      make(chan struct{}),
+		lockUntil: pollDeadline(records),
 	}
 	if p.pending == 0 {
 		close(p.done)
@@ -49,16 +57,60 @@ func newPoll(m *member, records []*kgo.Record) *poll {
 func (p *poll) settle(i int, d table.Disposition) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.settleLocked(i, d)
+	p.settleLocked(i, d, p.lockExpired())
 }
 
-func (p *poll) settleLocked(i int, d table.Disposition) {
+// lockExpired reports whether the records' locks may have run out: a
+// record settled now may be with another consumer already. Called with
+// p.mu held, once for all the records settled together.
+func (p *poll) lockExpired() bool {
+	return !p.lockUntil.IsZero() && time.Now().After(p.lockUntil)
+}
+
+// extendLock records that the broker confirmed a renewal of the locks,
+// sent at sent, that lasts until t. A renewal sent after the locks may have
+// run out extends nothing: the broker confirms a renewal of records that
+// another consumer has settled since as if it were applied.
+func (p *poll) extendLock(sent, t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sent.Before(p.lockUntil) && t.After(p.lockUntil) {
+		p.lockUntil = t
+	}
+}
+
+// releaseOnArrival releases every record of p undelivered: it came with
+// too little of its locks left (see arrivalMargin). Like a late settlement
+// it is kept out of the acknowledgement counts.
+func (p *poll) releaseOnArrival() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, r := range p.records {
+		p.settled[i] = true
+		r.Ack(kgo.AckRelease)
+	}
+	p.pending = 0
+	close(p.done)
+	p.m.st.stats.expiredOnArrival.Add(int64(len(p.records)))
+}
+
+// settleLocked settles record i; expired says its lock may have run out
+// (lockExpired). Such a record's acknowledgement goes out all the same,
+// but it is counted as expired, never as accepted, released or rejected:
+// the broker may have handed it to another consumer, and it answers an
+// acknowledgement of a record that consumer settled as if it were applied.
+func (p *poll) settleLocked(i int, d table.Disposition, expired bool) {
 	if p.settled[i] {
 		return
 	}
 	p.settled[i] = true
 	r := p.records[i]
-	p.m.acks.sent(r.Topic, r.Partition, d)
+	if expired {
+		p.expired++
+		p.m.st.stats.lockExpired.Add(1)
+	} else {
+		p.m.acks.sent(r.Topic, r.Partition, d)
+	}
 	r.Ack(ackStatus(d))
 	p.pending--
 	if p.pending == 0 {
@@ -71,8 +123,9 @@ func (p *poll) settleLocked(i int, d table.Disposition) {
 func (p *poll) releaseRest() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	expired := p.lockExpired()
 	for i := range p.records {
-		p.settleLocked(i, table.Release)
+		p.settleLocked(i, table.Release, expired)
 	}
 }
 
@@ -154,6 +207,7 @@ func (a *batchAck) settle(abandon bool) {
 	}
 	a.p.mu.Lock()
 	defer a.p.mu.Unlock()
+	expired := a.p.lockExpired()
 	for i, rec := range a.recs {
 		if a.failed != nil && a.failed[i] {
 			continue
@@ -169,14 +223,6 @@ func (a *batchAck) settle(abandon bool) {
 		case rejected != nil && rejected[i]:
 			d = table.Reject
 		}
-		a.p.settleLocked(int(rec), d)
+		a.p.settleLocked(int(rec), d, expired)
 	}
 }
-
-// noAck is the Acker of at-most-once batches: their records were accepted
-// on receipt, so there is nothing left to settle.
-type noAck struct{}
-
-func (noAck) Mark(int, table.Disposition) {}
-func (noAck) Done()                       {}
-func (noAck) Abandon()                    {}

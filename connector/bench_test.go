@@ -118,7 +118,7 @@ func BenchmarkSourceOrders(b *testing.B) {
 
 // BenchmarkAcquireMode reads N orders with each acquisition mode and poll
 // size, on 1 and 8 partitions with 1 and 4 members, and reports records/s
-// (README "Delivery" has the figures that chose the defaults). Use -count
+// (docs/delivery.md has the figures that chose the defaults). Use -count
 // to repeat it: the modes of one configuration run one after the other,
 // so a busy machine disturbs them alike.
 //

@@ -17,6 +17,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kshare/kshare/kafkaclient"
+	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -38,14 +40,17 @@ func (kafkaConnector) Metadata() []table.MetadataKey { return Metadata }
 // prepares the members' configuration. It performs no I/O.
 func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 	v := b.Options
-	cc, err := newClientConfig(v)
+	cc, err := kafkaclient.NewConfig(v)
 	if err != nil {
 		return nil, err
 	}
-	cc.memberSettings(v)
 	s := &source{
 		name:        b.Def.Name,
 		client:      cc,
+		maxPollRecs: v.Int32(OptMaxPollRecords),
+		pollSet:     v.Has(OptMaxPollRecords),
+		strict:      v.String(OptShareAcquireMode) == AcquireRecordLimit,
+		modeSet:     v.Has(OptShareAcquireMode),
 		group:       v.String(OptShareGroupID),
 		parallelism: int(v.Int(OptParallelism)),
 		startup:     v.String(OptStartupMode),
@@ -53,15 +58,15 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 		onError:     v.String(OptOnDecodeError),
 		onEvalError: v.String(OptOnEvalError),
 		deadTopic:   v.String(OptDeadLetterTopic),
-		batchSize:   int(v.Int(OptBatchSize)),
-		unavailable: v.Duration(OptBrokerUnavailableTimeout),
+		batchSize:   int(v.Int(kafkarecord.OptBatchSize)),
+		unavailable: v.Duration(kafkaclient.OptBrokerUnavailableTimeout),
 		schema:      &b.Def.Schema,
 		bound:       b,
 	}
 	// A default poll size keeps within the broker's lock cap (pollDefault);
 	// one the table sets may not, and Open warns.
-	s.overLocks = v.Has(OptMaxPollRecords) && s.parallelism*int(cc.maxPollRecs) > partitionRecordLocks
-	if t := v.String(OptTopic); t != "" {
+	s.overLocks = s.pollSet && s.parallelism*int(s.maxPollRecs) > partitionRecordLocks
+	if t := v.String(kafkaclient.OptTopic); t != "" {
 		for _, name := range strings.Split(t, ";") {
 			if name = strings.TrimSpace(name); name != "" {
 				s.topics = append(s.topics, name)
@@ -70,15 +75,15 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 	} else {
 		// The pattern names whole topics, as Flink's topic-pattern does;
 		// franz-go matches anywhere in the name, so anchor it.
-		re, err := regexp.Compile("^(?:" + v.String(OptTopicPattern) + ")$")
+		re, err := regexp.Compile("^(?:" + v.String(kafkaclient.OptTopicPattern) + ")$")
 		if err != nil {
-			return nil, fmt.Errorf("'%s' is not a regular expression: %w", OptTopicPattern, err)
+			return nil, fmt.Errorf("'%s' is not a regular expression: %w", kafkaclient.OptTopicPattern, err)
 		}
 		s.pattern = re
 	}
 	// The table layer checked the metadata columns against Metadata; a
 	// key without a filler is a bug best found at CREATE TABLE.
-	if _, err := metaColumns(&b.Def.Schema); err != nil {
+	if err := kafkarecord.CheckColumns(&b.Def.Schema); err != nil {
 		return nil, err
 	}
 	return s, nil

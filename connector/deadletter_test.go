@@ -15,6 +15,7 @@ import (
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/internal/watch"
+	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/table"
 )
 
@@ -86,14 +87,14 @@ func TestDeadLetter(t *testing.T) {
 		d := got[i]
 		want := []kgo.RecordHeader{
 			{Key: "trace", Value: fmt.Appendf(nil, "t%d", at)},
-			{Key: connector.HeaderError, Value: fmt.Appendf(nil, "field \"id\": expected BIGINT, got \"poison-%d\"", at)},
-			{Key: connector.HeaderTopic, Value: []byte(topic)},
-			{Key: connector.HeaderPartition, Value: []byte("0")},
-			{Key: connector.HeaderOffset, Value: []byte(strconv.FormatInt(at, 10))},
-			{Key: connector.HeaderTimestamp, Value: []byte(strconv.FormatInt(1_700_000_000_000+at, 10))},
-			{Key: connector.HeaderDeliveryCount, Value: []byte("1")},
-			{Key: connector.HeaderTable, Value: []byte("ids")},
-			{Key: connector.HeaderGroup, Value: []byte(group)},
+			{Key: kafkaclient.HeaderError, Value: fmt.Appendf(nil, "field \"id\": expected BIGINT, got \"poison-%d\"", at)},
+			{Key: kafkaclient.HeaderTopic, Value: []byte(topic)},
+			{Key: kafkaclient.HeaderPartition, Value: []byte("0")},
+			{Key: kafkaclient.HeaderOffset, Value: []byte(strconv.FormatInt(at, 10))},
+			{Key: kafkaclient.HeaderTimestamp, Value: []byte(strconv.FormatInt(1_700_000_000_000+at, 10))},
+			{Key: kafkaclient.HeaderDeliveryCount, Value: []byte("1")},
+			{Key: kafkaclient.HeaderTable, Value: []byte("ids")},
+			{Key: kafkaclient.HeaderGroup, Value: []byte(group)},
 		}
 		if string(d.Key) != fmt.Sprintf("key-%d", at) || string(d.Value) != fmt.Sprintf("poison-%d", at) {
 			t.Errorf("dead letter %d: key %q value %q, want key-%d poison-%d", i, d.Key, d.Value, at, at)
@@ -106,25 +107,7 @@ func TestDeadLetter(t *testing.T) {
 	// Drained: the group's lag (records not yet accepted or archived) is 0,
 	// so nothing is left to deliver again.
 	st.Close()
-	waitLag(t, addr, group, topic, 0)
-}
-
-// waitLag waits until the share group's lag on partition 0 of topic is
-// want: that many records are neither accepted nor archived.
-func waitLag(t *testing.T, addr, group, topic string, want int64) {
-	t.Helper()
-	adm := kafkatest.Admin(t, addr)
-	kafkatest.Eventually(t, fmt.Sprintf("the group's lag at %d", want), func() error {
-		res, err := adm.DescribeShareGroupOffsets(kafkatest.Context(t), group)
-		if err != nil {
-			return err
-		}
-		o, ok := res[group].Offsets.Lookup(topic, 0)
-		if !ok || o.Err != nil || o.Lag != want {
-			return fmt.Errorf("offsets %+v (found %v), want lag %d", o, ok, want)
-		}
-		return nil
-	})
+	kafkatest.WaitLag(t, addr, group, topic, 0)
 }
 
 func headerText(hs []kgo.RecordHeader) []string {
@@ -187,7 +170,7 @@ func TestDeadLetterTopicDeleted(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitLag(t, addr, group, topic, int64(len(poisonAt)))
+	kafkatest.WaitLag(t, addr, group, topic, int64(len(poisonAt)))
 
 	// Still in the group: a query with a dead-letter topic that exists
 	// gets them, delivered at least a second time.
@@ -199,7 +182,7 @@ func TestDeadLetterTopicDeleted(t *testing.T) {
 	for _, d := range got {
 		var count int
 		for _, h := range d.Headers {
-			if h.Key == connector.HeaderDeliveryCount {
+			if h.Key == kafkaclient.HeaderDeliveryCount {
 				count, _ = strconv.Atoi(string(h.Value))
 			}
 		}

@@ -44,24 +44,36 @@ func (a *batchAck) FailRow(row int, err error) (from, to int) {
 // failRecord settles record i of poll p, whose row could not be evaluated
 // (err), by the table's policy.
 func (m *member) failRecord(p *poll, i int, err error) {
+	m.st.stats.evalErrors.Add(1)
+	if !m.settleFailed(p, i, m.st.src.onEvalError, err, "whose row could not be evaluated") {
+		// 'fail': the query does not call FailRow (FailsRows is false);
+		// should one, the record goes back rather than being lost.
+		p.settle(i, table.Release)
+	}
+}
+
+// settleFailed settles record i of poll p, which does not decode or whose
+// row could not be evaluated (err), by policy: the value of
+// 'scan.on-decode-error' or 'scan.on-eval-error'. what says which in the
+// log ("that does not decode"). It reports false for 'fail', which leaves
+// the record to the caller.
+func (m *member) settleFailed(p *poll, i int, policy string, err error, what string) bool {
 	st := m.st
 	r := p.records[i]
-	st.stats.evalErrors.Add(1)
-	switch st.src.onEvalError {
+	switch policy {
 	case OnDecodeErrorReject:
-		st.log.Warn("rejected a record whose row could not be evaluated", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+		st.log.Warn("rejected a record "+what, "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
 		p.settle(i, table.Reject)
 	case OnDecodeErrorRelease:
-		st.log.Warn("released a record whose row could not be evaluated; the broker archives it after its delivery limit",
+		st.log.Warn("released a record "+what+"; the broker archives it after its delivery limit",
 			"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "delivery_count", r.DeliveryCount(), "err", err)
 		p.settle(i, table.Release)
 	case OnDecodeErrorDead:
 		// Settled when the dead letter's produce is answered; the member
 		// keeps the record's lock renewed until then.
-		m.deadLetter(p, i, err, "whose row could not be evaluated")
+		m.deadLetter(p, i, err, what)
 	default:
-		// 'fail': the query does not call FailRow (FailsRows is false);
-		// should one, the record goes back rather than being lost.
-		p.settle(i, table.Release)
+		return false
 	}
+	return true
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/kafkaclient"
 )
 
 // SetPolicy lets this package's tests and benchmarks measure the delivery
@@ -24,7 +26,7 @@ func SetClientOpts(opts ...kgo.Opt) (restore func()) {
 
 // DefaultFetchMaxBytes is the window a member starts with, as declared.
 var DefaultFetchMaxBytes = func() int32 {
-	o, _ := Options.Lookup(OptFetchMaxBytes)
+	o, _ := Options.Lookup(kafkaclient.OptFetchMaxBytes)
 	n, err := strconv.ParseInt(o.Default, 10, 32)
 	if err != nil {
 		panic(err)

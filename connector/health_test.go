@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -140,9 +141,9 @@ func TestCloseReportsUnsentAcks(t *testing.T) {
 		t.Fatalf("Close = %v, want the acknowledgements it could not send", cerr)
 	}
 	s := st.Stats()
-	if s.Accepted != 0 || s.AckUnconfirmed+s.AckRefused != int64(len(ids)) {
-		t.Errorf("accepted %d, unconfirmed %d, refused %d; want 0 accepted and the %d accepts of the batch unconfirmed or refused",
-			s.Accepted, s.AckUnconfirmed, s.AckRefused, len(ids))
+	if s.Accepted != 0 || s.AckUnconfirmed+s.AckRefused != int64(len(ids)) || s.AcceptsLost != int64(len(ids)) {
+		t.Errorf("accepted %d, unconfirmed %d, refused %d, accepts lost %d; want 0 accepted and the %d accepts of the batch unconfirmed or refused, and lost",
+			s.Accepted, s.AckUnconfirmed, s.AckRefused, s.AcceptsLost, len(ids))
 	}
 	// Prometheus counts the refused ones as Stats does.
 	reg := prometheus.NewPedanticRegistry()
@@ -160,6 +161,60 @@ func TestCloseReportsUnsentAcks(t *testing.T) {
 	}
 	if s := st2.Stats(); s.Accepted != 5 || s.AckRefused != 0 || s.AckUnconfirmed != 0 {
 		t.Errorf("second reader: accepted %d, refused %d, unconfirmed %d; want 5, 0, 0", s.Accepted, s.AckRefused, s.AckUnconfirmed)
+	}
+}
+
+// TestLostAcceptsAreCounted: the accepts of a delivered batch fail while
+// the broker is out of reach, and the broker hands the records out again
+// once it is back. The stream that delivered them counts them as accepts
+// lost: the consumer that gets them again counts them as redelivered, but
+// that may be another process, whose counts the user of this one does not
+// see.
+func TestLostAcceptsAreCounted(t *testing.T) {
+	const n = 50
+	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(n)...)
+	l := newLink(t)
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.batch-size": "100"}), tabletest.CheckedAlloc(t))
+	defer st.Close()
+	ctx := kafkatest.Context(t)
+	r := newReader(t, st)
+	b, ids, err := r.next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		r.seen[id]++
+	}
+	l.Set(true)
+	b.Record.Release()
+	b.Ack.Done()
+	waitStats(t, st, "the accepts refused", func(s table.Stats) bool { return s.AckRefused == int64(len(ids)) })
+	if s := st.Stats(); s.AcceptsLost != int64(len(ids)) || s.Accepted != 0 {
+		t.Errorf("accepts lost %d, accepted %d; want the %d accepts of the batch lost", s.AcceptsLost, s.Accepted, len(ids))
+	}
+	l.Set(false)
+	r.until(ctx, "every record delivered a second time", func() bool {
+		for i := range int64(n) {
+			if r.seen[i] < 2 && slices.Contains(ids, i) {
+				return false
+			}
+		}
+		return len(r.seen) == n
+	})
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := st.Stats()
+	if s.AcceptsLost != int64(len(ids)) || s.Accepted != n || s.AckUnconfirmed != 0 {
+		t.Errorf("accepts lost %d, accepted %d, unconfirmed %d; want %d, %d, 0", s.AcceptsLost, s.Accepted, s.AckUnconfirmed, len(ids), n)
+	}
+	t.Logf("the broker gave %d of the %d records again with a delivery count above 1", s.Redelivered, len(ids))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(connector.Collector())
+	for name, want := range map[string]int64{"kshare_source_accepts_lost_total": s.AcceptsLost, "kshare_source_redelivered_total": s.Redelivered} {
+		if got := kafkatest.MetricOf(t, reg, name, group); got != float64(want) {
+			t.Errorf("%s = %v, Stats says %d", name, got, want)
+		}
 	}
 }
 

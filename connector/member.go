@@ -10,13 +10,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/kafkaclient"
+	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
 // Policy knobs, fixed in production and varied only by the measurements in
-// this package's tests and benchmarks (see export_test.go and the README's
-// "Delivery" section for the figures that chose them).
+// this package's tests and benchmarks (see export_test.go and
+// docs/delivery.md for the figures that chose them).
 var (
 	// prefetchFetches is franz-go's MaxConcurrentFetches: 0 fetches only
 	// when the member polls.
@@ -35,7 +37,7 @@ type member struct {
 	id   int
 	name string
 	cl   *kgo.Client
-	rb   *RecordBuilder
+	rb   *kafkarecord.Builder
 	cur  *poll // the last poll, until the member stops
 	acks ackLedger
 
@@ -45,18 +47,59 @@ type member struct {
 	refused    atomic.Int64
 	refusedErr atomic.Pointer[error] // why the last refusal
 	closeErr   error
+	// ackErrors counts the answers (a partition's acknowledgements of one
+	// request) that the broker refused; a renewal that saw one is not
+	// counted as having extended the locks.
+	ackErrors atomic.Int64
+	// lockDur is the broker's lock duration as the member's polls tell it
+	// (see observeLock); only the member's goroutine uses it.
+	lockDur time.Duration
+}
+
+// memberOpts are the franz-go options of member m of stream st: the
+// client's (kafkaclient.Config.Opts), and what makes it a share-group
+// member.
+func (s *source) memberOpts(st *stream, m *member) []kgo.Opt {
+	o := append(s.client.Opts(),
+		kgo.ShareGroup(s.group),
+		kgo.ShareMaxRecords(st.maxPoll),
+		// No prefetch: a prefetched batch's locks run while the previous
+		// batch is still being delivered, so a slow reader would get
+		// records whose lock already expired and that went to another
+		// member too. Without it a member holds only what its one fetch
+		// acquired, all of which its poll takes and renews until delivered.
+		kgo.MaxConcurrentFetches(prefetchFetches),
+		kgo.ShareAckCallback(m.onAcks),
+		st.health.Opt(),
+		kgo.DisableClientMetrics(),
+	)
+	o = append(o, testClientOpts...)
+	if st.strict {
+		// record_limit: the broker splits producer batches so that one
+		// fetch acquires at most max.poll.records records.
+		o = append(o, kgo.ShareMaxRecordsStrict())
+	}
+	if s.pattern != nil {
+		o = append(o, kgo.ConsumeRegex(), kgo.ConsumeTopics(s.pattern.String()))
+	} else {
+		o = append(o, kgo.ConsumeTopics(s.topics...))
+	}
+	if s.client.ClientID() == "" {
+		o = append(o, kgo.ClientID("kshare-"+m.name))
+	}
+	return o
 }
 
 func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, error) {
-	rb, err := newRecordBuilder(s.bound, st.schema, o.Alloc, o.BatchSize)
+	rb, err := kafkarecord.NewSchemaBuilder(s.bound, st.schema, o.Alloc, o.BatchSize)
 	if err != nil {
 		return nil, err
 	}
 	m := &member{st: st, id: i, name: fmt.Sprintf("%s-%d", s.group, i), rb: rb}
-	cl, err := kgo.NewClient(s.client.memberOpts(s, st, m)...)
+	cl, err := kgo.NewClient(s.memberOpts(st, m)...)
 	if err != nil {
 		rb.Release()
-		return nil, fmt.Errorf("table '%s': kafka client: %w", options.Cut(s.name), err)
+		return nil, table.Errorf(s.name, "kafka client: %w", err)
 	}
 	m.cl = cl
 	return m, nil
@@ -75,11 +118,15 @@ func (m *member) onAcks(_ *kgo.Client, res kgo.ShareAckResults) {
 			}
 			continue
 		}
+		m.ackErrors.Add(1)
 		total := n[table.Accept] + n[table.Release] + n[table.Reject]
 		err := r.Err
 		m.refusedErr.Store(&err)
 		m.refused.Add(total)
 		m.st.stats.refused.Add(total)
+		// A refused accept is a record whose rows were delivered and that
+		// the broker hands out again.
+		m.st.stats.acceptsLost.Add(n[table.Accept])
 		if total > 0 {
 			m.st.log.Warn("acknowledgement not applied; the records will be delivered again",
 				"member", m.name, "topic", r.Topic, "partition", r.Partition, "records", total, "err", r.Err)
@@ -100,9 +147,10 @@ func (m *member) run(ctx context.Context) {
 		fetches := m.cl.PollRecords(fetching, 0)
 		if err := m.fetchError(fetches); err != nil {
 			if fetching.Err() == nil {
-				m.st.send(ctx, item{err: err})
+				m.st.send(ctx, item{err: err}, nil)
 			}
-			// Whatever this poll returned is released by Close.
+			// Nothing of this poll was handed out.
+			fetches.EachRecord(func(r *kgo.Record) { r.Ack(kgo.AckRelease) })
 			return
 		}
 		recs := fetches.Records()
@@ -128,9 +176,9 @@ func (m *member) fetchError(fs kgo.Fetches) error {
 			return
 		}
 		if topic != "" {
-			first = fmt.Errorf("table '%s': reading %s[%d]: %w", options.Cut(m.st.src.name), topic, p, err)
+			first = table.Errorf(m.st.src.name, "reading %s[%d]: %w", topic, p, err)
 		} else {
-			first = fmt.Errorf("table '%s': share group '%s': %w", options.Cut(m.st.src.name), m.st.src.group, err)
+			first = table.Errorf(m.st.src.name, "share group '%s': %w", m.st.src.group, err)
 		}
 	})
 	return first
@@ -141,25 +189,63 @@ func (m *member) fetchError(fs kgo.Fetches) error {
 // whether the member should go on.
 func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 	st := m.st
-	src := st.src
 	p := newPoll(m, recs)
 	m.cur = p
 	st.stats.records.Add(int64(len(recs)))
 	st.stats.consumers[m.id].Add(int64(len(recs)))
-	pollAt := time.Now()
+	if m.arrivedExpired(p) {
+		m.releaseExpired(p)
+		return true
+	}
+	// The locks run from the fetch: keep them from here on, not only once
+	// the batches are handed over (see lockKeeper).
+	locks := m.keepLocks(p)
+	defer locks.stop()
+	defer m.logExpired(p)
 
+	batches, fail := m.decode(p)
+	if st.src.guarantee == GuaranteeAtMostOnce {
+		// Accept on receipt: the records are done before anyone reads them.
+		for i := range recs {
+			p.settle(i, table.Accept)
+		}
+	}
+	// From here on this member waits for the reader: for it to take the
+	// batches and to settle them. The batches count as on their way until
+	// each is in the queue (or discarded), so that a reader that took one
+	// while the next is still being handed over does not see the stream
+	// waiting for it (see WaitsForReader).
+	st.waiting.Add(1)
+	defer st.waiting.Add(-1)
+	if !m.deliver(ctx, batches, locks) {
+		return false
+	}
+	if fail != nil {
+		st.send(ctx, item{err: fail}, locks)
+		// Wait for the rows already sent to be settled, so that what the
+		// reader delivered is accepted while this member still holds the
+		// records.
+		m.wait(ctx, p, locks)
+		return false
+	}
+	return m.wait(ctx, p, locks)
+}
+
+// decode turns the records of p into batches. A record that does not
+// decode is settled by 'scan.on-decode-error'; under 'fail' decoding stops
+// there, that record and all after it are released, and fail is the error
+// that ends the stream once the batches before it are delivered.
+func (m *member) decode(p *poll) (batches []table.Batch, fail error) {
+	st := m.st
+	recs := p.records
 	// A batch's slices are sized for a batch of one row per record, so
 	// that the common case appends without growing them.
 	newAck := func(left int) *batchAck {
 		n := min(left, m.rb.Size())
 		return &batchAck{p: p, recs: make([]int32, 0, n), rowRec: make([]int32, 0, n)}
 	}
-	var (
-		ack     = newAck(len(recs))
-		fail    error
-		batches []table.Batch
-		next    int // records handled so far
-	)
+	ack := newAck(len(recs))
+	next := 0 // records handled so far
 	cut := func() {
 		if len(ack.rowRec) == 0 {
 			return
@@ -167,8 +253,8 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 		rec := m.rb.NewBatch()
 		st.stats.rows.Add(int64(len(ack.rowRec)))
 		var a table.Acker = ack
-		if src.guarantee == GuaranteeAtMostOnce {
-			a = noAck{}
+		if st.src.guarantee == GuaranteeAtMostOnce {
+			a = table.NoAck{}
 		}
 		batches = append(batches, table.Batch{Record: rec, Ack: a})
 		ack = newAck(len(recs) - next)
@@ -179,152 +265,96 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 			st.stats.redelivered.Add(1)
 		}
 		n, err := m.rb.Append(r.Value, r)
-		if err != nil {
-			if errors.Is(err, table.ErrSkipped) {
-				// The format's options say to skip such values: the
-				// record is done.
-				st.stats.skipped.Add(1)
-				p.settle(i, table.Accept)
-				continue
-			}
+		switch {
+		case errors.Is(err, table.ErrSkipped):
+			// The format's options say to skip such values: the record
+			// is done.
+			st.stats.skipped.Add(1)
+			p.settle(i, table.Accept)
+		case err != nil:
 			st.stats.decodeErrors.Add(1)
-			rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, DeliveryCount: r.DeliveryCount(), Err: err}
-			switch src.onError {
-			case OnDecodeErrorReject:
-				st.log.Warn("rejected a record that does not decode", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
-				p.settle(i, table.Reject)
-				continue
-			case OnDecodeErrorRelease:
-				st.log.Warn("released a record that does not decode; the broker archives it after its delivery limit", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "delivery_count", r.DeliveryCount(), "err", err)
-				p.settle(i, table.Release)
-				continue
-			case OnDecodeErrorDead:
-				// Settled when the dead letter's produce is answered;
-				// wait keeps the record's lock renewed until then.
-				m.deadLetter(p, i, err, "does not decode")
+			if m.settleFailed(p, i, st.src.onError, err, "that does not decode") {
 				continue
 			}
 			// fail: deliver the rows before it, then end the stream. The
 			// record and all after it are released, not lost.
-			rerr.Table = src.name
-			fail = rerr
 			for j := i; j < len(recs); j++ {
 				p.settle(j, table.Release)
 			}
-			break
-		}
-		if n == 0 {
+			cut()
+			return batches, &RecordError{Table: st.src.name, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, DeliveryCount: r.DeliveryCount(), Err: err}
+		case n == 0:
 			// A value with no rows (an empty JSON array) is done.
 			p.settle(i, table.Accept)
-			continue
-		}
-		ri := int32(len(ack.recs))
-		ack.recs = append(ack.recs, int32(i))
-		for k := 0; k < n; k++ {
-			ack.rowRec = append(ack.rowRec, ri)
-		}
-		if m.rb.Full() {
-			cut()
+		default:
+			ri := int32(len(ack.recs))
+			ack.recs = append(ack.recs, int32(i))
+			for k := 0; k < n; k++ {
+				ack.rowRec = append(ack.rowRec, ri)
+			}
+			if m.rb.Full() {
+				cut()
+			}
 		}
 	}
 	cut()
+	return batches, nil
+}
 
-	if src.guarantee == GuaranteeAtMostOnce {
-		// Accept on receipt: the records are done before anyone reads them.
-		for i := range recs {
-			p.settle(i, table.Accept)
-		}
-	}
-	// From here on this member waits for the reader. Its batches count as
-	// on their way until each is in the queue (or discarded), so that a
-	// reader that took one while the next is still being handed over does
-	// not see the stream waiting for it (see WaitsForReader).
-	st.waiting.Add(1)
-	defer st.waiting.Add(-1)
+// deliver hands batches to the reader, one at a time. It reports false when
+// the stream closed meanwhile; when fetching stopped, the batches not handed
+// over are released and those the reader has are still settled.
+func (m *member) deliver(ctx context.Context, batches []table.Batch, locks *lockKeeper) bool {
+	st := m.st
 	st.sending.Add(int32(len(batches)))
 	for i, b := range batches {
-		ok := st.send(ctx, item{b: b})
+		ok := st.send(ctx, item{b: b}, locks)
 		st.sending.Add(-1)
 		if !ok {
 			// Closed or no longer fetching: send released this batch;
-			// release the rest too. Fetching stopped, the batches the
-			// reader has are still settled (waited for below).
+			// release the rest too.
 			for _, rest := range batches[i+1:] {
 				st.discard(item{b: rest})
 			}
 			st.sending.Add(-int32(len(batches) - i - 1))
-			if ctx.Err() != nil {
-				return false
-			}
-			break
+			return ctx.Err() == nil
 		}
 	}
-	if fail != nil {
-		st.send(ctx, item{err: fail})
-		// Wait for the rows already sent to be settled, so that what the
-		// reader delivered is accepted while this member still holds the
-		// records.
-		m.wait(ctx, p, pollAt)
-		return false
-	}
-	return m.wait(ctx, p, pollAt)
+	return true
 }
 
 // wait blocks until every record of p is settled, renewing the locks of
 // those still out before they expire. It reports false when the stream
 // closed first.
-func (m *member) wait(ctx context.Context, p *poll, pollAt time.Time) bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-	}
-	// The broker's lock duration, as the first record's deadline tells it
-	// (it started a little before the poll returned, so this errs short).
-	lock := time.Duration(0)
-	if d := p.records[0].AcquisitionDeadline(); !d.IsZero() {
-		lock = d.Sub(pollAt)
-	}
-	var renewC <-chan time.Time
-	var timer *time.Timer
-	if lock > 0 && renewLocks {
-		// Renew at half the lock: margin for the renew's round trip and
-		// for the broker's clock having started before ours.
-		timer = time.NewTimer(lock / 2)
-		defer timer.Stop()
-		renewC = timer.C
-	}
+func (m *member) wait(ctx context.Context, p *poll, locks *lockKeeper) bool {
 	for {
 		select {
 		case <-p.done:
 			return true
 		case <-ctx.Done():
 			return false
-		case <-renewC:
-			n := 0
-			p.unsettled(func(r *kgo.Record) {
-				r.Ack(kgo.AckRenew)
-				n++
-			})
-			if n > 0 {
-				// A renew sent while another is in flight does nothing,
-				// so wait for this one to reach the broker.
-				fctx, cancel := context.WithTimeout(ctx, lock/2)
-				if err := m.cl.FlushAcks(fctx); err != nil && ctx.Err() == nil {
-					m.st.log.Warn("renewing record locks timed out", "member", m.name, "records", n, "err", err)
-				}
-				cancel()
-				m.st.stats.renewed.Add(int64(n))
-			}
-			timer.Reset(lock / 2)
+		case <-locks.C():
+			locks.renew(ctx)
 		}
+	}
+}
+
+// logExpired says so when records of p were settled after their locks may
+// have run out: the broker may have handed them to another consumer too.
+func (m *member) logExpired(p *poll) {
+	p.mu.Lock()
+	n := p.expired
+	p.mu.Unlock()
+	if n > 0 {
+		m.st.log.Warn("records settled after their locks may have expired; another consumer may have them too, and they are not counted as accepted",
+			"member", m.name, "records", n, "lock_until", p.lockUntil)
 	}
 }
 
 // shutdown releases what this member still holds and leaves the group.
 // Close sends the pending acknowledgements (our releases among them) before
 // leaving, so another member gets the released records at once. Each step
-// is bounded (see health.closeContext): without a broker, the records'
+// is bounded (see kafkaclient.Health.CloseContext): without a broker, the records'
 // locks expire on the broker and it delivers them again.
 func (m *member) shutdown() {
 	if m.cur != nil {
@@ -333,35 +363,36 @@ func (m *member) shutdown() {
 			// produce goes, which a broker does in milliseconds; one that
 			// cannot be produced (its topic gone) must not hold Close up,
 			// and its record is released below.
-			ctx, cancel := context.WithTimeout(context.Background(), closeSilence)
-			if err := m.st.dead.flush(ctx); err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), kafkaclient.CloseSilence)
+			if err := m.st.dead.Flush(ctx); err != nil {
 				m.st.log.Debug("dead letters not acknowledged before closing; their records are released", "member", m.name, "err", err)
 			}
 			cancel()
 		}
 		m.cur.releaseRest()
 	}
-	h, limit, start := m.st.health, m.st.src.client.reqTimeout, time.Now()
+	m.releaseFetchedAhead()
+	h, limit, start := m.st.health, m.st.src.client.RequestTimeout(), time.Now()
 	// Send every queued acknowledgement (the accepts of delivered rows and
 	// the releases above) on the open share session before leaving, rather
 	// than racing them against the session's close.
 	refused := m.refused.Load()
-	ctx, cancel := h.closeContext(start, limit)
+	ctx, cancel := h.CloseContext(start, limit)
 	err := m.cl.FlushAcks(ctx)
 	cancel()
 	switch {
 	case err != nil && m.acks.unconfirmed() > 0:
 		m.closeErr = fmt.Errorf("member %s: acknowledgements of %d records not applied by Kafka at %s; those records will be delivered again: %w",
-			m.name, m.acks.unconfirmed(), h.seeds, err)
+			m.name, m.acks.unconfirmed(), h.Seeds(), err)
 	case m.refused.Load() > refused:
 		m.closeErr = fmt.Errorf("member %s: acknowledgements of %d records not applied by Kafka at %s; those records will be delivered again: %w",
-			m.name, m.refused.Load()-refused, h.seeds, *m.refusedErr.Load())
+			m.name, m.refused.Load()-refused, h.Seeds(), *m.refusedErr.Load())
 	}
 	if m.closeErr != nil {
 		m.st.log.Warn("acknowledgements not applied before leaving", "member", m.name, "err", m.closeErr)
 	}
 	// Leave with the same bound; Close then only tears down what is left.
-	ctx, cancel = h.closeContext(start, limit)
+	ctx, cancel = h.CloseContext(start, limit)
 	if err := m.cl.LeaveGroupContext(ctx); err != nil {
 		m.st.log.Debug("leaving the share group", "member", m.name, "err", err)
 	}
@@ -375,7 +406,7 @@ func (m *member) shutdown() {
 		m.cl.Close()
 		close(done)
 	})
-	ctx, cancel = h.closeContext(start, limit)
+	ctx, cancel = h.CloseContext(start, limit)
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -383,6 +414,33 @@ func (m *member) shutdown() {
 	}
 	cancel()
 	m.rb.Release()
+}
+
+// releaseFetchedAhead releases, undelivered, what the client acquired
+// beyond the member's last poll. franz-go's strict pull can grant the next
+// fetch while a poll takes the buffered one (see locks.go); on a stream
+// that stops fetching (a LIMIT reached, a Close) that fetch's records wait
+// in the client's buffer. Leaving the group would release them too, but
+// uncounted: taken here they are released with the rest and counted in
+// Stats.FetchedAhead, since their delivery count went up for nothing. A
+// fetch still on the wire is released by the broker when the member
+// leaves.
+func (m *member) releaseFetchedAhead() {
+	// A poll accepts whatever the one before left unmarked; every record
+	// of the member's last poll is settled by now (run releases those of
+	// a poll that failed).
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // take what is buffered, wait for nothing
+	fs := m.cl.PollRecords(ctx, 0)
+	n := 0
+	fs.EachRecord(func(r *kgo.Record) {
+		r.Ack(kgo.AckRelease)
+		n++
+	})
+	if n > 0 {
+		m.st.stats.fetchedAhead.Add(int64(n))
+		m.st.log.Debug("released records fetched ahead", "member", m.name, "records", n)
+	}
 }
 
 // discard frees a member that never ran: Open failed after it was built.

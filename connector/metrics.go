@@ -64,15 +64,23 @@ func addStats(to *table.Stats, s table.Stats) {
 	to.Skipped += s.Skipped
 	to.Renewed += s.Renewed
 	to.AckRefused += s.AckRefused
+	to.AcceptsLost += s.AcceptsLost
+	to.LockExpired += s.LockExpired
+	to.ExpiredOnArrival += s.ExpiredOnArrival
+	to.FetchedAhead += s.FetchedAhead
 	to.DeadLettered, to.DeadLetterFailed = to.DeadLettered+s.DeadLettered, to.DeadLetterFailed+s.DeadLetterFailed
 }
 
 var (
 	descRecords      = sourceDesc("kshare_source_records_total", "Records received from the broker, by member.", "member")
 	descRows         = sourceDesc("kshare_source_rows_total", "Rows the records decoded into.")
-	descAcks         = sourceDesc("kshare_source_acks_total", "Records settled, by disposition (accept, release, reject).", "disposition")
+	descAcks         = sourceDesc("kshare_source_acks_total", "Records settled, by disposition (accept, release, reject), as the broker confirmed them.", "disposition")
 	descRefused      = sourceDesc("kshare_source_acks_refused_total", "Acknowledgements the broker refused or that could not be sent; their records are delivered again.")
-	descRedelivered  = sourceDesc("kshare_source_redelivered_total", "Records received with a delivery count above 1.")
+	descLockExpired  = sourceDesc("kshare_source_lock_expired_total", "Records settled after their lock may have run out, so possibly delivered to another consumer too; counted in no disposition of kshare_source_acks_total.")
+	descOnArrival    = sourceDesc("kshare_source_expired_on_arrival_total", "Records released undelivered because their lock had nearly run out when the client handed them over.")
+	descAhead        = sourceDesc("kshare_source_fetched_ahead_total", "Records the client acquired beyond what a stream needed and that went back undelivered when it closed, their delivery count raised.")
+	descAcceptsLost  = sourceDesc("kshare_source_accepts_lost_total", "Records accepted here (their rows delivered, or filtered out) whose accept the broker did not apply: refused, never sent, or unanswered when the stream closed; the broker delivers them again, here or to another consumer.")
+	descRedelivered  = sourceDesc("kshare_source_redelivered_total", "Records received with a delivery count above 1. A record whose accept was lost is counted here only by the consumer it comes back to (see kshare_source_accepts_lost_total).")
 	descDecodeErrors = sourceDesc("kshare_source_decode_errors_total", "Records the format could not decode.")
 	descEvalErrors   = sourceDesc("kshare_source_eval_errors_total", "Records whose rows a query could not evaluate, settled by 'scan.on-eval-error'.")
 	descSkipped      = sourceDesc("kshare_source_skipped_total", "Records the format skipped (json.ignore-parse-errors).")
@@ -95,7 +103,7 @@ func Collector() prometheus.Collector { return collector{} }
 type collector struct{}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecords, descRows, descAcks, descRefused, descRedelivered, descDecodeErrors, descEvalErrors, descSkipped, descRenewed, descDeadLettered, descDeadFailed, descOpen} {
+	for _, d := range []*prometheus.Desc{descRecords, descRows, descAcks, descRefused, descAcceptsLost, descLockExpired, descOnArrival, descAhead, descRedelivered, descDecodeErrors, descEvalErrors, descSkipped, descRenewed, descDeadLettered, descDeadFailed, descOpen} {
 		ch <- d
 	}
 }
@@ -143,6 +151,10 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descAcks, c.stats.Released, k.table, k.group, "release")
 		counter(descAcks, c.stats.Rejected, k.table, k.group, "reject")
 		counter(descRefused, c.stats.AckRefused, k.table, k.group)
+		counter(descAcceptsLost, c.stats.AcceptsLost, k.table, k.group)
+		counter(descLockExpired, c.stats.LockExpired, k.table, k.group)
+		counter(descOnArrival, c.stats.ExpiredOnArrival, k.table, k.group)
+		counter(descAhead, c.stats.FetchedAhead, k.table, k.group)
 		counter(descRedelivered, c.stats.Redelivered, k.table, k.group)
 		counter(descDecodeErrors, c.stats.DecodeErrors, k.table, k.group)
 		counter(descEvalErrors, c.stats.EvalErrors, k.table, k.group)

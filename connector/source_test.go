@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/goleak"
@@ -450,84 +452,194 @@ func TestMetadataColumns(t *testing.T) {
 }
 
 // TestSlowReaderKeepsLocks holds a batch three times as long as the record
-// lock. With renewal (the connector's policy) no other member gets those
-// records while they are being delivered; without it, the same hold hands
-// them to the other member, which is what the renewal is for.
+// lock while the member still has more batches of the same poll to hand
+// over. With renewal (the connector's policy) no other member gets those
+// records while they are being delivered, the locks being kept from the
+// fetch on, not from the hand-over of the poll's last batch; without it,
+// the same hold hands them to the other member, which is what the renewal
+// is for, and the late settlement is counted as such, never as accepted.
 func TestSlowReaderKeepsLocks(t *testing.T) {
 	t.Run("renew", func(t *testing.T) {
-		stolen, held, s := holdSlowly(t)
+		stolen, held, s, _ := holdSlowly(t)
 		if stolen != 0 {
 			t.Errorf("%d of %d held records went to another member while they were being delivered", stolen, held)
 		}
 		if s.Renewed == 0 {
 			t.Errorf("no lock was renewed: %+v", s)
 		}
+		if s.Accepted != int64(held) || s.LockExpired != 0 {
+			t.Errorf("stats %+v: want the %d held records accepted and no lock expired", s, held)
+		}
 	})
 	t.Run("no-renew", func(t *testing.T) {
 		defer connector.SetPolicy(0, false)()
-		stolen, held, _ := holdSlowly(t)
+		stolen, held, s, group := holdSlowly(t)
 		if stolen == 0 {
 			t.Errorf("without renewal none of %d held records went elsewhere in three lock durations; the test proves nothing", held)
 		}
 		t.Logf("without renewal %d of %d held records were delivered to another member meanwhile", stolen, held)
+		// The broker may answer the late acknowledgements as applied (it
+		// does for records the other member has settled since): they must
+		// not count as accepted.
+		if s.Accepted != 0 || s.LockExpired < int64(held) {
+			t.Errorf("stats %+v: want none accepted and at least the %d held records counted as settled after their lock expired", s, held)
+		}
+		// Prometheus counts them as Stats does (the group is the test's own).
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(connector.Collector())
+		if got := kafkatest.MetricOf(t, reg, "kshare_source_lock_expired_total", group); got != float64(s.LockExpired) {
+			t.Errorf("kshare_source_lock_expired_total = %v, Stats.LockExpired = %d", got, s.LockExpired)
+		}
 	})
 }
 
-// holdSlowly reads one batch, holds it for three lock durations while a
-// second member of the group polls, then settles it. It returns how many
-// held records the other member received meanwhile.
-func holdSlowly(t *testing.T) (stolen, held int, stats table.Stats) {
+// A poll whose records the client fetched ahead, while the poll before was
+// still being delivered, can come with its locks run out: another consumer
+// may hold those records by then. They are released undelivered, and their
+// release goes out apart from the accepts of the poll before: Kafka refuses
+// all of a partition's acknowledgements in a request when one is invalid,
+// which would hand the delivered rows out a second time. franz-go fetches
+// ahead now and then on a busy machine; prefetch 1 makes it do so always.
+func TestFetchedAheadReleasedAlone(t *testing.T) {
+	defer connector.SetPolicy(1, true)()
+	const lock = 2 * time.Second
+	addr, topic, group := kafkatest.LockedGroup(t, lock)
+	// Two producer batches: in batch_optimized mode a fetch takes one.
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(100)...)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)[100:]...)
+	ctx := kafkatest.Context(t)
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "100", "scan.batch-size": "20"}), tabletest.CheckedAlloc(t))
+	defer st.Close()
+	r := newReader(t, st)
+	first, ids, err := r.next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other consumer accepts what it gets: the fetched-ahead records,
+	// once their locks run out.
+	other := pollOther(t, addr, topic, group, kgo.AckAccept)
+	time.Sleep(2 * lock) // the slow work itself, not a wait for a condition
+	for _, id := range ids {
+		r.seen[id]++
+	}
+	first.Record.Release()
+	first.Ack.Done()
+	// The rest of the first poll, then whatever comes while the other
+	// consumer takes the second.
+	r.until(ctx, "the first poll's rows", func() bool { return len(r.seen) >= 100 })
+	waitStats(t, st, "the fetched-ahead poll released", func(s table.Stats) bool { return s.ExpiredOnArrival > 0 })
+	otherGot := len(other.seen())
+	kafkatest.Eventually(t, "the other consumer to take every record the reader did not deliver", func() error {
+		if n := len(other.seen()); n+len(r.seen) < 200 {
+			return fmt.Errorf("%d + %d of 200", n, len(r.seen))
+		}
+		return nil
+	})
+	// Two more lock durations: a refused accept would hand the delivered
+	// rows to the other consumer by then.
+	time.Sleep(2 * lock) // waiting for something that must not happen
+	otherSeen := other.stop()
+	if err := st.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	for id := range r.seen {
+		if otherSeen[id] > 0 {
+			t.Errorf("id %d was delivered by the reader and by the other consumer", id)
+		}
+	}
+	s := st.Stats()
+	if s.Accepted != int64(len(r.seen)) || s.AckRefused != 0 || s.LockExpired != 0 {
+		t.Errorf("the reader delivered %d ids; stats %+v", len(r.seen), s)
+	}
+	t.Logf("reader delivered %d, other consumer %d (%d before the release); %d released on arrival", len(r.seen), len(otherSeen), otherGot, s.ExpiredOnArrival)
+}
+
+// otherConsumer is a second consumer of a share group that polls in the
+// background until stop, settles every record it gets with ack, and counts
+// the ids (the values) it got.
+type otherConsumer struct {
+	mu    sync.Mutex
+	got   map[int64]int
+	quit  chan struct{}
+	ended sync.WaitGroup
+}
+
+func pollOther(t *testing.T, addr, topic, group string, ack kgo.AckStatus) *otherConsumer {
+	cl := kafkatest.Client(t, addr, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.ShareMaxRecords(50))
+	ctx := kafkatest.Context(t)
+	o := &otherConsumer{got: map[int64]int{}, quit: make(chan struct{})}
+	o.ended.Go(func() {
+		for {
+			select {
+			case <-o.quit:
+				return
+			default:
+			}
+			pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			fs := cl.PollRecords(pctx, 0)
+			cancel()
+			for _, rec := range fs.Records() {
+				n, _ := strconv.ParseInt(string(rec.Value), 10, 64)
+				o.mu.Lock()
+				o.got[n]++
+				o.mu.Unlock()
+				rec.Ack(ack)
+			}
+			if err := cl.FlushAcks(ctx); err != nil && ctx.Err() == nil {
+				t.Errorf("other consumer: %v", err)
+			}
+		}
+	})
+	return o
+}
+
+// seen is a copy of the counts so far.
+func (o *otherConsumer) seen() map[int64]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.got)
+}
+
+// stop ends the polling and returns the counts.
+func (o *otherConsumer) stop() map[int64]int {
+	close(o.quit)
+	o.ended.Wait()
+	return o.seen()
+}
+
+// holdSlowly reads one batch of a poll of 200 records in batches of 20,
+// holds it for three lock durations while a second member of the group
+// polls, then settles it and closes the stream (which releases the rest).
+// It returns how many held records the other member received meanwhile,
+// the stream's stats once it closed, and the share group.
+func holdSlowly(t *testing.T) (stolen, held int, stats table.Stats, group string) {
 	const lock = 2 * time.Second
 	addr, topic, group := kafkatest.LockedGroup(t, lock)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)...)
 	ctx := kafkatest.Context(t)
 
-	st := open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "50"}), tabletest.CheckedAlloc(t))
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "200", "scan.batch-size": "20"}), tabletest.CheckedAlloc(t))
 	defer st.Close()
 	r := newReader(t, st)
 	b, ids, err := r.next(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := kafkatest.Client(t, addr, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.ShareMaxRecords(50))
-	var (
-		mu        sync.Mutex
-		otherSeen = map[int64]bool{}
-	)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-			fs := other.PollRecords(pctx, 50)
-			cancel()
-			for _, rec := range fs.Records() {
-				n, _ := strconv.ParseInt(string(rec.Value), 10, 64)
-				mu.Lock()
-				otherSeen[n] = true
-				mu.Unlock()
-				rec.Ack(kgo.AckRelease) // not this member's to keep
-			}
-		}
-	})
+	// The other member releases what it gets: not its to keep.
+	other := pollOther(t, addr, topic, group, kgo.AckRelease)
 	time.Sleep(3 * lock) // the slow work itself, not a wait for a condition
 	b.Record.Release()
 	b.Ack.Done()
-	close(stop)
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	otherSeen := other.stop()
+	if err := st.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 	for _, id := range ids {
-		if otherSeen[id] {
+		if otherSeen[id] > 0 {
 			stolen++
 		}
 	}
-	return stolen, len(ids), st.Stats()
+	return stolen, len(ids), st.Stats(), group
 }
 
 // TestUnreachableBroker: a broker that is not there is an error at Open,

@@ -14,9 +14,10 @@
 // 'dead-letter', goes to a dead-letter topic.
 //
 // What it shares rather than repeats: the client configuration and its keys
-// (bootstrap.servers, properties.*) are package connector's (ClusterOptions,
-// ClientOpts), the record-to-Arrow path is connector.NewRecordBuilder, the
-// account of whether brokers answer is connector.BrokerHealth, and the
-// reading loop over offset ranges (LogStream) also serves the engine's
-// TABLE(PEEK(...)).
+// (bootstrap.servers, properties.*, topic, topic-pattern) are package
+// kafkaclient's (ClusterOptions, ClientOpts), as are the account of whether
+// brokers answer (Health) and the producer of dead letters (DeadLetters,
+// which the kafka-sharegroup source's dead letters go through too); the
+// record-to-Arrow path is kafkarecord.NewBuilder; and the reading loop over
+// offset ranges (LogStream) also serves the engine's TABLE(PEEK(...)).
 package kafka

@@ -15,7 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/kafkaclient"
+	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -52,10 +53,10 @@ var quietEnd = 10 * time.Second
 // LogConfig is what OpenLog reads.
 type LogConfig struct {
 	// Table gives the format and the columns, metadata columns too
-	// (connector.NewRecordBuilder).
+	// (kafkarecord.NewBuilder).
 	Table *table.Bound
 	// Client are the options of a plain client of the table's cluster
-	// (connector.ClientOpts).
+	// (kafkaclient.ClientOpts).
 	Client []kgo.Opt
 	Ranges []Range
 	// SkipDecodeErrors counts the values the format cannot decode instead
@@ -81,8 +82,8 @@ type LogStream struct {
 	schema *arrow.Schema
 	cfg    LogConfig
 	cl     *kgo.Client // nil when nothing is to be read
-	rb     *connector.RecordBuilder
-	health *connector.BrokerHealth
+	rb     *kafkarecord.Builder
+	health *kafkaclient.Health
 	log    *slog.Logger
 
 	mu   sync.Mutex // Next against Close: the builder
@@ -100,7 +101,7 @@ var _ table.Stream = (*LogStream)(nil)
 // ends at once. It does no I/O itself: the client connects as it fetches.
 func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
 	st := &LogStream{schema: c.Table.Def.Schema.Arrow(), cfg: c, left: map[string]map[int32]Range{}, log: o.Logger,
-		health: connector.NewBrokerHealth(splitList(c.Table.Options.String(connector.OptBootstrapServers), ","))}
+		health: kafkaclient.NewHealth(splitList(c.Table.Options.String(kafkaclient.OptBootstrapServers), ","))}
 	if st.log == nil {
 		st.log = slog.Default()
 	}
@@ -119,12 +120,12 @@ func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
 		return st, nil
 	}
 	var err error
-	if st.rb, err = connector.NewRecordBuilder(c.Table, o.Alloc, o.BatchSize); err != nil {
+	if st.rb, err = kafkarecord.NewBuilder(c.Table, o.Alloc, o.BatchSize); err != nil {
 		return nil, err
 	}
 	if st.cl, err = kgo.NewClient(append(slices.Clip(c.Client), kgo.ConsumePartitions(at), st.health.Opt())...); err != nil {
 		st.rb.Release()
-		return nil, fmt.Errorf("table '%s': kafka client: %w", options.Cut(c.Table.Def.Name), err)
+		return nil, table.Errorf(c.Table.Def.Name, "kafka client: %w", err)
 	}
 	return st, nil
 }
@@ -168,7 +169,7 @@ func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
 	if st.rb == nil || st.rb.Len() == 0 {
 		return table.Batch{}, io.EOF
 	}
-	return table.Batch{Record: st.rb.NewBatch(), Ack: NoAck{}}, nil
+	return table.Batch{Record: st.rb.NewBatch(), Ack: table.NoAck{}}, nil
 }
 
 // allPresent tells whether every range left has an end below which every
@@ -199,8 +200,7 @@ func (st *LogStream) answering(ctx context.Context) error {
 		err = ends.Error()
 	}
 	if err != nil {
-		return fmt.Errorf("table '%s': no record came for %s and Kafka does not answer, so the end of every partition cannot be known to be reached: %w",
-			options.Cut(st.cfg.Table.Def.Name), quietEnd, err)
+		return table.Errorf(st.cfg.Table.Def.Name, "no record came for %s and Kafka does not answer, so the end of every partition cannot be known to be reached: %w", quietEnd, err)
 	}
 	return nil
 }
@@ -248,7 +248,7 @@ func (st *LogStream) append(fs kgo.Fetches) error {
 func (st *LogStream) watch() error {
 	since, err := st.health.Announce(st.log)
 	if limit := st.cfg.Unavailable; limit > 0 && !since.IsZero() && time.Since(since) >= limit {
-		return st.health.Unavailable(st.cfg.Table.Def.Name, since, limit, connector.OptBrokerUnavailableTimeout, err)
+		return st.health.Unavailable(st.cfg.Table.Def.Name, since, limit, kafkaclient.OptBrokerUnavailableTimeout, err)
 	}
 	return nil
 }
@@ -282,11 +282,3 @@ func (st *LogStream) Close() error {
 	})
 	return nil
 }
-
-// NoAck is the Acker of a plain reader's batches: it read without taking,
-// so accepting, releasing or rejecting a row changes nothing anywhere.
-type NoAck struct{}
-
-func (NoAck) Mark(int, table.Disposition) {}
-func (NoAck) Done()                       {}
-func (NoAck) Abandon()                    {}

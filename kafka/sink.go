@@ -4,14 +4,13 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -35,15 +34,14 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	name := options.Cut(b.Def.Name)
 	topics := splitFields(v.String(OptTopic))
 	if len(topics) != 1 {
-		return nil, fmt.Errorf("table '%s': INSERT INTO a 'kafka' table needs one topic in '%s' (it has '%s'); '%s' and lists are for reading",
-			name, OptTopic, options.Cut(v.String(OptTopic)), OptTopicPattern)
+		return nil, table.Errorf(name, "INSERT INTO a 'kafka' table needs one topic in '%s' (it has '%s'); '%s' and lists are for reading", OptTopic, options.Cut(v.String(OptTopic)), OptTopicPattern)
 	}
-	opts, err := connector.ClientOpts(v)
+	opts, err := kafkaclient.ClientOpts(v)
 	if err != nil {
 		return nil, err
 	}
-	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(connector.OptRequestTimeoutMs),
-		unavailable: v.Duration(OptSinkUnavailable), seeds: splitList(v.String(connector.OptBootstrapServers), ","), deadTopic: v.String(OptSinkDeadLetter),
+	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(kafkaclient.OptRequestTimeoutMs),
+		unavailable: v.Duration(OptSinkUnavailable), seeds: splitList(v.String(kafkaclient.OptBootstrapServers), ","), deadTopic: v.String(OptSinkDeadLetter),
 		none: v.String(OptDeliveryGuarantee) == GuaranteeNone, ts: -1, headers: -1}
 	s.compression = compressionCodecs[v.String(OptCompression)]
 	switch v.String(OptSinkPartitioner) {
@@ -64,8 +62,7 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 		case "headers":
 			s.headers = len(s.cols)
 		default:
-			return nil, fmt.Errorf("table '%s': metadata column %s (key '%s') cannot be written; declare it VIRTUAL (writable keys: %s)",
-				name, table.QuoteIdent(c.Name), c.Key(), strings.Join(writable, ", "))
+			return nil, table.Errorf(name, "metadata column %s (key '%s') cannot be written; declare it VIRTUAL (writable keys: %s)", table.QuoteIdent(c.Name), c.Key(), strings.Join(writable, ", "))
 		}
 		s.cols = append(s.cols, c)
 	}
@@ -76,7 +73,7 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 		for _, f := range splitFields(v.String(OptKeyFields)) {
 			i := findColumn(phys, f)
 			if i < 0 {
-				return nil, fmt.Errorf("table '%s': '%s' names column %s, which is not a physical column of the table", name, OptKeyFields, table.QuoteIdent(f))
+				return nil, table.Errorf(name, "'%s' names column %s, which is not a physical column of the table", OptKeyFields, table.QuoteIdent(f))
 			}
 			keyCols = append(keyCols, phys[i])
 			s.keyIdx = append(s.keyIdx, i)
@@ -95,7 +92,7 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 			}
 		}
 		if s.key, err = table.NewEncoder(kf, keyCols, kv); err != nil {
-			return nil, fmt.Errorf("table '%s': '%s': %w", name, OptKeyFormat, err)
+			return nil, table.Errorf(name, "'%s': %w", OptKeyFormat, err)
 		}
 		if v.String(OptValueFieldsInclude) == IncludeExceptKey {
 			valueCols, valueIdx = nil, nil
@@ -108,7 +105,7 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	}
 	s.valueIdx = valueIdx
 	if s.value, err = table.NewEncoder(b.Format, valueCols, v); err != nil {
-		return nil, fmt.Errorf("table '%s': %w", name, err)
+		return nil, table.Errorf(name, "%w", err)
 	}
 	return s, nil
 }
@@ -156,26 +153,26 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 	defer cancel()
 	admCl, err := kgo.NewClient(s.opts...)
 	if err != nil {
-		return nil, fmt.Errorf("table '%s': kafka client: %w", s.table, err)
+		return nil, table.Errorf(s.table, "kafka client: %w", err)
 	}
 	adm := kadm.NewClient(admCl)
-	limit, err := s.check(ctx, adm, s.topic, "sink topic", "")
+	limit, err := s.check(ctx, adm)
 	var deadLimit int32
 	if err == nil && s.deadTopic != "" {
-		deadLimit, err = s.check(ctx, adm, s.deadTopic, "dead-letter topic", OptSinkDeadLetter)
+		deadLimit, err = s.deadLetterTopic().Check(ctx, adm)
 	}
 	admCl.Close()
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{sink: s, limit: limit, health: connector.NewBrokerHealth(s.seeds), stop: make(chan struct{}), flying: map[*pending]struct{}{},
+	w := &writer{sink: s, limit: limit, health: kafkaclient.NewHealth(s.seeds), stop: make(chan struct{}), flying: map[*pending]struct{}{},
 		flushes: make(chan struct{}, 1)}
 	w.flushCtx, w.flushCancel = context.WithCancel(context.Background())
-	if w.cl, err = s.producer(s.topic, limit, w.health, true); err != nil {
+	if w.cl, err = s.producer(limit, w.health); err != nil {
 		return nil, err
 	}
 	if s.deadTopic != "" {
-		if w.dead, err = s.producer(s.deadTopic, deadLimit, w.health, false); err != nil {
+		if w.dead, err = s.deadLetterTopic().Open(deadLimit, s.clientOpts(w.health)...); err != nil {
 			w.cl.Close()
 			return nil, err
 		}
@@ -185,29 +182,38 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 	return w, nil
 }
 
-// producer is a client that produces to topic, whose max.message.bytes is
-// limit (0: unknown), reporting its contacts with the brokers to h.
-// flushed says whether the writer flushes it after each Write (writer.flush);
-// a client that nobody flushes does not linger.
-func (s *sink) producer(topic string, limit int32, h *connector.BrokerHealth, flushed bool) (*kgo.Client, error) {
+// deadLetterTopic is 'sink.dead-letter.topic', as kafkaclient checks it
+// and heads its dead letters.
+func (s *sink) deadLetterTopic() kafkaclient.DeadLetterTopic {
+	return kafkaclient.DeadLetterTopic{Table: s.table, Topic: s.deadTopic, Key: OptSinkDeadLetter, Seeds: s.seeds}
+}
+
+// clientOpts are the options of the sink's producing clients, of its topic
+// and of its dead-letter topic: the table's client (with its partitioner),
+// its compression, and h, which their contacts with the brokers report to.
+//
+// franz-go retries a produce without end (no record delivery timeout,
+// which would also count from a record's own timestamp, old when a
+// 'timestamp' column copies the source's): during an outage the rows wait,
+// and watch fails them past 'sink.broker-unavailable-timeout'.
+func (s *sink) clientOpts(h *kafkaclient.Health) []kgo.Opt {
+	opts := append(append([]kgo.Opt{}, s.opts...), kgo.ProducerBatchCompression(s.compression), h.Opt())
+	return append(opts, testSinkOpts...)
+}
+
+// producer is the client that produces to the sink topic, whose
+// max.message.bytes is limit (0: unknown), reporting its contacts with the
+// brokers to h.
+func (s *sink) producer(limit int32, h *kafkaclient.Health) (*kgo.Client, error) {
 	// acks=all and idempotence are franz-go's defaults; they are said
 	// here because the delivery promise rests on them.
 	// The linger is franz-go's; the writer ends it by a flush once a
 	// Write's records are all buffered (writer.flush).
-	opts := append(append([]kgo.Opt{}, s.opts...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic),
-		kgo.ProducerBatchCompression(s.compression), h.Opt())
-	opts = append(opts, connector.ProducerLimits(limit)...)
-	if !flushed {
-		opts = append(opts, kgo.ProducerLinger(0))
-	}
-	// franz-go retries a produce without end (no record delivery
-	// timeout, which would also count from a record's own timestamp, old
-	// when a 'timestamp' column copies the source's): during an outage the
-	// rows wait, and watch fails them past 'sink.broker-unavailable-timeout'.
-	opts = append(opts, testSinkOpts...)
+	opts := append(s.clientOpts(h), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(s.topic))
+	opts = append(opts, kafkaclient.ProducerLimits(limit)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("table '%s': kafka client: %w", s.table, err)
+		return nil, table.Errorf(s.table, "kafka client: %w", err)
 	}
 	return cl, nil
 }

@@ -47,17 +47,12 @@ func outagePipeline(t *testing.T, n int, sinkWith string) (eng *kshare.Engine, j
 
 func waitJob(t *testing.T, job ktable.Job, what string, ok func(ktable.JobStats) bool) {
 	t.Helper()
-	if !watch.Until(time.Until(deadline(t)), func() bool { return ok(job.Stats()) }) {
-		t.Fatalf("waiting for %s: job stats %+v", what, job.Stats())
-	}
-}
-
-func deadline(t *testing.T) time.Time {
-	d, ok := kafkatest.Context(t).Deadline()
-	if !ok {
-		return time.Now().Add(2 * time.Minute)
-	}
-	return d
+	kafkatest.Eventually(t, what, func() error {
+		if st := job.Stats(); !ok(st) {
+			return fmt.Errorf("job stats %+v", st)
+		}
+		return nil
+	})
 }
 
 // sinkOutage is how long TestSinkOutage keeps the sink's broker away: the

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -72,16 +72,9 @@ var sinkOptions = []options.Option{
 	// is snappy): the default a Flink user's sink has.
 	{Key: OptCompression, Type: options.Enum, Default: "none", Allowed: []string{"none", "gzip", "snappy", "lz4", "zstd"},
 		Description: "Compression of the record batches INSERT INTO writes, as the Kafka producer's compression.type: 'none' (its default) costs no CPU and sends the most bytes."},
-	{Key: OptSinkDeadLetter, Type: options.String, Check: deadLetterTopicCheck(),
+	{Key: OptSinkDeadLetter, Type: options.String, Check: kafkaclient.CheckTopic,
 		Description: "With 'sink.on-refused-record' = 'dead-letter': the topic, on the sink's cluster, that refused records go to; it must exist when the INSERT starts, " +
 			"and take records the sink topic does not (a larger max.message.bytes)."},
-}
-
-// deadLetterTopicCheck is the kafka-sharegroup connector's check of its
-// dead-letter topic: one topic name.
-func deadLetterTopicCheck() func(string) error {
-	o, _ := connector.Options.Lookup(connector.OptDeadLetterTopic)
-	return o.Check
 }
 
 // splitFields reads a ';'-separated list of column names.

@@ -18,35 +18,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/table"
 )
 
-// check says whether topic (what: the sink topic, or its dead-letter topic
-// and the key that names it) exists, and returns its max.message.bytes (0:
-// unknown).
-func (s *sink) check(ctx context.Context, adm *kadm.Client, topic, what, key string) (int32, error) {
-	md, err := adm.Metadata(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("table '%s': reading topic '%s': %w", s.table, topic, err)
-	}
-	td, ok := md.Topics[topic]
-	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
-		if key != "" {
-			topic += "' ('" + key + "')"
-		} else {
-			topic += "'"
-		}
-		return 0, fmt.Errorf("table '%s': %s '%s does not exist; create it (kshare produce or kafka-topics.sh) before INSERT INTO", s.table, what, topic)
-	}
-	if td.Err != nil {
-		return 0, fmt.Errorf("table '%s': topic '%s': %w", s.table, topic, td.Err)
-	}
-	limit, err := connector.MaxMessageBytes(ctx, adm, topic)
-	if err != nil {
-		// Not fatal: franz-go's default batch limit applies, and a record
-		// too large for it fails with a message that says so.
-		return 0, nil
+// check says whether the sink topic exists, and returns its
+// max.message.bytes (0: unknown).
+func (s *sink) check(ctx context.Context, adm *kadm.Client) (int32, error) {
+	limit, err := kafkaclient.TopicLimit(ctx, adm, s.topic)
+	switch {
+	case errors.Is(err, kafkaclient.ErrNoTopic):
+		return 0, table.Errorf(s.table, "sink topic '%s' does not exist; create it (kshare produce or kafka-topics.sh) before INSERT INTO", s.topic)
+	case err != nil:
+		return 0, table.Errorf(s.table, "%w", err)
 	}
 	return limit, nil
 }
@@ -54,7 +38,7 @@ func (s *sink) check(ctx context.Context, adm *kadm.Client, topic, what, key str
 type writer struct {
 	*sink
 	cl      *kgo.Client
-	dead    *kgo.Client // 'sink.on-refused-record' = 'dead-letter'; nil otherwise
+	dead    *kafkaclient.DeadLetters // 'sink.on-refused-record' = 'dead-letter'; nil otherwise
 	limit   int32
 	buf     []byte
 	scratch []arrow.Array
@@ -62,7 +46,7 @@ type writer struct {
 
 	// health follows whether the sink's brokers answer; watch says so on
 	// log (slog.Default until SetLogger) until stop closes.
-	health    *connector.BrokerHealth
+	health    *kafkaclient.Health
 	log       atomic.Pointer[slog.Logger]
 	stop      chan struct{}
 	watching  sync.WaitGroup
@@ -264,7 +248,7 @@ func (p *pending) finish() {
 func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(error)) error {
 	n := int(rec.NumRows())
 	if int(rec.NumCols()) != len(w.sink.cols) {
-		return fmt.Errorf("table '%s': a batch of %d columns for a sink of %d", w.table, rec.NumCols(), len(w.sink.cols))
+		return table.Errorf(w.table, "a batch of %d columns for a sink of %d", rec.NumCols(), len(w.sink.cols))
 	}
 	all := rec.Columns()
 	pick := func(idx []int) []arrow.Array {
@@ -286,13 +270,13 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 		if w.key != nil {
 			sp.ks = len(w.buf)
 			if w.buf, keyNull[i], err = w.key.Encode(w.buf, pick(w.keyIdx), i); err != nil {
-				return &table.RowError{Row: i, Err: fmt.Errorf("table '%s': key: %w", w.table, err)}
+				return &table.RowError{Row: i, Err: table.Errorf(w.table, "key: %w", err)}
 			}
 			sp.ke = len(w.buf)
 		}
 		sp.vs = len(w.buf)
 		if w.buf, valNull[i], err = w.value.Encode(w.buf, pick(w.valueIdx), i); err != nil {
-			return &table.RowError{Row: i, Err: fmt.Errorf("table '%s': value: %w", w.table, err)}
+			return &table.RowError{Row: i, Err: table.Errorf(w.table, "value: %w", err)}
 		}
 		sp.ve = len(w.buf)
 	}
@@ -361,13 +345,7 @@ func refused(err error) bool {
 // written once acknowledged; as failed (the job fails, the batch's source
 // records are released) if it fails too.
 func (w *writer) deadLetter(ctx context.Context, p *pending, row int, r *kgo.Record, why error) {
-	h := append(make([]kgo.RecordHeader, 0, len(r.Headers)+3), r.Headers...)
-	h = append(h,
-		kgo.RecordHeader{Key: connector.HeaderError, Value: []byte(why.Error())},
-		kgo.RecordHeader{Key: connector.HeaderTopic, Value: []byte(w.topic)},
-		kgo.RecordHeader{Key: connector.HeaderTable, Value: []byte(w.table)})
-	dl := &kgo.Record{Key: r.Key, Value: r.Value, Headers: h}
-	w.dead.Produce(ctx, dl, func(_ *kgo.Record, err error) {
+	w.dead.ProduceRefused(ctx, r, why, func(err error) {
 		if err != nil {
 			w.stats.failed.Add(1)
 			p.fail(&table.RowError{Row: row, Err: fmt.Errorf("%w; producing it to the dead-letter topic '%s' failed too: %w", why, w.deadTopic, err)})
@@ -383,11 +361,11 @@ func (w *writer) produceError(r *kgo.Record, err error) error {
 	if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
 		size := len(r.Key) + len(r.Value)
 		if w.limit > 0 {
-			return fmt.Errorf("table '%s': a record of %d bytes is too large for topic '%s', whose max.message.bytes is %d: %w", w.table, size, w.topic, w.limit, err)
+			return table.Errorf(w.table, "a record of %d bytes is too large for topic '%s', whose max.message.bytes is %d: %w", size, w.topic, w.limit, err)
 		}
-		return fmt.Errorf("table '%s': a record of %d bytes is too large for topic '%s': %w", w.table, size, w.topic, err)
+		return table.Errorf(w.table, "a record of %d bytes is too large for topic '%s': %w", size, w.topic, err)
 	}
-	return fmt.Errorf("table '%s': producing to topic '%s': %w", w.table, w.topic, err)
+	return table.Errorf(w.table, "producing to topic '%s': %w", w.topic, err)
 }
 
 // headersOf reads row i of a MAP<STRING, BYTES> column as record headers.

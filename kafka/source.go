@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -36,12 +36,12 @@ func (kafkaConnector) Metadata() []table.MetadataKey { return Metadata }
 // performs no I/O beyond reading the TLS files the options name.
 func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 	v := b.Options
-	opts, err := connector.ClientOpts(v)
+	opts, err := kafkaclient.ClientOpts(v)
 	if err != nil {
 		return nil, err
 	}
 	s := &source{bound: b, opts: opts, startup: v.String(OptStartupMode), bounded: v.String(OptBoundedMode),
-		timeout: v.Duration(connector.OptRequestTimeoutMs), seeds: v.String(connector.OptBootstrapServers)}
+		timeout: v.Duration(kafkaclient.OptRequestTimeoutMs), seeds: v.String(kafkaclient.OptBootstrapServers)}
 	if t := v.String(OptTopic); t != "" {
 		for _, name := range strings.Split(t, ";") {
 			if name = strings.TrimSpace(name); name != "" && !slices.Contains(s.topics, name) {
@@ -94,7 +94,7 @@ func (s *source) name() string { return options.Cut(s.bound.Def.Name) }
 func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
 	cl, err := kgo.NewClient(s.opts...)
 	if err != nil {
-		return nil, fmt.Errorf("table '%s': kafka client: %w", s.name(), err)
+		return nil, table.Errorf(s.name(), "kafka client: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout+time.Second)
 	ranges, err := s.ranges(ctx, kadm.NewClient(cl))
@@ -103,7 +103,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	if err != nil {
 		return nil, err
 	}
-	return OpenLog(LogConfig{Table: s.bound, Client: s.opts, Ranges: ranges, Unavailable: s.bound.Options.Duration(connector.OptBrokerUnavailableTimeout),
+	return OpenLog(LogConfig{Table: s.bound, Client: s.opts, Ranges: ranges, Unavailable: s.bound.Options.Duration(kafkaclient.OptBrokerUnavailableTimeout),
 		DecodeHint: "a value the format cannot decode ends the query; 'json.ignore-parse-errors' skips such values"}, o)
 }
 
@@ -146,7 +146,7 @@ func (s *source) ranges(ctx context.Context, adm *kadm.Client) ([]Range, error) 
 			return
 		}
 		if e.Err != nil {
-			errs = append(errs, fmt.Errorf("table '%s': listing offsets of %s/%d: %w", s.name(), e.Topic, e.Partition, e.Err))
+			errs = append(errs, table.Errorf(s.name(), "listing offsets of %s/%d: %w", e.Topic, e.Partition, e.Err))
 			return
 		}
 		first, end := e.Offset, e.Offset
@@ -165,8 +165,7 @@ func (s *source) ranges(ctx context.Context, adm *kadm.Client) ([]Range, error) 
 			r.From = first
 			if off, ok := s.startOffsets[e.Partition]; ok {
 				if off < first || off > end {
-					errs = append(errs, fmt.Errorf("table '%s': '%s' starts partition %d of '%s' at offset %d, outside its log (offsets %d to %d)",
-						s.name(), OptStartupOffsets, e.Partition, e.Topic, off, first, end))
+					errs = append(errs, table.Errorf(s.name(), "'%s' starts partition %d of '%s' at offset %d, outside its log (offsets %d to %d)", OptStartupOffsets, e.Partition, e.Topic, off, first, end))
 				}
 				r.From = off
 			}
@@ -215,7 +214,7 @@ func (s *source) checkPartitions(topics []string, ends kadm.ListedOffsets) error
 				}
 			}
 			if !found {
-				return fmt.Errorf("table '%s': '%s' names partition %d, which topic '%s' does not have", s.name(), m.key, p, strings.Join(topics, "', '"))
+				return table.Errorf(s.name(), "'%s' names partition %d, which topic '%s' does not have", m.key, p, strings.Join(topics, "', '"))
 			}
 		}
 	}
@@ -237,7 +236,7 @@ func (s *source) topicNames(ctx context.Context, adm *kadm.Client) ([]string, er
 			}
 		}
 		if len(out) == 0 {
-			return nil, fmt.Errorf("table '%s': no topic on %s matches '%s' = '%s'", s.name(), s.seeds, OptTopicPattern, options.Cut(s.patternText))
+			return nil, table.Errorf(s.name(), "no topic on %s matches '%s' = '%s'", s.seeds, OptTopicPattern, options.Cut(s.patternText))
 		}
 		return out, nil
 	}
@@ -252,11 +251,11 @@ func (s *source) topicNames(ctx context.Context, adm *kadm.Client) ([]string, er
 		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
 			missing = append(missing, "'"+options.Cut(t)+"'")
 		case td.Err != nil:
-			return nil, fmt.Errorf("table '%s': topic '%s': %w", s.name(), options.Cut(t), td.Err)
+			return nil, table.Errorf(s.name(), "topic '%s': %w", options.Cut(t), td.Err)
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("table '%s': topic %s not found on %s; create it first, or check the 'topic' option", s.name(), strings.Join(missing, ", "), s.seeds)
+		return nil, table.Errorf(s.name(), "topic %s not found on %s; create it first, or check the 'topic' option", strings.Join(missing, ", "), s.seeds)
 	}
 	return s.topics, nil
 }
@@ -267,7 +266,7 @@ func (s *source) connectError(err error) error {
 	// the client's own read timeout when that comes first.
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("table '%s': no answer from Kafka at %s within %s; check 'bootstrap.servers', 'properties.security.protocol' and that the broker is running", s.name(), s.seeds, s.timeout)
+		return table.Errorf(s.name(), "no answer from Kafka at %s within %s; check 'bootstrap.servers', 'properties.security.protocol' and that the broker is running", s.seeds, s.timeout)
 	}
-	return fmt.Errorf("table '%s': cannot reach Kafka at %s; check 'bootstrap.servers' and that the broker is running: %w", s.name(), s.seeds, err)
+	return table.Errorf(s.name(), "cannot reach Kafka at %s; check 'bootstrap.servers' and that the broker is running: %w", s.seeds, err)
 }

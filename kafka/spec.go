@@ -2,8 +2,8 @@ package kafka
 
 // This file declares, as data, what a 'kafka' table may say: its WITH clause
 // keys and its metadata keys. The cluster keys (bootstrap.servers and the
-// properties.* client and security keys) are connector.ClusterOptions, the
-// same declarations a kafka-sharegroup table has.
+// properties.* client and security keys) and the topic keys are package
+// kafkaclient's, the same declarations a kafka-sharegroup table has.
 
 import (
 	"errors"
@@ -13,7 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/kafkaclient"
+	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -21,19 +22,18 @@ import (
 // Name is the value of 'connector' that selects this connector.
 const Name = "kafka"
 
-// Keys of the WITH clause besides the cluster's (connector.ClusterOptions).
+// Keys of the WITH clause besides the cluster's (kafkaclient.ClusterOptions).
 const (
-	OptTopic                 = connector.OptTopic
-	OptTopicPattern          = connector.OptTopicPattern
-	OptStartupMode           = "scan.startup.mode"
-	OptStartupTimestamp      = "scan.startup.timestamp-millis"
-	OptStartupOffsets        = "scan.startup.specific-offsets"
-	OptBoundedMode           = "scan.bounded.mode"
-	OptBoundedTimestamp      = "scan.bounded.timestamp-millis"
-	OptBoundedOffsets        = "scan.bounded.specific-offsets"
-	OptBatchSize             = connector.OptBatchSize
-	OptIsolationLevel        = "properties.isolation.level"
-	optShareGroupFetchWindow = connector.OptFetchMaxBytes
+	OptTopic            = kafkaclient.OptTopic
+	OptTopicPattern     = kafkaclient.OptTopicPattern
+	OptStartupMode      = "scan.startup.mode"
+	OptStartupTimestamp = "scan.startup.timestamp-millis"
+	OptStartupOffsets   = "scan.startup.specific-offsets"
+	OptBoundedMode      = "scan.bounded.mode"
+	OptBoundedTimestamp = "scan.bounded.timestamp-millis"
+	OptBoundedOffsets   = "scan.bounded.specific-offsets"
+	OptBatchSize        = kafkarecord.OptBatchSize
+	OptIsolationLevel   = "properties.isolation.level"
 )
 
 // Values of 'scan.startup.mode' and 'scan.bounded.mode', as Flink spells them.
@@ -57,14 +57,15 @@ var Options = &options.Set{
 	Owner:    "connector 'kafka'",
 	Validate: validate,
 	Options: slices.Concat([]options.Option{
-		borrow(OptTopic, "Topic to read, or several separated by ';' ('orders;refunds')."),
-		borrow(OptTopicPattern, "Regular expression (Go RE2 syntax, matched against the whole name) of the topics to read; "+
+		kafkaclient.Topic,
+		described(kafkaclient.TopicPattern, "Regular expression (Go RE2 syntax, matched against the whole name) of the topics to read; "+
 			"the topics are those that match when a query opens (topics created later are not picked up)."),
 	}, positions[0].options(), positions[1].options(), []options.Option{
-		borrow(OptBatchSize, ""),
-		borrow(connector.OptBrokerUnavailableTimeout, ""),
-	}, clusterOptions(), []options.Option{
-		{Key: connector.OptDiscoveryInterval, Refused: "a query reads the partitions its topics have when it opens; new topics and partitions are not picked up"},
+		kafkarecord.BatchSize,
+		kafkaclient.BrokerUnavailableTimeout,
+		kafkaclient.Bootstrap,
+	}, kafkaclient.Client, kafkaclient.Refused, []options.Option{
+		{Key: kafkaclient.OptDiscoveryInterval, Refused: "a query reads the partitions its topics have when it opens; new topics and partitions are not picked up"},
 		{Key: "properties.group.id", Refused: "a plain reader joins no consumer group; leave it out (the 'kafka-sharegroup' connector reads as a share group)"},
 		{Key: "properties.auto.offset.reset", Refused: "use 'scan.startup.mode'"},
 		{Key: "properties.enable.auto.commit", Refused: "a plain reader commits no offsets"},
@@ -114,42 +115,17 @@ func (p position) options() []options.Option {
 	}
 }
 
-// borrow is the kafka-sharegroup declaration of key (its type, default and
-// checks), with this connector's description when desc is not empty.
-func borrow(key, desc string) options.Option {
-	o, ok := connector.Options.Lookup(key)
-	if !ok {
-		panic("kafka: connector.Options has no " + key)
-	}
-	c := *o
-	if desc != "" {
-		c.Description = desc
-	}
-	return c
-}
-
-// clusterOptions are connector.ClusterOptions less the keys refused there
-// for reasons of share groups, which this file refuses for its own.
-func clusterOptions() []options.Option {
-	var out []options.Option
-	for _, o := range connector.ClusterOptions.Options {
-		switch o.Key {
-		case "properties.group.id", "properties.auto.offset.reset", "properties.enable.auto.commit", OptIsolationLevel,
-			"properties.key.deserializer", "properties.value.deserializer":
-			continue
-		case optShareGroupFetchWindow:
-			o.Description = "Most bytes one fetch asks a broker for (Kafka's fetch.max.bytes); a record larger than that is still fetched."
-		}
-		out = append(out, o)
-	}
-	return out
+// described is o with this connector's description.
+func described(o options.Option, desc string) options.Option {
+	o.Description = desc
+	return o
 }
 
 // Metadata are the keys a metadata column of a 'kafka' table may read:
-// Flink's, which the kafka-sharegroup connector fills the same way.
+// Flink's, which kafkarecord fills for both Kafka connectors.
 var Metadata = func() []table.MetadataKey {
 	var out []table.MetadataKey
-	for _, m := range connector.Metadata {
+	for _, m := range kafkarecord.Metadata {
 		switch m.Key {
 		case "delivery-count", "acquisition-deadline":
 			// A share group's; a plain reader has neither.
@@ -160,11 +136,11 @@ var Metadata = func() []table.MetadataKey {
 	return out
 }()
 
-// validate checks the rules between keys: the cluster's (connector.Validate)
+// validate checks the rules between keys: the cluster's (kafkaclient.Validate)
 // and that each mode has the key it reads and no key it ignores.
 func validate(v options.Values) error {
 	var errs options.Errors
-	if err := connector.Validate(v); err != nil {
+	if err := kafkaclient.Validate(v); err != nil {
 		if es, ok := err.(options.Errors); ok {
 			errs = append(errs, es...)
 		} else {

@@ -7,8 +7,8 @@ import (
 
 // Markdown writes the documentation of set as a Markdown table (key, type,
 // default, required, description), in declaration order, followed by a
-// table of the refused keys and what to use instead. The README's option
-// tables are this text, so that they cannot drift from the declarations.
+// table of the refused keys and what to use instead. The option tables of
+// docs/connectors.md are this text, so that they cannot drift from the declarations.
 func Markdown(set *Set) string {
 	var b strings.Builder
 	b.WriteString("| Key | Type | Default | Required | Description |\n")
@@ -35,6 +35,9 @@ func Markdown(set *Set) string {
 		}
 		if o.Type == Int {
 			typ = strings.TrimPrefix(intRange(&o), "an ")
+		}
+		if o.Type == Float {
+			typ = strings.TrimPrefix(floatRange(&o), "a ")
 		}
 		if o.Type == Duration || o.Type == MemorySize {
 			typ += rangeSuffix(&o)

@@ -42,6 +42,10 @@ const (
 	// spelling: "128mb", "128 MB", "1 gb", "512 kb", or a bare number of
 	// bytes. Units are powers of 1024, as Flink's MemorySize reads them.
 	MemorySize
+	// Float is a decimal number ("0.7", "2", "1e-3"; not NaN or an
+	// infinity), bounded by Option.MinFloat and Option.MaxFloat: Flink's
+	// Double options (a model's 'temperature').
+	Float
 )
 
 func (t Type) String() string {
@@ -58,6 +62,8 @@ func (t Type) String() string {
 		return "duration"
 	case MemorySize:
 		return "memory size"
+	case Float:
+		return "number"
 	}
 	return "unknown"
 }
@@ -91,6 +97,9 @@ type Option struct {
 	// Kafka int32), or of the client that applies it.
 	Max    int64
 	HasMax bool
+	// MinFloat and MaxFloat bound a Float, each only when HasMin or
+	// HasMax is set, as Min and Max bound the other types.
+	MinFloat, MaxFloat float64
 	// Unit is what an Int counts. Values.Duration reads an Int in
 	// Milliseconds as a time.Duration, so no caller scales it again.
 	Unit Unit
@@ -166,7 +175,9 @@ func (s *Set) Secret(key string) bool {
 // hold a secret value.
 func LooksSecret(key string) bool {
 	k := strings.ToLower(key)
-	for _, w := range []string{"password", "jaas", "secret", "token", "credential", "private"} {
+	// An API key ('api-key', a model provider's) is a password by
+	// another name.
+	for _, w := range []string{"password", "jaas", "secret", "token", "credential", "private", "api-key", "apikey", "api_key"} {
 		if strings.Contains(k, w) {
 			return true
 		}
@@ -236,6 +247,12 @@ func (v Values) Int32(key string) int32 {
 	return int32(v.Int(key))
 }
 
+// Float returns the value of a Float option. Parse has validated it.
+func (v Values) Float(key string) float64 {
+	f, _ := strconv.ParseFloat(strings.TrimSpace(v.m[key]), 64)
+	return f
+}
+
 // Bytes returns the value of a MemorySize option, in bytes. Parse has
 // validated it.
 func (v Values) Bytes(key string) int64 {
@@ -268,8 +285,8 @@ func (v Values) Prefixed(prefix string) map[string]string {
 // Problem kinds. Every problem of a parse wraps one of these, so callers can
 // tell them apart with errors.Is.
 var (
-	// ErrUnsupported is returned for a key that no set declares.
-	ErrUnsupported = errors.New("unsupported option")
+	// ErrUnknownOption is returned for a key that no set declares.
+	ErrUnknownOption = errors.New("unsupported option")
 	// ErrMissing is returned for a required key that is absent.
 	ErrMissing = errors.New("missing required option")
 	// ErrInvalid is returned for a value that does not fit its option.
@@ -336,7 +353,7 @@ func Parse(kvs []KV, ignore []string, sets ...*Set) (Values, error) {
 			continue
 		}
 		if o.Refused != "" {
-			errs = append(errs, &Error{Kind: ErrUnsupported, Key: kv.Key,
+			errs = append(errs, &Error{Kind: ErrUnknownOption, Key: kv.Key,
 				Msg: fmt.Sprintf("unsupported option '%s' for %s: %s", Cut(kv.Key), set.Owner, o.Refused)})
 			continue
 		}
@@ -499,7 +516,7 @@ func unsupported(key string, ignore []string, sets []*Set, list bool) *Error {
 	if list {
 		msg += "; supported: " + strings.Join(all, ", ")
 	}
-	return &Error{Kind: ErrUnsupported, Key: key, Msg: msg}
+	return &Error{Kind: ErrUnknownOption, Key: key, Msg: msg}
 }
 
 func check(o *Option, name, val string) *Error {
@@ -535,6 +552,11 @@ func check(o *Option, name, val string) *Error {
 		n, err := parseMemorySize(val)
 		if err != nil || !inRange(o, n) {
 			return bad("'%s' must be a memory size%s such as '512 kb', '128 mb' or '1 gb' (units: %s; a bare number is bytes), got '%s'", name, rangeSuffix(o), memoryUnitsHelp, shown)
+		}
+	case Float:
+		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || (o.HasMin && f < o.MinFloat) || (o.HasMax && f > o.MaxFloat) {
+			return bad("'%s' must be %s, got '%s'", name, floatRange(o), shown)
 		}
 	case String:
 		if o.Required && strings.TrimSpace(val) == "" {
@@ -587,6 +609,21 @@ func intRange(o *Option) string {
 	return "an integer"
 }
 
+// floatRange says which numbers o accepts: "a number from 0 to 2", "a
+// number >= 0".
+func floatRange(o *Option) string {
+	show := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	switch {
+	case o.HasMin && o.HasMax:
+		return fmt.Sprintf("a number from %s to %s", show(o.MinFloat), show(o.MaxFloat))
+	case o.HasMin:
+		return "a number >= " + show(o.MinFloat)
+	case o.HasMax:
+		return "a number <= " + show(o.MaxFloat)
+	}
+	return "a number"
+}
+
 func normalize(o *Option, val string) string {
 	switch o.Type {
 	case Enum:
@@ -594,7 +631,7 @@ func normalize(o *Option, val string) string {
 		return c
 	case Bool:
 		return strings.ToLower(strings.TrimSpace(val))
-	case Int:
+	case Int, Float:
 		return strings.TrimSpace(val)
 	}
 	return val

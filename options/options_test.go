@@ -95,10 +95,10 @@ func TestParseCollectsEveryProblem(t *testing.T) {
 	for _, e := range es {
 		kinds[e.Kind]++
 	}
-	if kinds[ErrUnsupported] != 2 || kinds[ErrInvalid] != 5 || kinds[ErrMissing] != 1 {
+	if kinds[ErrUnknownOption] != 2 || kinds[ErrInvalid] != 5 || kinds[ErrMissing] != 1 {
 		t.Errorf("kinds %v in %v", kinds, err)
 	}
-	for _, want := range []error{ErrUnsupported, ErrInvalid, ErrMissing} {
+	for _, want := range []error{ErrUnknownOption, ErrInvalid, ErrMissing} {
 		if !errors.Is(err, want) {
 			t.Errorf("errors.Is(%v) false", want)
 		}
@@ -190,6 +190,7 @@ func TestLooksSecret(t *testing.T) {
 	for k, want := range map[string]bool{
 		"properties.sasl.pasword": false, "properties.sasl.password": true,
 		"properties.sasl.jaas.config": true, "properties.ssl.key.password": true, "topic": false,
+		"api-key": true, "x-apikey": true, "key.fields": false,
 	} {
 		if LooksSecret(k) != want {
 			t.Errorf("LooksSecret(%q) = %v", k, !want)
@@ -244,6 +245,37 @@ func TestIntRangeUnitAndComputedDefault(t *testing.T) {
 		"| `wait.ms` | integer from 10 to 2147483647, in ms | `500` | no |  |\n",
 		"| `poll` | integer from 1 to 2147483647, in records | `500` | no |  |\n",
 		"| `below` | integer <= 9 |  | no |  |\n",
+	)
+}
+
+// TestFloat: a Float reads decimal numbers within its declared range, and
+// its declaration says the range in messages and in the documentation.
+func TestFloat(t *testing.T) {
+	set := &Set{Owner: "provider 'test'", Options: []Option{
+		{Key: "temperature", Type: Float, MinFloat: 0, HasMin: true, MaxFloat: 2, HasMax: true},
+		{Key: "rate", Type: Float, Default: "0", MinFloat: 0, HasMin: true},
+		{Key: "any", Type: Float},
+	}}
+	v, err := Parse(kvs("temperature", " 0.25 ", "any", "-1e3"), nil, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Float("temperature") != 0.25 || v.Float("any") != -1000 || v.Float("rate") != 0 || v.Has("rate") {
+		t.Errorf("values: %v %v %v", v.Float("temperature"), v.Float("any"), v.Float("rate"))
+	}
+	_, err = Parse(kvs("temperature", "2.5", "rate", "-0.1", "any", "NaN"), nil, set)
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("errors.Is(%v, ErrInvalid) false", err)
+	}
+	mustContain(t, "message", err.Error(),
+		"'temperature' must be a number from 0 to 2, got '2.5'",
+		"'rate' must be a number >= 0, got '-0.1'",
+		"'any' must be a number, got 'NaN'",
+	)
+	mustContain(t, "markdown", Markdown(set),
+		"| `temperature` | number from 0 to 2 |  | no |  |\n",
+		"| `rate` | number >= 0 | `0` | no |  |\n",
+		"| `any` | number |  | no |  |\n",
 	)
 }
 

@@ -231,3 +231,65 @@ func (p *parser) dropShareGroup() (table.Statement, *SyntaxError) {
 	}
 	return &table.DropShareGroup{Group: g}, nil
 }
+
+// createTopic reads CREATE TOPIC [IF NOT EXISTS] name [WITH ('key' =
+// 'value', ...)]. The pairs are handed on as written: which keys are
+// kshare's and which are topic configs is the engine's to say.
+func (p *parser) createTopic() (table.Statement, *SyntaxError) {
+	p.skipWords(1)
+	st := &table.CreateTopic{IfNotExists: p.acceptKeywords("IF", "NOT", "EXISTS")}
+	if t := p.peek(); p.isKeyword(t, "IF") && p.isKeyword(p.peekN(1), "EXISTS") {
+		return nil, p.errorf(t, ErrSyntax, "CREATE TOPIC takes IF NOT EXISTS (IF EXISTS belongs to DROP TOPIC)")
+	}
+	name, err := p.topicName("CREATE TOPIC")
+	if err != nil {
+		return nil, err
+	}
+	st.Topic = name
+	switch t := p.peek(); {
+	case p.isKeyword(t, "WITH"):
+		p.advance()
+		kvs, err := p.withList()
+		if err != nil {
+			return nil, err
+		}
+		st.Options = kvs
+	case !p.isEnd(t):
+		return nil, p.errorf(t, ErrSyntax, "expected WITH ('partitions' = '3', ...) or the end of the statement after CREATE TOPIC %s, got %s",
+			table.QuoteString(options.Cut(name)), describe(t))
+	}
+	return st, nil
+}
+
+// topicPattern are the characters of the patterns a user may try (glob,
+// SQL LIKE, regular expressions); none is legal in a topic's name.
+const topicPattern = "*?%[]^$|+()\\"
+
+// dropTopic reads DROP TOPIC [IF EXISTS] name. Deleting a topic destroys
+// its records, so the statement names exactly one topic: a pattern or a
+// list is refused rather than read as a name.
+func (p *parser) dropTopic() (table.Statement, *SyntaxError) {
+	p.skipWords(1)
+	st := &table.DropTopic{IfExists: p.acceptKeywords("IF", "EXISTS")}
+	if t := p.peek(); p.isKeyword(t, "IF") && p.isKeyword(p.peekN(1), "NOT") {
+		return nil, p.errorf(t, ErrSyntax, "DROP TOPIC takes IF EXISTS (IF NOT EXISTS belongs to CREATE TOPIC)")
+	}
+	at := p.peek()
+	name, err := p.topicName("DROP TOPIC")
+	if err != nil {
+		return nil, err
+	}
+	st.Topic = name
+	t := p.peek()
+	switch {
+	case strings.ContainsAny(name, topicPattern) || (t.Kind == Symbol && strings.Contains(topicPattern, t.Val)):
+		p.refuse(at, "DROP TOPIC takes one topic's exact name, not a pattern: deleting a topic destroys its records, so each is named on its own")
+		return nil, p.skipStatement()
+	case p.isSymbol(t, ","):
+		p.refuse(t, "DROP TOPIC drops one topic: write a DROP TOPIC for each")
+		return nil, p.skipStatement()
+	case !p.isEnd(t):
+		return nil, p.errorf(t, ErrSyntax, "expected the end of the statement after DROP TOPIC %s, got %s", table.QuoteString(options.Cut(name)), describe(t))
+	}
+	return st, nil
+}

@@ -13,8 +13,8 @@ import (
 
 // FuzzParse checks that Parse never panics, that every error it returns
 // has a place and a kind, and that what it accepts is valid and prints
-// (SHOW CREATE TABLE's DDL, each statement's String) as text that parses
-// back to an equal statement. The scenario files seed it.
+// (a table's or a model's DDL, each other statement's String) as text that
+// parses back to an equal statement. The scenario files seed it.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/ddl/*.txt")
 	for _, path := range files {
@@ -75,6 +75,10 @@ func FuzzParse(f *testing.F) {
 				}
 				continue
 			}
+			if cm, ok := st.(*table.CreateModel); ok {
+				checkModelDDL(t, cm.Def)
+				continue
+			}
 			text := st.String()
 			back, err := parse.Parse(text)
 			if err != nil || len(back) != 1 {
@@ -88,6 +92,25 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkModelDDL: a model the parser accepted is valid, and its DDL
+// parses back to an equal definition.
+func checkModelDDL(t *testing.T, def *table.ModelDefinition) {
+	if err := def.Validate(); err != nil {
+		t.Fatalf("accepted an invalid model: %v", err)
+	}
+	text := def.DDL(nil)
+	back, err := parse.Parse(text)
+	if err != nil || len(back) != 1 {
+		t.Fatalf("model DDL does not parse back: %v\n%s", err, text)
+	}
+	bm, ok := back[0].(*table.CreateModel)
+	want := def.Clone()
+	want.IfNotExists = false
+	if !ok || !bm.Def.Equal(want) {
+		t.Fatalf("model DDL parses to another definition:\n%s\n%v", text, back[0])
+	}
 }
 
 // sameType reports whether a and b are statements of one kind.

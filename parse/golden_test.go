@@ -13,6 +13,7 @@ import (
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
 	"github.com/kshare/kshare/internal/ddltest"
+	"github.com/kshare/kshare/model"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	_ "github.com/kshare/kshare/query" // types computed columns (table.SetExprTyper)
@@ -109,6 +110,7 @@ func TestGolden(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			cases := readCases(t, path)
 			cat := table.NewCatalogWith(ddltest.Registry())
+			cat.SetModelBinder(model.Default)
 			changed := false
 			for i := range cases {
 				c := &cases[i]
@@ -157,6 +159,9 @@ func run(t *testing.T, cat *table.Catalog, script string) string {
 		if ct, ok := st.(*table.CreateTable); ok && res.Message == fmt.Sprintf("table '%s' created", ct.Def.Name) {
 			checkShowCreate(t, cat, ct.Def)
 		}
+		if cm, ok := st.(*table.CreateModel); ok && res.Message == fmt.Sprintf("model '%s' created", cm.Def.Name) {
+			checkShowCreateModel(t, cat, cm.Def)
+		}
 	}
 	return strings.Join(out, "\n")
 }
@@ -169,13 +174,19 @@ func secretValues(script string) []string {
 	}
 	var out []string
 	for _, st := range sts {
-		ct, ok := st.(*table.CreateTable)
-		if !ok {
-			continue
+		var kvs []options.KV
+		switch st := st.(type) {
+		case *table.CreateTable:
+			kvs = st.Def.Options
+		case *table.CreateModel:
+			kvs = st.Def.Options
 		}
-		for _, kv := range ct.Def.Options {
+		for _, kv := range kvs {
 			secret := options.LooksSecret(kv.Key) || connector.Options.Secret(kv.Key) ||
 				json.Options.Secret(kv.Key) || raw.Options.Secret(kv.Key)
+			for _, p := range model.Default.Providers() {
+				secret = secret || p.Options().Secret(kv.Key)
+			}
 			if secret && len(kv.Value) >= 4 {
 				out = append(out, kv.Value)
 			}
@@ -204,6 +215,12 @@ func checkRoundTrip(t *testing.T, st table.Statement) {
 			text = strings.Replace(text, "CREATE TABLE ", "CREATE TABLE IF NOT EXISTS ", 1)
 		}
 	}
+	if cm, ok := st.(*table.CreateModel); ok {
+		text = cm.Def.DDL(nil)
+		if cm.Def.IfNotExists {
+			text = strings.Replace(text, "CREATE MODEL ", "CREATE MODEL IF NOT EXISTS ", 1)
+		}
+	}
 	back, err := parse.Parse(text)
 	if err != nil || len(back) != 1 {
 		t.Errorf("canonical text does not parse back: %v\n%s", err, text)
@@ -212,6 +229,12 @@ func checkRoundTrip(t *testing.T, st table.Statement) {
 	if ct, ok := st.(*table.CreateTable); ok {
 		if bt, ok := back[0].(*table.CreateTable); !ok || !bt.Def.Equal(ct.Def) {
 			t.Errorf("canonical text parses to another definition:\n%s\n%v", text, back[0])
+		}
+		return
+	}
+	if cm, ok := st.(*table.CreateModel); ok {
+		if bm, ok := back[0].(*table.CreateModel); !ok || !bm.Def.Equal(cm.Def) {
+			t.Errorf("canonical text parses to another model:\n%s\n%v", text, back[0])
 		}
 		return
 	}
@@ -242,6 +265,30 @@ func checkShowCreate(t *testing.T, cat *table.Catalog, def *table.Definition) {
 	}
 	if !got.Equal(want) {
 		t.Errorf("SHOW CREATE TABLE parses to another definition:\n%s", tbl.DDL())
+	}
+}
+
+// checkShowCreateModel: SHOW CREATE MODEL's text parses back to the
+// definition created, secrets aside.
+func checkShowCreateModel(t *testing.T, cat *table.Catalog, def *table.ModelDefinition) {
+	t.Helper()
+	m, err := cat.LookupModel(def.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts, err := parse.Parse(m.DDL())
+	if err != nil {
+		t.Fatalf("SHOW CREATE MODEL output does not parse: %v\n%s", err, m.DDL())
+	}
+	want := def.Clone()
+	want.IfNotExists = false
+	for i, kv := range want.Options {
+		if m.Bound.Secret(kv.Key) {
+			want.Options[i].Value = table.Masked
+		}
+	}
+	if got := sts[0].(*table.CreateModel).Def; !got.Equal(want) {
+		t.Errorf("SHOW CREATE MODEL parses to another definition:\n%s", m.DDL())
 	}
 }
 

@@ -14,7 +14,9 @@ import (
 // backticks or comments does not count). It returns each statement typed:
 // *table.CreateTable, *table.DropTable, *table.ShowTables, *table.ShowFunctions, *table.Describe, *table.ShowCreateTable,
 // *table.Select (the text of a SELECT, untouched), *table.SetOption and *table.Reset,
-// and the statements about the cluster of table/cluster.go.
+// the model statements (*table.CreateModel, *table.DropModel, *table.ShowModels,
+// *table.DescribeModel, *table.ShowCreateModel) and the statements about the
+// cluster of table/cluster.go.
 //
 // On error it returns no statements and a *SyntaxError, or SyntaxErrors
 // when it passed several clauses that Flink accepts and kshare does not
@@ -69,6 +71,9 @@ type parser struct {
 	// lexErr is the lexer's error, carried by a tokError Token so that it
 	// is reported only when the parser reaches it.
 	lexErr *SyntaxError
+	// keyAt is where the PRIMARY KEY constraint starts, for the problems
+	// with its columns found once they are all read.
+	keyAt Token
 }
 
 // fatal adds err to the problems collected so far and returns them all.
@@ -254,17 +259,22 @@ var statementKinds = []struct {
 	forms string   // the statement's forms, for messages
 	parse func(*parser) (table.Statement, *SyntaxError)
 }{
-	{[]string{"CREATE"}, nil, "CREATE TABLE", (*parser).create},
+	{[]string{"CREATE"}, nil, "CREATE TABLE, CREATE MODEL", (*parser).create},
 	{[]string{"ALTER"}, nil, "ALTER TABLE", (*parser).alter},
 	{[]string{"ALTER"}, []string{"SHARE", "GROUP"}, "ALTER SHARE GROUP", (*parser).alterShareGroup},
-	{[]string{"DROP"}, nil, "DROP TABLE", (*parser).drop},
+	{[]string{"DROP"}, nil, "DROP TABLE, DROP MODEL", (*parser).drop},
 	{[]string{"DROP"}, []string{"SHARE", "GROUP"}, "DROP SHARE GROUP", (*parser).dropShareGroup},
 	{[]string{"SHOW"}, nil, "SHOW TABLES, SHOW CREATE TABLE", (*parser).show},
+	{[]string{"SHOW"}, []string{"MODELS"}, "SHOW MODELS", (*parser).showModels},
+	{[]string{"SHOW"}, []string{"CREATE", "MODEL"}, "SHOW CREATE MODEL", (*parser).showCreateModel},
 	{[]string{"SHOW"}, []string{"FUNCTIONS"}, "SHOW FUNCTIONS", (*parser).showFunctions},
 	{[]string{"SHOW"}, []string{"TOPICS"}, "SHOW TOPICS", (*parser).showTopics},
 	{[]string{"SHOW"}, []string{"SHARE", "GROUPS"}, "SHOW SHARE GROUPS", (*parser).showShareGroups},
 	{[]string{"DESCRIBE", "DESC"}, nil, "DESCRIBE", (*parser).describeTable},
+	{[]string{"DESCRIBE", "DESC"}, []string{"MODEL"}, "DESCRIBE MODEL", (*parser).describeModel},
 	{[]string{"DESCRIBE", "DESC"}, []string{"TOPIC"}, "DESCRIBE TOPIC", (*parser).describeTopic},
+	{[]string{"CREATE"}, []string{"TOPIC"}, "CREATE TOPIC", (*parser).createTopic},
+	{[]string{"DROP"}, []string{"TOPIC"}, "DROP TOPIC", (*parser).dropTopic},
 	{[]string{"DESCRIBE", "DESC"}, []string{"SHARE", "GROUP"}, "DESCRIBE SHARE GROUP", (*parser).describeShareGroup},
 	{[]string{"SELECT"}, nil, "SELECT", (*parser).query},
 	{[]string{"INSERT"}, nil, "INSERT INTO", (*parser).insert},
@@ -389,15 +399,19 @@ func (p *parser) insert() (table.Statement, *SyntaxError) {
 // tableName reads a table's name, plain or in backticks. A qualified name
 // (catalog.db.table) is refused, and its last part used so that parsing
 // can go on.
-func (p *parser) tableName() (string, *SyntaxError) {
+func (p *parser) tableName() (string, *SyntaxError) { return p.objectName("table", "orders") }
+
+// objectName reads the name of a table or a model (what), plain or in
+// backticks, as tableName says; example is a name for messages.
+func (p *parser) objectName(what, example string) (string, *SyntaxError) {
 	t := p.peek()
 	if t.Kind != Ident && t.Kind != QuotedIdent {
-		return "", p.errorf(t, ErrSyntax, "expected a table name, got %s", describe(t))
+		return "", p.errorf(t, ErrSyntax, "expected a %s name, got %s", what, describe(t))
 	}
 	p.advance()
 	name := t.Val
 	if p.isSymbol(p.peek(), ".") {
-		p.refuse(t, "qualified table names ('db.orders') are not supported; name the table alone ('orders')")
+		p.refuse(t, "qualified %s names ('db.%s') are not supported; name the %s alone ('%s')", what, example, what, example)
 		for p.isSymbol(p.peek(), ".") {
 			p.advance()
 			n := p.peek()
@@ -417,18 +431,21 @@ func (p *parser) create() (table.Statement, *SyntaxError) {
 		p.refuse(t, "CREATE OR REPLACE is not supported: a table is immutable; DROP TABLE it and CREATE TABLE it again")
 		return nil, p.skipStatement()
 	}
-	// Every table lives in the session's catalog, so TEMPORARY changes
-	// nothing; it is accepted because Flink scripts say it often.
+	// Every table and model lives in the session's catalog, so TEMPORARY
+	// changes nothing; it is accepted because Flink scripts say it often.
 	p.acceptKeywords("TEMPORARY")
+	if t := p.peek(); p.isKeyword(t, "MODEL") {
+		return p.createModel()
+	}
 	if t := p.peek(); !p.isKeyword(t, "TABLE") {
 		if t.Kind == Ident {
 			switch up := strings.ToUpper(t.Val); up {
-			case "VIEW", "FUNCTION", "CATALOG", "DATABASE", "MODEL", "SYSTEM":
-				p.refuse(t, "CREATE %s is not supported; kshare creates tables only", up)
+			case "VIEW", "FUNCTION", "CATALOG", "DATABASE", "SYSTEM":
+				p.refuse(t, "CREATE %s is not supported; kshare creates tables and models only", up)
 				return nil, p.skipStatement()
 			}
 		}
-		return nil, p.errorf(t, ErrSyntax, "expected TABLE after CREATE, got %s", describe(t))
+		return nil, p.errorf(t, ErrSyntax, "expected TABLE or MODEL after CREATE, got %s", describe(t))
 	}
 	p.advance()
 	def := &table.Definition{}
@@ -479,7 +496,19 @@ func (p *parser) columns(def *table.Definition) *SyntaxError {
 		}); err != nil {
 			return err
 		}
+		end := p.peek()
 		if more, err := p.listNext(")", "a column"); !more {
+			if err == nil && len(def.Schema.Columns) == 0 && len(def.Computed) > 0 {
+				// Computed columns are computed from the others.
+				p.invalid(end, "table '%s' needs at least one physical or METADATA column; its computed columns are computed from those", cut(def.Name, options.MaxQuoted))
+			}
+			if err == nil {
+				// A table constraint may come before the columns it
+				// names, so the key is checked once all are read.
+				for _, m := range def.KeyProblems() {
+					p.invalid(p.keyAt, "%s", m)
+				}
+			}
 			return err
 		}
 	}
@@ -495,9 +524,8 @@ func (p *parser) element(def *table.Definition, declared func(t Token, name stri
 	case p.isKeyword(t, "WATERMARK") && p.isKeyword(p.peekN(1), "FOR"):
 		return p.watermark(def)
 	case p.isKeyword(t, "PRIMARY") && p.isKeyword(p.peekN(1), "KEY"),
-		p.isKeyword(t, "CONSTRAINT") && p.isKeyword(p.peekN(2), "PRIMARY"):
-		p.refuse(t, "PRIMARY KEY ... NOT ENFORCED is not supported: a share group is a queue and has no upsert key; remove the constraint")
-		return p.skipElement()
+		p.isKeyword(t, "CONSTRAINT") && isConstraintKind(p, p.peekN(2)):
+		return p.primaryKey(def, "")
 	}
 	if t.Kind != Ident && t.Kind != QuotedIdent {
 		return p.errorf(t, ErrSyntax, "expected a column name, got %s", describe(t))
@@ -542,8 +570,9 @@ func (p *parser) element(def *table.Definition, declared func(t Token, name stri
 		return p.errorf(v, ErrSyntax, "VIRTUAL applies to metadata columns: write '%s %s METADATA VIRTUAL'", col.Name, typ)
 	}
 	if c := p.peek(); p.isKeyword(c, "PRIMARY") || p.isKeyword(c, "CONSTRAINT") {
-		p.refuse(c, "PRIMARY KEY ... NOT ENFORCED is not supported: a share group is a queue and has no upsert key; remove the constraint")
-		return p.skipElement()
+		if err := p.primaryKey(def, col.Name); err != nil {
+			return err
+		}
 	}
 	if err := p.columnComment(&col); err != nil {
 		return err
@@ -551,6 +580,88 @@ func (p *parser) element(def *table.Definition, declared func(t Token, name stri
 	declared(t, col.Name)
 	def.Schema.Columns = append(def.Schema.Columns, col)
 	return nil
+}
+
+// primaryKey reads [CONSTRAINT name] PRIMARY KEY [(columns)] NOT ENFORCED:
+// on the column named column when that is not empty (no column list),
+// else as a table constraint. Whether the key's columns exist and are
+// physical is checked once every column is read (columns).
+func (p *parser) primaryKey(def *table.Definition, column string) *SyntaxError {
+	start := p.peek()
+	k := &table.PrimaryKey{}
+	if p.acceptKeywords("CONSTRAINT") {
+		n := p.peek()
+		if n.Kind != Ident && n.Kind != QuotedIdent {
+			return p.errorf(n, ErrSyntax, "expected a constraint name after CONSTRAINT, got %s", describe(n))
+		}
+		p.advance()
+		k.Name = n.Val
+	}
+	if t := p.peek(); !p.acceptKeywords("PRIMARY", "KEY") {
+		if p.isKeyword(t, "UNIQUE") || p.isKeyword(t, "CHECK") || p.isKeyword(t, "FOREIGN") {
+			p.refuse(t, "%s constraints are not supported; Flink and kshare have PRIMARY KEY (...) NOT ENFORCED only", strings.ToUpper(t.Val))
+			return p.skipElement()
+		}
+		return p.errorf(t, ErrSyntax, "expected PRIMARY KEY after CONSTRAINT %s, got %s", table.QuoteIdent(cut(k.Name, options.MaxQuoted)), describe(t))
+	}
+	if column != "" {
+		k.Columns = []string{column}
+	} else {
+		if err := p.expectSymbol("(", " and the key's columns after PRIMARY KEY"); err != nil {
+			return err
+		}
+		for {
+			c := p.peek()
+			if c.Kind != Ident && c.Kind != QuotedIdent {
+				return p.errorf(c, ErrSyntax, "expected a column name in PRIMARY KEY (...), got %s", describe(c))
+			}
+			p.advance()
+			k.Columns = append(k.Columns, c.Val)
+			if more, err := p.listNext(")", "a PRIMARY KEY column"); err != nil {
+				return err
+			} else if !more {
+				break
+			}
+		}
+	}
+	example := "PRIMARY KEY (" + strings.Join(quoteAll(k.Columns), ", ") + ") NOT ENFORCED"
+	if column != "" {
+		example = table.QuoteIdent(cut(column, options.MaxQuoted)) + " ... PRIMARY KEY NOT ENFORCED"
+	}
+	switch e := p.peek(); {
+	case p.acceptKeywords("NOT", "ENFORCED"):
+	case p.isKeyword(e, "ENFORCED"):
+		p.advance()
+		p.invalid(e, "PRIMARY KEY ... ENFORCED is not supported: Flink requires NOT ENFORCED, since it does not own the data and never checks that keys are unique; write %s", example)
+	default:
+		p.invalid(start, "PRIMARY KEY needs NOT ENFORCED: Flink requires it, since it does not own the data and never checks that keys are unique; write %s", example)
+	}
+	if def.PrimaryKey != nil {
+		p.invalid(start, "a table has one PRIMARY KEY; this one is the second")
+		return nil
+	}
+	def.PrimaryKey = k
+	p.keyAt = start
+	return nil
+}
+
+// isConstraintKind reports whether t begins a constraint after CONSTRAINT
+// name, so that a column named constraint still reads as a column.
+func isConstraintKind(p *parser, t Token) bool {
+	for _, kw := range []string{"PRIMARY", "UNIQUE", "CHECK", "FOREIGN"} {
+		if p.isKeyword(t, kw) {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = table.QuoteIdent(cut(n, options.MaxQuoted))
+	}
+	return out
 }
 
 // columnComment reads a column's COMMENT 'text', if there is one.
@@ -679,9 +790,11 @@ func (p *parser) tableClauses(def *table.Definition) *SyntaxError {
 			}
 			with = true
 			p.advance()
-			if err := p.withOptions(def); err != nil {
+			kvs, err := p.withList()
+			if err != nil {
 				return err
 			}
+			def.Options = kvs
 		case p.isKeyword(t, "PARTITIONED"):
 			p.advance()
 			if err := p.expectKeyword("BY", " after PARTITIONED"); err != nil {
@@ -724,32 +837,37 @@ func (p *parser) tableClauses(def *table.Definition) *SyntaxError {
 	return nil
 }
 
-func (p *parser) withOptions(def *table.Definition) *SyntaxError {
+// withList reads the ('key' = 'value', ...) after WITH (or an ALTER's
+// SET): a list, empty but not nil when the parentheses hold nothing.
+func (p *parser) withList() ([]options.KV, *SyntaxError) {
 	if err := p.expectSymbol("(", " after WITH"); err != nil {
-		return err
+		return nil, err
 	}
-	def.Options = []options.KV{}
+	kvs := []options.KV{}
 	if p.isSymbol(p.peek(), ")") {
 		p.advance()
-		return nil
+		return kvs, nil
 	}
 	for {
 		k := p.peek()
 		if k.Kind != String {
-			return p.errorf(k, ErrSyntax, "expected an option key in quotes ('connector'), got %s", describe(k))
+			return nil, p.errorf(k, ErrSyntax, "expected an option key in quotes ('connector'), got %s", describe(k))
 		}
 		p.advance()
 		if err := p.expectSymbol("=", " after option key "+table.QuoteString(cut(k.Val, 40))); err != nil {
-			return err
+			return nil, err
 		}
 		v := p.peek()
 		if v.Kind != String {
-			return p.errorf(v, ErrSyntax, "expected the value of option %s in quotes (every value is a string: '4', 'true'), got %s", table.QuoteString(cut(k.Val, 40)), describe(v))
+			return nil, p.errorf(v, ErrSyntax, "expected the value of option %s in quotes (every value is a string: '4', 'true'), got %s", table.QuoteString(cut(k.Val, 40)), describe(v))
 		}
 		p.advance()
-		def.Options = append(def.Options, options.KV{Key: k.Val, Value: v.Val})
+		kvs = append(kvs, options.KV{Key: k.Val, Value: v.Val})
 		if more, err := p.listNext(")", "an option"); !more {
-			return err
+			if err != nil {
+				return nil, err
+			}
+			return kvs, nil
 		}
 	}
 }
@@ -810,14 +928,14 @@ func (p *parser) alter() (table.Statement, *SyntaxError) {
 // the error for a list with no pair.
 func (p *parser) setList(empty string) ([]options.KV, *SyntaxError) {
 	t := p.advance() // SET
-	def := &table.Definition{}
-	if err := p.withOptions(def); err != nil {
+	kvs, err := p.withList()
+	if err != nil {
 		return nil, err
 	}
-	if len(def.Options) == 0 {
+	if len(kvs) == 0 {
 		return nil, p.errorf(t, ErrSyntax, "%s", empty)
 	}
-	return def.Options, nil
+	return kvs, nil
 }
 
 // verbTable reads "verb [TEMPORARY] TABLE". When it returns false the
@@ -833,8 +951,12 @@ func (p *parser) verbTable(verb string) (bool, *SyntaxError) {
 	}
 	if t.Kind == Ident {
 		switch up := strings.ToUpper(t.Val); up {
-		case "VIEW", "FUNCTION", "CATALOG", "DATABASE", "MODEL":
-			p.refuse(t, "%s %s is not supported; kshare has tables only", verb, up)
+		case "VIEW", "FUNCTION", "CATALOG", "DATABASE":
+			p.refuse(t, "%s %s is not supported; kshare has tables and models only", verb, up)
+			return false, p.skipStatement()
+		case "MODEL":
+			// DROP MODEL is read before verbTable is called.
+			p.refuse(t, "%s MODEL is not supported: a model is immutable; DROP MODEL it and CREATE MODEL it again", verb)
 			return false, p.skipStatement()
 		}
 	}
@@ -842,6 +964,9 @@ func (p *parser) verbTable(verb string) (bool, *SyntaxError) {
 }
 
 func (p *parser) drop() (table.Statement, *SyntaxError) {
+	if p.isKeyword(p.peekN(1), "MODEL") || (p.isKeyword(p.peekN(1), "TEMPORARY") && p.isKeyword(p.peekN(2), "MODEL")) {
+		return p.dropModel()
+	}
 	if ok, err := p.verbTable("DROP"); !ok {
 		return nil, err
 	}
@@ -869,7 +994,7 @@ func (p *parser) show() (table.Statement, *SyntaxError) {
 	case p.isKeyword(t, "CREATE"):
 		p.advance()
 		if n := p.peek(); !p.isKeyword(n, "TABLE") {
-			return nil, p.errorf(n, ErrSyntax, "expected TABLE after SHOW CREATE, got %s", describe(n))
+			return nil, p.errorf(n, ErrSyntax, "expected TABLE or MODEL after SHOW CREATE, got %s", describe(n))
 		}
 		p.advance()
 		name, err := p.tableName()
@@ -878,10 +1003,10 @@ func (p *parser) show() (table.Statement, *SyntaxError) {
 		}
 		return &table.ShowCreateTable{Name: name}, nil
 	case t.Kind == Ident:
-		p.refuse(t, "SHOW %s is not supported (SHOW TABLES, SHOW CREATE TABLE, SHOW FUNCTIONS, SHOW TOPICS, SHOW SHARE GROUPS are)", strings.ToUpper(t.Val))
+		p.refuse(t, "SHOW %s is not supported (SHOW TABLES, SHOW CREATE TABLE, SHOW MODELS, SHOW CREATE MODEL, SHOW FUNCTIONS, SHOW TOPICS, SHOW SHARE GROUPS are)", strings.ToUpper(t.Val))
 		return nil, p.skipStatement()
 	}
-	return nil, p.errorf(t, ErrSyntax, "expected TABLES, CREATE TABLE, FUNCTIONS, TOPICS or SHARE GROUPS after SHOW, got %s", describe(t))
+	return nil, p.errorf(t, ErrSyntax, "expected TABLES, CREATE TABLE, MODELS, CREATE MODEL, FUNCTIONS, TOPICS or SHARE GROUPS after SHOW, got %s", describe(t))
 }
 
 // set reads SET 'key' = 'value', the legacy SET key = value (the key and

@@ -32,6 +32,11 @@ type accum interface {
 	// reset makes group g's state that of a group without rows, freeing
 	// what it held: its slot goes to a new group.
 	reset(g int32)
+	// keep makes each slot dst[i], which is no group's, give the result
+	// that group src[i] gives now, whatever src[i] folds afterwards: a
+	// batch's group batch takes a group's row before the batch from it
+	// (see fold). A slot kept is reset before it goes to a group.
+	keep(dst, src []int32)
 }
 
 func newAccum(c *aggCall) accum {
@@ -69,6 +74,12 @@ func (a *countAcc) grow(n int) {
 
 func (a *countAcc) reset(g int32) { a.n[g] = 0 }
 
+func (a *countAcc) keep(dst, src []int32) {
+	for i, d := range dst {
+		a.n[d] = a.n[src[i]]
+	}
+}
+
 func (a *countAcc) fold(v *vec, gids []int32) error {
 	for i, g := range gids {
 		if g >= 0 && (a.star || !v.null(i)) {
@@ -104,6 +115,13 @@ func (a *sumAcc) grow(n int) {
 func (a *sumAcc) reset(g int32) {
 	a.n[g] = 0
 	a.st.reset(g)
+}
+
+func (a *sumAcc) keep(dst, src []int32) {
+	for i, d := range dst {
+		a.n[d] = a.n[src[i]]
+	}
+	a.st.copy(dst, src)
 }
 
 func (a *sumAcc) overflow() error {
@@ -234,6 +252,8 @@ func (a *minMaxAcc) grow(n int) { a.st.grow(n) }
 
 func (a *minMaxAcc) reset(g int32) { a.st.reset(g) }
 
+func (a *minMaxAcc) keep(dst, src []int32) { a.st.copy(dst, src) }
+
 func (a *minMaxAcc) fold(v *vec, gids []int32) error {
 	for i, g := range gids {
 		if g < 0 || v.null(i) {
@@ -272,6 +292,13 @@ func (a *listAggAcc) grow(n int) {
 }
 
 func (a *listAggAcc) reset(g int32) { a.text[g], a.has[g] = nil, false }
+
+// keep shares src's bytes: fold only appends to them, past what dst sees.
+func (a *listAggAcc) keep(dst, src []int32) {
+	for i, d := range dst {
+		a.text[d], a.has[d] = a.text[src[i]], a.has[src[i]]
+	}
+}
 
 func (a *listAggAcc) fold(v *vec, gids []int32) error {
 	for i, g := range gids {
@@ -340,6 +367,9 @@ func (a *distinctAcc) fold(v *vec, gids []int32) error {
 
 func (a *distinctAcc) results(b array.Builder, gs []int32) error { return a.inner.results(b, gs) }
 
+// keep needs no values seen: dst folds nothing, it only gives a result.
+func (a *distinctAcc) keep(dst, src []int32) { a.inner.keep(dst, src) }
+
 // aggState is a running aggregation: the groups and their accumulators.
 type aggState struct {
 	plan   *aggPlan
@@ -351,8 +381,12 @@ type aggState struct {
 	buf    []byte
 	gids   []int32
 	// args are the aggregates' arguments over the batch being folded,
-	// which av read; nil for COUNT(*).
-	args []arrow.Array
+	// which av read; nil for COUNT(*). filters are their FILTER
+	// conditions over it, nil for a call without; fgids is gids without
+	// the rows a filter leaves out.
+	args    []arrow.Array
+	filters []arrow.Array
+	fgids   []int32
 	// snap are, per aggregate, each group's result when its row was last
 	// emitted (see snapshot); nil unless the query is a window's.
 	snap []store
@@ -378,13 +412,21 @@ type aggState struct {
 	// take before the state grows.
 	free    []int32
 	touched []int32
-	fresh   []bool  // per touched group: the batch made it
-	old     []int   // per touched group, its row in the group batch before the fold, or -1
-	existed []int32 // the touched groups that have a row before the fold
+	fresh   []bool // per touched group: the batch made it
+	// old and now are, per touched group, its rows in the group batch:
+	// before the fold (-1 when the batch made it) and after.
+	old, now []int
+	// keyRows and accRows are the group batch's rows as fold appends
+	// them: the group of each row, and the accumulators' slot it reads.
+	keyRows, accRows []int32
+	// spareDst and spareSrc are the slots fold keeps groups' states in,
+	// and those groups; spares is the end of the slots ever kept in, which
+	// a new group resets when it takes one (newGroup).
+	spareDst, spareSrc []int32
+	spares             int32
 	// bs build the group batch; NewArray leaves them empty for the next.
-	bs   []array.Builder
-	idx  []int  // the group batch's rows that are changes
-	same []bool // per touched group: its row did not change
+	bs  []array.Builder
+	idx []int // the group batch's rows that are changes
 	// textLen is the bytes of each string column of the last group batch,
 	// reserved for the next one so that its builder grows once.
 	textLen []int
@@ -411,13 +453,17 @@ func newAggState(p *aggPlan) *aggState {
 	s.kv = make([]vec, len(p.keys))
 	s.av = make([]vec, len(p.calls))
 	s.args = make([]arrow.Array, len(p.calls))
+	s.filters = make([]arrow.Array, len(p.calls))
 	return s
 }
 
 // fold folds batch in into the groups and returns the group batch of the
-// groups it touched: first their rows before the batch (the groups that
-// existed), then their rows after it, in the order the batch first touched
-// them. gids (valid until the next fold) is each input row's group.
+// groups it touched, in the order the batch first touched them: of a group
+// that existed, its row before the batch and right after it its row after
+// the batch; of a group the batch made, its row (old and now say which row
+// is which). Changes come in that order (see diff), so that the group
+// batch is the result as it is unless a group is hidden or unchanged. gids
+// (valid until the next fold) is each input row's group.
 func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, error) {
 	p := s.plan
 	if err := s.assign(ec, in); err != nil {
@@ -431,25 +477,42 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 			sb.ReserveData(s.textLen[k])
 		}
 	}
-	s.old, s.existed = s.old[:0], s.existed[:0]
+	// A group's row before the batch is read, after the fold, from a
+	// slot past every group's that keeps the group's state as it was:
+	// the group batch is then built in one pass, in its final order.
+	// Local slices, stored back once: a slice stored into s on every
+	// append costs a write barrier each (measured: a sixth of the fold).
+	old, now := s.old[:0], s.now[:0]
+	keyRows, accRows := s.keyRows[:0], s.accRows[:0]
+	dst, src := s.spareDst[:0], s.spareSrc[:0]
+	spare := s.n
 	for t, g := range s.touched {
 		if s.fresh[t] {
-			s.old = append(s.old, -1)
-			continue
+			old = append(old, -1)
+		} else {
+			old = append(old, len(keyRows))
+			keyRows, accRows = append(keyRows, g), append(accRows, spare)
+			dst, src = append(dst, spare), append(src, g)
+			spare++
 		}
-		s.old = append(s.old, len(s.existed))
-		s.existed = append(s.existed, g)
+		now = append(now, len(keyRows))
+		keyRows, accRows = append(keyRows, g), append(accRows, g)
 	}
-	row := len(s.existed)
-	if err := s.appendGroups(bs, s.existed); err != nil {
-		return nil, err
+	s.old, s.now, s.keyRows, s.accRows, s.spareDst, s.spareSrc = old, now, keyRows, accRows, dst, src
+	if len(dst) > 0 {
+		for _, a := range s.accs {
+			a.grow(int(spare))
+			a.keep(dst, src)
+		}
+		s.spares = max(s.spares, spare)
 	}
 	if err := s.accumulate(); err != nil {
 		return nil, err
 	}
-	if err := s.appendGroups(bs, s.touched); err != nil {
+	if err := s.appendRows(bs, s.keyRows, s.accRows); err != nil {
 		return nil, err
 	}
+	row := len(s.keyRows) - len(s.touched)
 	cols := make([]arrow.Array, len(bs))
 	defer releaseAll(cols)
 	s.textLen = s.textLen[:0]
@@ -511,6 +574,12 @@ func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
 	}
 	defer releaseAll(keys)
 	for k, c := range p.calls {
+		if c.filter != nil {
+			if s.filters[k], err = c.filter.eval(ec, in); err != nil {
+				s.done()
+				return err
+			}
+		}
 		if c.arg == nil {
 			continue
 		}
@@ -589,20 +658,35 @@ func (s *aggState) partition(v int64) map[string]int32 {
 	return t
 }
 
-// accumulate folds the batch's arguments into the groups of gids.
+// accumulate folds the batch's arguments into the groups of gids: for a
+// call with a FILTER, only the rows it is TRUE for. A group that its rows
+// made stays when the filter leaves them all out, as in Flink: its
+// COUNT is 0, its SUM NULL.
 func (s *aggState) accumulate() error {
 	for k, a := range s.accs {
-		if err := a.fold(&s.av[k], s.gids); err != nil {
+		gids := s.gids
+		if f, ok := s.filters[k].(*array.Boolean); ok {
+			s.fgids = append(s.fgids[:0], gids...)
+			for i := range s.fgids {
+				if !f.IsValid(i) || !f.Value(i) {
+					s.fgids[i] = -1
+				}
+			}
+			gids = s.fgids
+		}
+		if err := a.fold(&s.av[k], gids); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// done releases the batch's arguments.
+// done releases the batch's arguments and filters.
 func (s *aggState) done() {
 	releaseAll(s.args)
 	clear(s.args)
+	releaseAll(s.filters)
+	clear(s.filters)
 }
 
 // drop forgets groups gs: their keys leave the map and their state is
@@ -676,6 +760,10 @@ func (s *aggState) newGroup(i int) int32 {
 		}
 		for _, a := range s.accs {
 			a.grow(int(s.n))
+			if g < s.spares {
+				// A slot fold kept a group's state in (see fold).
+				a.reset(g)
+			}
 		}
 	}
 	for k := range s.keys {
@@ -723,12 +811,19 @@ func (s *aggState) appendEmitted(bs []array.Builder, gs []int32) {
 // appendGroups appends the rows of groups gs to bs, which have room for
 // them.
 func (s *aggState) appendGroups(bs []array.Builder, gs []int32) error {
+	return s.appendRows(bs, gs, gs)
+}
+
+// appendRows appends a row per group of keys: its keys, and the results
+// of the accumulators' slot of the same place in accs (the group's own,
+// or a spare one that keeps its state as it was; see fold).
+func (s *aggState) appendRows(bs []array.Builder, keys, accs []int32) error {
 	for k := range s.keys {
-		s.keys[k].appendAll(bs[k], gs)
+		s.keys[k].appendAll(bs[k], keys)
 	}
 	nk := len(s.keys)
 	for k, a := range s.accs {
-		if err := a.results(bs[nk+k], gs); err != nil {
+		if err := a.results(bs[nk+k], accs); err != nil {
 			return err
 		}
 	}
@@ -765,7 +860,7 @@ func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, 
 		return aggOut{}, err
 	}
 	defer releaseRows(keep, cols)
-	return s.diff(ec, p, cols, gb.NumRows(), s.old, keep, 0)
+	return s.diff(ec, p, cols, gb.NumRows(), s.old, s.now, keep, 0)
 }
 
 // releaseRows releases what groupRows returned.
@@ -795,58 +890,38 @@ func groupRows(ec *evalCtx, p *Plan, gb arrow.RecordBatch) (keep *array.Boolean,
 	return keep, cols, nil
 }
 
-// diff makes the changes from the rows of cols: first old rows, then a new
-// row per group (old[t] is group t's old row, or -1 when it had none), of
-// which the result keeps those that shownRow(keep, below, row) says.
-func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, old []int, keep *array.Boolean, below int) (aggOut, error) {
+// diff makes the changes from the rows of cols, an old row (old[t], or -1
+// when it had none) and a new one (now[t]) per group t, of which the
+// result keeps those that shownRow(keep, below, row) says.
+func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, old, now []int, keep *array.Boolean, below int) (aggOut, error) {
 	shown := func(row int) bool { return shownRow(keep, below, row) }
-	nOld := 0
-	for _, o := range old {
-		if o >= 0 {
-			nOld++
-		}
-	}
-	// ops is handed out with the batch, so it is the batch's own; idx
-	// and same are the state's, reused.
-	res := aggOut{ops: make([]RowKind, 0, nOld+len(old))}
+	// ops is handed out with the batch, so it is the batch's own; idx is
+	// the state's, reused.
+	res := aggOut{ops: make([]RowKind, 0, int(rows))}
 	idx := s.idx[:0]
 	add := func(row int, k RowKind) {
 		idx = append(idx, row)
 		res.ops = append(res.ops, k)
 	}
 	defer func() { s.idx = idx }()
-	// The retractions first, then the new rows, each in the order the
-	// batch touched the groups: a reader that applies the changes in
-	// order sees each -U before its +U. The group batch has this order
-	// already, so that unless HAVING hides a row or a group did not
-	// change, the result is the group batch as it is.
-	same := s.same[:0]
-	for range old {
-		same = append(same, false)
-	}
-	s.same = same
-	for t := range old {
-		o := old[t]
-		if o < 0 || !shown(o) {
-			continue
-		}
-		switch nw := nOld + t; {
+	// Group by group, in the order the batch touched them, each group's
+	// retraction right before its new row, as Flink emits them:
+	// -U[a, 1], +U[a, 2], -U[b, 1], +U[b, 2]. A reader that applies the
+	// changes in order sees each -U before its +U, and a reader that
+	// pairs them finds the pair next to each other.
+	for t, o := range old {
+		nw := now[t]
+		switch {
+		case o < 0 || !shown(o):
+			if shown(nw) {
+				add(nw, Insert)
+			}
 		case !shown(nw):
 			add(o, Delete)
 		case sameRow(cols, o, nw):
-			same[t] = true
 		default:
 			add(o, UpdateBefore)
-		}
-	}
-	for t := range old {
-		nw := nOld + t
-		switch {
-		case same[t] || !shown(nw):
-		case old[t] >= 0 && shown(old[t]):
 			add(nw, UpdateAfter)
-		default:
-			add(nw, Insert)
 		}
 	}
 	if len(idx) == 0 {
@@ -855,7 +930,8 @@ func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, ol
 	rec := array.NewRecordBatch(p.schema, cols, rows)
 	defer rec.Release()
 	if len(idx) == int(rec.NumRows()) && inOrder(idx) {
-		// Every row in order: nothing hidden, every group changed.
+		// Every row in order: nothing hidden, every group changed, and
+		// the group batch pairs each group's rows already (fold).
 		rec.Retain()
 		res.out = rec
 		return res, nil

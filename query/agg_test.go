@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -140,19 +141,28 @@ type result struct {
 }
 
 // apply applies the current batch's changes, checking that each -U and
-// -D retracts the row the result holds and each +I adds a new one.
+// -D retracts the row the result holds and each +I adds a new one, and
+// that each -U comes right before the +U of its group, as Flink pairs them.
 func (res *result) apply(r *Rows) {
 	rec := r.RecordBatch()
 	fs := make([]func(int) (string, bool), rec.NumCols())
 	for k := range fs {
-		fs[k] = Formatter(rec.Column(k), r.Columns()[k].Type)
+		fs[k] = render.Formatter(rec.Column(k), r.Columns()[k].Type)
 	}
+	retracted := "" // the group of the -U just before, if any
 	for i := 0; i < int(rec.NumRows()); i++ {
 		vals := make([]string, len(fs))
 		for k, f := range fs {
-			vals[k] = orNull(f(i))
+			vals[k] = render.OrNull(f(i))
 		}
 		row, key := strings.Join(vals, " | "), vals[0]
+		if op := r.Op(i); (retracted != "") != (op == UpdateAfter) || op == UpdateAfter && key != retracted {
+			res.t.Fatalf("row %d, %s of group %s, after a -U of group %q: each -U must come right before its group's +U", i, op, key, retracted)
+		}
+		retracted = ""
+		if r.Op(i) == UpdateBefore {
+			retracted = key
+		}
 		switch op := r.Op(i); op {
 		case Insert, UpdateAfter:
 			if _, ok := res.rows[key]; ok {
@@ -306,5 +316,34 @@ func TestAggregateSettling(t *testing.T) {
 	r.Close()
 	if acc := f.accepted(50); len(acc) != 0 {
 		t.Errorf("%d records accepted after their batch was released", len(acc))
+	}
+}
+
+// UpsertKey finds the GROUP BY columns among the selected ones, under an
+// alias or a qualifier, in any order; a key selected only inside an
+// expression, or a query that is not updating, has none.
+func TestUpsertKey(t *testing.T) {
+	f := newSales(t, 10, 10)
+	for _, c := range []struct {
+		sql  string
+		want []int
+		ok   bool
+	}{
+		{salesQuery, []int{0}, true},
+		{"SELECT COUNT(*), customer AS who FROM sales GROUP BY customer", []int{1}, true},
+		{"SELECT SUM(qty), qty, s.customer FROM sales AS s GROUP BY customer, qty", []int{2, 1}, true},
+		{"SELECT COUNT(*) FROM sales", []int{}, true},
+		{"SELECT UPPER(customer), COUNT(*) FROM sales GROUP BY customer", nil, false},
+		{"SELECT COUNT(*) FROM sales GROUP BY customer", nil, false},
+		{"SELECT customer FROM sales", nil, false},
+	} {
+		p, err := Prepare(c.sql, f.cat)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		got, ok := p.UpsertKey()
+		if ok != c.ok || !slices.Equal(got, c.want) {
+			t.Errorf("%s: UpsertKey %v, %v; want %v, %v", c.sql, got, ok, c.want, c.ok)
+		}
 	}
 }

@@ -29,8 +29,11 @@ type aggPlan struct {
 
 // aggCall is one aggregate call: COUNT(*), SUM(price), ...
 type aggCall struct {
-	fn       string // lower case: count, sum, avg, min, max, listagg
-	arg      node   // over the input; nil for COUNT(*)
+	fn  string // lower case: count, sum, avg, min, max, listagg
+	arg node   // over the input; nil for COUNT(*)
+	// filter is the FILTER (WHERE ...) condition, over the input: the
+	// call folds the rows it is TRUE for; nil for every row.
+	filter   node
 	distinct bool
 	sep      string // LISTAGG's separator
 	t        *table.DataType
@@ -179,8 +182,20 @@ func (a *aggPlanner) call(e sqlparser.Expr, src string) (node, error) {
 func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, error) {
 	c := &aggCall{fn: fn, distinct: f.Distinct, src: src, sep: ","}
 	upper := strings.ToUpper(fn)
-	if len(f.Exprs) == 1 {
-		if _, star := f.Exprs[0].(*sqlparser.StarExpr); star {
+	cond, exprs := filterOf(f)
+	if cond != nil {
+		x, err := a.arg(cond, src)
+		if err != nil {
+			return nil, err
+		}
+		x = typedNull(x, table.BooleanType())
+		if x.typ().Kind != table.Boolean {
+			return nil, errorf(ErrType, "FILTER (WHERE ...) needs a BOOLEAN condition, got %s (%s)", tn(x.typ()), src)
+		}
+		c.filter = x
+	}
+	if len(exprs) == 1 {
+		if _, star := exprs[0].(*sqlparser.StarExpr); star {
 			if fn != "count" || f.Distinct {
 				return nil, errorf(ErrSyntax, "%s(*) is not a function call; only COUNT(*) takes * (%s)", upper, src)
 			}
@@ -189,26 +204,24 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 		}
 	}
 	want := 1
-	if fn == "listagg" && len(f.Exprs) == 2 {
+	if fn == "listagg" && len(exprs) == 2 {
 		want = 2
 	}
-	if len(f.Exprs) != want {
+	if len(exprs) != want {
 		if fn == "listagg" {
 			return nil, errorf(ErrSyntax, "LISTAGG takes a value and an optional separator (%s)", src)
 		}
 		return nil, errorf(ErrSyntax, "%s takes one argument (%s)", upper, src)
 	}
 	args := make([]sqlparser.Expr, want)
-	for k, se := range f.Exprs {
+	for k, se := range exprs {
 		ae, ok := se.(*sqlparser.AliasedExpr)
 		if !ok || !ae.As.IsEmpty() {
 			return nil, errorf(ErrSyntax, "bad argument of %s (%s)", upper, src)
 		}
 		args[k] = ae.Expr
 	}
-	a.phase, a.in = phaseArg, src
-	x, err := a.p.expr(args[0])
-	a.phase, a.in = phaseGroups, ""
+	x, err := a.arg(args[0], src)
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +268,36 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 		c.t = table.StringType()
 	}
 	return c, nil
+}
+
+// arg plans e, an argument or the FILTER condition of the aggregate call
+// src: an expression over the input's rows.
+func (a *aggPlanner) arg(e sqlparser.Expr, src string) (node, error) {
+	a.phase, a.in = phaseArg, src
+	defer func() { a.phase, a.in = phaseGroups, "" }()
+	return a.p.expr(e)
+}
+
+// filterOf splits the rewrite's FILTER placeholder (filterFunc(cond), the
+// last argument) off the arguments of f: cond is nil when f has none.
+func filterOf(f *sqlparser.FuncExpr) (cond sqlparser.Expr, args sqlparser.SelectExprs) {
+	n := len(f.Exprs)
+	if n == 0 {
+		return nil, f.Exprs
+	}
+	ae, ok := f.Exprs[n-1].(*sqlparser.AliasedExpr)
+	if !ok {
+		return nil, f.Exprs
+	}
+	m, ok := ae.Expr.(*sqlparser.FuncExpr)
+	if !ok || !m.Qualifier.IsEmpty() || !m.Name.EqualString(filterFunc) || len(m.Exprs) != 1 {
+		return nil, f.Exprs
+	}
+	inner, ok := m.Exprs[0].(*sqlparser.AliasedExpr)
+	if !ok || !inner.As.IsEmpty() {
+		return nil, f.Exprs
+	}
+	return inner.Expr, f.Exprs[:n-1]
 }
 
 // distinctAsGroupBy turns SELECT DISTINCT a, b into GROUP BY a, b, as

@@ -218,6 +218,32 @@ func (s *store) reset(g int32) {
 	}
 }
 
+// copy makes each slot dst[i]'s value that of group src[i].
+func (s *store) copy(dst, src []int32) {
+	for i, d := range dst {
+		s.valid[d] = s.valid[src[i]]
+	}
+	switch s.ph {
+	case pInt:
+		copyAt(s.ints, dst, src)
+	case pFloat:
+		copyAt(s.flts, dst, src)
+	case pDec:
+		copyAt(s.decs, dst, src)
+	case pStr:
+		copyAt(s.strs, dst, src)
+	case pBool:
+		copyAt(s.bools, dst, src)
+	}
+}
+
+// copyAt sets vals[dst[i]] to vals[src[i]] for each i.
+func copyAt[T any](vals []T, dst, src []int32) {
+	for i, d := range dst {
+		vals[d] = vals[src[i]]
+	}
+}
+
 // set makes group g's value row i of v, copied: a string of a batch
 // points into the batch's buffer, which goes back to the allocator.
 func (s *store) set(g int32, v *vec, i int) {

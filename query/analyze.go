@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/internal/decimal"
 	"github.com/kshare/kshare/table"
 )
 
@@ -51,6 +52,17 @@ func (p *planner) textOf(n sqlparser.SQLNode) string {
 			}
 			if text, ok := p.syntaxText(n); ok {
 				buf.Myprintf("%s", text)
+				return
+			}
+			if cond, args := filterOf(n); cond != nil {
+				call := *n
+				call.Exprs = args
+				buf.Myprintf("%v FILTER (WHERE %v)", &call, cond)
+				return
+			}
+		case *sqlparser.IsExpr:
+			if p.rw.unknowns[n] {
+				buf.Myprintf("%v %s", n.Expr, strings.Replace(n.Operator, "null", "unknown", 1))
 				return
 			}
 		case *sqlparser.BinaryExpr:
@@ -201,7 +213,11 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 		op := strings.TrimPrefix(e.Operator, "is ")
 		neg := strings.HasPrefix(op, "not ")
 		what := strings.TrimPrefix(op, "not ")
-		if what != "null" {
+		if p.rw.unknowns[e] {
+			// IS UNKNOWN is IS NULL of a BOOLEAN, as in Flink.
+			op = strings.Replace(op, "null", "unknown", 1)
+		}
+		if what != "null" || p.rw.unknowns[e] {
 			x = typedNull(x, table.BooleanType())
 			if x.typ().Kind != table.Boolean {
 				return nil, errorf(ErrType, "IS %s needs a BOOLEAN operand, got %s (%s)", strings.ToUpper(op), tn(x.typ()), x.text())
@@ -307,7 +323,7 @@ func (p *planner) value(v *sqlparser.SQLVal, src string) (node, error) {
 // decimalLiteral types 1.50 as DECIMAL(3, 2), as Flink does: the precision
 // counts the significant digits, the scale the digits after the point.
 func decimalLiteral(s, src string) (node, error) {
-	v, scale, ok := parseDecimal(s)
+	v, scale, ok := decimal.ParseBig(s)
 	if !ok {
 		return nil, errorf(ErrSyntax, "bad number %s", s)
 	}
@@ -536,6 +552,9 @@ func (p *planner) like(e *sqlparser.ComparisonExpr, src string) (node, error) {
 func (p *planner) function(f *sqlparser.FuncExpr, src string) (node, error) {
 	if spec, ok := p.castSpec(f); ok {
 		return p.castCall(f, spec, src)
+	}
+	if cond, _ := filterOf(f); cond != nil || f.Qualifier.IsEmpty() && f.Name.EqualString(filterFunc) {
+		return nil, errorf(ErrSyntax, "FILTER (WHERE ...) follows an aggregate call (%s), as in COUNT(*) FILTER (WHERE x > 0); %s is not one", aggList, src)
 	}
 	return p.callFunction(f, src)
 }

@@ -10,8 +10,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 )
 
-// BenchmarkQuery runs statements over 64 batches of 1024 rows; b.N counts
-// rows, so ns/op is the cost of one row.
+// BenchmarkQuery runs statements over orders.
 func BenchmarkQuery(b *testing.B) {
 	const ddl = `CREATE TABLE orders (
   id BIGINT NOT NULL, product STRING, price DECIMAL(10, 2), quantity INT, score DOUBLE
@@ -20,17 +19,42 @@ func BenchmarkQuery(b *testing.B) {
 	for i := 0; i < 1024; i++ {
 		lines = append(lines, fmt.Sprintf(`{"id": %d, "product": "p%d", "price": "%d.%02d", "quantity": %d, "score": %d.5}`, i, i%7, i%50, i%100, i%5, i))
 	}
-	for _, sql := range []string{
+	benchQueries(b, ddl, "orders", lines,
 		"SELECT * FROM orders",
 		"SELECT id, quantity * 2 + 1 FROM orders WHERE quantity > 1",
 		"SELECT id, score / 3 FROM orders WHERE product LIKE 'p1%' OR id IN (1, 2, 3)",
 		"SELECT id, price * quantity FROM orders WHERE price > 10",
 		"SELECT CAST(id AS STRING), CAST(price AS DOUBLE) FROM orders",
-	} {
+	)
+}
+
+// BenchmarkCastText casts text to dates, times and decimals, and doubles to
+// decimals: the casts that read calendar and decimal text. b.N counts rows.
+func BenchmarkCastText(b *testing.B) {
+	const ddl = `CREATE TABLE texts (
+  d STRING, t STRING, ts STRING, amount STRING, score DOUBLE
+) WITH ('connector' = 'test', 'format' = 'test')`
+	var lines []string
+	for i := 0; i < 1024; i++ {
+		d := fmt.Sprintf("20%02d-%d-%02d", 10+i%20, 1+i%12, 1+i%28)
+		c := fmt.Sprintf("%02d:%02d:%02d.%03d", i%24, i%60, i*7%60, i%1000)
+		lines = append(lines, fmt.Sprintf(`{"d": "%s", "t": "%s", "ts": "%s %s", "amount": "%d.%06d", "score": %d.125}`, d, c, d, c, i, i*31%1000000, i))
+	}
+	benchQueries(b, ddl, "texts", lines,
+		"SELECT CAST(d AS DATE), CAST(t AS TIME(3)), CAST(ts AS TIMESTAMP(3)) FROM texts",
+		"SELECT CAST(amount AS DECIMAL(12, 4)), CAST(score AS DECIMAL(12, 2)) FROM texts",
+	)
+}
+
+// benchQueries runs each statement over 64 copies of one batch of lines
+// (1024 rows of table name, created by ddl); b.N counts rows, so ns/op is
+// the cost of one row.
+func benchQueries(b *testing.B, ddl, name string, lines []string, sqls ...string) {
+	for _, sql := range sqls {
 		b.Run(sql, func(b *testing.B) {
 			mem := memory.NewGoAllocator()
 			cat := newCatalog(b, ddl)
-			src := sourceOf(b, cat, "orders")
+			src := sourceOf(b, cat, name)
 			src.Quiet = true
 			one := tabletest.FromJSON(b, mem, src.Schema, 0, lines...)[0]
 			defer one.Release()

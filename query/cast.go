@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,13 +14,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/kshare/kshare/internal/calendar"
+	"github.com/kshare/kshare/internal/decimal"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
 // castable reports whether CAST(from AS to) is defined; kshare's matrix is
 // Flink's for scalar types:
 //
-//	to CHAR/VARCHAR/STRING   from anything (rendered as Formatter does, bytes as UTF-8)
+//	to CHAR/VARCHAR/STRING   from anything (rendered as render.CastString does, bytes as UTF-8)
 //	to numeric types         from numeric types, BOOLEAN (1 or 0) and strings
 //	to BOOLEAN               from BOOLEAN, numeric types (non-zero is TRUE) and strings
 //	to BINARY/VARBINARY      from binary types and strings (their UTF-8 bytes)
@@ -98,12 +100,13 @@ func castArray(ec *evalCtx, a arrow.Array, from, to *table.DataType, try bool) (
 	b := array.NewBuilder(mem, to.ArrowType())
 	defer b.Release()
 	b.Reserve(n)
-	show := formatter(a, from, true)
-	quoted := func(i int) string {
+	show := render.Formatter(a, from)
+	quoted := func(i int) string { // of a value that is not NULL
+		s, _ := show(i)
 		if isChar(from) {
-			return table.QuoteString(show(i))
+			return table.QuoteString(s)
 		}
-		return show(i)
+		return s
 	}
 	// fail handles value i that does not fit: an error, or a NULL for TRY_CAST.
 	fail := func(i int, why string) error {
@@ -391,46 +394,6 @@ func castToFloat(b array.Builder, a arrow.Array, from *table.DataType, fail func
 	return castEach(a, b, get, put, fail)
 }
 
-// parseDecimal reads a decimal number (an optional sign, digits with an
-// optional point, an optional exponent) into its unscaled value and scale.
-func parseDecimal(s string) (*big.Int, int, bool) {
-	s = strings.TrimSpace(s)
-	exp := 0
-	if k := strings.IndexAny(s, "eE"); k >= 0 {
-		e, err := strconv.Atoi(s[k+1:])
-		if err != nil || e > 1000 || e < -1000 {
-			return nil, 0, false
-		}
-		exp = e
-		s = s[:k]
-	}
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	intPart, frac, _ := strings.Cut(s, ".")
-	digits := intPart + frac
-	if digits == "" {
-		return nil, 0, false
-	}
-	for k := 0; k < len(digits); k++ {
-		if !isDigit(digits[k]) {
-			return nil, 0, false
-		}
-	}
-	v, _ := new(big.Int).SetString(digits, 10)
-	scale := len(frac) - exp
-	if scale < 0 {
-		v.Mul(v, pow10(-scale))
-		scale = 0
-	}
-	if neg {
-		v.Neg(v)
-	}
-	return v, scale, true
-}
-
 // rescale moves v from scale from to scale to, rounding half away from zero
 // (Java's HALF_UP, which Flink uses) when digits are dropped.
 func rescale(v *big.Int, from, to int) *big.Int {
@@ -458,61 +421,63 @@ func fitsDecimal(v *big.Int, p int) bool {
 	return new(big.Int).Abs(v).Cmp(pow10(p)) < 0
 }
 
+// castToDecimal casts to DECIMAL(p, s): integers, DECIMALs and BOOLEANs
+// through their exact value, strings and floats through their decimal text
+// (a float's shortest, as Java's BigDecimal.valueOf: 1.005 is 1.005, not
+// 1.00499999...), read by decimal.Parse; digits below s round half up, as
+// Flink rounds them.
 func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
-	var get func(int) (*big.Int, string)
-	s := to.Scale
+	var get func(int) (decimal128.Num, string)
+	exact := func(v *big.Int, scale int) (decimal128.Num, string) {
+		v = rescale(v, scale, to.Scale)
+		if !fitsDecimal(v, to.Precision) {
+			return decimal128.Num{}, "out of range"
+		}
+		return decimal128.FromBigInt(v), ""
+	}
+	text := func(s string) (decimal128.Num, string) {
+		switch v, st := decimal.Parse(s, to.Precision, to.Scale); st {
+		case decimal.Syntax:
+			return decimal128.Num{}, "not a number"
+		case decimal.Range:
+			return decimal128.Num{}, "out of range"
+		default:
+			return v, ""
+		}
+	}
 	switch {
 	case isInt(from):
-		r := IntReader(a)
-		get = func(i int) (*big.Int, string) { return rescale(big.NewInt(r(i)), 0, s), "" }
+		r := render.IntReader(a)
+		get = func(i int) (decimal128.Num, string) { return exact(big.NewInt(r(i)), 0) }
 	case from.Kind == table.Decimal:
 		d := a.(*array.Decimal128)
-		get = func(i int) (*big.Int, string) { return rescale(d.Value(i).BigInt(), from.Scale, s), "" }
+		get = func(i int) (decimal128.Num, string) { return exact(d.Value(i).BigInt(), from.Scale) }
 	case isApprox(from):
-		r := FloatReader(a)
+		r := render.FloatReader(a)
 		bits := 64
 		if from.Kind == table.Float {
 			bits = 32
 		}
-		get = func(i int) (*big.Int, string) {
+		get = func(i int) (decimal128.Num, string) {
 			f := r(i)
 			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, "not a finite number"
+				return decimal128.Num{}, "not a finite number"
 			}
-			// The shortest text that reads back as f, as Java's
-			// BigDecimal.valueOf: 1.005 is 1.005, not 1.00499999...
-			v, sc, _ := parseDecimal(strconv.FormatFloat(f, 'e', -1, bits))
-			return rescale(v, sc, s), ""
+			return text(strconv.FormatFloat(f, 'e', -1, bits))
 		}
 	case from.Kind == table.Boolean:
 		r := a.(*array.Boolean)
-		get = func(i int) (*big.Int, string) {
+		get = func(i int) (decimal128.Num, string) {
 			if r.Value(i) {
-				return rescale(big.NewInt(1), 0, s), ""
+				return exact(big.NewInt(1), 0)
 			}
-			return big.NewInt(0), ""
+			return decimal128.Num{}, ""
 		}
 	case isChar(from):
 		str := a.(*array.String)
-		get = func(i int) (*big.Int, string) {
-			v, sc, ok := parseDecimal(str.Value(i))
-			if !ok {
-				return nil, "not a number"
-			}
-			return rescale(v, sc, s), ""
-		}
+		get = func(i int) (decimal128.Num, string) { return text(strings.TrimSpace(str.Value(i))) }
 	}
-	fits := func(i int) (decimal128.Num, string) {
-		v, why := get(i)
-		if why == "" && !fitsDecimal(v, to.Precision) {
-			why = "out of range"
-		}
-		if why != "" {
-			return decimal128.Num{}, why
-		}
-		return decimal128.FromBigInt(v), ""
-	}
-	return castEach(a, b, fits, b.Append, fail)
+	return castEach(a, b, get, b.Append, fail)
 }
 
 func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
@@ -522,10 +487,10 @@ func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fa
 		r := a.(*array.Boolean)
 		get = func(i int) (bool, string) { return r.Value(i), "" }
 	case isInt(from):
-		r := IntReader(a)
+		r := render.IntReader(a)
 		get = func(i int) (bool, string) { return r(i) != 0, "" }
 	case isApprox(from):
-		r := FloatReader(a)
+		r := render.FloatReader(a)
 		get = func(i int) (bool, string) { return r(i) != 0, "" }
 	case from.Kind == table.Decimal:
 		d := a.(*array.Decimal128)
@@ -545,11 +510,11 @@ func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fa
 	return castEach(a, b, get, b.Append, fail)
 }
 
-// castToString renders values as Formatter does (bytes as their UTF-8
-// text); VARCHAR(n) keeps the first n characters and CHAR(n) pads with
+// castToString renders values as render.CastString does (bytes as their
+// UTF-8 text); VARCHAR(n) keeps the first n characters and CHAR(n) pads with
 // spaces to n, as Flink does.
 func castToString(b *array.StringBuilder, a arrow.Array, from, to *table.DataType) error {
-	f := formatter(a, from, false)
+	f := render.CastString(a, from)
 	for i := 0; i < a.Len(); i++ {
 		if a.IsNull(i) {
 			b.AppendNull()
@@ -572,7 +537,7 @@ func castToString(b *array.StringBuilder, a arrow.Array, from, to *table.DataTyp
 // castToBinary keeps the first n bytes for VARBINARY(n) and pads BINARY(n)
 // with zero bytes, as Flink does.
 func castToBinary(b array.Builder, a arrow.Array, to *table.DataType) error {
-	get := bytesReader(a)
+	get := render.BytesReader(a)
 	for i := 0; i < a.Len(); i++ {
 		if a.IsNull(i) {
 			b.AppendNull()
@@ -616,9 +581,9 @@ func castToDate(b *array.Date32Builder, a arrow.Array, from *table.DataType, fai
 		d := a.(*array.Date32)
 		get = func(i int) (int64, string) { return int64(d.Value(i)), "" }
 	case isTimestamp(from):
-		r := instantReader(a)
+		r := render.InstantReader(a)
 		get = func(i int) (int64, string) {
-			days, _ := floorDiv(r(i).sec, secsPerDay)
+			days, _ := calendar.FloorDiv(r(i).Sec, calendar.SecsPerDay)
 			return days, ""
 		}
 	case isChar(from):
@@ -634,33 +599,18 @@ func castToDate(b *array.Date32Builder, a arrow.Array, from *table.DataType, fai
 	return castEach(a, b, inRange, b.Append, fail)
 }
 
-// truncNanos cuts nsec to p fractional digits: Flink truncates, not rounds,
-// when it lowers a time's precision.
-func truncNanos(nsec int64, p int) int64 {
-	unit := pow10Int(9 - p)
-	return nsec - nsec%unit
-}
-
-func pow10Int(n int) int64 {
-	v := int64(1)
-	for ; n > 0; n-- {
-		v *= 10
-	}
-	return v
-}
-
 func castToTime(b array.Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
 	var get func(int) (int64, string)
 	switch {
 	case from.Kind == table.Time:
-		r := timeReader(a)
+		r := render.TimeReader(a)
 		get = func(i int) (int64, string) { return r(i), "" }
 	case isTimestamp(from):
-		r := instantReader(a)
+		r := render.InstantReader(a)
 		get = func(i int) (int64, string) {
 			t := r(i)
-			_, s := floorDiv(t.sec, secsPerDay)
-			return s*nanosPerSec + t.nsec, ""
+			_, s := calendar.FloorDiv(t.Sec, calendar.SecsPerDay)
+			return s*calendar.NanosPerSec + t.Nsec, ""
 		}
 	case isChar(from):
 		get = parseStrings(a, parseTime, "not a time (hh:mm:ss)")
@@ -668,32 +618,31 @@ func castToTime(b array.Builder, a arrow.Array, from, to *table.DataType, fail f
 	var put func(int64)
 	switch b := b.(type) {
 	case *array.Time32Builder:
-		div := unitNanos(b.Type().(*arrow.Time32Type).Unit)
-		put = func(v int64) { b.Append(arrow.Time32(truncNanos(v, to.Precision) / div)) }
+		div := int64(b.Type().(*arrow.Time32Type).Unit.Multiplier())
+		put = func(v int64) { b.Append(arrow.Time32(calendar.Truncate(v, to.Precision) / div)) }
 	case *array.Time64Builder:
-		div := unitNanos(b.Type().(*arrow.Time64Type).Unit)
-		put = func(v int64) { b.Append(arrow.Time64(truncNanos(v, to.Precision) / div)) }
+		div := int64(b.Type().(*arrow.Time64Type).Unit.Multiplier())
+		put = func(v int64) { b.Append(arrow.Time64(calendar.Truncate(v, to.Precision) / div)) }
 	}
 	return castEach(a, b, get, put, fail)
 }
 
 func castToTimestamp(b *array.TimestampBuilder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
-	var get func(int) (instant, string)
+	var get func(int) (calendar.Instant, string)
 	switch {
 	case from.Kind == table.Date || isTimestamp(from):
-		r := instantReader(a)
-		get = func(i int) (instant, string) { return r(i), "" }
+		r := render.InstantReader(a)
+		get = func(i int) (calendar.Instant, string) { return r(i), "" }
 	case isChar(from):
 		get = parseStrings(a, parseTimestamp, "not a timestamp (yyyy-mm-dd hh:mm:ss[.fffffffff])")
 	}
-	unit := unitNanos(b.Type().(*arrow.TimestampType).Unit)
-	per := nanosPerSec / unit
+	unit := int64(b.Type().(*arrow.TimestampType).Unit.Multiplier())
 	inRange := func(i int) (arrow.Timestamp, string) {
 		t, why := get(i)
 		if why != "" {
 			return 0, why
 		}
-		v, ok := toUnits(t, per, unit, to.Precision)
+		v, ok := calendar.ToUnit(t.Sec, calendar.Truncate(t.Nsec, to.Precision), unit)
 		if !ok {
 			return 0, "out of range"
 		}
@@ -702,103 +651,39 @@ func castToTimestamp(b *array.TimestampBuilder, a arrow.Array, from, to *table.D
 	return castEach(a, b, inRange, b.Append, fail)
 }
 
-// toUnits expresses t in units (per to the second, unit nanoseconds each),
-// truncated to p fractional digits; ok is false on int64 overflow.
-func toUnits(t instant, per, unit int64, p int) (int64, bool) {
-	hi, lo := math.MaxInt64/per, math.MinInt64/per
-	if t.sec > hi || t.sec < lo {
-		return 0, false
-	}
-	v := t.sec * per
-	frac := truncNanos(t.nsec, p) / unit
-	if v > math.MaxInt64-frac {
-		return 0, false
-	}
-	return v + frac, true
-}
-
-// parseDate reads yyyy-mm-dd (months and days may have one digit) into days
-// since the epoch.
+// parseDate reads yyyy-mm-dd, as Flink's CAST does: a year of one to four
+// digits, months and days of one or two, into days since the epoch.
 func parseDate(s string) (int64, bool) {
-	parts := strings.Split(s, "-")
-	if len(parts) != 3 || len(parts[0]) < 1 || len(parts[0]) > 4 {
-		return 0, false
-	}
-	var f [3]int
-	for k, p := range parts {
-		if p == "" || len(p) > 4 || (k > 0 && len(p) > 2) {
-			return 0, false
-		}
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return 0, false
-		}
-		f[k] = n
-	}
-	t := time.Date(f[0], time.Month(f[1]), f[2], 0, 0, 0, 0, time.UTC)
-	if t.Year() != f[0] || int(t.Month()) != f[1] || t.Day() != f[2] {
-		return 0, false // 2024-02-30 normalizes to March: not a date
-	}
-	days, _ := floorDiv(t.Unix(), secsPerDay)
-	return days, true
+	days, rest, ok := calendar.ParseDate(s, calendar.Loose)
+	return days, ok && rest == ""
 }
 
-// parseTime reads hh:mm[:ss[.fffffffff]] into nanoseconds since midnight.
+// parseTime reads hh:mm[:ss[.fffffffff]] (fields of one or two digits)
+// into nanoseconds since midnight.
 func parseTime(s string) (int64, bool) {
-	hms, frac, hasFrac := strings.Cut(s, ".")
-	parts := strings.Split(hms, ":")
-	if len(parts) < 2 || len(parts) > 3 || hasFrac && len(parts) != 3 {
-		return 0, false
-	}
-	lim := [3]int{23, 59, 59}
-	var v int64
-	for k, p := range parts {
-		if p == "" || len(p) > 2 {
-			return 0, false
-		}
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || n > lim[k] {
-			return 0, false
-		}
-		v = v*60 + int64(n)
-	}
-	if len(parts) == 2 {
-		v *= 60
-	}
-	v *= nanosPerSec
-	if hasFrac {
-		if frac == "" || len(frac) > 9 {
-			return 0, false
-		}
-		for k := 0; k < len(frac); k++ {
-			if !isDigit(frac[k]) {
-				return 0, false
-			}
-		}
-		n, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
-		v += n
-	}
-	return v, true
+	nanos, rest, ok := calendar.ParseTime(s, calendar.Loose)
+	return nanos, ok && rest == ""
 }
 
 // parseTimestamp reads yyyy-mm-dd[( |T)hh:mm[:ss[.fffffffff]]], the forms
 // Flink's CAST accepts, as a wall-clock time in UTC.
-func parseTimestamp(s string) (instant, bool) {
-	date, clock := s, ""
-	if k := strings.IndexAny(s, " T"); k >= 0 {
-		date, clock = s[:k], strings.TrimLeft(s[k+1:], " ")
-	}
-	days, ok := parseDate(date)
+func parseTimestamp(s string) (calendar.Instant, bool) {
+	days, rest, ok := calendar.ParseDate(s, calendar.Loose)
 	if !ok {
-		return instant{}, false
+		return calendar.Instant{}, false
 	}
 	var nanos int64
-	if clock != "" {
-		if nanos, ok = parseTime(clock); !ok {
-			return instant{}, false
+	if rest != "" {
+		if rest[0] != ' ' && rest[0] != 'T' {
+			return calendar.Instant{}, false
+		}
+		if clock := strings.TrimLeft(rest[1:], " "); clock != "" {
+			if nanos, ok = parseTime(clock); !ok {
+				return calendar.Instant{}, false
+			}
 		}
 	}
-	return instant{sec: days*secsPerDay + nanos/nanosPerSec, nsec: nanos % nanosPerSec}, true
+	return calendar.Instant{Sec: days*calendar.SecsPerDay + nanos/calendar.NanosPerSec, Nsec: nanos % calendar.NanosPerSec}, true
 }
 
 // fractionDigits counts the digits after the point of a time literal, which

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -74,11 +75,11 @@ func TestNumCasts(t *testing.T) {
 				case out.IsNull(i):
 					t.Errorf("%s %v to %s: got NULL, want %v", from, v, to, want)
 				case isApprox(to):
-					if got := FloatReader(out)(i); got != want.(float64) && !(math.IsNaN(got) && math.IsNaN(want.(float64))) {
+					if got := render.FloatReader(out)(i); got != want.(float64) && !(math.IsNaN(got) && math.IsNaN(want.(float64))) {
 						t.Errorf("%s %v to %s: got %v, want %v", from, v, to, got, want)
 					}
 				default:
-					if got := IntReader(out)(i); got != want.(int64) {
+					if got := render.IntReader(out)(i); got != want.(int64) {
 						t.Errorf("%s %v to %s: got %v, want %v", from, v, to, got, want)
 					}
 				}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"errors"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -86,11 +87,16 @@ func planComputed(def *table.Definition, expr string) (*Plan, error) {
 // window gives src back, retained.
 func (r *Rows) extend(src arrow.RecordBatch) (arrow.RecordBatch, error) {
 	full, err := r.computeColumns(src)
-	if err != nil || r.win == nil {
+	if err != nil || r.winRows == nil {
 		return full, err
 	}
 	defer full.Release()
-	return r.win.expand(r.ec, full)
+	// Without an aggregation the rows go on as they are: none is late.
+	wm, limit := int64(math.MinInt64), int64(math.MinInt64)
+	if r.win != nil {
+		wm, limit = r.win.wm, r.win.dropLimit()
+	}
+	return r.winRows.expand(r.ec, full, wm, limit)
 }
 
 // computeColumns is extend without the window's columns.

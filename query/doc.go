@@ -15,9 +15,13 @@
 // where <table> is a table's name or a window table function over one
 // (see "Windows"):
 //
-//	TABLE(TUMBLE(TABLE <table>, DESCRIPTOR(<time attribute>), <size>))
-//	TABLE(HOP(TABLE <table>, DESCRIPTOR(<time attribute>), <slide>, <size>))
-//	TABLE(CUMULATE(TABLE <table>, DESCRIPTOR(<time attribute>), <step>, <max size>))
+//	TABLE(TUMBLE(TABLE <table>, DESCRIPTOR(<time attribute>), <size>[, <offset>]))
+//	TABLE(HOP(TABLE <table>, DESCRIPTOR(<time attribute>), <slide>, <size>[, <offset>]))
+//	TABLE(CUMULATE(TABLE <table>, DESCRIPTOR(<time attribute>), <step>, <max size>[, <offset>]))
+//
+// or with Flink's named arguments, DATA first: TUMBLE(DATA => TABLE
+// <table>, TIMECOL => DESCRIPTOR(<time attribute>), SIZE => <size>[, OFFSET
+// => <offset>]), with SLIDE and STEP for HOP's and CUMULATE's.
 //
 // A table's computed columns (total AS price * quantity in its CREATE
 // TABLE) are columns like the others: each is an expression over the
@@ -29,7 +33,8 @@
 // ROW column's fields as r.field), literals (1, 1.5, 1e3, 'text', TRUE,
 // NULL, x'0a', DATE '2024-01-02', TIME '12:00:00', TIMESTAMP '2024-01-02
 // 03:04:05.678'), + - * / %, unary -, = <> != < <= > >=, AND OR NOT, IS
-// [NOT] NULL, IS [NOT] TRUE, IS [NOT] FALSE, [NOT] IN (...), [NOT] BETWEEN,
+// [NOT] NULL, IS [NOT] TRUE, IS [NOT] FALSE, IS [NOT] UNKNOWN (of a
+// BOOLEAN: IS [NOT] NULL), [NOT] IN (...), [NOT] BETWEEN,
 // [NOT] LIKE [ESCAPE], CAST(x AS <type>) and TRY_CAST(x AS <type>) with
 // Flink's type names, CASE (simple and searched), string || string,
 // t + INTERVAL 'n' unit and compound intervals (INTERVAL '1:30' HOUR TO
@@ -57,14 +62,18 @@
 //
 // Aggregates (in the select list and HAVING): COUNT(*), COUNT(x),
 // COUNT(DISTINCT x), SUM, AVG, MIN, MAX, LISTAGG(x [, separator]), DISTINCT
-// in any of them; see "Aggregation".
+// in any of them, and FILTER (WHERE <predicate>) after any of them, which
+// folds in only the rows the predicate is TRUE for (COUNT(*) FILTER (WHERE
+// qty > 1)); see "Aggregation".
 //
 // SELECT DISTINCT a, b is GROUP BY a, b, as in Flink: an updating result
 // whose rows are only inserted.
 //
 // Refused, with an error that says what is supported: ORDER BY, DISTINCT *,
-// JOIN, subqueries, UNION, window functions (OVER), SESSION windows, a
-// window TVF without aggregation, WITH, OFFSET,
+// JOIN, subqueries, UNION, window functions (OVER), SESSION windows,
+// Flink's legacy group windows (GROUP BY TUMBLE(ts, size) and TUMBLE_START,
+// HOP, SESSION and theirs: the error shows the query written over the
+// window TVF instead), WITH, OFFSET,
 // functions kshare does not have, DIV and && (MySQL's, which Flink does not
 // have). Errors wrap ErrSyntax, ErrNotSelect, ErrUnsupported,
 // ErrUnknownColumn, ErrType or ErrEval.
@@ -119,8 +128,10 @@
 //     a constant pattern is compiled at planning, and a bad pattern is an
 //     error there (a pattern from a column: an error when it is met, where
 //     Flink gives NULL). A bad JSON path or date pattern likewise.
-//   - UPPER and LOWER map each character by Unicode's simple case mapping
-//     (Java's maps a few, such as the German sharp s, to two characters).
+//   - UPPER and LOWER map case as Java's String.toUpperCase and
+//     toLowerCase do in Flink: by Unicode's full case mapping, so a German
+//     sharp s becomes SS and a result may have more characters than its
+//     argument; as under any JVM locale but Turkish, Azeri and Lithuanian.
 //   - Positions and lengths (SUBSTRING, CHAR_LENGTH, LPAD) count Unicode
 //     code points, as Flink's own strings do.
 //   - An integer function result beyond its type (ABS of the smallest INT,
@@ -167,8 +178,9 @@
 // the select list and HAVING is grouped or inside an aggregate. LIMIT is
 // refused (an updating result has no first N rows); Options.MaxRows counts
 // changes and ends the query after the batch of changes that reaches it. A
-// batch of changes lists its retractions (-U, -D) first, then the new rows
-// (+U, +I), each in the order the batch touched the groups. A retracted
+// batch of changes lists the groups in the order the batch touched them,
+// each group's changes together, as Flink emits them: -U right before its
+// +U (-U[a, 1], +U[a, 2], -U[b, 1], +U[b, 2]), +I or -D alone. A retracted
 // row is made again from the group's keys and aggregate results as they
 // were: a select list that reads the current time (CURRENT_TIMESTAMP)
 // shows it as of the change in the -U row too, as Flink's projection after
@@ -187,9 +199,19 @@
 // size long, one after another; HOP's are size long, one every slide (size
 // a whole multiple of slide); CUMULATE's start every max size and end
 // every step within it (max size a whole multiple of step). Windows are
-// aligned to the epoch, as Flink's are. A query over one must aggregate
-// with GROUP BY window_start, window_end[, ...] (Flink's window
-// aggregation); any other use is refused.
+// aligned to the epoch, as Flink's are, shifted by the offset if there is
+// one (which may be negative; 10-minute windows with an offset of 1 minute
+// are [08:01, 08:11), [08:11, 08:21), ...). A query over one either
+// aggregates with GROUP BY window_start, window_end[, ...] (Flink's window
+// aggregation), or reads its rows as they are (SELECT * FROM
+// TABLE(TUMBLE(...)) [WHERE ...]): a stateless projection whose rows are
+// handed out as their records come, each settled through the record it
+// came from as any projection's (see Rows; a HOP or CUMULATE record's rows
+// are settled as one: a released row releases the record). A record whose
+// time is NULL falls in no window, as Flink drops it, and is accepted as
+// a row WHERE drops is; a record older than the watermark is not late
+// here, as in Flink, since no window waits for it. GROUP BY without
+// window_start and window_end is refused.
 //
 // The time attribute in DESCRIPTOR is the table's WATERMARK column (event
 // time) or a column AS PROCTIME() (processing time). The watermark of event

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
 
@@ -11,15 +12,19 @@ import (
 // of them, so callers tell them apart with errors.Is; the message itself says
 // what was wrong and what would work.
 var (
-	// ErrSyntax is returned for a statement that does not parse.
-	ErrSyntax = errors.New("syntax error")
+	// ErrSyntax is returned for a statement that does not parse: the
+	// parser's kind (parse.ErrSyntax), so that one errors.Is serves
+	// whichever of the two found it.
+	ErrSyntax = parse.ErrSyntax
 	// ErrNotSelect is returned by Prepare for a statement that is not a
 	// SELECT (DDL, SHOW, SET and the like belong to Exec).
 	ErrNotSelect = errors.New("not a query")
 	// ErrUnsupported is returned for SQL kshare does not run: a clause (GROUP
 	// BY, JOIN, ORDER BY, ...), an operator, a function or a CAST target. The
-	// message names what is supported.
-	ErrUnsupported = errors.New("not supported")
+	// message names what is supported. It is the parser's kind
+	// (parse.ErrUnsupported): SQL kshare does not run is one kind of error
+	// whether the parser or the planner finds it.
+	ErrUnsupported = parse.ErrUnsupported
 	// ErrUnknownColumn is returned for a name that is no column of the table.
 	ErrUnknownColumn = errors.New("unknown column")
 	// ErrType is returned when operands do not fit their operator (comparing

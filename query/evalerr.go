@@ -9,15 +9,19 @@ package query
 // are evaluated together again. A record that gave several rows (a JSON
 // array) is settled as a whole: when one of its rows fails, its other rows
 // are left out too, since they would otherwise be delivered from a record
-// that was dead-lettered.
+// that was dead-lettered. Without such a policy the query ends, and the
+// same search finds the row at fault so that the error can name its
+// record (RowError), when the source tells records.
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
@@ -32,10 +36,64 @@ func (r *Rows) evaluateBatch(b table.Batch) (out arrow.RecordBatch, sel, failed 
 	}
 	rf, ok := b.Ack.(table.RowFailer)
 	if !ok || !rf.FailsRows() {
-		return nil, nil, nil, err
+		return nil, nil, nil, r.recordError(b, err)
 	}
 	return r.evaluateAround(b.Record, rf)
 }
+
+// RowError is the error of a query that ended on a row it could not
+// evaluate, when the source tells which record gave that row
+// (table.RowOrigins): the record goes back to the source, and its
+// coordinates are what a user needs to find it, skip it or fix it.
+// errors.Is(err, ErrEval) holds for it.
+type RowError struct {
+	Table  string
+	Record table.Origin
+	Err    error
+}
+
+func (e *RowError) Error() string {
+	o := e.Record
+	delivery := ""
+	if o.DeliveryCount > 0 {
+		delivery = fmt.Sprintf(" (delivery %d)", o.DeliveryCount)
+	}
+	return fmt.Sprintf("table '%s', record %s[%d]@%d%s: %v", options.Cut(e.Table), o.Topic, o.Partition, o.Offset, delivery, e.Err)
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
+
+// recordError is err, an evaluation of source batch b that failed, with the
+// record of the row at fault when b's Acker tells records (RowError); err
+// as it is otherwise, or when no row fails alone.
+func (r *Rows) recordError(b table.Batch, err error) error {
+	ro, ok := b.Ack.(table.RowOrigins)
+	if !ok || !errors.Is(err, ErrEval) {
+		return err
+	}
+	h := &hunt{r: r, src: b.Record, limited: r.remaining >= 0}
+	if r.agg != nil {
+		// An aggregate's rows are folded, not delivered: no LIMIT cut.
+		h.probe, h.limited = r.probeAgg, false
+	}
+	var f *failedRow
+	if !errors.As(h.run(0, int(b.Record.NumRows())), &f) {
+		return err
+	}
+	o, ok := ro.RowOrigin(f.row)
+	if !ok {
+		return err
+	}
+	return &RowError{Table: r.plan.tbl.Name(), Record: o, Err: f.err}
+}
+
+// failedRow ends a hunt without a RowFailer at the first row that fails.
+type failedRow struct {
+	row int
+	err error
+}
+
+func (f *failedRow) Error() string { return fmt.Sprintf("row %d: %v", f.row, f.err) }
 
 // evaluateAround finds the rows of src that fail, has rf settle their
 // records, and evaluates the other rows as one batch.
@@ -76,10 +134,15 @@ func (r *Rows) evaluateAround(src arrow.RecordBatch, rf table.RowFailer) (arrow.
 // one per row. Under LIMIT it goes row by row and stops at the row that
 // fills it, as evaluate's cut does: rows after it are not delivered, so
 // they cannot fail (and their records are released, not dead-lettered).
+// Without a RowFailer it stops at the first row that fails, with that row
+// (failedRow) as its error.
 type hunt struct {
-	r       *Rows
-	src     arrow.RecordBatch
-	rf      table.RowFailer
+	r   *Rows
+	src arrow.RecordBatch
+	rf  table.RowFailer // nil: find the first failing row
+	// probe, if set, evaluates a part instead of Rows.evaluate (an
+	// aggregate's, see probeAgg); never with limited.
+	probe   func(part arrow.RecordBatch) error
 	limited bool
 	next    int    // rows before it are decided
 	good    []int  // rows that evaluated, in order
@@ -97,7 +160,16 @@ func (h *hunt) run(lo, hi int) error {
 		return h.split(lo, hi)
 	}
 	part := h.src.NewSlice(int64(lo), int64(hi))
-	out, sel, err := h.r.evaluate(part)
+	var (
+		out arrow.RecordBatch
+		sel []int
+		err error
+	)
+	if h.probe != nil {
+		err = h.probe(part)
+	} else {
+		out, sel, err = h.r.evaluate(part)
+	}
 	part.Release()
 	if err == nil {
 		if out != nil {
@@ -115,6 +187,8 @@ func (h *hunt) run(lo, hi int) error {
 		return err
 	case hi-lo > 1:
 		return h.split(lo, hi)
+	case h.rf == nil:
+		return &failedRow{row: lo, err: err}
 	}
 	from, to := h.rf.FailRow(lo, err)
 	// The record's rows before lo evaluated, but go with it.
@@ -139,6 +213,39 @@ func (h *hunt) split(lo, hi int) error {
 	return h.run(mid, hi)
 }
 
+// probeAgg evaluates what an aggregate query computes of each row of part
+// before folding it (WHERE, the keys, the calls' FILTERs and arguments),
+// and leaves the groups alone: a row whose error comes from the groups
+// themselves (a SUM that overflows) fails no probe, and is not named.
+func (r *Rows) probeAgg(part arrow.RecordBatch) error {
+	rec, sel, err := r.filter(part)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	if len(sel) == 0 {
+		return nil
+	}
+	in, err := r.selected(rec, sel)
+	if err != nil {
+		return err
+	}
+	defer in.Release()
+	ns := slices.Clone(r.agg.plan.keys)
+	for _, c := range r.agg.plan.calls {
+		for _, n := range []node{c.filter, c.arg} {
+			if n != nil {
+				ns = append(ns, n)
+			}
+		}
+	}
+	vals, err := evalArgs(r.ec, in, ns...)
+	if err == nil {
+		releaseAll(vals)
+	}
+	return err
+}
+
 // countBelow counts the rows of sorted that are below n.
 func countBelow(sorted []int, n int) int {
 	return sort.SearchInts(sorted, n)
@@ -153,5 +260,6 @@ func aggEvalError(ack table.Acker, err error) error {
 	if !ok || !rf.FailsRows() || !errors.Is(err, ErrEval) {
 		return err
 	}
-	return &Error{Kind: ErrEval, Msg: err.Error() + " ('scan.on-eval-error' settles such rows only in queries without GROUP BY, aggregates or windows; this one ends)"}
+	// Wrapped, not retold: a RowError inside still tells its record.
+	return fmt.Errorf("%w ('scan.on-eval-error' settles such rows only in queries without GROUP BY, aggregates or windows; this one ends)", err)
 }

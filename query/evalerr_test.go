@@ -74,6 +74,8 @@ func TestRowsThatCannotBeEvaluatedAreSettledByThePolicy(t *testing.T) {
 	}
 }
 
+// TestPolicyFailEndsTheQueryAsBefore: under 'fail', over a source that
+// does not tell which record gave a row, the error is the evaluation's.
 func TestPolicyFailEndsTheQueryAsBefore(t *testing.T) {
 	f := newFixture(t, 2, rowsN(6)...)
 	f.src.OnEvalError = "fail"
@@ -85,6 +87,48 @@ func TestPolicyFailEndsTheQueryAsBefore(t *testing.T) {
 	}
 	f.wantLog("b0: done: accept 0-1", "b1: abandon: release 0-1", "close (1 unread)")
 	r.Close()
+}
+
+// TestFailingRowNamesItsRecord: a query that ends on a row it cannot
+// evaluate names the table and the record behind that row when the source
+// tells records, whatever the batch, the record's rows and LIMIT.
+func TestFailingRowNamesItsRecord(t *testing.T) {
+	for _, c := range []struct {
+		name, policy string
+		size, per    int
+		sql          string
+		offset       int64
+		note         string // after the evaluation's error
+	}{
+		// id 3 (qty 0) is row 1 of the second batch, the fourth record.
+		{name: "no policy", size: 2, sql: "SELECT 10 / qty FROM orders WHERE id > 0", offset: 3},
+		// id 3 is the second record's second row.
+		{name: "fail, records of two rows", policy: "fail", size: 4, per: 2, sql: "SELECT id, 10 / qty FROM orders WHERE id > 0", offset: 1},
+		// id 6 fails too, but after the limit: never evaluated.
+		{name: "limit", policy: "fail", size: 8, sql: "SELECT 10 / qty FROM orders WHERE id > 0 LIMIT 3", offset: 3},
+		// The groups of the first batch are folded before the error.
+		{name: "aggregate", policy: "fail", size: 4, sql: "SELECT qty, SUM(10 / qty) FROM orders WHERE id > 0 GROUP BY qty", offset: 3},
+		{name: "aggregate, a policy that does not apply", policy: "dead-letter", size: 2, sql: "SELECT qty, COUNT(*) FILTER (WHERE 10 / qty > 1) FROM orders WHERE id > 0 GROUP BY qty", offset: 3,
+			note: " ('scan.on-eval-error' settles such rows only in queries without GROUP BY, aggregates or windows; this one ends)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, c.size, rowsN(8)...)
+			f.src.OnEvalError, f.src.RecordRows, f.src.Topic = c.policy, c.per, "orders-topic"
+			r := f.run(context.Background(), c.sql, Options{})
+			for r.Next() {
+			}
+			err := r.Err()
+			r.Close()
+			want := "table 'orders', record orders-topic[0]@" + strconv.FormatInt(c.offset, 10) + " (delivery 1): division by zero in 10 / qty" + c.note
+			var re *RowError
+			if !errors.Is(err, ErrEval) || !errors.As(err, &re) || err.Error() != want {
+				t.Fatalf("err %v; want ErrEval, a RowError, %s", err, want)
+			}
+			if re.Table != "orders" || re.Record.Offset != c.offset || re.Record.DeliveryCount != 1 {
+				t.Errorf("RowError %+v, want table orders, offset %d, delivery 1", re, c.offset)
+			}
+		})
+	}
 }
 
 func TestAggregateQueryEndsAndSaysThePolicyDoesNotApply(t *testing.T) {

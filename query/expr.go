@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -306,7 +307,7 @@ func (n *arith) evalError(err error) error {
 // intMod is % on integers, with Java's sign rule (the sign of the dividend),
 // which Go's % shares.
 func intMod(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Array, error) {
-	lr, rr := IntReader(la), IntReader(ra)
+	lr, rr := render.IntReader(la), render.IntReader(ra)
 	var app func(int64)
 	return eachRow(mem, n.t.ArrowType(), []arrow.Array{la, ra}, func(b array.Builder, i int) error {
 		d := rr(i)
@@ -361,7 +362,7 @@ func decReader(a arrow.Array, t *table.DataType) func(int) *big.Int {
 		d := a.(*array.Decimal128)
 		return func(i int) *big.Int { return d.Value(i).BigInt() }
 	}
-	r := IntReader(a)
+	r := render.IntReader(a)
 	return func(i int) *big.Int { return big.NewInt(r(i)) }
 }
 

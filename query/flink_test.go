@@ -28,7 +28,7 @@ func TestFlinkSettings(t *testing.T) {
 	if s.Output != "table" || s.MaxColumnWidth != 30 || s.AllowedLateness != time.Hour {
 		t.Errorf("settings after the Flink SETs: %+v", s)
 	}
-	if err := s.Reset("sql-client.display.max-column-width"); err != nil || s.MaxColumnWidth != 0 {
+	if err := s.Reset("sql-client.display.max-column-width"); err != nil || s.MaxColumnWidth != DefaultSettings().MaxColumnWidth {
 		t.Errorf("RESET of a mapped Flink key: %v, %+v", err, s)
 	}
 	if err := s.Reset("pipeline.name"); err != nil {

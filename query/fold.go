@@ -7,12 +7,14 @@ package query
 import (
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
+	"github.com/kshare/kshare/internal/decimal"
 	"github.com/kshare/kshare/table"
 )
 
@@ -45,7 +47,7 @@ func coerceLiteral(n node, to *table.DataType) (node, error) {
 	if isInt(to) || isApprox(to) {
 		// A number literal in a string keeps its own type ('1.5' against an
 		// INT column must not become 1).
-		if v, sc, ok := parseDecimal(lit.val.String()); ok {
+		if v, sc, ok := decimal.ParseBig(strings.TrimSpace(lit.val.String())); ok {
 			t = &table.DataType{Kind: table.Decimal, Precision: max(len(new(big.Int).Abs(v).String()), sc, 1), Scale: sc, NotNull: lit.t.NotNull}
 			if t.Precision > table.MaxDecimalPrecision || isApprox(to) {
 				t = &table.DataType{Kind: table.Double, NotNull: lit.t.NotNull}

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -94,7 +95,7 @@ func item(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		}
 	case *array.List:
 		values = l.ListValues()
-		get := IntReader(as[1])
+		get := render.IntReader(as[1])
 		for i := 0; i < n; i++ {
 			if x.IsNull(i) || as[1].IsNull(i) {
 				idx.AppendNull()

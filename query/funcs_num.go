@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/kshare/kshare/internal/decimal"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -103,7 +105,7 @@ func exactOrFloat(onInt func(int64) (int64, bool), onDec func(v *big.Int, scale 
 		t := c.t
 		switch {
 		case isInt(t):
-			get := IntReader(as[0])
+			get := render.IntReader(as[0])
 			lo, hi := table.IntRange(t.Kind)
 			var put func(int64)
 			return rowsOf(ec, c, as, func(b array.Builder, i int) error {
@@ -124,7 +126,7 @@ func exactOrFloat(onInt func(int64) (int64, bool), onDec func(v *big.Int, scale 
 				return nil
 			})
 		}
-		get := FloatReader(as[0])
+		get := render.FloatReader(as[0])
 		return rowsOf(ec, c, as, func(b array.Builder, i int) error {
 			putFloat(b, onFloat(get(i)))
 			return nil
@@ -237,7 +239,7 @@ func rounder(trunc bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Arr
 	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		digits := func(int) int64 { return 0 }
 		if len(as) > 1 {
-			digits = IntReader(as[1])
+			digits = render.IntReader(as[1])
 		}
 		t, from := c.t, c.args[0].typ()
 		switch {
@@ -248,7 +250,7 @@ func rounder(trunc bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Arr
 				return appendExact(b, v, t, c)
 			})
 		}
-		get, bits := FloatReader(as[0]), 64
+		get, bits := render.FloatReader(as[0]), 64
 		if t.Kind == table.Float {
 			bits = 32
 		}
@@ -284,7 +286,7 @@ func roundFloat(v float64, bits int, d int64, trunc bool) float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return v
 	}
-	u, s, ok := parseDecimal(strconv.FormatFloat(v, 'f', -1, bits))
+	u, s, ok := decimal.ParseBig(strconv.FormatFloat(v, 'f', -1, bits))
 	if !ok {
 		return v
 	}

@@ -16,7 +16,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
+	"golang.org/x/text/transform"
 
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -27,10 +31,10 @@ func init() {
 		&funcDef{name: "CONCAT_WS", args: []argKind{strArg, strArg}, variadic: true,
 			desc: "the arguments after the first joined with the first between them, skipping NULLs; NULL if the separator is NULL",
 			ret:  concatWSType, eval: concatWS},
-		&funcDef{name: "UPPER", args: []argKind{strArg}, desc: "the string in upper case",
-			ret: sameAsArg(0), eval: caseMapper(&upperASCII, unicode.ToUpper)},
-		&funcDef{name: "LOWER", args: []argKind{strArg}, desc: "the string in lower case",
-			ret: sameAsArg(0), eval: caseMapper(&lowerASCII, unicode.ToLower)},
+		&funcDef{name: "UPPER", args: []argKind{strArg}, desc: "the string in upper case, by Unicode's full case mapping as Java's (a German sharp s becomes SS)",
+			ret: sameAsArg(0), eval: caseMapper(&upperASCII, cases.Upper)},
+		&funcDef{name: "LOWER", args: []argKind{strArg}, desc: "the string in lower case, by Unicode's full case mapping as Java's (a capital sigma that ends a word becomes the final sigma)",
+			ret: sameAsArg(0), eval: caseMapper(&lowerASCII, cases.Lower)},
 		&funcDef{name: "INITCAP", args: []argKind{strArg},
 			desc: "the string with the first letter of each word (a run of ASCII letters and digits) in upper case, the rest in lower case",
 			ret:  sameAsArg(0), eval: initcap},
@@ -135,7 +139,7 @@ func literalInt(l *literal) (v int64, ok bool) {
 		return 0, false
 	}
 	defer a.Release()
-	return IntReader(a)(0), true
+	return render.IntReader(a)(0), true
 }
 
 // rowsOf is eachRow for a call's result.
@@ -203,23 +207,54 @@ func init() {
 
 // caseMapper is UPPER or LOWER. ASCII text (the common case) is mapped byte
 // by byte into a new value buffer that shares the input's offsets and
-// validity; other text character by character.
-func caseMapper(ascii *[256]byte, r func(rune) rune) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+// validity. Other text is mapped as Flink maps it, by Java's
+// String.toUpperCase and toLowerCase: Unicode's full case mapping, with
+// SpecialCasing's mappings that are not the language's (the sharp s is SS,
+// the fi ligature FI, the dotted capital I lowers to i and a combining dot,
+// a capital sigma that ends a word to the final sigma), where Go's
+// unicode.ToUpper maps one character to one. So the result may have
+// more characters than its argument, as in Flink. A JVM whose default
+// locale is Turkish, Azeri or Lithuanian maps a few letters differently;
+// kshare maps as any other locale does.
+func caseMapper(ascii *[256]byte, caser func(language.Tag, ...cases.Option) cases.Caser) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		s := as[0].(*array.String)
 		if out, ok := mapASCII(ec.mem, s, ascii); ok {
 			return out, nil
 		}
+		// A Caser keeps state between calls: one per evaluation, reset per
+		// value. The batch's ASCII values are still mapped byte by byte.
+		m := caser(language.Und)
+		var t transform.Transformer = &m // boxed once, not per value
+		vals, offs := s.ValueBytes(), s.ValueOffsets()
 		var buf []byte
 		return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
+			v := vals[offs[i]-offs[0] : offs[i+1]-offs[0]]
+			if !isASCIIBytes(v) {
+				var err error
+				if buf, _, err = transform.Append(t, buf[:0], v); err != nil {
+					return errorf(ErrEval, "%s cannot map the case of %q: %v", c.src, v, err)
+				}
+				b.BinaryBuilder.Append(buf)
+				return nil
+			}
 			buf = buf[:0]
-			for _, ch := range s.Value(i) {
-				buf = utf8.AppendRune(buf, r(ch))
+			for _, ch := range v {
+				buf = append(buf, ascii[ch])
 			}
 			b.BinaryBuilder.Append(buf)
 			return nil
 		})
 	}
+}
+
+func isASCIIBytes(v []byte) bool {
+	for _, c := range v {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // mapASCII maps every byte of s's values through m; ok is false (and
@@ -306,10 +341,10 @@ func charLength(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 // the end, a position past the end gives ”, a negative length NULL.
 func substring(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	s := as[0].(*array.String)
-	pos := IntReader(as[1])
+	pos := render.IntReader(as[1])
 	length := func(int) int64 { return table.MaxLength }
 	if len(as) == 3 {
-		length = IntReader(as[2])
+		length = render.IntReader(as[2])
 	}
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
 		v, p, n := s.Value(i), pos(i), length(i)
@@ -373,7 +408,7 @@ func replace(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 func padder(left bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		ss := strs(as)
-		length := IntReader(as[1])
+		length := render.IntReader(as[1])
 		var buf []rune
 		return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
 			n, pad := length(i), []rune(ss[2].Value(i))
@@ -407,7 +442,7 @@ func padder(left bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array
 // an empty separator splits at each whitespace character.
 func splitIndex(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	ss := strs(as)
-	idx := IntReader(as[2])
+	idx := render.IntReader(as[2])
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
 		v, sep, k := ss[0].Value(i), ss[1].Value(i), idx(i)
 		var fields []string
@@ -496,7 +531,7 @@ func regexpExtract(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) 
 	s, pat := as[0].(*array.String), patternOf(c, as[1])
 	group := func(int) int64 { return 0 }
 	if len(as) == 3 {
-		group = IntReader(as[2])
+		group = render.IntReader(as[2])
 	}
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
 		re, err := pat(i)

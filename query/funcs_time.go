@@ -21,6 +21,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/internal/calendar"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -106,13 +108,13 @@ func currentTime(ec *evalCtx, c *call, _ []arrow.Array) (arrow.Array, error) {
 // (a TIME on 1970-01-01).
 func timesOf(a arrow.Array, t *table.DataType) func(int) time.Time {
 	if t.Kind == table.Time {
-		r := timeReader(a)
+		r := render.TimeReader(a)
 		return func(i int) time.Time { return time.Unix(0, r(i)).UTC() }
 	}
-	r := instantReader(a)
+	r := render.InstantReader(a)
 	return func(i int) time.Time {
 		v := r(i)
-		return time.Unix(v.sec, v.nsec).UTC()
+		return time.Unix(v.Sec, v.Nsec).UTC()
 	}
 }
 
@@ -121,21 +123,21 @@ func timesOf(a arrow.Array, t *table.DataType) func(int) time.Time {
 func putTime(b array.Builder, t time.Time, tt *table.DataType) error {
 	switch b := b.(type) {
 	case *array.Date32Builder:
-		days, _ := floorDiv(t.Unix(), secsPerDay)
+		days, _ := calendar.FloorDiv(t.Unix(), calendar.SecsPerDay)
 		if days < math.MinInt32 || days > math.MaxInt32 {
 			return errorf(ErrEval, "date %s is out of range", t.Format(time.RFC3339))
 		}
 		b.Append(arrow.Date32(days))
 	case *array.TimestampBuilder:
-		unit := unitNanos(b.Type().(*arrow.TimestampType).Unit)
-		v, ok := toUnits(instant{sec: t.Unix(), nsec: int64(t.Nanosecond())}, nanosPerSec/unit, unit, tt.Precision)
+		unit := int64(b.Type().(*arrow.TimestampType).Unit.Multiplier())
+		v, ok := calendar.ToUnit(t.Unix(), calendar.Truncate(int64(t.Nanosecond()), tt.Precision), unit)
 		if !ok {
 			return errorf(ErrEval, "timestamp %s is out of range", t.Format(time.RFC3339))
 		}
 		b.Append(arrow.Timestamp(v))
 	case *array.Time32Builder:
-		_, s := floorDiv(t.Unix(), secsPerDay)
-		b.Append(arrow.Time32(s * nanosPerSec / unitNanos(b.Type().(*arrow.Time32Type).Unit)))
+		_, s := calendar.FloorDiv(t.Unix(), calendar.SecsPerDay)
+		b.Append(arrow.Time32(s * calendar.NanosPerSec / int64(b.Type().(*arrow.Time32Type).Unit.Multiplier())))
 	default:
 		return fmt.Errorf("query: putTime into %s", b.Type())
 	}
@@ -305,13 +307,13 @@ var unitDuration = map[string]time.Duration{"HOUR": time.Hour, "MINUTE": time.Mi
 func addMonths(t time.Time, n int64) time.Time {
 	y, m, d := t.Date()
 	total := int64(y)*12 + int64(m-1) + n
-	ny, nm := floorDiv(total, 12)
+	ny, nm := calendar.FloorDiv(total, 12)
 	last := time.Date(int(ny), time.Month(nm)+2, 0, 0, 0, 0, 0, time.UTC).Day()
 	return time.Date(int(ny), time.Month(nm)+1, min(d, last), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 }
 
 func timestampAdd(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	unit, n, get := c.state.(string), IntReader(as[1]), timesOf(as[2], c.args[2].typ())
+	unit, n, get := c.state.(string), render.IntReader(as[1]), timesOf(as[2], c.args[2].typ())
 	return rowsOf(ec, c, as, func(b array.Builder, i int) error {
 		return putTime(b, addUnit(get(i), unit, n(i)), c.t)
 	})
@@ -445,7 +447,7 @@ func toTimestampLTZ(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error)
 		per = 1000
 	}
 	from := c.args[0].typ()
-	var get func(int) (instant, bool)
+	var get func(int) (calendar.Instant, bool)
 	if isApprox(from) || from.Kind == table.Decimal {
 		d, err := castArray(ec, as[0], from, table.DoubleType(), false)
 		if err != nil {
@@ -453,19 +455,19 @@ func toTimestampLTZ(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error)
 		}
 		defer d.Release()
 		f := d.(*array.Float64)
-		get = func(i int) (instant, bool) {
+		get = func(i int) (calendar.Instant, bool) {
 			ms := math.Round(f.Value(i) * 1000 / float64(per))
 			if math.IsNaN(ms) || math.Abs(ms) > 1e17 {
-				return instant{}, false
+				return calendar.Instant{}, false
 			}
-			sec, rem := floorDiv(int64(ms), 1000)
-			return instant{sec: sec, nsec: rem * 1e6}, true
+			sec, rem := calendar.FloorDiv(int64(ms), 1000)
+			return calendar.Instant{Sec: sec, Nsec: rem * 1e6}, true
 		}
 	} else {
-		r := IntReader(as[0])
-		get = func(i int) (instant, bool) {
-			sec, rem := floorDiv(r(i), per)
-			return instant{sec: sec, nsec: rem * (nanosPerSec / per)}, true
+		r := render.IntReader(as[0])
+		get = func(i int) (calendar.Instant, bool) {
+			sec, rem := calendar.FloorDiv(r(i), per)
+			return calendar.Instant{Sec: sec, Nsec: rem * (calendar.NanosPerSec / per)}, true
 		}
 	}
 	return rowsOf(ec, c, as, func(b *array.TimestampBuilder, i int) error {
@@ -473,7 +475,7 @@ func toTimestampLTZ(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error)
 		if !ok {
 			return errorf(ErrEval, "%s is out of range", c.src)
 		}
-		return putTime(b, time.Unix(t.sec, t.nsec).UTC(), c.t)
+		return putTime(b, time.Unix(t.Sec, t.Nsec).UTC(), c.t)
 	})
 }
 

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/kshare/kshare/internal/calendar"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -334,7 +336,7 @@ func dateFormat(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 }
 
 func fromUnixtime(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	get, lay := IntReader(as[0]), layoutAt(c, as, 1)
+	get, lay := render.IntReader(as[0]), layoutAt(c, as, 1)
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
 		l, err := lay(i)
 		if err != nil {
@@ -379,12 +381,12 @@ func parseTimes(unix bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.A
 			case c.t.Kind == table.Date:
 				var days int64
 				if days, ok = parseDate(strings.TrimSpace(s.Value(i))); ok {
-					t = time.Unix(days*secsPerDay, 0).UTC()
+					t = time.Unix(days*calendar.SecsPerDay, 0).UTC()
 				}
 			default:
-				var v instant
+				var v calendar.Instant
 				if v, ok = parseTimestamp(strings.TrimSpace(s.Value(i))); ok {
-					t = time.Unix(v.sec, v.nsec).UTC()
+					t = time.Unix(v.Sec, v.Nsec).UTC()
 				}
 			}
 			switch {
@@ -398,4 +400,12 @@ func parseTimes(unix bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.A
 			return nil
 		})
 	}
+}
+
+func pow10Int(n int) int64 {
+	v := int64(1)
+	for ; n > 0; n-- {
+		v *= 10
+	}
+	return v
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -226,5 +227,5 @@ func cellOf(a arrow.Array, i int) any {
 	case a.DataType().ID() == arrow.BOOL:
 		return a.(*array.Boolean).Value(i)
 	}
-	return IntReader(a)(i)
+	return render.IntReader(a)(i)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/render"
 )
 
 const fuzzDDL = `CREATE TABLE t (
@@ -64,7 +65,7 @@ func FuzzPrepare(f *testing.F) {
 				if !c.Type.Nullable() && col.NullN() > 0 {
 					t.Fatalf("column %s is %s but has NULLs", c.Name, c.Type)
 				}
-				fm := Formatter(col, c.Type)
+				fm := render.Formatter(col, c.Type)
 				for i := 0; i < col.Len(); i++ {
 					fm(i)
 				}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/parse"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -216,7 +217,7 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 		rec := rows.RecordBatch()
 		fs := make([]func(int) (string, bool), rec.NumCols())
 		for k := range fs {
-			fs[k] = Formatter(rec.Column(k), rows.Columns()[k].Type)
+			fs[k] = render.Formatter(rec.Column(k), rows.Columns()[k].Type)
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			vals := make([]string, len(fs), len(fs)+1)
@@ -225,7 +226,7 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 				vals = append(vals, make([]string, len(fs))...)
 			}
 			for k, f := range fs {
-				vals[len(vals)-len(fs)+k] = orNull(f(i))
+				vals[len(vals)-len(fs)+k] = render.OrNull(f(i))
 			}
 			out = append(out, strings.Join(vals, " | "))
 			n++

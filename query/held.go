@@ -74,8 +74,8 @@ func (h *Held) Mark(i int, d table.Disposition) {
 	if i < 0 || i >= len(h.sel) {
 		return
 	}
-	h.ack.Mark(h.sel[i], d)
 	h.marks[i] = d
+	h.ack.Mark(h.sel[i], sourceMark(h.sel, h.marks, i))
 }
 
 // Done settles the batch as Rows.Next settles the current batch: unmarked

@@ -79,12 +79,5 @@ func (s *oneRowStream) Next(ctx context.Context) (table.Batch, error) {
 		return table.Batch{}, io.EOF
 	}
 	s.done = true
-	return table.Batch{Record: array.NewRecordBatch(noColumns, nil, 1), Ack: noAck{}}, nil
+	return table.Batch{Record: array.NewRecordBatch(noColumns, nil, 1), Ack: table.NoAck{}}, nil
 }
-
-// noAck settles a row that came from no record.
-type noAck struct{}
-
-func (noAck) Mark(int, table.Disposition) {}
-func (noAck) Done()                       {}
-func (noAck) Abandon()                    {}

@@ -84,6 +84,33 @@ func (p *Plan) Filters() bool {
 // rather than rows of their own. See "Aggregates" in Rows.
 func (p *Plan) Updating() bool { return p.agg != nil }
 
+// UpsertKey are the positions among Columns of an updating query's GROUP
+// BY keys, in GROUP BY order: for each key, the first column that selects
+// it as it is. ok is false for a query that is not updating, and for one
+// that leaves a key out (or selects it only inside an expression), since
+// its rows then carry no key by which a destination could replace them.
+// An aggregate without GROUP BY has one row and an empty key.
+func (p *Plan) UpsertKey() (cols []int, ok bool) {
+	if p.agg == nil {
+		return nil, false
+	}
+	cols = make([]int, len(p.agg.keys))
+	for k := range p.agg.keys {
+		cols[k] = -1
+		for i, e := range p.exprs {
+			// Over the group batch, columns 0..len(keys)-1 are the keys.
+			if c, isRef := e.(*colRef); isRef && c.idx == k {
+				cols[k] = i
+				break
+			}
+		}
+		if cols[k] < 0 {
+			return nil, false
+		}
+	}
+	return cols, true
+}
+
 // OpColumn is the column a destination of an updating query's rows
 // writes first: each row's kind of change, "+I", "-U", "+U" or "-D".
 var OpColumn = table.Column{Name: "op", Type: &table.DataType{Kind: table.Varchar, Length: 2, NotNull: true}}
@@ -153,6 +180,9 @@ func parseStatement(sql string) (*rewritten, sqlparser.Statement, error) {
 	stmt, err := sqlparser.Parse(rw.sql)
 	if err != nil {
 		return nil, nil, parseError(rw, err)
+	}
+	if err := rw.markUnknowns(stmt); err != nil {
+		return nil, nil, err
 	}
 	return rw, stmt, nil
 }
@@ -293,6 +323,9 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 			return nil, errorf(ErrSyntax, "LIMIT %s is out of range", v.Val)
 		}
 		plan.limit = n
+	}
+	if err := p.legacyWindowError(s); err != nil {
+		return nil, err
 	}
 	var having sqlparser.SQLNode
 	if s.Having != nil {

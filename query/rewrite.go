@@ -3,9 +3,12 @@ package query
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
@@ -36,6 +39,12 @@ import (
 //     MySQL knows the first only for a column and the others not at all.
 //     The keywords inside become commas and the name a placeholder
 //     (funcPrefix, trimPrefix) that the analysis maps back.
+//   - FILTER (WHERE cond) after an aggregate call: MySQL has no such
+//     clause. The condition becomes the call's last argument, wrapped in
+//     a placeholder (filterFunc) that the aggregate planner takes out.
+//   - IS [NOT] UNKNOWN: MySQL knows IS [NOT] NULL only, which is the same
+//     test of a BOOLEAN. The rewrite writes NULL and notes which IS it
+//     was, so that the analysis still asks for a BOOLEAN operand.
 
 // scan reads src with parse's lexer, the one every statement goes through,
 // comments included: the rewrite removes them itself.
@@ -80,8 +89,6 @@ func fromParse(err error, prefix string) error {
 func pair(toks []parse.Token, i int, op string) bool {
 	return i+1 < len(toks) && toks[i].IsSymbol(op[:1]) && toks[i+1].IsSymbol(op[1:]) && toks[i].End == toks[i+1].Start
 }
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -176,18 +183,7 @@ var funcSyntax = map[string]callSyntax{
 // or another x[k] (closes maps the ] of each to where its x starts).
 func (rw *rewritten) itemAccess(toks []parse.Token, i int, closes map[int]int) {
 	start := operandStart(toks, i, closes)
-	end, depth := -1, 0
-	for j := i; j < len(toks) && end < 0; j++ {
-		switch {
-		case toks[j].IsSymbol("["):
-			depth++
-		case toks[j].IsSymbol("]"):
-			depth--
-			if depth == 0 {
-				end = j
-			}
-		}
-	}
+	end := closing(toks, i, "[", "]")
 	if start < 0 || end < 0 {
 		return // the parser reports it
 	}
@@ -196,6 +192,24 @@ func (rw *rewritten) itemAccess(toks []parse.Token, i int, closes map[int]int) {
 		edit{toks[start].Start, toks[start].Start, funcPrefix + itemFunc + "("},
 		edit{toks[i].Start, toks[i].End, ", "},
 		edit{toks[end].Start, toks[end].End, ")"})
+}
+
+// closing is the index of the token that closes the open bracket at
+// toks[i], -1 if none does.
+func closing(toks []parse.Token, i int, open, close string) int {
+	depth := 0
+	for j := i; j < len(toks); j++ {
+		switch {
+		case toks[j].IsSymbol(open):
+			depth++
+		case toks[j].IsSymbol(close):
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // itemFunc is the function x[k] becomes.
@@ -403,38 +417,69 @@ type rewritten struct {
 	// window is the window TVF the rewrite took out (FROM TABLE(TUMBLE(...))),
 	// nil without one; see window.go.
 	window *windowSpec
+	// isOps say, for each IS [NOT] NULL | TRUE | FALSE | UNKNOWN in the
+	// order written, whether it is UNKNOWN, which the rewrite made NULL;
+	// unknowns are the parsed IsExprs that were (see markUnknowns).
+	isOps    []bool
+	unknowns map[*sqlparser.IsExpr]bool
 }
 
 // text is t as written.
 func (rw *rewritten) text(t parse.Token) string { return rw.src[t.Start:t.End] }
 
+// rewrite runs the phases of the rewrite: the tokens are read (readTokens),
+// Flink's spellings among them become MySQL's (flinkSyntax), the comments
+// go (dropComments), and the edits are made (apply).
 func rewrite(src string) (*rewritten, error) {
-	all, err := scan(src)
+	toks, comments, err := readTokens(src)
 	if err != nil {
 		return nil, err
 	}
-	rw := &rewritten{src: src}
-	var toks, comments []parse.Token
+	rw := &rewritten{src: src, toks: toks}
+	typeSpans, err := rw.flinkSyntax(toks)
+	if err != nil {
+		return nil, err
+	}
+	rw.dropComments(comments, typeSpans)
+	if err := rw.apply(); err != nil {
+		return nil, err
+	}
+	return rw, nil
+}
+
+// readTokens scans src into its tokens and its comments, refusing what
+// neither grammar should guess at: hints and double quotes.
+func readTokens(src string) (toks, comments []parse.Token, err error) {
+	all, err := scan(src)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, t := range all {
 		switch {
 		case t.Kind == parse.Comment && strings.HasPrefix(t.Val, "/*+"):
-			return nil, errorAt(src, t.Start, unsupportedClause("a hint (/*+ ... */)", "set a table's options in its CREATE TABLE"))
+			return nil, nil, errorAt(src, t.Start, unsupportedClause("a hint (/*+ ... */)", "set a table's options in its CREATE TABLE"))
 		case t.Kind == parse.Comment:
 			comments = append(comments, t)
 		case t.Kind == parse.DQString:
 			// Flink has no double-quoted literals; MySQL reads them as
 			// strings, PostgreSQL as names. Either guess could answer
 			// SELECT "name" wrongly, so neither is taken.
-			return nil, errorAt(src, t.Start, errorf(ErrSyntax,
+			return nil, nil, errorAt(src, t.Start, errorf(ErrSyntax,
 				"double quotes are not supported: quote names with backticks (`name`) and strings with single quotes ('text')"))
 		default:
 			toks = append(toks, t)
 		}
 	}
-	rw.toks = toks
-	// typeSpans maps the AS of a CAST to the ) that ends its type: the
-	// type is the cast's, not text to rewrite (CAST(x AS TIME) has no
-	// typed literal in it).
+	return toks, comments, nil
+}
+
+// flinkSyntax goes through the tokens once and records the edits that
+// turn Flink's spellings into MySQL's. It returns the spans of the CASTs'
+// target types: the AS of a CAST mapped to the ) that ends its type, which
+// is the cast's, not text to rewrite (CAST(x AS TIME) has no typed literal
+// in it).
+func (rw *rewritten) flinkSyntax(toks []parse.Token) (map[int]int, error) {
+	src := rw.src
 	typeSpans := map[int]int{}
 	operands := map[int]int{} // the ] of x[k] -> where x starts
 	for i := 0; i < len(toks); i++ {
@@ -461,6 +506,10 @@ func rewrite(src string) (*rewritten, error) {
 			rw.funcSyntax(toks, i)
 		case pair(toks, i, "&&"):
 			return nil, errorAt(src, t.Start, unsupportedExpr("&&", "write AND"))
+		case isAggFilter(toks, i):
+			rw.aggFilter(toks, i)
+		case t.IsWord("is"):
+			rw.isTest(toks, i)
 		case t.IsWord("interval") && i+4 < len(toks) && toks[i+1].Kind == parse.String && toks[i+2].Kind == parse.Ident && toks[i+3].IsWord("to") && toks[i+4].Kind == parse.Ident:
 			// INTERVAL '1:30' HOUR TO MINUTE: sqlparser reads one word
 			// for the unit (see intervalPrefix).
@@ -472,48 +521,145 @@ func rewrite(src string) (*rewritten, error) {
 				rw.edits = append(rw.edits, edit{t.Start, t.End, strings.ReplaceAll(text, `\`, `\\`)})
 			}
 		case (t.IsWord("cast") || t.IsWord("try_cast")) && i+1 < len(toks) && toks[i+1].IsSymbol("("):
-			closeAt, asAt := -1, -1
-			depth := 0
-			for j := i + 1; j < len(toks); j++ {
-				switch {
-				case toks[j].IsSymbol("("):
-					depth++
-				case toks[j].IsSymbol(")"):
-					depth--
-				case depth == 1 && asAt < 0 && toks[j].IsWord("as"):
-					asAt = j
-				}
-				if depth == 0 {
-					closeAt = j
-					break
-				}
-			}
-			if closeAt < 0 || asAt < 0 {
-				continue // let the parser report it
-			}
-			typeSpans[asAt] = closeAt
-			typ := strings.TrimSpace(src[toks[asAt].End:toks[closeAt].Start])
-			n := len(rw.casts)
-			rw.casts = append(rw.casts, castSpec{typ: typ, start: toks[asAt].End, end: toks[closeAt].Start, try: t.IsWord("try_cast")})
-			rw.edits = append(rw.edits,
-				edit{t.Start, t.End, fmt.Sprintf("%s%d", castFunc, n)},
-				edit{toks[asAt].Start, toks[closeAt].Start, ""})
+			rw.cast(toks, i, typeSpans)
 		case (t.IsWord("date") || t.IsWord("time") || t.IsWord("timestamp")) && i+1 < len(toks) && toks[i+1].Kind == parse.String:
-			s := toks[i+1]
-			n := len(rw.casts)
-			k := map[string]litKind{"date": litDate, "time": litTime, "timestamp": litTimestamp}[strings.ToLower(t.Val)]
-			rw.casts = append(rw.casts, castSpec{typ: strings.ToUpper(t.Val), lit: true, kind: k})
-			body := rw.text(s)
-			if strings.Contains(body, `\`) {
-				body = strings.ReplaceAll(body, `\`, `\\`)
-			}
-			rw.edits = append(rw.edits, edit{t.Start, s.End, fmt.Sprintf("%s%d(%s)", castFunc, n, body)})
+			rw.typedLiteral(toks, i)
 			i++
 		}
 	}
-	// Comments go, so that sqlparser neither reads MySQL's executable
-	// comments (/*! ... */) nor trips on "--x"; one inside a CAST's type
-	// or a typed literal goes with the text replaced around it.
+	return typeSpans, nil
+}
+
+// cast takes the target type out of the CAST or TRY_CAST at toks[i] (see
+// castFunc) and records its span in typeSpans.
+func (rw *rewritten) cast(toks []parse.Token, i int, typeSpans map[int]int) {
+	closeAt, asAt := -1, -1
+	depth := 0
+	for j := i + 1; j < len(toks); j++ {
+		switch {
+		case toks[j].IsSymbol("("):
+			depth++
+		case toks[j].IsSymbol(")"):
+			depth--
+		case depth == 1 && asAt < 0 && toks[j].IsWord("as"):
+			asAt = j
+		}
+		if depth == 0 {
+			closeAt = j
+			break
+		}
+	}
+	if closeAt < 0 || asAt < 0 {
+		return // let the parser report it
+	}
+	typeSpans[asAt] = closeAt
+	t := toks[i]
+	typ := strings.TrimSpace(rw.src[toks[asAt].End:toks[closeAt].Start])
+	n := len(rw.casts)
+	rw.casts = append(rw.casts, castSpec{typ: typ, start: toks[asAt].End, end: toks[closeAt].Start, try: t.IsWord("try_cast")})
+	rw.edits = append(rw.edits,
+		edit{t.Start, t.End, fmt.Sprintf("%s%d", castFunc, n)},
+		edit{toks[asAt].Start, toks[closeAt].Start, ""})
+}
+
+// typedLiteral makes DATE '...', TIME '...' or TIMESTAMP '...' at toks[i]
+// a cast of its string.
+func (rw *rewritten) typedLiteral(toks []parse.Token, i int) {
+	t, s := toks[i], toks[i+1]
+	n := len(rw.casts)
+	k := map[string]litKind{"date": litDate, "time": litTime, "timestamp": litTimestamp}[strings.ToLower(t.Val)]
+	rw.casts = append(rw.casts, castSpec{typ: strings.ToUpper(t.Val), lit: true, kind: k})
+	body := rw.text(s)
+	if strings.Contains(body, `\`) {
+		body = strings.ReplaceAll(body, `\`, `\\`)
+	}
+	rw.edits = append(rw.edits, edit{t.Start, s.End, fmt.Sprintf("%s%d(%s)", castFunc, n, body)})
+}
+
+// filterFunc is what an aggregate call's FILTER (WHERE cond) becomes: its
+// last argument, filterFunc(cond).
+const filterFunc = "__kshare_filter"
+
+// isAggFilter reports whether toks[i] starts the FILTER (WHERE ...) clause
+// of a call: it follows the call's ).
+func isAggFilter(toks []parse.Token, i int) bool {
+	return i > 0 && i+2 < len(toks) && toks[i].IsWord("filter") && toks[i-1].IsSymbol(")") &&
+		toks[i+1].IsSymbol("(") && toks[i+2].IsWord("where")
+}
+
+// aggFilter moves the FILTER (WHERE cond) clause at toks[i] into the call
+// before it, which sqlparser reads: COUNT(*) FILTER (WHERE x > 1) becomes
+// COUNT(*, __kshare_filter(x > 1)). The analysis takes it out again (see
+// filterOf) and refuses it on anything but an aggregate.
+func (rw *rewritten) aggFilter(toks []parse.Token, i int) {
+	closeAt := closing(toks, i+1, "(", ")")
+	if closeAt < 0 {
+		return // the parser reports it
+	}
+	rw.edits = append(rw.edits,
+		edit{toks[i-1].Start, toks[i+2].End, ", " + filterFunc + "("},
+		edit{toks[closeAt].End, toks[closeAt].End, ")"})
+}
+
+// isTest notes the IS at toks[i] for markUnknowns, and makes IS [NOT]
+// UNKNOWN, which sqlparser does not know, IS [NOT] NULL: for the BOOLEAN
+// operand that Flink requires, they are the same test.
+func (rw *rewritten) isTest(toks []parse.Token, i int) {
+	j := i + 1
+	if j < len(toks) && toks[j].IsWord("not") {
+		j++
+	}
+	if j >= len(toks) {
+		return
+	}
+	switch w := toks[j]; {
+	case w.IsWord("unknown"):
+		rw.edits = append(rw.edits, edit{w.Start, w.End, "null"})
+		rw.isOps = append(rw.isOps, true)
+	case w.IsWord("null") || w.IsWord("true") || w.IsWord("false"):
+		rw.isOps = append(rw.isOps, false)
+	}
+}
+
+// markUnknowns finds the IsExprs of stmt that the rewrite made of IS [NOT]
+// UNKNOWN (rw.isOps): the parser makes one IsExpr of each IS it read, and
+// visiting each IsExpr after its operand finds them in the order written.
+func (rw *rewritten) markUnknowns(stmt sqlparser.SQLNode) error {
+	if !slices.Contains(rw.isOps, true) {
+		return nil
+	}
+	var order []*sqlparser.IsExpr
+	var visit sqlparser.Visit
+	visit = func(n sqlparser.SQLNode) (bool, error) {
+		is, ok := n.(*sqlparser.IsExpr)
+		if !ok {
+			return true, nil
+		}
+		if err := sqlparser.Walk(visit, is.Expr); err != nil {
+			return false, err
+		}
+		order = append(order, is)
+		return false, nil
+	}
+	_ = sqlparser.Walk(visit, stmt)
+	if len(order) != len(rw.isOps) {
+		// Never expected: refuse rather than guess which test is which.
+		return errorf(ErrSyntax, "cannot read IS UNKNOWN in this statement; write IS NULL, which is the same test of a BOOLEAN")
+	}
+	rw.unknowns = map[*sqlparser.IsExpr]bool{}
+	for k, is := range order {
+		if rw.isOps[k] {
+			rw.unknowns[is] = true
+		}
+	}
+	return nil
+}
+
+// dropComments removes the comments, so that sqlparser neither reads
+// MySQL's executable comments (/*! ... */) nor trips on "--x"; one inside
+// a CAST's type or a typed literal goes with the text replaced around it.
+func (rw *rewritten) dropComments(comments []parse.Token, typeSpans map[int]int) {
+	toks := rw.toks
 	main := len(rw.edits)
 	for _, c := range comments {
 		covered := false
@@ -527,6 +673,10 @@ func rewrite(src string) (*rewritten, error) {
 			rw.edits = append(rw.edits, edit{c.Start, c.End, " "})
 		}
 	}
+}
+
+// apply sorts the edits and makes them, giving the text for sqlparser.
+func (rw *rewritten) apply() error {
 	// Edits at one place: insertions first, the later one first (x[1][2]
 	// inserts item( twice at x, the outer one second), then what replaces
 	// text there.
@@ -556,15 +706,15 @@ func rewrite(src string) (*rewritten, error) {
 		if e.start < at {
 			// Edits come from disjoint tokens; if they ever overlap, refuse
 			// the statement rather than hand sqlparser a mangled one.
-			return nil, syntaxAt(src, e.start, "cannot read this statement here")
+			return syntaxAt(rw.src, e.start, "cannot read this statement here")
 		}
-		b.WriteString(src[at:e.start])
+		b.WriteString(rw.src[at:e.start])
 		b.WriteString(e.with)
 		at = e.end
 	}
-	b.WriteString(src[at:])
+	b.WriteString(rw.src[at:])
 	rw.sql = b.String()
-	return rw, nil
+	return nil
 }
 
 // origin maps an offset in the rewritten text back onto the source. An

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -127,7 +128,7 @@ func (r Row) value(k int) any {
 	case *array.Timestamp:
 		return v.Value(r.i).ToTime(v.DataType().(*arrow.TimestampType).Unit).UTC()
 	}
-	s, _ := Formatter(a, t)(r.i)
+	s, _ := render.Formatter(a, t)(r.i)
 	return s
 }
 
@@ -152,7 +153,7 @@ func (r Row) String(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s, _ := Formatter(r.rec.Column(k), r.cols[k].Type)(r.i)
+	s, _ := render.Formatter(r.rec.Column(k), r.cols[k].Type)(r.i)
 	return s, nil
 }
 
@@ -348,7 +349,7 @@ func (r Row) assignValue(fv reflect.Value, k int, val any) error {
 	}
 	switch t.Kind() {
 	case reflect.String:
-		s, _ := Formatter(r.rec.Column(k), r.cols[k].Type)(r.i)
+		s, _ := render.Formatter(r.rec.Column(k), r.cols[k].Type)(r.i)
 		fv.SetString(s)
 	case reflect.Bool:
 		b, ok := val.(bool)

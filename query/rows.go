@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
@@ -169,8 +167,9 @@ var errIdle = errors.New("idle timeout")
 // # Settling: what becomes of the records behind the rows
 //
 // Every result batch comes from one source batch: result row i is source row
-// sel[i] (WHERE drops rows, LIMIT cuts the batch). Moving on settles the
-// batch handed out before:
+// sel[i] (WHERE drops rows, LIMIT cuts the batch; over a window TVF a source
+// row gives a row per window it falls in). Moving on settles the batch
+// handed out before:
 //
 //   - Next and Close settle the current batch as delivered: its records are
 //     accepted, except the rows the caller released (ReleaseRow, the broker
@@ -253,8 +252,10 @@ type Rows struct {
 	// agg is an aggregate query's groups; nil for other queries.
 	agg *aggState
 	// win is a window aggregation's time and held batches; nil for other
-	// queries.
-	win *winState
+	// queries. winRows makes the rows of a window TVF, of an aggregation
+	// (win's) or of a query that reads them as they are; nil without one.
+	win     *winState
+	winRows *windowRows
 	// spoiled ends an aggregate query at the next Next: a batch of it was
 	// released, and the groups still count its records (see ReleaseBatch).
 	spoiled  error
@@ -292,8 +293,12 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	if p.agg != nil {
 		r.agg = newAggState(p.agg)
 	}
-	if p.window != nil {
+	switch {
+	case p.window != nil && p.agg == nil:
+		r.winRows = newWindowRows(p)
+	case p.window != nil:
 		r.win = newWinState(p, o)
+		r.winRows = r.win.windowRows
 		r.agg.keepEmitted()
 		if p.window.spec.fn != "CUMULATE" {
 			// Its windows are all one size long: the start tells the end.
@@ -313,7 +318,16 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		stopFetching()
 		return r, nil
 	}
-	st, err := p.tbl.Source.Open(ctx, table.OpenOptions{Alloc: o.Alloc, BatchSize: o.BatchSize, Logger: o.Logger})
+	oo := table.OpenOptions{Alloc: o.Alloc, BatchSize: o.BatchSize, Logger: o.Logger}
+	if r.remaining > 0 && p.where == nil && p.agg == nil {
+		// Every record read gives the result a row or more, so the bound
+		// is as many records as the query can need. With WHERE or an
+		// aggregation it says nothing of how many records that is (WHERE
+		// may drop thousands before it keeps one), and polls of the
+		// bound's size would read them a few at a time.
+		oo.Limit = r.remaining
+	}
+	st, err := p.tbl.Source.Open(ctx, oo)
 	if err != nil {
 		stopFetching()
 		return nil, tableError("open", p.tbl.Name(), err)
@@ -328,14 +342,13 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 }
 
 // tableError says what failed on which table: "read table 't': ...". A
-// source's error may name its table already (the connector's do, as
-// "table 't': ..."); the table is then said once.
+// source's error that is a table.Error of the table already (the
+// connectors' are) gets the verb, so that the table is said once.
 func tableError(verb, name string, err error) error {
-	quoted := "table '" + options.Cut(name) + "'"
-	if strings.HasPrefix(err.Error(), quoted) {
-		return fmt.Errorf("%s %w", verb, err)
+	if te, ok := err.(*table.Error); ok && te.Table == name && te.Op == "" {
+		return &table.Error{Table: name, Op: verb, Err: te.Err}
 	}
-	return fmt.Errorf("%s %s: %w", verb, quoted, err)
+	return &table.Error{Table: name, Op: verb, Err: err}
 }
 
 // checkStreamSchema makes sure the stream's batches are the table's columns,
@@ -343,12 +356,11 @@ func tableError(verb, name string, err error) error {
 func checkStreamSchema(p *Plan, s *arrow.Schema) error {
 	want := p.tbl.Schema().Arrow()
 	if s.NumFields() != want.NumFields() {
-		return fmt.Errorf("table '%s': the source's batches have %d columns, the table %d", options.Cut(p.tbl.Name()), s.NumFields(), want.NumFields())
+		return table.Errorf(p.tbl.Name(), "the source's batches have %d columns, the table %d", s.NumFields(), want.NumFields())
 	}
 	for i := range want.Fields() {
 		if !arrow.TypeEqual(s.Field(i).Type, want.Field(i).Type) {
-			return fmt.Errorf("table '%s': the source's column %d ('%s') is %s, the table's ('%s') %s",
-				options.Cut(p.tbl.Name()), i, s.Field(i).Name, s.Field(i).Type, want.Field(i).Name, want.Field(i).Type)
+			return table.Errorf(p.tbl.Name(), "the source's column %d ('%s') is %s, the table's ('%s') %s", i, s.Field(i).Name, s.Field(i).Type, want.Field(i).Name, want.Field(i).Type)
 		}
 	}
 	return nil
@@ -482,9 +494,45 @@ func (r *Rows) mark(i int, d table.Disposition) error {
 	if i < 0 || i >= len(r.curSel) {
 		return fmt.Errorf("row %d out of range: the current batch has %d rows", i, len(r.curSel))
 	}
-	r.cur.Mark(r.curSel[i], d)
 	r.curMarks[i] = d
+	r.cur.Mark(r.curSel[i], sourceMark(r.curSel, r.curMarks, i))
 	return nil
+}
+
+// sourceMark is the disposition of the source row behind result row i,
+// given each result row's (marks): the rows of one source row (a window
+// TVF's, one per window) are next to each other in sel, and, as for a
+// record that gave several rows, one released row releases the source
+// row, else one rejected row rejects it.
+func sourceMark(sel []int, marks []table.Disposition, i int) table.Disposition {
+	lo, hi := i, i+1
+	for lo > 0 && sel[lo-1] == sel[i] {
+		lo--
+	}
+	for hi < len(sel) && sel[hi] == sel[i] {
+		hi++
+	}
+	d := table.Accept
+	for _, m := range marks[lo:hi] {
+		switch {
+		case m == table.Release:
+			return table.Release
+		case m == table.Reject:
+			d = table.Reject
+		}
+	}
+	return d
+}
+
+// distinctRows is the number of source rows of a selection in order.
+func distinctRows(sel []int) int {
+	n := 0
+	for k, s := range sel {
+		if k == 0 || s != sel[k-1] {
+			n++
+		}
+	}
+	return n
 }
 
 // settle settles the batch handed out, as delivered.
@@ -733,18 +781,34 @@ func (r *Rows) handOut(b table.Batch) bool {
 		}
 		seen = last + 1
 	}
-	r.curDrop = int64(seen - len(sel) - countBelow(failed, seen))
+	kept := len(sel)
+	if r.winRows != nil {
+		kept = distinctRows(sel) // a HOP's row may give several
+	}
+	r.curDrop = int64(seen - kept - countBelow(failed, seen))
 	r.cur, r.curOut, r.curSel = b.Ack, out, sel
 	r.curMarks = make([]table.Disposition, len(sel))
 	if r.remaining >= 0 {
 		r.remaining -= int64(len(sel))
-		r.capHit = r.remaining == 0
+		r.reached(r.remaining == 0)
 	}
 	r.mu.Lock()
 	r.stats.Batches++
 	r.stats.Rows += int64(len(sel))
 	r.mu.Unlock()
 	return true
+}
+
+// reached notes whether the batch just handed out reached the query's
+// bound. If it did, the source stops fetching now, before the batch is
+// settled: a share-group member that saw its records settled would poll
+// again, and the records it took would go back with their delivery count
+// raised, though the query wants no more.
+func (r *Rows) reached(hit bool) {
+	r.capHit = hit
+	if fs, ok := r.stream.(table.FetchStopper); ok && hit {
+		fs.StopFetching()
+	}
 }
 
 // evaluate filters, cuts and projects one source batch. sel maps the
@@ -772,6 +836,11 @@ func (r *Rows) evaluate(src arrow.RecordBatch) (arrow.RecordBatch, []int, error)
 		return nil, nil, err
 	}
 	defer releaseAll(cols)
+	if r.winRows != nil {
+		// A window TVF's rows are src's once per window: each result row
+		// is settled through the source row it came from.
+		sel = r.winRows.sources(sel)
+	}
 	return array.NewRecordBatch(p.schema, cols, int64(len(sel))), sel, nil
 }
 
@@ -867,7 +936,6 @@ func (r *Rows) Op(i int) RowKind {
 // the batch and ends the query (ok false).
 func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) (sel []int, ok bool) {
 	rec, sel, err := r.filter(b.Record)
-	b.Record.Release()
 	if err == nil && len(sel) > 0 {
 		var in arrow.RecordBatch
 		if in, err = r.selected(rec, sel); err == nil {
@@ -879,10 +947,15 @@ func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) 
 		rec.Release()
 	}
 	if err != nil {
+		// The source batch is held until here: the search for the
+		// record at fault reads it.
+		err = aggEvalError(b.Ack, r.recordError(b, err))
+		b.Record.Release()
 		b.Ack.Abandon()
-		r.finish(EndError, aggEvalError(b.Ack, err))
+		r.finish(EndError, err)
 		return nil, false
 	}
+	b.Record.Release()
 	return sel, true
 }
 
@@ -936,7 +1009,7 @@ func (r *Rows) setChanges(ack table.Acker, res aggOut, drop int64, sel []int) {
 	r.curMarks = r.aggMarks
 	if r.remaining >= 0 {
 		r.remaining = max(0, r.remaining-int64(k))
-		r.capHit = r.remaining == 0
+		r.reached(r.remaining == 0)
 	}
 	r.mu.Lock()
 	r.stats.Batches++

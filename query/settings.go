@@ -23,9 +23,10 @@ const (
 	// SettingMaxRows ends a query after that many rows (Options.MaxRows);
 	// '0' means no bound.
 	SettingMaxRows = "max-rows"
-	// SettingMaxColumnWidth cuts values wider than that many characters in
-	// the shell's table output, with "..." at the end, as Flink's SQL
-	// client does; '0' shows every value whole. The query engine ignores it.
+	// SettingMaxColumnWidth is how wide a column of the shell's table
+	// output grows: a value wider than that many characters is cut, with
+	// "..." at the end, as Flink's SQL client does; '0' shows every value
+	// whole, its column as wide as it needs. The query engine ignores it.
 	SettingMaxColumnWidth = "max-column-width"
 	// SettingEarlyFire emits the running results of open windows at
 	// most this long after a record came that no delivered row reflects
@@ -56,8 +57,8 @@ var SettingOptions = &options.Set{
 			Description: "End a query when no record arrived for this long ('30s', '500ms'; a unit is required); '0' waits until cancelled."},
 		{Key: SettingMaxRows, Type: options.Int, Min: 0, HasMin: true, Default: "0",
 			Description: "End a query after this many result rows, as a LIMIT would; '0' means no bound."},
-		{Key: SettingMaxColumnWidth, Type: options.Int, Min: 0, HasMin: true, Default: "0",
-			Description: "In table output, cut values wider than this many characters with '...'; '0' shows them whole."},
+		{Key: SettingMaxColumnWidth, Type: options.Int, Min: 0, HasMin: true, Default: "60",
+			Description: "In table output, the widest a column grows: values wider than this are cut with '...', as Flink's SQL client does, so that the columns stay aligned; '0' shows values whole, their columns as wide as they need."},
 		{Key: SettingEarlyFire, Type: options.Duration, Default: "0",
 			Description: "Emit the running result of open windows, as updates, at most this long after a record arrived that no delivered row reflects yet ('10s'); '0' emits a window's row when it closes, or when 'window.max-held-records' says so. Flink's 'table.exec.emit.early-fire.delay'."},
 		{Key: SettingMaxHeld, Type: options.Int, Min: 1, HasMin: true, Default: strconv.Itoa(DefaultMaxHeld),

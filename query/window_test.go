@@ -3,11 +3,14 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -77,9 +80,9 @@ func TestWindowDelivery(t *testing.T) {
 					if r.Op(i) == UpdateBefore {
 						continue
 					}
-					start, _ := Formatter(rec.Column(0), r.Columns()[0].Type)(i)
+					start, _ := render.Formatter(rec.Column(0), r.Columns()[0].Type)(i)
 					ts, _ := time.Parse("2006-01-02 15:04:05.000", start)
-					cnt, _ := strconv.ParseInt(orNull(Formatter(rec.Column(1), r.Columns()[1].Type)(i)), 10, 64)
+					cnt, _ := strconv.ParseInt(render.OrNull(render.Formatter(rec.Column(1), r.Columns()[1].Type)(i)), 10, 64)
 					pending[int(ts.Sub(base)/time.Minute)] = cnt
 				}
 				if moves++; moves == c.moves {
@@ -156,7 +159,7 @@ func TestWindowTimers(t *testing.T) {
 				t.Fatalf("no row: %v (%s)", r.Err(), r.EndReason())
 			}
 			rec := r.RecordBatch()
-			if got, _ := Formatter(rec.Column(0), r.Columns()[0].Type)(0); rec.NumRows() != 1 || r.Op(0) != c.op || got != "2" {
+			if got, _ := render.Formatter(rec.Column(0), r.Columns()[0].Type)(0); rec.NumRows() != 1 || r.Op(0) != c.op || got != "2" {
 				t.Errorf("got %d rows, the first %s %s; want %s 2", rec.NumRows(), r.Op(0), got, c.op)
 			}
 			for _, v := range src.Verdicts() {
@@ -232,7 +235,7 @@ func TestWindowStateBounded(t *testing.T) {
 			pk.arrow = max(pk.arrow, int64(mem.CurrentAlloc()))
 			rec := r.RecordBatch()
 			for i := range int(rec.NumRows()) {
-				start, _ := Formatter(rec.Column(0), r.Columns()[0].Type)(i)
+				start, _ := render.Formatter(rec.Column(0), r.Columns()[0].Type)(i)
 				at, _ := time.Parse("2006-01-02 15:04:05.000", start)
 				k := fmt.Sprintf("%d %s", at.Sub(base)/time.Second, rec.Column(1).ValueStr(i))
 				n, _ := strconv.ParseInt(rec.Column(2).ValueStr(i), 10, 64)
@@ -279,5 +282,134 @@ func TestWindowStateBounded(t *testing.T) {
 	}
 	if all := run(t, 40, time.Hour); all.live < 40*keys {
 		t.Errorf("with an hour of lateness %d groups held, want every window's (%d): the test would not see a bound", all.live, 40*keys)
+	}
+}
+
+// TestWindowOffset checks the windows a time falls in against the examples
+// of Flink's documentation of the window offset: 2021-06-30 00:00:04 in
+// 10-minute tumbling windows, for offsets that shift them differently or
+// the same (-16, -6 and 4 minutes shift them alike). A time before the
+// epoch is placed the same way.
+func TestWindowOffset(t *testing.T) {
+	at := func(s string) int64 {
+		tm, err := time.Parse("2006-01-02 15:04:05", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm.UnixMilli()
+	}
+	show := func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05") }
+	for _, c := range []struct {
+		spec       windowSpec
+		t          string
+		start, end []string
+	}{
+		{windowSpec{fn: "TUMBLE", size: 10 * time.Minute, offset: -16 * time.Minute}, "2021-06-30 00:00:04", []string{"2021-06-29 23:54:00"}, []string{"2021-06-30 00:04:00"}},
+		{windowSpec{fn: "TUMBLE", size: 10 * time.Minute, offset: -6 * time.Minute}, "2021-06-30 00:00:04", []string{"2021-06-29 23:54:00"}, []string{"2021-06-30 00:04:00"}},
+		{windowSpec{fn: "TUMBLE", size: 10 * time.Minute, offset: -4 * time.Minute}, "2021-06-30 00:00:04", []string{"2021-06-29 23:56:00"}, []string{"2021-06-30 00:06:00"}},
+		{windowSpec{fn: "TUMBLE", size: 10 * time.Minute}, "2021-06-30 00:00:04", []string{"2021-06-30 00:00:00"}, []string{"2021-06-30 00:10:00"}},
+		{windowSpec{fn: "TUMBLE", size: 10 * time.Minute, offset: 4 * time.Minute}, "2021-06-30 00:00:04", []string{"2021-06-29 23:54:00"}, []string{"2021-06-30 00:04:00"}},
+		{windowSpec{fn: "TUMBLE", size: 10 * time.Minute, offset: 6 * time.Minute}, "2021-06-30 00:00:04", []string{"2021-06-29 23:56:00"}, []string{"2021-06-30 00:06:00"}},
+		{windowSpec{fn: "TUMBLE", size: 10 * time.Minute, offset: 16 * time.Minute}, "2021-06-30 00:00:04", []string{"2021-06-29 23:56:00"}, []string{"2021-06-30 00:06:00"}},
+		{windowSpec{fn: "TUMBLE", size: time.Hour, offset: 15 * time.Minute}, "1969-12-31 23:10:00", []string{"1969-12-31 22:15:00"}, []string{"1969-12-31 23:15:00"}},
+		{windowSpec{fn: "HOP", size: 10 * time.Minute, step: 5 * time.Minute, offset: 2 * time.Minute}, "2021-06-30 00:00:04",
+			[]string{"2021-06-29 23:52:00", "2021-06-29 23:57:00"}, []string{"2021-06-30 00:02:00", "2021-06-30 00:07:00"}},
+		{windowSpec{fn: "CUMULATE", size: 10 * time.Minute, step: 2 * time.Minute, offset: 5 * time.Minute}, "2021-06-30 00:00:04",
+			[]string{"2021-06-29 23:55:00", "2021-06-29 23:55:00", "2021-06-29 23:55:00"},
+			[]string{"2021-06-30 00:01:00", "2021-06-30 00:03:00", "2021-06-30 00:05:00"}},
+	} {
+		starts, ends := c.spec.appendWindows(at(c.t), nil, nil)
+		var gotS, gotE []string
+		for k := range starts {
+			gotS, gotE = append(gotS, show(starts[k])), append(gotE, show(ends[k]))
+		}
+		if !slices.Equal(gotS, c.start) || !slices.Equal(gotE, c.end) {
+			t.Errorf("%s of %s, offset %s: %s in windows from %v to %v, want from %v to %v",
+				c.spec.fn, c.spec.size, c.spec.offset, c.t, gotS, gotE, c.start, c.end)
+		}
+	}
+}
+
+// A query that reads a window TVF's rows as they are is stateless: each
+// result row is one source row in one window, and is settled through that
+// row. A HOP row in two windows gives two result rows; when they are told
+// apart, as for a record that gave several rows, one released row
+// releases the source row, else one rejected row rejects it. A row whose
+// time is NULL falls in no window (Flink drops it) and is accepted, as a
+// row WHERE drops is.
+func TestWindowRowsSettleTheirSourceRows(t *testing.T) {
+	mem := tabletest.CheckedAlloc(t)
+	cat := newCatalog(t, `CREATE TABLE ev (id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+		WITH ('connector' = 'test', 'format' = 'test')`)
+	src := sourceOf(t, cat, "ev")
+	src.Batches = tabletest.FromJSON(t, mem, src.Schema, 5,
+		`{"id": 0, "ts": "2024-01-01 00:00:01"}`, `{"id": 1, "ts": null}`, `{"id": 2, "ts": "2024-01-01 00:00:02"}`,
+		`{"id": 3, "ts": "2024-01-01 00:00:03"}`, `{"id": 4, "ts": "2024-01-01 00:00:04"}`)
+	t.Cleanup(src.Release)
+	p, err := Prepare(`SELECT id, window_start FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) WHERE id <> 3`, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Updating() {
+		t.Fatal("a window TVF without aggregation is updating")
+	}
+	run := func(settle func(r *Rows)) Stats {
+		t.Helper()
+		r, err := Run(context.Background(), p, Options{Alloc: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() {
+			t.Fatal(r.Err())
+		}
+		if got := fmt.Sprint(ids(t, r)); got != "[0 0 2 2 4 4]" {
+			t.Fatalf("ids %s, want [0 0 2 2 4 4]", got)
+		}
+		settle(r)
+		for r.Next() {
+		}
+		r.Close()
+		return r.Stats()
+	}
+	s := run(func(r *Rows) {
+		for _, m := range []struct {
+			row int
+			d   table.Disposition
+		}{{0, table.Reject}, {1, table.Release}, {2, table.Reject}, {3, table.Reject}, {5, table.Reject}} {
+			mark := r.RejectRow
+			if m.d == table.Release {
+				mark = r.ReleaseRow
+			}
+			if err := mark(m.row); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	log := src.Log()
+	if got, want := strings.Join(log, "; "), "b0: done: accept 1,3, release 0, reject 2,4; close (0 unread)"; got != want {
+		t.Errorf("source was told %q, want %q", got, want)
+	}
+	if s.Rows != 6 || s.Delivered != 1 || s.Released != 1 || s.Rejected != 4 || s.Filtered != 2 {
+		t.Errorf("stats %+v; want 6 rows, 1 delivered, 1 released, 4 rejected, 2 filtered", s)
+	}
+	// A held batch's rows are settled the same way.
+	s = run(func(r *Rows) {
+		h, err := r.Hold()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Mark(2, table.Release)
+		h.Mark(3, table.Reject)
+		h.Mark(3, table.Accept)
+		if a, row := h.Source(5); a == nil || row != 4 {
+			t.Errorf("row 5 comes from source row %d, want 4", row)
+		}
+		h.Done()
+	})
+	if got, want := strings.Join(src.Log()[len(log):], "; "), "b0: done: accept 0-1,3-4, release 2; close (0 unread)"; got != want {
+		t.Errorf("source was told %q, want %q", got, want)
+	}
+	if s.Delivered != 5 || s.Released != 1 {
+		t.Errorf("stats %+v; want 5 delivered, 1 released", s)
 	}
 }

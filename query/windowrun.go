@@ -71,13 +71,48 @@ func (r *Rows) sourceWaits() bool {
 // errTick is the cause of a wait that a window's timer ended.
 var errTick = errors.New("window timer")
 
-// winState is a running window aggregation's time and delivery state; the
-// groups themselves are the aggState's.
-type winState struct {
+// windowRows gives each row of a batch one row per window it falls in
+// (expand), for a window aggregation (winState) and for a query that
+// reads a window TVF's rows as they are.
+type windowRows struct {
 	wp *windowPlan
 	// schema is the batch expand makes: the table's columns and the
 	// window's, without window_time when the query does not read it.
 	schema *arrow.Schema
+	// expand's rows (the source row of each row it made) and their
+	// windows' starts and ends, reused.
+	idx          []int
+	starts, ends []int64
+	// batch is what the batch expanded last told: its largest event time,
+	// its late records and those of them whose window had been dropped.
+	batchMax    int64
+	batchLate   int64
+	batchBeyond int64
+}
+
+func newWindowRows(p *Plan) *windowRows {
+	// window_time is the last column: leaving it out moves no other.
+	schema, last := p.windowSchema, p.windowSchema.NumFields()-1
+	if !p.allInputs && !slices.Contains(p.inputs, last) {
+		schema = arrow.NewSchema(schema.Fields()[:last], nil)
+	}
+	return &windowRows{wp: p.window, schema: schema}
+}
+
+// sources maps rows of the batch expand made last to the rows of its
+// input they came from, into a new selection.
+func (x *windowRows) sources(sel []int) []int {
+	out := make([]int, len(sel))
+	for k, s := range sel {
+		out[k] = x.idx[s]
+	}
+	return out
+}
+
+// winState is a running window aggregation's time and delivery state; the
+// groups themselves are the aggState's.
+type winState struct {
+	*windowRows
 	// lateness is how far (ms) the watermark goes past a window's end
 	// before the window's groups are dropped (Options.AllowedLateness).
 	lateness int64
@@ -100,7 +135,7 @@ type winState struct {
 	shown     []bool
 	isDirty   []bool
 	dirty     []int32
-	old       []int   // emitGroups' rows before, reused
+	old, now  []int   // emitGroups' rows before and after, reused
 	before    []int32 // emitGroups' groups with a row before, reused
 	// pending are the source batches not yet reflected by a delivered row,
 	// held (neither accepted nor released); held counts their records.
@@ -109,15 +144,7 @@ type winState struct {
 	// nextFire is when the open windows' running results are emitted
 	// early; zero when nothing waits for it.
 	nextFire time.Time
-	// expand's rows and their windows' starts and ends, reused.
-	idx          []int
-	starts, ends []int64
-	// batch is what the batch being folded told: its largest event time,
-	// its late records and those of them whose window had been dropped.
-	batchMax    int64
-	batchLate   int64
-	batchBeyond int64
-	eof         bool
+	eof      bool
 }
 
 // pendBatch is a source batch held until its groups' rows are delivered.
@@ -129,12 +156,7 @@ type pendBatch struct {
 }
 
 func newWinState(p *Plan, o Options) *winState {
-	// window_time is the last column: leaving it out moves no other.
-	schema, last := p.windowSchema, p.windowSchema.NumFields()-1
-	if !p.allInputs && !slices.Contains(p.inputs, last) {
-		schema = arrow.NewSchema(schema.Fields()[:last], nil)
-	}
-	return &winState{wp: p.window, schema: schema, lateness: allowedLateness(o), byEnd: map[int64][]int32{}, minEnd: math.MaxInt64,
+	return &winState{windowRows: newWindowRows(p), lateness: allowedLateness(o), byEnd: map[int64][]int32{}, minEnd: math.MaxInt64,
 		eventMax: math.MinInt64, wm: math.MinInt64, lastArrival: time.Now()}
 }
 
@@ -184,50 +206,42 @@ func (w *winState) release() {
 	w.pending, w.held = nil, 0
 }
 
-// toMillis converts a time in unit to milliseconds.
+// toMillis converts a time in unit to milliseconds, truncating toward zero.
 func toMillis(v int64, unit arrow.TimeUnit) int64 {
-	switch unit {
-	case arrow.Second:
-		return v * 1000
-	case arrow.Microsecond:
-		return v / 1000
-	case arrow.Nanosecond:
-		return v / 1000000
+	if unit <= arrow.Millisecond {
+		return v * int64(unit.Multiplier()/time.Millisecond)
 	}
-	return v
+	return v / int64(time.Millisecond/unit.Multiplier())
 }
 
-// fromMillis converts a time in milliseconds to unit.
+// fromMillis converts a time in milliseconds to unit, truncating toward
+// zero.
 func fromMillis(v int64, unit arrow.TimeUnit) int64 {
-	switch unit {
-	case arrow.Second:
-		return v / 1000
-	case arrow.Microsecond:
-		return v * 1000
-	case arrow.Nanosecond:
-		return v * 1000000
+	if unit <= arrow.Millisecond {
+		return v / int64(unit.Multiplier()/time.Millisecond)
 	}
-	return v
+	return v * int64(time.Millisecond/unit.Multiplier())
 }
 
 // expand gives each row of full (the table's columns) one row per window
 // it falls in, with window_start, window_end and window_time (if the query
 // reads it) after the table's columns; a row whose time is NULL falls in
-// none. It notes the batch's largest time and its late records.
-func (w *winState) expand(ec *evalCtx, full arrow.RecordBatch) (arrow.RecordBatch, error) {
+// none, as in Flink. It notes the batch's largest time and its records
+// older than the watermark wm, and of those the ones whose first window
+// ends at or before limit (math.MinInt64 for both: none is late).
+func (w *windowRows) expand(ec *evalCtx, full arrow.RecordBatch, wm, limit int64) (arrow.RecordBatch, error) {
 	ts := full.Column(w.wp.timeIdx).(*array.Timestamp)
 	unit := ts.DataType().(*arrow.TimestampType).Unit
 	n := int(full.NumRows())
 	idx, starts, ends := w.idx[:0], w.starts[:0], w.ends[:0]
 	w.batchMax, w.batchLate, w.batchBeyond = math.MinInt64, 0, 0
-	limit := w.dropLimit()
 	for i := range n {
 		if ts.IsNull(i) {
 			continue
 		}
 		t := toMillis(int64(ts.Value(i)), unit)
 		w.batchMax = max(w.batchMax, t)
-		late := !w.wp.proctime && t < w.wm
+		late := !w.wp.proctime && t < wm
 		if late {
 			w.batchLate++
 		}
@@ -483,7 +497,7 @@ func reflected(w *winState, p pendBatch) bool {
 // that one group batch gives both, as a GROUP BY's fold does.
 func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	s, p, w, ec := r.agg, r.plan, r.win, r.ec
-	old, before := w.old[:0], w.before[:0]
+	old, now, before := w.old[:0], w.now[:0], w.before[:0]
 	for _, g := range groups {
 		if w.shown[g] {
 			old = append(old, len(before))
@@ -492,7 +506,10 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 			old = append(old, -1)
 		}
 	}
-	w.old, w.before = old, before
+	for t := range groups {
+		now = append(now, len(before)+t)
+	}
+	w.old, w.now, w.before = old, now, before
 	bs := s.builders(ec)
 	for _, b := range bs {
 		reserveRows(b, len(before)+len(groups))
@@ -515,7 +532,7 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	}
 	defer releaseRows(keep, cols)
 	// A row before was shown (HAVING kept it when it was emitted).
-	res, err := s.diff(ec, p, cols, gb.NumRows(), old, keep, nOld)
+	res, err := s.diff(ec, p, cols, gb.NumRows(), old, now, keep, nOld)
 	if err != nil {
 		return aggOut{}, err
 	}

@@ -29,23 +29,16 @@
 # are made here with openssl and live only as long as the broker.
 set -euo pipefail
 
+me=kafka.sh
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=${KAFKA_VERSION:-4.3.1}
 cache=${KSHARE_CACHE_DIR:-$root/.cache}
 jars=$cache/kafka/$version
 state=${KSHARE_KAFKA_STATE_DIR:-$cache/kafka-state}
 start_timeout=${KSHARE_KAFKA_START_TIMEOUT:-120}
-
-log() { echo "kafka.sh: $*" >&2; }
-die() {
-	log "$*"
-	exit 1
-}
-
-usage() {
-	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
-	exit 2
-}
 
 check_version() {
 	local major minor
@@ -96,26 +89,6 @@ cmd_fetch() {
 		rm -rf "$tmp"
 		[[ -f $jars/.complete ]] || die "could not move the jars into $jars"
 	fi
-}
-
-# free_port sets the variable named $1 to a loopback TCP port nobody listens
-# on (no subshell, so ports_taken remembers what we handed out). It stays below the
-# kernel's ephemeral range (32768+) so that outgoing connections do not take
-# it between our check and the broker's bind; start retries on a clash.
-free_port() {
-	local p i
-	for ((i = 0; i < 100; i++)); do
-		p=$((20000 + RANDOM % 12000))
-		if [[ " ${ports_taken-} " == *" $p "* ]]; then
-			continue
-		fi
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			ports_taken="${ports_taken-} $p"
-			printf -v "$1" '%s' "$p"
-			return 0
-		fi
-	done
-	die "found no free loopback port"
 }
 
 running_pid() {
@@ -274,16 +247,6 @@ print_env() {
 	cat "$state/env"
 }
 
-show_log() {
-	local dir=$1 f
-	for f in "$dir/format.log" "$dir/stdout.log" "$dir/logs/server.log"; do
-		if [[ -s $f ]]; then
-			echo "----- $f (last 60 lines) -----" >&2
-			tail -n 60 "$f" >&2
-		fi
-	done
-}
-
 cmd_start() {
 	local pid
 	if pid=$(running_pid); then
@@ -336,7 +299,7 @@ start_once() {
 		--add-scram "SCRAM-SHA-256=[name=$sasl_user,password=$sasl_password]" \
 		--add-scram "SCRAM-SHA-512=[name=$sasl_user,password=$sasl_password]" \
 		>"$dir/format.log" 2>&1 </dev/null; then
-		show_log "$dir"
+		show_logs 60 "$dir/format.log" "$dir/stdout.log" "$dir/logs/server.log"
 		rm -rf "$dir"
 		die "formatting the broker's storage failed"
 	fi
@@ -365,7 +328,7 @@ EOF
 	local deadline=$((SECONDS + start_timeout))
 	while :; do
 		if ! kill -0 "$pid" 2>/dev/null; then
-			show_log "$dir"
+			show_logs 60 "$dir/format.log" "$dir/stdout.log" "$dir/logs/server.log"
 			if grep -qs "Address already in use" "$dir/stdout.log" "$dir/logs/server.log"; then
 				retry_ports=1
 			fi
@@ -377,7 +340,7 @@ EOF
 			break
 		fi
 		if ((SECONDS >= deadline)); then
-			show_log "$dir"
+			show_logs 60 "$dir/format.log" "$dir/stdout.log" "$dir/logs/server.log"
 			cmd_stop >/dev/null 2>&1 || true
 			die "the broker did not answer within ${start_timeout}s"
 		fi

@@ -9,8 +9,9 @@
 #   scripts/test.sh ./cmd/... -run X  arguments replace ./... for go test
 #
 # If KSHARE_KAFKA_BOOTSTRAP is already set, the tests use that broker and
-# none is started (handy after `eval "$(scripts/kafka.sh start)"`).
-# Needs Go, Java 17 and Maven; runs with no terminal and no standard input.
+# none is started (handy after `eval "$(scripts/kafka.sh start)"`); likewise
+# KSHARE_PG_URL and PostgreSQL.
+# Needs Go, Java 17, Maven and PostgreSQL 15 or later (initdb, pg_ctl); runs with no terminal and no standard input.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,7 +24,19 @@ say() { echo "test.sh: $*" >&2; }
 # that two runs in one tree (or a developer's broker from kafka.sh) never
 # see or stop each other's.
 state=
+pg_state=
+pg_pid=
 cleanup() {
+	if [[ -n $pg_pid ]]; then
+		# A start still under way when we were stopped: let it finish so
+		# that the stop below finds what it made.
+		wait "$pg_pid" 2>/dev/null || true
+	fi
+	if [[ -n $pg_state ]]; then
+		rm -f "$pg_state.env"
+		KSHARE_PG_STATE_DIR=$pg_state scripts/postgres.sh stop || true
+		rm -rf "$pg_state"
+	fi
 	if [[ -n $state ]]; then
 		KSHARE_KAFKA_STATE_DIR=$state scripts/kafka.sh stop || true
 		rm -rf "$state"
@@ -59,6 +72,14 @@ step() {
 	return "$rc"
 }
 
+# PostgreSQL starts in the background while the broker does: it takes a
+# second, the broker ten or more.
+if [[ -z ${KSHARE_PG_URL-} ]]; then
+	pg_state=$(mktemp -d "${TMPDIR:-/tmp}/kshare-test-pg.XXXXXX")
+	KSHARE_PG_STATE_DIR=$pg_state scripts/postgres.sh start >"$pg_state.env" </dev/null &
+	pg_pid=$!
+fi
+
 if [[ -z ${KSHARE_KAFKA_BOOTSTRAP-} ]]; then
 	scripts/kafka.sh fetch
 	state=$(mktemp -d "${TMPDIR:-/tmp}/kshare-test-state.XXXXXX")
@@ -67,6 +88,22 @@ if [[ -z ${KSHARE_KAFKA_BOOTSTRAP-} ]]; then
 	eval "$env_lines"
 else
 	say "using the broker at KSHARE_KAFKA_BOOTSTRAP=$KSHARE_KAFKA_BOOTSTRAP"
+fi
+if [[ -n $pg_pid ]]; then
+	rc=0
+	wait "$pg_pid" || rc=$?
+	pg_pid=
+	if ((rc != 0)); then
+		rm -f "$pg_state.env"
+		say "PostgreSQL did not start (see above)"
+		exit "$rc"
+	fi
+	pg_env=$(<"$pg_state.env")
+	rm -f "$pg_state.env"
+	eval "$pg_env"
+else
+	# Only what follows the '@': the URL carries the password.
+	say "using the PostgreSQL server at KSHARE_PG_URL (...@${KSHARE_PG_URL##*@})"
 fi
 say "testing against Kafka at $KSHARE_KAFKA_BOOTSTRAP (SASL_SSL at ${KSHARE_KAFKA_SASL_BOOTSTRAP-none})"
 

@@ -12,7 +12,7 @@
 // as groups change.
 //
 // Neither takes a 'format' (table.FormatFree): print renders rows in
-// Flink's text form (query.Formatter, as the shell's changelog output
+// Flink's text form (render.Formatter, as the shell's changelog output
 // does), blackhole renders nothing. Neither can be read: a query over
 // their tables fails at Open, naming INSERT INTO as their use.
 //

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
 )
@@ -45,7 +45,7 @@ func (c connector) Options() *options.Set       { return c.opts }
 func (connector) Metadata() []table.MetadataKey { return nil }
 func (connector) TakesNoFormat()                {}
 func (c connector) NewSource(b *table.Bound) (table.Source, error) {
-	return unreadable{table: options.Cut(b.Def.Name), connector: c.name}, nil
+	return table.WriteOnly(b.Def.Name, c.name, ""), nil
 }
 
 // NewSink writes the table's physical columns: neither connector has
@@ -67,14 +67,6 @@ func (c connector) NewSink(b *table.Bound) (table.Sink, error) {
 
 // streams are where print writes; tests replace them.
 var streams = struct{ stdout, stderr io.Writer }{os.Stdout, os.Stderr}
-
-// unreadable is the source of a table that can only be written.
-type unreadable struct{ table, connector string }
-
-func (u unreadable) Open(context.Context, table.OpenOptions) (table.Stream, error) {
-	return nil, fmt.Errorf("table '%s' has connector '%s', which writes but cannot be read; use it as the target of INSERT INTO",
-		u.table, u.connector)
-}
 
 // sink is an open 'print' table when out is set, else a 'blackhole' one.
 type sink struct {
@@ -129,7 +121,7 @@ func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []
 func (w *writer) print(rec arrow.RecordBatch, kinds []table.RowKind) error {
 	w.fmts = w.fmts[:0]
 	for k, c := range w.cols {
-		w.fmts = append(w.fmts, query.Formatter(rec.Column(k), c.Type))
+		w.fmts = append(w.fmts, render.Formatter(rec.Column(k), c.Type))
 	}
 	b := w.buf[:0]
 	for i := 0; i < int(rec.NumRows()); i++ {

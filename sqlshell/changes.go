@@ -92,9 +92,9 @@ func (p *changelogPrinter) end() error                { return p.w.Flush() }
 // livePrinter keeps the current result of an updating query and draws it
 // as a table, in place of the drawing before, after each batch: Flink's
 // table result mode. A row is found again by its values, as Flink's
-// client does. A batch lists its -U rows before its +U rows, in the same
-// order of groups, so the n-th +U takes the place of the n-th -U: a row
-// stays where it is while its values change.
+// client does. A batch lists a group's -U right before its +U, so a +U
+// takes the place of the -U before it: a row stays where it is while its
+// values change.
 type livePrinter struct {
 	w       *bufio.Writer
 	cols    []table.Column

@@ -218,6 +218,11 @@ Ctrl-D, quit or exit leaves.
   ALTER TABLE name SET ('key' = 'value', ...);  ALTER TABLE name RESET ('key', ...);
   DROP TABLE [IF EXISTS] name;
   SHOW TABLES;  DESCRIBE name;  SHOW CREATE TABLE name;
+  CREATE MODEL [IF NOT EXISTS] name INPUT (col TYPE, ...) OUTPUT (col TYPE, ...)
+      WITH ('provider' = 'openai' | 'http' | 'command', ...);
+                               a model rows can be sent to: an OpenAI-compatible
+                               server, a JSON endpoint or a local program
+  DROP MODEL [IF EXISTS] name;  SHOW MODELS;  DESCRIBE MODEL name;  SHOW CREATE MODEL name;
   SHOW FUNCTIONS;              the scalar and aggregate functions SELECT can call
   SELECT cols FROM name [WHERE predicate] [GROUP BY cols [HAVING predicate]] [LIMIT n];
                                rows WHERE filters out are accepted too: consumed,
@@ -236,6 +241,10 @@ Ctrl-D, quit or exit leaves.
   SHOW TOPICS;  DESCRIBE TOPIC t;
                                a topic's partitions and reader configs, and a CREATE
                                TABLE proposed from its latest JSON records
+  CREATE TOPIC [IF NOT EXISTS] t [WITH ('partitions' = '3', 'replication' = '1',
+      'cleanup.policy' = 'compact', ...)];  any other key is a topic config
+  DROP TOPIC [IF EXISTS] t;    deletes the topic and every record in it, accepted or
+                               not; refused while a query or job of the session reads it
   SHOW SHARE GROUPS;  DESCRIBE SHARE GROUP 'g' [MEMBERS | CONFIG];
                                each partition's start offset and lag, the members,
                                the group's configs (DESCRIBE name says a table's group)

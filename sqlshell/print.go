@@ -11,9 +11,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/mattn/go-runewidth"
 
-	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/format/json"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
@@ -70,17 +73,13 @@ const (
 	// defaultHeight is the screen height assumed when the terminal does
 	// not say, the classic 24 lines.
 	defaultHeight = 24
-	// maxCellWidth bounds how wide a column grows to fit a value; longer
-	// values are printed whole and push the rest of their row to the right,
-	// which keeps every value readable without a screen-wide column.
-	maxCellWidth = 60
 )
 
 // formatters renders the columns of one batch as text.
 func formatters(cols []table.Column, rec arrow.RecordBatch) []func(int) (string, bool) {
 	fs := make([]func(int) (string, bool), len(cols))
 	for k, c := range cols {
-		fs[k] = query.Formatter(rec.Column(k), c.Type)
+		fs[k] = render.Formatter(rec.Column(k), c.Type)
 	}
 	return fs
 }
@@ -95,8 +94,9 @@ func formatters(cols []table.Column, rec arrow.RecordBatch) []func(int) (string,
 //	+----+-------+
 //
 // Column widths come from the header and the first screenful of rows; a
-// later value that is wider widens its column (up to maxCellWidth), and the
-// header is printed again so that the columns line up below it. On a
+// later value that is wider widens its column, and the header is printed
+// again so that the columns line up below it. No column is wider than cut
+// (the 'max-column-width' setting), which wider values are cut to. On a
 // terminal the header is also printed again every screen, so that the names
 // stay in sight while rows scroll.
 type tablePrinter struct {
@@ -118,7 +118,9 @@ type tablePrinter struct {
 	// theirs escaped, since a value is data a table must not let loose.
 	multiline bool
 	// cut, when above 0, is the 'max-column-width' setting: a value wider
-	// than that is cut to it, ending in "...", as Flink's SQL client does.
+	// than that is cut to it, ending in "...", as Flink's SQL client does,
+	// so that no column is wider. 0 shows values whole: a statement's
+	// result (SHOW, DESCRIBE) is the shell's own text, never cut.
 	cut int
 	// op, when not nil, gives each row's kind of change, shown in a first
 	// column 'op' (see newQueryPrinter).
@@ -223,7 +225,7 @@ func (p *tablePrinter) cells(vals []string) error {
 func (p *tablePrinter) fix() {
 	for _, row := range p.pending {
 		for k, v := range row {
-			if w := min(cellWidth(v), maxCellWidth); w > p.widths[k] {
+			if w := cellWidth(v); w > p.widths[k] {
 				p.widths[k] = w
 			}
 		}
@@ -243,7 +245,7 @@ func (p *tablePrinter) print(row []string) {
 	grow := false
 	height := 1
 	for k, v := range row {
-		if w := min(cellWidth(v), maxCellWidth); w > p.widths[k] {
+		if w := cellWidth(v); w > p.widths[k] {
 			p.widths[k] = w
 			grow = true
 		}
@@ -448,60 +450,130 @@ func (p *csvPrinter) end() error {
 	return p.flush()
 }
 
-// jsonPrinter writes one JSON object per row and line (JSON Lines).
+// jsonPrinter writes one JSON object per row and line (JSON Lines): the
+// row as format 'json' writes it (json.RowEncoder), so that the shell, a
+// program fed by kshare work and a json sink give the same text.
 type jsonPrinter struct {
 	w    *bufio.Writer
 	cols []table.Column
-	enc  *jsonRow
-	keys []string
+	enc  *json.RowEncoder
+	err  error // NewRowEncoder's, returned by every row
+	rec  arrow.RecordBatch
 	buf  []byte
 	op   func(i int) string // see newQueryPrinter
+	// result holds a statement's rows (cells) until end writes them.
+	result [][]string
 }
 
+// newJSONPrinter returns the printer of rows with cols. A statement's
+// result (cells) needs every column's type, as table.Result.Type gives.
 func newJSONPrinter(w *bufio.Writer, cols []table.Column) *jsonPrinter {
-	p := &jsonPrinter{w: w, cols: cols, keys: make([]string, len(cols))}
-	for k, c := range cols {
-		p.keys[k] = string(appendJSONString(nil, c.Name)) + ":"
+	p := &jsonPrinter{w: w, cols: cols}
+	p.enc, p.err = json.NewRowEncoder(cols)
+	if p.err != nil {
+		p.err = fmt.Errorf("output 'json': %w", p.err)
 	}
 	return p
 }
 
-func (p *jsonPrinter) batch(rec arrow.RecordBatch) { p.enc = newJSONRow(p.cols, rec) }
+func (p *jsonPrinter) batch(rec arrow.RecordBatch) { p.rec = rec }
 
 func (p *jsonPrinter) row(i int) error {
+	if p.err != nil {
+		return p.err
+	}
+	b := p.buf[:0]
 	if p.op != nil {
 		// {"op":"+U", then the row's members.
-		b := appendJSONString(append(p.buf[:0], `{"op":`...), p.op(i))
-		at := len(b)
-		b = p.enc.append(b, i)
-		b[at] = ','
-		p.buf = append(b, '\n')
-		_, err := p.w.Write(p.buf)
-		return err
+		b = append(append(b, `{"op":"`...), p.op(i)...)
+		b = append(b, '"')
 	}
-	p.buf = append(p.enc.append(p.buf[:0], i), '\n')
-	_, err := p.w.Write(p.buf)
+	at := len(b)
+	b, err := p.enc.AppendRow(b, p.rec, i)
+	if err != nil {
+		return fmt.Errorf("output 'json' cannot write a row: %w", err)
+	}
+	if p.op != nil {
+		if len(b)-at == 2 {
+			// The row has no members: {} after the op.
+			b = append(b[:at], '}')
+		} else {
+			b[at] = ','
+		}
+	}
+	p.buf = append(b, '\n')
+	_, err = p.w.Write(p.buf)
 	return err
 }
 
-// cells writes a statement's text result: every value is a string.
+// cells keeps a statement's row for end, which writes the result as a
+// batch of its columns' types: the same encoder, so counts and offsets are
+// numbers.
 func (p *jsonPrinter) cells(vals []string) error {
-	b := append(p.buf[:0], '{')
-	for k, v := range vals {
-		if k > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, p.keys[k]...)
-		b = appendJSONString(b, v)
-	}
-	b = append(b, '}', '\n')
-	p.buf = b
-	_, err := p.w.Write(b)
-	return err
+	p.result = append(p.result, vals)
+	return nil
 }
 
 func (p *jsonPrinter) flush() error { return p.w.Flush() }
-func (p *jsonPrinter) end() error   { return p.w.Flush() }
+
+func (p *jsonPrinter) end() error {
+	if len(p.result) > 0 {
+		if p.err != nil {
+			return p.err
+		}
+		rec, err := resultBatch(p.cols, p.result)
+		p.result = nil
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		p.batch(rec)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if err := p.row(i); err != nil {
+				return err
+			}
+		}
+	}
+	return p.w.Flush()
+}
+
+// resultBatch builds the Arrow batch of a statement's rows, whose columns
+// are STRING, INT or BIGINT (table.Result.Types); an integer column's ""
+// is NULL.
+func resultBatch(cols []table.Column, rows [][]string) (arrow.RecordBatch, error) {
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, (&table.Schema{Columns: cols}).Arrow())
+	defer rb.Release()
+	for _, r := range rows {
+		for k, c := range cols {
+			v := r[k]
+			if c.Type.Kind != table.Varchar && v == "" {
+				rb.Field(k).AppendNull()
+				continue
+			}
+			var err error
+			switch fb := rb.Field(k).(type) {
+			case *array.StringBuilder:
+				fb.Append(v)
+			case *array.Int32Builder:
+				var n int64
+				if n, err = strconv.ParseInt(v, 10, 32); err == nil {
+					fb.Append(int32(n))
+				}
+			case *array.Int64Builder:
+				var n int64
+				if n, err = strconv.ParseInt(v, 10, 64); err == nil {
+					fb.Append(n)
+				}
+			default:
+				return nil, fmt.Errorf("column %s: a statement's result has STRING, INT or BIGINT columns, not %s", table.QuoteIdent(c.Name), c.Type)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("column %s holds %q, which is not a %s", table.QuoteIdent(c.Name), v, c.Type)
+			}
+		}
+	}
+	return rb.NewRecordBatch(), nil
+}
 
 // plural says "1 row" or "3 rows".
 func plural(n int64, noun string) string {

@@ -97,16 +97,37 @@ func TestTablePrinter(t *testing.T) {
 	}
 }
 
-// A value wider than maxCellWidth is printed whole without widening its
-// column past the bound.
-func TestTablePrinterLongValue(t *testing.T) {
+// A value wider than 'max-column-width' (60 unless set) is cut to it with
+// '...', so that every line of the table is as wide as the others; '0'
+// shows it whole, its column as wide as it is.
+func TestTableCutsLongValues(t *testing.T) {
 	long := strings.Repeat("x", 100)
-	got := printTable(t, nil, []string{"v"}, []string{long})
-	if !strings.Contains(got, "| "+long+" |") {
-		t.Errorf("long value not printed whole:\n%s", got)
-	}
-	if !strings.HasPrefix(got, "+"+strings.Repeat("-", maxCellWidth+2)+"+\n") {
-		t.Errorf("column not bounded to %d:\n%s", maxCellWidth, got)
+	for _, c := range []struct {
+		name, set, cell string
+	}{
+		{"default", "", strings.Repeat("x", 57) + "..."},
+		{"set", "SET 'max-column-width' = '10';", "xxxxxxx..."},
+		{"whole", "SET 'max-column-width' = '0';", long},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			sh, _, _ := newMemShell(t, [][]int64{{1, 2}}, &out)
+			if err := sh.RunScript(t.Context(), "-e", c.set+"SELECT id, LPAD('', 100, 'x') AS v FROM t"); err != nil {
+				t.Fatal(err)
+			}
+			text := out.String()
+			text = text[strings.Index(text, "+"):] // after the SET's message
+			lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+			lines = lines[:len(lines)-1] // "2 rows"
+			if len(lines) != 6 || lines[3] != "|  1 | "+c.cell+" |" {
+				t.Fatalf("got\n%s\nwant the value as %q in every row", out.String(), c.cell)
+			}
+			for _, l := range lines {
+				if len(l) != len(lines[0]) {
+					t.Errorf("line %q is not as wide as the border %q", l, lines[0])
+				}
+			}
+		})
 	}
 }
 
@@ -192,8 +213,11 @@ func TestJSONPrinter(t *testing.T) {
 	}
 	p.end()
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	// The row as format 'json' writes it, in Flink's json format: a
+	// TIMESTAMP_LTZ in UTC ending in Z, a DOUBLE as the shortest number
+	// that reads back (in plain digits below 1e21).
 	want := []string{
-		`{"b":true,"i":-42,"d":1.5e+10,"nan":"NaN","dec":-12.50,"s":"tab\t\"q\"","bytes":"AAEC","ts":"2023-11-14 22:13:20.123","arr":[1,null],"m":{"k":7},"r":{"x":3,"y":"z"}}`,
+		`{"b":true,"i":-42,"d":15000000000,"nan":"NaN","dec":-12.50,"s":"tab\t\"q\"","bytes":"AAEC","ts":"2023-11-14 22:13:20.123Z","arr":[1,null],"m":{"k":7},"r":{"x":3,"y":"z"}}`,
 		`{"b":null,"i":null,"d":null,"nan":null,"dec":null,"s":null,"bytes":null,"ts":null,"arr":null,"m":null,"r":null}`,
 	}
 	if len(lines) != len(want) {
@@ -206,6 +230,47 @@ func TestJSONPrinter(t *testing.T) {
 		if !json.Valid([]byte(lines[i])) {
 			t.Errorf("line %d is not valid JSON: %s", i, lines[i])
 		}
+	}
+}
+
+// TestJSONStatementResult: a statement's result in json output has its
+// integer columns as numbers ("" is NULL there: a number not known), its
+// STRING columns as strings, an empty one included.
+func TestJSONStatementResult(t *testing.T) {
+	var b bytes.Buffer
+	sh, _, _ := newMemShell(t, nil, &b)
+	if err := sh.Run(t.Context(), "SET 'output' = 'json'"); err != nil {
+		t.Fatal(err)
+	}
+	res := &table.Result{
+		Columns: []string{"topic", "partition", "lag", "members"},
+		Types:   []*table.DataType{table.StringType(), table.IntType(), table.BigIntType(), table.StringType()},
+		Rows:    [][]string{{"orders", "0", "12", "m1, m2"}, {"say \"hi\"", "1", "", ""}},
+	}
+	if err := sh.printResult(res); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"topic":"orders","partition":0,"lag":12,"members":"m1, m2"}` + "\n" +
+		`{"topic":"say \"hi\"","partition":1,"lag":null,"members":""}` + "\n"
+	if b.String() != want {
+		t.Errorf("got\n%swant\n%s", b.String(), want)
+	}
+
+	// Without Types every column is a STRING.
+	b.Reset()
+	if err := sh.printResult(&table.Result{Columns: []string{"key", "value"}, Rows: [][]string{{"max-rows", "0"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"key":"max-rows","value":"0"}` + "\n"; b.String() != want {
+		t.Errorf("got %s, want %s", b.String(), want)
+	}
+
+	// A value that is not the number its column says is an error, not a
+	// string in a numeric column.
+	b.Reset()
+	bad := &table.Result{Columns: []string{"n"}, Types: []*table.DataType{table.BigIntType()}, Rows: [][]string{{"many"}}}
+	if err := sh.printResult(bad); err == nil || err.Error() != "column `n` holds \"many\", which is not a BIGINT" {
+		t.Errorf("error %v, want one naming the column and the value", err)
 	}
 }
 

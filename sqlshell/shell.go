@@ -55,8 +55,10 @@ type Engine interface {
 
 // Config is what a Shell needs besides its engine.
 type Config struct {
-	// Stdout receives results, Stderr messages and errors. In csv and json
-	// output only data goes to Stdout.
+	// Stdout receives results, Stderr messages and errors. A statement's
+	// notice goes to Stdout only in table output on a terminal (Height
+	// set); in csv and json output, and without a terminal, only data goes
+	// to Stdout.
 	Stdout, Stderr io.Writer
 	// Height, when not nil, says that Stdout is a terminal and returns its
 	// height in rows (0 when unknown, meaning 24). The table output then
@@ -249,6 +251,12 @@ func (s *Shell) printResult(res *table.Result) error {
 		cols := make([]table.Column, len(res.Columns))
 		for k, c := range res.Columns {
 			cols[k] = table.Column{Name: c}
+			// json writes a number as a number. The other outputs
+			// print a statement's cells as the text they are, left
+			// aligned in a table.
+			if format == OutputJSON {
+				cols[k].Type = res.Type(k)
+			}
 		}
 		p := newPrinter(format, s.out, cols, s.term())
 		if tp, ok := p.(*tablePrinter); ok {
@@ -269,7 +277,13 @@ func (s *Shell) printResult(res *table.Result) error {
 		}
 	}
 	if res.Message != "" {
-		if tabular(format) {
+		// A statement's notice ("table 't' created", "job 1 started") goes
+		// with the results only on a terminal: a script's standard output
+		// holds data alone (results, what a 'print' table writes), so
+		// that it can be redirected. A message that comes with rows
+		// (DESCRIBE's notes, DESCRIBE TOPIC's proposed table) is part of
+		// them.
+		if tabular(format) && (s.cfg.Height != nil || len(res.Columns) > 0) {
 			fmt.Fprintln(s.out, res.Message)
 		} else {
 			fmt.Fprintln(s.errOut, res.Message)
@@ -557,6 +571,13 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	count("rejected", src.Rejected, true)
 	count("acknowledgements refused", src.AckRefused, false)
 	count("acknowledgements unconfirmed", src.AckUnconfirmed, false)
+	// The consumer that gets these records again may be another process:
+	// this line is the only one of this query that says its rows will be
+	// seen twice.
+	count("accepts lost (delivered, their records come again)", src.AcceptsLost, false)
+	count("settled after their lock expired (not accepted)", src.LockExpired, false)
+	count("released on arrival, their lock nearly expired", src.ExpiredOnArrival, false)
+	count("fetched ahead and released at the end", src.FetchedAhead, false)
 	count("redelivered", src.Redelivered, true)
 	count("decode errors", src.DecodeErrors, true)
 	count("evaluation errors (left out)", src.EvalErrors, false)

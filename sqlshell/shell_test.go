@@ -58,13 +58,7 @@ func newMemShell(t *testing.T, batches [][]int64, stdout io.Writer) (*Shell, mem
 		t.Fatal(err)
 	}
 	src := c.Sources()[0]
-	for _, ids := range batches {
-		var rows []string
-		for _, id := range ids {
-			rows = append(rows, fmt.Sprintf(`{"id": %d}`, id))
-		}
-		src.Batches = append(src.Batches, tabletest.FromJSON(t, mem, src.Schema, 0, rows...)...)
-	}
+	src.Batches = tabletest.IDBatches(t, mem, src.Schema, batches...)
 	t.Cleanup(src.Release)
 	var stderr bytes.Buffer
 	return New(eng, Config{Stdout: stdout, Stderr: &stderr}), memTable{src, batches}, &stderr

@@ -2,11 +2,13 @@ package sqlshell
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
@@ -35,9 +37,12 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 	const gone = "(2 rows so far; cannot reach Kafka at kafka:9092 since 12:03:04, retrying; Ctrl-C stops the query)"
 	wait := func(what string, cond func(string) bool) {
 		t.Helper()
-		if !watch.Until(5*time.Second, func() bool { return cond(out.String()) }) {
-			t.Fatalf("%s: not shown within 5s; screen: %q", what, out.String())
-		}
+		kafkatest.Eventually(t, what+" shown", func() error {
+			if screen := out.String(); !cond(screen) {
+				return fmt.Errorf("screen: %q", screen)
+			}
+			return nil
+		})
 	}
 	src.Handing = func(i int) {
 		if i != 1 {
@@ -64,7 +69,8 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 }
 
 // TestStatsCountWhatTheBrokerConfirmed: --stats shows refused and
-// unconfirmed acknowledgements apart from accepted ones, and the dead
+// unconfirmed acknowledgements apart from accepted ones, the accepts lost
+// (records whose rows were delivered and that come again), and the dead
 // letters produced and failed (released), and the records whose rows could
 // not be evaluated ('scan.on-eval-error'), and a window's late records,
 // those past the allowed lateness apart; rows/s is
@@ -72,13 +78,14 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
 	var b bytes.Buffer
 	WriteStats(&b, 100, query.Stats{
-		Source:         table.Stats{Records: 120, Accepted: 100, AckRefused: 20, AckUnconfirmed: 3, DeadLettered: 4, DeadLetterFailed: 2, EvalErrors: 5},
+		Source:         table.Stats{Records: 120, Accepted: 100, AckRefused: 20, AckUnconfirmed: 3, AcceptsLost: 18, DeadLettered: 4, DeadLetterFailed: 2, EvalErrors: 5},
 		Elapsed:        12 * time.Second,
 		Working:        2 * time.Second,
 		Late:           9,
 		BeyondLateness: 2,
 	})
-	for _, want := range []string{"accepted: 100\n", "late (updated their window's row): 7\n", "beyond the allowed lateness (a new row for their window): 2\n", "acknowledgements refused: 20\n", "acknowledgements unconfirmed: 3\n", "rows/s: 50.0\n",
+	for _, want := range []string{"accepted: 100\n", "late (updated their window's row): 7\n", "beyond the allowed lateness (a new row for their window): 2\n", "acknowledgements refused: 20\n", "acknowledgements unconfirmed: 3\n",
+		"accepts lost (delivered, their records come again): 18\n", "rows/s: 50.0\n",
 		"dead-lettered (accepted): 4\n", "dead letters failed (released): 2\n", "evaluation errors (left out): 5\n", "elapsed: 12s\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("stats lack %q:\n%s", want, b.String())

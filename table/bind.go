@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kshare/kshare/internal/errlist"
 	"github.com/kshare/kshare/options"
 )
 
@@ -20,12 +21,13 @@ const (
 
 // TableOptions documents the keys every table has. Bind reads them before
 // it knows which declarations the other keys follow, so they are not
-// parsed with options.Parse; the set is the README's source.
+// parsed with options.Parse; the set is the source of the first table of
+// docs/connectors.md.
 var TableOptions = &options.Set{
 	Owner: "every table",
 	Options: []options.Option{
 		{Key: KeyConnector, Type: options.String, Required: true,
-			Description: "Connector that reads the table: 'kafka-sharegroup' (a share group's queue) or 'kafka' (the topic's log, read without taking); or that only writes it: 'filesystem' (files in a directory), 'print', 'blackhole'."},
+			Description: "Connector that reads the table: 'kafka-sharegroup' (a share group's queue) or 'kafka' (the topic's log, read without taking); or that only writes it: 'filesystem' (files in a directory), 'jdbc' (a PostgreSQL table), 'print', 'blackhole'."},
 		{Key: KeyFormat, Aliases: []string{KeyValueFormat}, Type: options.String, Required: true,
 			Description: "Format of the record values: 'json' or 'raw'; of a 'filesystem' table's files, 'csv', 'json' or 'parquet'. Required by every connector but 'print' and 'blackhole', which take none."},
 	},
@@ -36,7 +38,7 @@ var TableOptions = &options.Set{
 var ErrMetadata = errors.New("invalid metadata column")
 
 // BindError is every problem that binding one table definition found. Each
-// problem wraps its kind: options.ErrUnsupported, ErrMissing, ErrInvalid,
+// problem wraps its kind: options.ErrUnknownOption, ErrMissing, ErrInvalid,
 // ErrDuplicate or ErrConflict for the WITH clause, ErrUnknownConnector,
 // ErrUnknownFormat, ErrMetadata, ErrInvalidDefinition, or what the format
 // or the connector returned.
@@ -71,15 +73,7 @@ func NewTable(def *Definition) (*Table, error) { return Default.NewTable(def) }
 // reports every problem it can find in one *BindError.
 func (r *Registry) Bind(def *Definition) (*Bound, error) {
 	var problems []error
-	// A list of problems (options.Errors, errors.Join) is flattened, so
-	// that each is one problem of the BindError.
-	add := func(err error) {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			problems = append(problems, j.Unwrap()...)
-			return
-		}
-		problems = append(problems, err)
-	}
+	add := func(err error) { problems = errlist.Flatten(problems, err) }
 	schemaOK := true
 	if err := def.Validate(); err != nil {
 		add(err)
@@ -121,7 +115,7 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 					kvs = append(kvs, kv)
 					continue
 				}
-				add(options.Errorf(options.ErrUnsupported, kv.Key, "connector '%s' takes no '%s': it writes rows in a form of its own; remove the key",
+				add(options.Errorf(options.ErrUnknownOption, kv.Key, "connector '%s' takes no '%s': it writes rows in a form of its own; remove the key",
 					c.Name(), options.Cut(kv.Key)))
 			}
 		}
@@ -131,6 +125,10 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 		} else {
 			values, optionsOK = v, true
 		}
+	}
+	if _, ok := c.(KeyedConnector); c != nil && def.PrimaryKey != nil && !ok {
+		add(options.Errorf(ErrInvalidDefinition, "", "connector '%s' takes no PRIMARY KEY, since it does not write by key; remove the constraint (connector 'jdbc' takes one, and upserts by it)",
+			c.Name()))
 	}
 	if c != nil {
 		for _, col := range def.Schema.Columns {

@@ -34,6 +34,10 @@ type Catalog struct {
 	reg    *Registry
 	mu     sync.RWMutex
 	tables map[string]*Table // by foldName
+	// models are the session's models, by foldName: a namespace of their
+	// own, as in Flink, so that a model may share a table's name.
+	models map[string]*Model
+	binder ModelBinder // checks CREATE MODEL; see SetModelBinder
 }
 
 // NewCatalog returns an empty catalog whose CREATE TABLE statements use the
@@ -43,7 +47,7 @@ func NewCatalog() *Catalog { return NewCatalogWith(Default) }
 // NewCatalogWith returns an empty catalog whose CREATE TABLE statements use
 // reg.
 func NewCatalogWith(reg *Registry) *Catalog {
-	return &Catalog{reg: reg, tables: map[string]*Table{}}
+	return &Catalog{reg: reg, tables: map[string]*Table{}, models: map[string]*Model{}}
 }
 
 // foldName is a key under which names equal ignoring case (as
@@ -131,10 +135,16 @@ func (c *Catalog) noTable(name string) error {
 	for _, t := range c.tables {
 		names = append(names, t.Name())
 	}
+	return notFound(ErrNoTable, "table", name, names)
+}
+
+// notFound is the error, wrapping kind, for a what (a table, a model)
+// that names does not hold, with the nearest of them when one is near.
+func notFound(kind error, what, name string, names []string) error {
 	if near := options.Closest(name, names); near != "" {
-		return options.Errorf(ErrNoTable, name, "table '%s' does not exist (did you mean '%s'?)", options.Cut(name), options.Cut(near))
+		return options.Errorf(kind, name, "%s '%s' does not exist (did you mean '%s'?)", what, options.Cut(name), options.Cut(near))
 	}
-	return options.Errorf(ErrNoTable, name, "table '%s' does not exist", options.Cut(name))
+	return options.Errorf(kind, name, "%s '%s' does not exist", what, options.Cut(name))
 }
 
 // alter binds the table's definition with st's options changed, as CREATE
@@ -180,25 +190,45 @@ func (c *Catalog) List() []*Table {
 		out = append(out, t)
 	}
 	c.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool {
-		a, b := strings.ToLower(out[i].Name()), strings.ToLower(out[j].Name())
+	sortByName(out, (*Table).Name)
+	return out
+}
+
+// sortByName sorts xs by their names ignoring case, and names equal so by
+// their spelling.
+func sortByName[T any](xs []T, name func(T) string) {
+	sort.Slice(xs, func(i, j int) bool {
+		a, b := strings.ToLower(name(xs[i])), strings.ToLower(name(xs[j]))
 		if a != b {
 			return a < b
 		}
-		return out[i].Name() < out[j].Name()
+		return name(xs[i]) < name(xs[j])
 	})
-	return out
 }
 
 // Result is what a statement returns: rows under column headings, or a
 // message.
 type Result struct {
 	Columns []string
+	// Types are the columns' types, in the order of Columns, each
+	// STRING, INT or BIGINT; nil when every column is a STRING. An
+	// integer column's value is the number in decimal, or "" for NULL (a
+	// number not known), so that the json output can write 42 and null
+	// where a STRING column's values stay strings ("42", "").
+	Types   []*DataType
 	Rows    [][]string
 	Message string
 	// Job is the job an INSERT started, running when the result is
 	// returned; nil for other statements.
 	Job Job
+}
+
+// Type is the type of column k: Types[k], or STRING without Types.
+func (r *Result) Type(k int) *DataType {
+	if r.Types == nil {
+		return StringType()
+	}
+	return r.Types[k]
 }
 
 // A Job is a running INSERT INTO ... SELECT: rows read from a source,
@@ -261,10 +291,12 @@ type JobStats struct {
 }
 
 // Columns of DESCRIBE's result.
-var DescribeColumns = []string{"name", "type", "null", "extras", "watermark", "comment"}
+var DescribeColumns = []string{"name", "type", "null", "key", "extras", "watermark", "comment"}
 
 // Exec runs a CREATE TABLE, DROP TABLE, SHOW TABLES, DESCRIBE or SHOW CREATE
-// TABLE. Other statements are an error wrapping ErrNotCatalogStatement.
+// TABLE, and their kin for models: CREATE MODEL, DROP MODEL, SHOW MODELS,
+// DESCRIBE MODEL and SHOW CREATE MODEL. Other statements are an error
+// wrapping ErrNotCatalogStatement.
 //
 //   - CREATE TABLE binds the definition (NewTable, against the catalog's
 //     registry) and adds it; the message says so.
@@ -276,7 +308,17 @@ var DescribeColumns = []string{"name", "type", "null", "extras", "watermark", "c
 //     WATERMARK on the column) and comment.
 //   - SHOW CREATE TABLE has one column, 'create table', and one row: the
 //     canonical DDL, secrets masked.
+//   - CREATE MODEL binds the definition with the catalog's ModelBinder
+//     (SetModelBinder) and adds it; DROP MODEL removes it. Models have
+//     names of their own: a model may share a table's name.
+//   - SHOW MODELS has one column, 'model name'; SHOW CREATE MODEL one,
+//     'create model', with the canonical DDL, secrets masked.
+//   - DESCRIBE MODEL has a row per column, the INPUT columns first: name,
+//     type, null (TRUE or FALSE), is input (TRUE or FALSE) and comment.
 func (c *Catalog) Exec(st Statement) (*Result, error) {
+	if res, ok, err := c.execModel(st); ok {
+		return res, err
+	}
 	switch st := st.(type) {
 	case *CreateTable:
 		name := st.Def.Name
@@ -327,6 +369,11 @@ func (c *Catalog) Exec(st Statement) (*Result, error) {
 		}
 		res := &Result{Columns: DescribeColumns, Rows: [][]string{}}
 		def := t.Bound.Def
+		// Flink marks each key column with the whole key: PRI(a, b).
+		pri := ""
+		if k := def.PrimaryKey; k != nil {
+			pri = "PRI(" + strings.Join(k.Columns, ", ") + ")"
+		}
 		for _, col := range def.Columns() {
 			null := "TRUE"
 			if !col.Type.Nullable() {
@@ -340,7 +387,11 @@ func (c *Catalog) Exec(st Statement) (*Result, error) {
 			case col.IsProctime():
 				typ += " *PROCTIME*"
 			}
-			res.Rows = append(res.Rows, []string{col.Name, typ, null, col.Extras(), wm, col.Comment})
+			key := ""
+			if def.PrimaryKey != nil && slices.ContainsFunc(def.PrimaryKey.Columns, func(k string) bool { return strings.EqualFold(k, col.Name) }) {
+				key = pri
+			}
+			res.Rows = append(res.Rows, []string{col.Name, typ, null, key, col.Extras(), wm, col.Comment})
 		}
 		return res, nil
 	case *ShowCreateTable:

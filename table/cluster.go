@@ -113,3 +113,47 @@ func (s *AlterShareGroup) String() string {
 }
 
 func (s *DropShareGroup) String() string { return "DROP SHARE GROUP " + QuoteString(s.Group) }
+
+// CreateTopic is CREATE TOPIC [IF NOT EXISTS] name [WITH ('key' = 'value',
+// ...)]. Options holds the WITH clause's pairs as written, nil without
+// one: the engine tells kshare's own keys (the partition count, the
+// replication factor) from the topic configs it hands to the broker.
+type CreateTopic struct {
+	Topic       string
+	IfNotExists bool
+	Options     []options.KV
+}
+
+// DropTopic is DROP TOPIC [IF EXISTS] name: one topic, named exactly.
+type DropTopic struct {
+	Topic    string
+	IfExists bool
+}
+
+// String masks nothing: a topic's configs hold no secrets.
+func (s *CreateTopic) String() string {
+	out := "CREATE TOPIC "
+	if s.IfNotExists {
+		out += "IF NOT EXISTS "
+	}
+	out += QuoteString(s.Topic)
+	if s.Options != nil {
+		pairs := make([]string, len(s.Options))
+		for i, kv := range s.Options {
+			pairs[i] = QuoteString(kv.Key) + " = " + QuoteString(kv.Value)
+		}
+		out += " WITH (" + strings.Join(pairs, ", ") + ")"
+	}
+	return out
+}
+
+func (s *DropTopic) String() string {
+	out := "DROP TOPIC "
+	if s.IfExists {
+		out += "IF EXISTS "
+	}
+	return out + QuoteString(s.Topic)
+}
+
+func (*CreateTopic) statement() {}
+func (*DropTopic) statement()   {}

@@ -165,6 +165,24 @@ type Source interface {
 	Open(ctx context.Context, o OpenOptions) (Stream, error)
 }
 
+// WriteOnly is the Source of a table whose connector only writes ('print',
+// 'blackhole', 'filesystem'): opening it says so and what to do, and hint,
+// if any, is said after that.
+func WriteOnly(name, connector, hint string) Source {
+	return writeOnly{name, connector, hint}
+}
+
+type writeOnly struct{ table, connector, hint string }
+
+func (w writeOnly) Open(context.Context, OpenOptions) (Stream, error) {
+	hint := ""
+	if w.hint != "" {
+		hint = ", and " + w.hint
+	}
+	return nil, fmt.Errorf("table '%s' has connector '%s', which kshare writes but cannot read; use it as the target of INSERT INTO%s",
+		options.Cut(w.table), w.connector, hint)
+}
+
 // A Looker is a Source that reads without taking: it joins no share group
 // and settles nothing, so a query over it consumes nothing, not even the
 // records its WHERE filters out (TABLE(PEEK(TABLE t)) reads so).
@@ -183,6 +201,14 @@ type OpenOptions struct {
 	// Logger receives the source's warnings (rejected records, say); nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// Limit, if above 0, is the most records the reader will need: it
+	// takes that many rows at most (a query's LIMIT or max-rows), and
+	// every record gives it one or more. A source that takes records from
+	// a broker ahead of its reader (a share group's poll, whose records it
+	// locks and must hand back) then takes no more than that many at a
+	// time. 0: no bound, or one that says nothing of how many records the
+	// reader needs (a WHERE that drops rows, an aggregation).
+	Limit int64
 }
 
 // A Stream is an open read of a table: a sequence of batches, each of which
@@ -268,6 +294,15 @@ type Acker interface {
 	Abandon()
 }
 
+// NoAck is the Acker of batches whose rows settle nothing: a plain
+// reader's (it read without taking), an at-most-once source's (accepted on
+// receipt), or a row that came from no record (SELECT 1).
+type NoAck struct{}
+
+func (NoAck) Mark(int, Disposition) {}
+func (NoAck) Done()                 {}
+func (NoAck) Abandon()              {}
+
 // A RowFailer is an Acker whose table has a policy for rows that a query
 // cannot evaluate (a division by zero, a CAST that does not fit):
 // kafka-sharegroup's 'scan.on-eval-error'. The query then leaves such rows
@@ -296,7 +331,7 @@ type Stats struct {
 	Accepted     int64
 	Released     int64
 	Rejected     int64
-	Redelivered  int64 // records seen with a delivery count above 1
+	Redelivered  int64 // records received with a delivery count above 1 (see AcceptsLost)
 	DecodeErrors int64
 	// EvalErrors counts records whose row a query could not evaluate and
 	// that the table's policy settled (RowFailer) instead of failing it.
@@ -313,7 +348,30 @@ type Stats struct {
 	// AckUnconfirmed counts those sent without an answer yet.
 	AckRefused     int64
 	AckUnconfirmed int64
-	Consumers      []ConsumerStats
+	// AcceptsLost counts records this stream accepted (their rows
+	// delivered, or filtered out) whose accept the broker did not apply:
+	// refused or never sent, or still unanswered when the stream closed
+	// (a broker that stalled or went away). The broker delivers each of
+	// them again, to this stream or to another consumer (another process,
+	// say), so their rows are seen twice; only the consumer that receives
+	// one again counts it in Redelivered.
+	AcceptsLost int64
+	// LockExpired counts records settled after their lock may have run
+	// out: the broker may have handed them to another consumer as well,
+	// and it answers an acknowledgement of a record that consumer has
+	// since settled as if it were applied, so they are counted here and
+	// in none of Accepted, Released and Rejected.
+	LockExpired int64
+	// ExpiredOnArrival counts records released undelivered because their
+	// lock had nearly run out when the client handed them over (it had
+	// fetched them while the previous poll was still being delivered).
+	ExpiredOnArrival int64
+	// FetchedAhead counts records the client acquired beyond what the
+	// stream needed and that went back undelivered when it closed, their
+	// delivery count raised: franz-go can start the next fetch while a
+	// poll takes the last one's records (see connector/locks.go).
+	FetchedAhead int64
+	Consumers    []ConsumerStats
 	// Unreachable is when the stream's brokers (Brokers) stopped
 	// answering, while none answers; zero otherwise.
 	Unreachable time.Time
@@ -362,6 +420,17 @@ type FormatChooser interface {
 	OwnFormats() []string
 }
 
+// A KeyedConnector takes a PRIMARY KEY ... NOT ENFORCED on its tables: its
+// sink writes by the key (the 'jdbc' connector upserts and deletes by
+// it). Bind refuses a key on a table of any other connector, as Flink's
+// connectors that cannot honour a key do, rather than let a reader believe
+// the key means something. It is a capability found by type assertion.
+type KeyedConnector interface {
+	Connector
+	// TakesPrimaryKey marks the connector; it does nothing.
+	TakesPrimaryKey()
+}
+
 // ErrCannotWrite is returned by NewSink for a table whose connector only
 // reads.
 var ErrCannotWrite = errors.New("connector cannot write")
@@ -371,7 +440,7 @@ var ErrCannotWrite = errors.New("connector cannot write")
 func NewSink(t *Bound) (Sink, error) {
 	s, ok := t.Connector.(Sinker)
 	if !ok {
-		return nil, fmt.Errorf("%w: table '%s' has connector '%s', which can read but not write (INSERT INTO needs a table whose connector writes: 'kafka', 'filesystem', 'print' or 'blackhole')",
+		return nil, fmt.Errorf("%w: table '%s' has connector '%s', which can read but not write (INSERT INTO needs a table whose connector writes: 'kafka', 'filesystem', 'jdbc', 'print' or 'blackhole')",
 			ErrCannotWrite, options.Cut(t.Def.Name), t.Connector.Name())
 	}
 	return s.NewSink(t)
@@ -438,6 +507,17 @@ type ChangelogSink interface {
 	TakesChanges()
 }
 
+// A KeyedSink writes by the table's PRIMARY KEY (see KeyedConnector): an
+// updating query's changes replace, by key, the rows of earlier ones, so
+// INSERT INTO checks at statement time that the query's rows are keyed by
+// the same columns. It is a capability found by type assertion.
+type KeyedSink interface {
+	Sink
+	// PrimaryKey are the positions among Columns of the key's columns,
+	// in key order.
+	PrimaryKey() []int
+}
+
 // A ChangelogWriter writes an updating query's batches: kinds[i] is what
 // row i of rec is. One batch is written at a time, since a batch's rows
 // replace earlier ones; it keeps neither rec nor kinds, and done comes as
@@ -471,3 +551,47 @@ type RowError struct {
 
 func (e *RowError) Error() string { return fmt.Sprintf("row %d: %v", e.Row+1, e.Err) }
 func (e *RowError) Unwrap() error { return e.Err }
+
+// Origin is where a row came from: its record's coordinates and, for a
+// record read through a share group, how often the broker has handed it
+// out. A worker that runs a program per row tells it these (kshare work's
+// KSHARE_* environment), logs them with what the program said, and a query
+// names them in the error of a row it could not evaluate.
+type Origin struct {
+	Topic         string
+	Partition     int32
+	Offset        int64
+	DeliveryCount int32 // 0 for a record read by no share group
+	Key           []byte
+}
+
+// RowOrigins is what a batch's Acker implements when it can tell which
+// record gave each row of the batch; a reader finds it by type assertion.
+// ok is false for a row out of range.
+type RowOrigins interface {
+	RowOrigin(row int) (o Origin, ok bool)
+}
+
+// Error is an error of one table: "table 'orders': ..." or, with Op, "read
+// table 'orders': ...". Connectors, sinks and the engine build it rather
+// than format the prefix, so that a caller that adds what it was doing
+// (Op) finds the table named once.
+type Error struct {
+	Table string // the table's name
+	Op    string // what failed ("read", "open"); empty when Err says it
+	Err   error
+}
+
+func (e *Error) Error() string {
+	if e.Op == "" {
+		return fmt.Sprintf("table '%s': %v", options.Cut(e.Table), e.Err)
+	}
+	return fmt.Sprintf("%s table '%s': %v", e.Op, options.Cut(e.Table), e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf is an *Error of table name whose Err is fmt.Errorf(format, args...).
+func Errorf(name, format string, args ...any) error {
+	return &Error{Table: name, Err: fmt.Errorf(format, args...)}
+}

@@ -95,34 +95,51 @@ func (d *Definition) write(b *strings.Builder, ifNotExists bool, mask func(strin
 	for i, c := range cols {
 		b.WriteString("  ")
 		b.WriteString(c.String())
-		if i < len(cols)-1 || d.Watermark != nil {
+		if i < len(cols)-1 || d.Watermark != nil || d.PrimaryKey != nil {
 			b.WriteString(",")
 		}
 		b.WriteString("\n")
 	}
 	if w := d.Watermark; w != nil {
-		fmt.Fprintf(b, "  WATERMARK FOR %s AS %s\n", QuoteIdent(w.Column), w.Expr)
+		fmt.Fprintf(b, "  WATERMARK FOR %s AS %s", QuoteIdent(w.Column), w.Expr)
+		if d.PrimaryKey != nil {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	if k := d.PrimaryKey; k != nil {
+		// Flink's SHOW CREATE TABLE writes the key as a table constraint
+		// whichever way it was declared.
+		fmt.Fprintf(b, "  %s\n", k)
 	}
 	b.WriteString(")")
 	if d.Comment != "" {
 		b.WriteString(" COMMENT ")
 		b.WriteString(QuoteString(d.Comment))
 	}
-	if len(d.Options) > 0 {
-		b.WriteString("\nWITH (\n")
-		for i, kv := range d.Options {
-			v := kv.Value
-			if mask != nil && mask(kv.Key) {
-				v = Masked
-			}
-			fmt.Fprintf(b, "  %s = %s", QuoteString(kv.Key), QuoteString(v))
-			if i < len(d.Options)-1 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString(")")
+	writeWith(b, d.Options, mask)
+}
+
+// writeWith writes a WITH clause of opts on lines of their own, the value
+// of every key for which mask returns true as Masked; nothing when opts is
+// empty.
+func writeWith(b *strings.Builder, opts []options.KV, mask func(string) bool) {
+	if len(opts) == 0 {
+		return
 	}
+	b.WriteString("\nWITH (\n")
+	for i, kv := range opts {
+		v := kv.Value
+		if mask != nil && mask(kv.Key) {
+			v = Masked
+		}
+		fmt.Fprintf(b, "  %s = %s", QuoteString(kv.Key), QuoteString(v))
+		if i < len(opts)-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(")")
 }
 
 // String is the column as CREATE TABLE declares it:
@@ -196,6 +213,10 @@ func (d *Definition) Equal(o *Definition) bool {
 		(d.Watermark != nil && *d.Watermark != *o.Watermark) {
 		return false
 	}
+	if (d.PrimaryKey == nil) != (o.PrimaryKey == nil) ||
+		(d.PrimaryKey != nil && (d.PrimaryKey.Name != o.PrimaryKey.Name || !slices.Equal(d.PrimaryKey.Columns, o.PrimaryKey.Columns))) {
+		return false
+	}
 	for i, c := range d.Computed {
 		// The type is derived when bound, not declared.
 		oc := o.Computed[i]
@@ -216,6 +237,10 @@ func (d *Definition) Clone() *Definition {
 	if d.Watermark != nil {
 		w := *d.Watermark
 		c.Watermark = &w
+	}
+	if d.PrimaryKey != nil {
+		k := PrimaryKey{Name: d.PrimaryKey.Name, Columns: slices.Clone(d.PrimaryKey.Columns)}
+		c.PrimaryKey = &k
 	}
 	return &c
 }
@@ -283,11 +308,52 @@ func (d *Definition) Validate() error {
 			bad("WATERMARK FOR '%s': the delay %s is negative; write the column minus a positive INTERVAL", options.Cut(w.Column), w.Delay)
 		}
 	}
+	for _, m := range d.KeyProblems() {
+		bad("%s", m)
+	}
 	return errors.Join(errs...)
 }
 
+// KeyProblems says what is wrong with the PRIMARY KEY's columns, one
+// message each (none without a key): each must be a physical column of
+// the table, named once, since a metadata or computed column is not
+// stored where the key finds rows. The parser reports them at the
+// constraint; Validate wraps them in ErrInvalidDefinition.
+func (d *Definition) KeyProblems() []string {
+	k := d.PrimaryKey
+	if k == nil {
+		return nil
+	}
+	if len(k.Columns) == 0 {
+		return []string{"the PRIMARY KEY names no column"}
+	}
+	var out []string
+	all := d.Columns()
+	for i, name := range k.Columns {
+		j := d.Index(name)
+		switch {
+		case j < 0:
+			names := make([]string, 0, len(all))
+			for _, c := range all {
+				if c.Expr == "" && !c.Metadata {
+					names = append(names, QuoteIdent(c.Name))
+				}
+			}
+			out = append(out, fmt.Sprintf("PRIMARY KEY column '%s' is not a column of table '%s' (its physical columns: %s)",
+				options.Cut(name), options.Cut(d.Name), strings.Join(names, ", ")))
+		case all[j].Expr != "":
+			out = append(out, fmt.Sprintf("PRIMARY KEY column '%s' is a computed column; a key is made of physical columns", options.Cut(name)))
+		case all[j].Metadata:
+			out = append(out, fmt.Sprintf("PRIMARY KEY column '%s' is a METADATA column; a key is made of physical columns", options.Cut(name)))
+		case slices.IndexFunc(k.Columns[:i], func(c string) bool { return strings.EqualFold(c, name) }) >= 0:
+			out = append(out, fmt.Sprintf("PRIMARY KEY names column '%s' twice", options.Cut(name)))
+		}
+	}
+	return out
+}
+
 // MetadataMarkdown documents a connector's metadata keys as a Markdown
-// table (key, type, description), for the README.
+// table (key, type, description), for docs/connectors.md.
 func MetadataMarkdown(keys []MetadataKey) string {
 	var b strings.Builder
 	b.WriteString("| Key | Type | Description |\n| --- | --- | --- |\n")

@@ -2,12 +2,8 @@ package table
 
 import (
 	"errors"
-	"fmt"
-	"sort"
-	"strings"
-	"sync"
 
-	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/internal/named"
 )
 
 // A Registry holds connectors and formats by name. Components register in
@@ -15,15 +11,12 @@ import (
 // separate Registry serves tests and embedders that want only their own
 // components. It is safe for concurrent use.
 type Registry struct {
-	mu         sync.RWMutex
-	connectors map[string]Connector
-	formats    map[string]Format
+	connectors named.Set[Connector]
+	formats    named.Set[Format]
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	return &Registry{connectors: map[string]Connector{}, formats: map[string]Format{}}
-}
+func NewRegistry() *Registry { return &Registry{} }
 
 // Default is the registry that RegisterConnector, RegisterFormat, the
 // Lookup functions, Bind and NewCatalog use.
@@ -44,7 +37,7 @@ func (r *Registry) RegisterConnector(c Connector) {
 	if c == nil {
 		panic("table: RegisterConnector of nil connector")
 	}
-	register(r, r.connectors, c.Name(), c, "RegisterConnector", "connector")
+	r.connectors.Add(c.Name(), c, "table: connector")
 }
 
 // RegisterFormat makes f available under f.Name(); it panics as the
@@ -53,21 +46,7 @@ func (r *Registry) RegisterFormat(f Format) {
 	if f == nil {
 		panic("table: RegisterFormat of nil format")
 	}
-	register(r, r.formats, f.Name(), f, "RegisterFormat", "format")
-}
-
-// register adds v to m under name; call names the caller for the panic of
-// an empty name, what the kind of thing for that of a name taken.
-func register[T any](r *Registry, m map[string]T, name string, v T, call, what string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if name == "" {
-		panic(fmt.Sprintf("table: %s of a %s with an empty name", call, what))
-	}
-	if _, dup := m[name]; dup {
-		panic(fmt.Sprintf("table: %s %q registered twice", what, name))
-	}
-	m[name] = v
+	r.formats.Add(f.Name(), f, "table: format")
 }
 
 // ErrUnknownConnector and ErrUnknownFormat are returned (wrapped) for a
@@ -93,65 +72,16 @@ func Formats() []Format { return Default.Formats() }
 // case-sensitive, as in Flink). The error of an unknown name wraps
 // ErrUnknownConnector and lists the known ones.
 func (r *Registry) LookupConnector(name string) (Connector, error) {
-	return lookup(r, r.connectors, name, ErrUnknownConnector)
+	return r.connectors.Get(name, ErrUnknownConnector)
 }
 
 // LookupFormat finds a format by name, as LookupConnector does.
 func (r *Registry) LookupFormat(name string) (Format, error) {
-	return lookup(r, r.formats, name, ErrUnknownFormat)
-}
-
-// lookup finds name in m; the error of an unknown name wraps kind and
-// lists the names m has.
-func lookup[T any](r *Registry, m map[string]T, name string, kind error) (T, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if v, ok := m[name]; ok {
-		return v, nil
-	}
-	var zero T
-	return zero, unknown(kind, name, sortedKeys(m))
-}
-
-func unknown(kind error, name string, known []string) error {
-	list := strings.Join(known, ", ")
-	if len(known) == 0 {
-		list = "none registered"
-	}
-	if near := options.Closest(name, known); near != "" {
-		return fmt.Errorf("%w '%s' (did you mean '%s'? known: %s)", kind, options.Cut(name), near, list)
-	}
-	return fmt.Errorf("%w '%s' (known: %s)", kind, options.Cut(name), list)
+	return r.formats.Get(name, ErrUnknownFormat)
 }
 
 // Connectors lists the registry's connectors by name.
-func (r *Registry) Connectors() []Connector {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return sortedValues(r.connectors)
-}
+func (r *Registry) Connectors() []Connector { return r.connectors.Values() }
 
 // Formats lists the registry's formats by name.
-func (r *Registry) Formats() []Format {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return sortedValues(r.formats)
-}
-
-func sortedKeys[T any](m map[string]T) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func sortedValues[T any](m map[string]T) []T {
-	keys := sortedKeys(m)
-	out := make([]T, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, m[k])
-	}
-	return out
-}
+func (r *Registry) Formats() []Format { return r.formats.Values() }

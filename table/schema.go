@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,6 +99,59 @@ type Definition struct {
 	Computed []Computed
 	// Watermark is the WATERMARK clause, nil without one.
 	Watermark *Watermark
+	// PrimaryKey is the PRIMARY KEY (...) NOT ENFORCED constraint, nil
+	// without one. Only a connector that upserts by it takes one
+	// (KeyedConnector); Bind refuses it elsewhere.
+	PrimaryKey *PrimaryKey
+}
+
+// PrimaryKey is PRIMARY KEY (columns) NOT ENFORCED, as a table constraint
+// or on one column. NOT ENFORCED is the only mode, as in Flink: kshare
+// does not own the data and never checks that keys are unique; a sink
+// that upserts uses the key to find the row a change replaces.
+type PrimaryKey struct {
+	// Name is the constraint's name (CONSTRAINT name PRIMARY KEY ...),
+	// empty when it has none.
+	Name string
+	// Columns are the key's columns, in the order written; each is a
+	// physical column of the table.
+	Columns []string
+}
+
+// String is the constraint as CREATE TABLE declares it.
+func (k *PrimaryKey) String() string {
+	var b strings.Builder
+	if k.Name != "" {
+		b.WriteString("CONSTRAINT " + QuoteIdent(k.Name) + " ")
+	}
+	b.WriteString("PRIMARY KEY (")
+	for i, c := range k.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteIdent(c))
+	}
+	b.WriteString(") NOT ENFORCED")
+	return b.String()
+}
+
+// KeyIndexes are the positions of the primary key's columns among the
+// physical columns of d (Schema.Physical), in key order; nil without a
+// key, or when a key column is not a physical column (Validate says so).
+func (d *Definition) KeyIndexes() []int {
+	if d.PrimaryKey == nil {
+		return nil
+	}
+	phys, _ := d.Schema.Physical()
+	out := make([]int, 0, len(d.PrimaryKey.Columns))
+	for _, name := range d.PrimaryKey.Columns {
+		k := slices.IndexFunc(phys, func(c Column) bool { return strings.EqualFold(c.Name, name) })
+		if k < 0 {
+			return nil
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // Computed is a computed column and its position among all the columns of

@@ -64,6 +64,32 @@ type Insert struct {
 	Select string
 }
 
+// CreateModel is CREATE [TEMPORARY] MODEL [IF NOT EXISTS]; Def.IfNotExists
+// tells which. TEMPORARY changes nothing: every model lives in the
+// session, as every table does.
+type CreateModel struct {
+	Def *ModelDefinition
+}
+
+// DropModel is DROP [TEMPORARY] MODEL [IF EXISTS] name.
+type DropModel struct {
+	Name     string
+	IfExists bool
+}
+
+// ShowModels is SHOW MODELS.
+type ShowModels struct{}
+
+// DescribeModel is DESCRIBE MODEL name (or DESC MODEL name).
+type DescribeModel struct {
+	Name string
+}
+
+// ShowCreateModel is SHOW CREATE MODEL name.
+type ShowCreateModel struct {
+	Name string
+}
+
 // ShowJobs is SHOW JOBS: the session's INSERT jobs.
 type ShowJobs struct{}
 
@@ -103,6 +129,32 @@ func (*DescribeShareGroup) statement() {}
 func (*ResetShareGroup) statement()    {}
 func (*AlterShareGroup) statement()    {}
 func (*DropShareGroup) statement()     {}
+func (*CreateModel) statement()        {}
+func (*DropModel) statement()          {}
+func (*ShowModels) statement()         {}
+func (*DescribeModel) statement()      {}
+func (*ShowCreateModel) statement()    {}
+
+// String masks the values of keys that look secret, as
+// ModelDefinition.String does.
+func (s *CreateModel) String() string {
+	var b strings.Builder
+	s.Def.write(&b, s.Def.IfNotExists, options.LooksSecret)
+	return b.String()
+}
+
+func (s *DropModel) String() string {
+	if s.IfExists {
+		return "DROP MODEL IF EXISTS " + QuoteIdent(s.Name)
+	}
+	return "DROP MODEL " + QuoteIdent(s.Name)
+}
+
+func (*ShowModels) String() string { return "SHOW MODELS" }
+
+func (s *DescribeModel) String() string { return "DESCRIBE MODEL " + QuoteIdent(s.Name) }
+
+func (s *ShowCreateModel) String() string { return "SHOW CREATE MODEL " + QuoteIdent(s.Name) }
 
 // String masks secrets as Definition.String does.
 func (s *CreateTable) String() string {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/kshare/kshare/internal/ddltest"
+	"github.com/kshare/kshare/model"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
@@ -34,7 +35,7 @@ func TestBindErrorKinds(t *testing.T) {
 	for src, kinds := range map[string][]error{
 		"CREATE TABLE t (a INT) WITH ('connector' = 'x', 'format' = 'y')":                                               {table.ErrUnknownConnector, table.ErrUnknownFormat},
 		"CREATE TABLE t (a INT) WITH ('format' = 'json')":                                                               {options.ErrMissing},
-		"CREATE TABLE t (a INT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json', 'topics' = 'x')":             {options.ErrUnsupported, options.ErrMissing},
+		"CREATE TABLE t (a INT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json', 'topics' = 'x')":             {options.ErrUnknownOption, options.ErrMissing},
 		"CREATE TABLE t (a INT, p SMALLINT METADATA FROM 'partition', q INT METADATA FROM 'nope') " + withOK:            {table.ErrMetadata},
 		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'source.parallelism' = '0'", 1):           {options.ErrInvalid, options.ErrMissing},
 		"CREATE TABLE t (a INT) " + strings.Replace(withOK, "'topic' = 't'", "'topic' = 't', 'topic' = 'u'", 1):         {options.ErrDuplicate},
@@ -300,10 +301,15 @@ func TestRegistryPanics(t *testing.T) {
 	}
 }
 
-// TestDeclarations guards the data the table layer and the README rely
+// TestDeclarations guards the data the table layer and the docs rely
 // on: no key declared twice, defaults that parse, descriptions present.
+// The model providers' declarations are held to the same.
 func TestDeclarations(t *testing.T) {
-	for _, set := range []*options.Set{table.TableOptions, ddltest.Connector{}.Options(), ddltest.Registry().Formats()[0].Options(), ddltest.Registry().Formats()[1].Options()} {
+	sets := []*options.Set{table.TableOptions, ddltest.Connector{}.Options(), ddltest.Registry().Formats()[0].Options(), ddltest.Registry().Formats()[1].Options(), model.Every}
+	for _, p := range model.Default.Providers() {
+		sets = append(sets, p.Options())
+	}
+	for _, set := range sets {
 		seen := map[string]bool{}
 		var kvs []options.KV
 		for _, o := range set.Options {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kshare/kshare/internal/procpool"
 )
 
 // Command runs a program for each row: the row goes to its standard input
@@ -32,10 +34,14 @@ type Command struct {
 	// RejectCodes are the exit statuses that reject a row (65, EX_DATAERR,
 	// by convention).
 	RejectCodes []int
-	// Encode renders a row as the JSON object the program reads.
-	Encode func(Row) []byte
-	// Out receives each accepted row's output; nil discards it.
-	Out *OutFile
+	// Encode renders a row as the JSON object the program reads, in a
+	// buffer the caller may keep. It is called from the pool's workers at
+	// once. An error means the row can never be given to the program (a
+	// value JSON text cannot hold): the row is rejected.
+	Encode func(Row) ([]byte, error)
+	// Out receives each accepted row's output (an OutFile, a TableOut);
+	// nil discards it.
+	Out Output
 	// Logger receives the programs' standard error; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -66,7 +72,10 @@ func (c *Command) logger() *slog.Logger {
 
 // Run runs the program on one row.
 func (c *Command) Run(ctx context.Context, r Row) error {
-	in := append(c.Encode(r), '\n')
+	in, err := c.encode(r)
+	if err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
 	cmd.Env = append(os.Environ(), rowEnv(r)...)
 	cmd.Stdin = bytes.NewReader(in)
@@ -75,11 +84,11 @@ func (c *Command) Run(ctx context.Context, r Row) error {
 	// A process group of its own, so that a timeout kills what the
 	// program started too (a shell script's children, say).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.Cancel = func() error { return procpool.KillGroup(cmd.Process.Pid) }
 	// A child left running in the background may hold the output pipes:
 	// do not wait for it past this.
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	if errb.Len() > 0 {
 		c.logger().Info("worker stderr", append(r.logAttrs(), "stderr", errb.String())...)
 	}
@@ -107,8 +116,14 @@ func (c *Command) Run(ctx context.Context, r Row) error {
 	return nil
 }
 
-// killGroup kills the process group whose leader is pid.
-func killGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGKILL) }
+// encode is the row's line for the program's standard input.
+func (c *Command) encode(r Row) ([]byte, error) {
+	b, err := c.Encode(r)
+	if err != nil {
+		return nil, Reject(fmt.Errorf("the row cannot be written as the program's input: %w", err))
+	}
+	return append(b, '\n'), nil
+}
 
 // rowEnv is the environment that tells a program the row's record.
 func rowEnv(r Row) []string {
@@ -140,19 +155,26 @@ func textOrJSON(b []byte) json.RawMessage {
 }
 
 // capBuffer keeps the first maxCapture bytes written to it and drops the
-// rest, so that a chatty program cannot fill memory.
+// rest, so that a chatty program cannot fill memory. Its buffer is a field,
+// not embedded: an embedded bytes.Buffer would give it ReadFrom, which
+// io.Copy (exec's copy of a program's output) calls instead of Write,
+// past the bound.
 type capBuffer struct {
-	bytes.Buffer
+	buf bytes.Buffer
 	cut bool // bytes were dropped
 }
 
 func (c *capBuffer) Write(p []byte) (int, error) {
-	room := maxCapture - c.Len()
+	room := maxCapture - c.buf.Len()
 	if room < len(p) {
 		c.cut = true
 	}
 	if room > 0 {
-		c.Buffer.Write(p[:min(len(p), room)])
+		c.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
+
+func (c *capBuffer) Len() int       { return c.buf.Len() }
+func (c *capBuffer) Bytes() []byte  { return c.buf.Bytes() }
+func (c *capBuffer) String() string { return c.buf.String() }

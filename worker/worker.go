@@ -26,7 +26,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 )
@@ -35,13 +34,13 @@ import (
 // and, when the source can tell, the record it came from.
 type Row struct {
 	query.Row
-	origin    connector.Origin
+	origin    table.Origin
 	hasOrigin bool
 }
 
 // Origin is the record behind the row: topic, partition, offset, delivery
 // count and key. ok is false when the table's source does not tell.
-func (r Row) Origin() (o connector.Origin, ok bool) { return r.origin, r.hasOrigin }
+func (r Row) Origin() (o table.Origin, ok bool) { return r.origin, r.hasOrigin }
 
 // Func works on one row. It returns nil when the row is done (its record
 // is accepted), an error to have the row delivered again (released), or an
@@ -157,16 +156,26 @@ func New(rows *query.Rows, cfg Config, fn Func) (*Pool, error) {
 	if fn == nil {
 		return nil, errors.New("worker: nil function")
 	}
-	if rows.Plan().Updating() {
-		// A worker settles each row's records by the row's outcome; an
-		// aggregate's row is a change of a group that reflects many.
-		return nil, fmt.Errorf("worker: %w: a worker runs its function on rows of one record each, and an aggregate's rows are changes of groups; run GROUP BY and aggregates in the shell", query.ErrUpdating)
+	if err := CheckPlan(rows.Plan()); err != nil {
+		return nil, err
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	return &Pool{cfg: cfg, rows: rows, fn: fn, log: log}, nil
+}
+
+// CheckPlan reports a query whose rows a pool cannot work on: an updating
+// one (query.ErrUpdating). New checks it; a caller that checks the plan
+// before it runs the query refuses it without joining the share group.
+func CheckPlan(p *query.Plan) error {
+	if p.Updating() {
+		// A worker settles each row's records by the row's outcome; an
+		// aggregate's row is a change of a group that reflects many.
+		return fmt.Errorf("worker: %w: a worker runs its function on rows of one record each, and an aggregate's rows are changes of groups; run GROUP BY and aggregates in the shell", query.ErrUpdating)
+	}
+	return nil
 }
 
 // Stats counts the pool's rows so far.
@@ -221,6 +230,16 @@ func (p *Pool) Run(ctx context.Context) (Stats, error) {
 	for range p.cfg.Concurrency {
 		workers.Go(func() {
 			for t := range tasks {
+				if ctx.Err() != nil {
+					// The pool is stopping (ctx ended, or a Func's
+					// ErrStop). dispatch may have handed this row over
+					// as it happened: select picks at random among
+					// ready cases, so only a check here keeps "no new
+					// row starts" true.
+					p.released.Add(1)
+					t.b.finish(t.i, table.Release)
+					continue
+				}
 				p.run(base, t)
 			}
 		})
@@ -313,9 +332,7 @@ func (p *Pool) run(base context.Context, t task) {
 	}()
 	row := Row{Row: t.b.h.Row(t.i)}
 	if ack, src := t.b.h.Source(t.i); ack != nil {
-		if o, ok := ack.(interface {
-			RowOrigin(int) (connector.Origin, bool)
-		}); ok {
+		if o, ok := ack.(table.RowOrigins); ok {
 			row.origin, row.hasOrigin = o.RowOrigin(src)
 		}
 	}

@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -96,6 +97,12 @@ func TestCapBuffer(t *testing.T) {
 	n, err := b.Write([]byte("ab"))
 	if n != 2 || err != nil || b.Len() != maxCapture || !b.cut {
 		t.Fatalf("Write = %d, %v; len %d, cut %v", n, err, b.Len(), b.cut)
+	}
+	// exec copies a program's output with io.Copy, which prefers a
+	// ReaderFrom to Write: the bound holds that way too.
+	var c capBuffer
+	if n, err := io.Copy(&c, strings.NewReader(strings.Repeat("x", maxCapture+1))); n != maxCapture+1 || err != nil || c.Len() != maxCapture || !c.cut {
+		t.Errorf("io.Copy = %d, %v; len %d, cut %v", n, err, c.Len(), c.cut)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// encodeTarget is issue 14's target for BenchmarkEncodeJSON: rows/s on one
+// encodeTarget is the target for BenchmarkEncodeJSON: rows/s on one
 // core.
 const encodeTarget = 5_000_000
 
@@ -39,7 +39,7 @@ func ordersEncoder(tb testing.TB, format string) table.Encoder {
 // BenchmarkEncodeJSON is a sink's per-row work for a json table: write one
 // row of a decoded batch of orders as its record value, into a buffer the
 // sink reuses. x-target is rows/cpu-s over encodeTarget (5M rows/s on one
-// core, issue 14); compare with BenchmarkDecodeJSON of the same run:
+// core); compare with BenchmarkDecodeJSON of the same run:
 //
 //	go test -run '^$' -bench 'JSON$' -benchmem ./bench/hotpath
 func BenchmarkEncodeJSON(b *testing.B) {

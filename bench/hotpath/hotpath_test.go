@@ -1,7 +1,7 @@
 // Package hotpath benchmarks what kshare does per row once a record is out
 // of Kafka, stage by stage, on the orders the benchmark suite reads: turn
 // the records into Arrow batches as a kafka-sharegroup member does
-// (connector.NewRecordBuilder: the JSON decoded, metadata columns filled),
+// (kafkarecord.NewBuilder: the JSON decoded, metadata columns filled),
 // run the query (SELECT *, WHERE quantity > 1), write CSV the way
 // `kshare -e ... --output csv` does, and encode rows into JSON values as a
 // sink will (encode_test.go). No broker is involved: the query and
@@ -32,12 +32,12 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/bench/internal/orders"
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
 	"github.com/kshare/kshare/internal/cputime"
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
@@ -137,7 +137,7 @@ func decodeBatch(tb testing.TB, format, cols string, recs []*kgo.Record) arrow.R
 // recordBuilder is the builder a member of a kafka-sharegroup table of
 // columns cols in format decodes its records with (size 0: the table's
 // 'scan.batch-size'). Binding the table does no I/O: no broker is needed.
-func recordBuilder(tb testing.TB, format, cols string, alloc memory.Allocator, size int) *connector.RecordBuilder {
+func recordBuilder(tb testing.TB, format, cols string, alloc memory.Allocator, size int) *kafkarecord.Builder {
 	tb.Helper()
 	stmts, err := parse.Parse(fmt.Sprintf("CREATE TABLE orders (%s) WITH ('connector' = 'kafka-sharegroup', 'format' = '%s', "+
 		"'bootstrap.servers' = '127.0.0.1:9092', 'share-group-id' = 'bench', 'topic' = 'orders')", cols, format))
@@ -148,7 +148,7 @@ func recordBuilder(tb testing.TB, format, cols string, alloc memory.Allocator, s
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rb, err := connector.NewRecordBuilder(b, alloc, size)
+	rb, err := kafkarecord.NewBuilder(b, alloc, size)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func BenchmarkWhereQuantity(b *testing.B) {
 	queryOrders(b, batchRows, "SELECT * FROM orders WHERE quantity > 1")
 }
 
-// BenchmarkGroupByCustomer is the aggregation of issue 13's target: a
+// BenchmarkGroupByCustomer is the aggregation target: a
 // count and a DECIMAL sum per customer over the orders' 999 customers. Each
 // source batch is folded into the groups and gives one batch of the
 // changes of the groups it touched (a -U and a +U each): at the default

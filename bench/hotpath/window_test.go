@@ -21,7 +21,7 @@ const windowCols = ordersCols + ", kts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp
 // with a WATERMARK, as a kafka-sharegroup table would declare it.
 const windowTable = ordersCols + ", kts TIMESTAMP_LTZ(3), WATERMARK FOR kts AS kts - INTERVAL '1' SECOND"
 
-// BenchmarkTumbleCountPerCustomer is issue 13's window target on one core:
+// BenchmarkTumbleCountPerCustomer is the window target on one core:
 // a one-minute TUMBLE count per customer over the orders' 999 customers,
 // each source batch a batch's span (1,024 ms at the default size) later
 // than the one before, so windows open, fill (with early rows, since a

@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +26,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/watch"
 )
 
 // TestMain lets testscript run this test binary as the kshare command (so
@@ -61,7 +64,9 @@ func (l leakChecked) Run() int {
 // `records ADDR TOPIC` (print the topic's records), `subst FILE...` (expand
 // $VARS in files, for statements that name $KAFKA), `waitgroup ADDR GROUP N`
 // (wait until a share group has N assigned members: a query in the
-// background has started) and `httpget URL` (print the body).
+// background has started), `httpget URL` (print the body) and
+// `[!] waitline URL REGEXP` (GET URL until a line of the body matches, or,
+// negated, until none does; print the last body).
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -78,6 +83,7 @@ func scriptCmds() map[string]func(*testscript.TestScript, bool, []string) {
 		"subst":     cmdSubst,
 		"waitgroup": cmdWaitGroup,
 		"httpget":   cmdHTTPGet,
+		"waitline":  cmdWaitLine,
 	}
 }
 
@@ -138,18 +144,8 @@ func cmdWaitKafka(ts *testscript.TestScript, neg bool, args []string) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
 	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := cl.Ping(ctx)
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			ts.Fatalf("no Kafka broker answered at %s within %v: %v", args[0], kafkatest.Timeout, err)
-		case <-tick.C:
-		}
+	if err := watch.Wait(ctx, func() error { return cl.Ping(ctx) }); err != nil {
+		ts.Fatalf("no Kafka broker answered at %s: %v", args[0], err)
 	}
 }
 
@@ -250,7 +246,7 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"nosuch"}, 2, `unknown command "nosuch" (known: broker, demo, export, produce, run, shell, work)`},
 		{[]string{"--output", "xml"}, 2, "--output must be table, tableau, changelog, csv or json"},
 		{[]string{"--max-rows", "-1"}, 2, "--max-rows must not be negative"},
-		{[]string{"--idle-timeout", "-1s"}, 2, "--idle-timeout must not be negative"},
+		{[]string{"--idle-timeout", "-1s"}, 2, `invalid value "-1s" for flag -idle-timeout: a duration must not be negative`},
 		{[]string{"--metrics-addr", "nohost"}, 2, `--metrics-addr: "nohost" is not host:port`},
 		{[]string{"-e", "SELEC 1"}, 1, "kshare: -e:1:1: expected a statement"},
 		{[]string{"-f", "/nonexistent/x.sql"}, 1, "reading -f /nonexistent/x.sql"},
@@ -318,32 +314,31 @@ func cmdWaitGroup(ts *testscript.TestScript, neg bool, args []string) {
 	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
 	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	last := "not described yet"
-	for {
+	err = watch.Wait(ctx, func() error {
 		ds, err := adm.DescribeShareGroups(ctx, args[1])
 		if err != nil {
-			last = err.Error()
-		} else if d, ok := ds[args[1]]; ok && d.Err == nil {
-			assigned := 0
-			for _, m := range d.Members {
-				if len(m.Assignment) > 0 {
-					assigned++
-				}
-			}
-			if assigned == n && len(d.Members) == n {
-				return
-			}
-			last = fmt.Sprintf("%d members, %d assigned", len(d.Members), assigned)
-		} else if ok {
-			last = d.Err.Error()
+			return err
 		}
-		select {
-		case <-ctx.Done():
-			ts.Fatalf("share group %q did not get %d assigned members within %v: %s", args[1], n, kafkatest.Timeout, last)
-		case <-tick.C:
+		d, ok := ds[args[1]]
+		switch {
+		case !ok:
+			return errors.New("not described")
+		case d.Err != nil:
+			return d.Err
 		}
+		assigned := 0
+		for _, m := range d.Members {
+			if len(m.Assignment) > 0 {
+				assigned++
+			}
+		}
+		if assigned != n || len(d.Members) != n {
+			return fmt.Errorf("%d members, %d assigned", len(d.Members), assigned)
+		}
+		return nil
+	})
+	if err != nil {
+		ts.Fatalf("share group %q did not get %d assigned members: %v", args[1], n, err)
 	}
 }
 
@@ -361,6 +356,48 @@ func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if resp.StatusCode != http.StatusOK {
 		ts.Fatalf("GET %s: %s", args[0], resp.Status)
+	}
+	ts.Stdout().Write(body)
+}
+
+// cmdWaitLine GETs URL until a line of the body matches REGEXP (negated:
+// until no line does), and prints that body: for what a process in the
+// background shows only after a while, as the share-group lag, which the
+// broker settles a moment after the acknowledgements and /metrics polls at
+// most every 10 s.
+func cmdWaitLine(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: [!] waitline URL REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
+	defer cancel()
+	c := http.Client{Timeout: 10 * time.Second}
+	var body []byte
+	err = watch.Wait(ctx, func() error {
+		resp, err := c.Get(args[0])
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if body, err = io.ReadAll(resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", args[0], resp.Status)
+		}
+		if re.Match(body) == neg {
+			return fmt.Errorf("the body:\n%s", body)
+		}
+		return nil
+	})
+	if err != nil {
+		want := "a line matching"
+		if neg {
+			want = "no line matching"
+		}
+		ts.Fatalf("waiting for %s to have %s %q: %v", args[0], want, args[1], err)
 	}
 	ts.Stdout().Write(body)
 }

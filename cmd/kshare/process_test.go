@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -454,20 +453,16 @@ func exportKilledThenRest(t *testing.T, ddl, query, first string, killAt int64, 
 // waitFileSize waits until the file at path holds at least size bytes.
 func waitFileSize(t *testing.T, path string, size int64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
-	defer cancel()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if fi, err := os.Stat(path); err == nil && fi.Size() >= size {
-			return
+	kafkatest.Eventually(t, fmt.Sprintf("%s to hold %d bytes", path, size), func() error {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return err
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s did not reach %d bytes within %v", path, size, kafkatest.Timeout)
-		case <-tick.C:
+		if fi.Size() < size {
+			return fmt.Errorf("%d bytes", fi.Size())
 		}
-	}
+		return nil
+	})
 }
 
 // wholeLines is the text of the file at path that a kshare process wrote.

@@ -18,7 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/kafkaclient"
+	"github.com/kshare/kshare/options"
 )
 
 func init() {
@@ -49,7 +50,7 @@ func runProduceCmd(ctx context.Context, std stdio, args []string) error {
 	fs.StringVar(&cfg.topic, "topic", "", "`topic` to write to; created if missing (required)")
 	fs.IntVar(&cfg.partitions, "partitions", 1, "partitions of the topic if it has to be created")
 	fs.StringVar(&cfg.keyField, "key-field", "", "key each record by this top-level `field` of the line, which must then be a JSON object")
-	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "how long to wait for the broker: to connect, to create the topic, to ack each record")
+	options.DurationVar(fs, &cfg.timeout, "timeout", 10*time.Second, "how long to wait for the broker: to connect, to create the topic, to ack each record")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func produceLines(ctx context.Context, cfg produceConfig, in io.Reader, notes io
 		kgo.RecordDeliveryTimeout(cfg.timeout),
 	}
 	cfg.limit = limit
-	opts = append(opts, connector.ProducerLimits(limit)...)
+	opts = append(opts, kafkaclient.ProducerLimits(limit)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return 0, fmt.Errorf("creating kafka client: %w", err)
@@ -303,7 +304,7 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, cfg produceConfig, notes
 func maxMessageBytes(ctx context.Context, adm *kadm.Client, cfg produceConfig) (int32, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	return connector.MaxMessageBytes(ctx, adm, cfg.topic)
+	return kafkaclient.MaxMessageBytes(ctx, adm, cfg.topic)
 }
 
 func allLed(td kadm.TopicDetail) bool {

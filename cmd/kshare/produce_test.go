@@ -15,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kshare/kshare/internal/kafkatest"
-	"github.com/kshare/kshare/internal/watch"
 )
 
 func TestKeyFromJSON(t *testing.T) {
@@ -169,13 +168,16 @@ func TestProduceLargeLine(t *testing.T) {
 	cfg := produceConfig{bootstrap: []string{addr}, topic: topic, partitions: 1, timeout: 10 * time.Second}
 	// The broker applies a config change a moment after it acknowledged
 	// it; wait until a describe shows it, as produce will read it.
-	var got int32
-	if !watch.Until(10*time.Second, func() bool {
-		got, err = maxMessageBytes(t.Context(), adm, cfg)
-		return err == nil && got == limit
-	}) {
-		t.Fatalf("max.message.bytes of %s still %d (%v) 10s after raising it to %d", topic, got, err, limit)
-	}
+	kafkatest.Eventually(t, fmt.Sprintf("max.message.bytes of %s at %d", topic, limit), func() error {
+		got, err := maxMessageBytes(t.Context(), adm, cfg)
+		if err != nil {
+			return err
+		}
+		if got != limit {
+			return fmt.Errorf("max.message.bytes %d", got)
+		}
+		return nil
+	})
 
 	line := strings.Repeat("x", 5<<20)
 	n, err := produceLines(t.Context(), cfg, strings.NewReader(line+"\n"), io.Discard)

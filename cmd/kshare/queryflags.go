@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/kshare/kshare/options"
 )
 
 // queryFlags are the flags of the commands that run one query over the
@@ -33,7 +35,7 @@ func (f *queryFlags) register(fs *flag.FlagSet, rowsAre, while string) {
 	fs.Var(scriptFlag{list: &f.inits, file: true}, "init", "`file` of statements (CREATE TABLE, SET) to run first; repeatable")
 	fs.StringVar(&f.sql, "query", "", "the `SELECT` whose rows are "+rowsAre+" (required)")
 	fs.Int64Var(&f.maxRows, "max-rows", 0, "end after `N` rows (0: no bound)")
-	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "end once no record arrived for this `duration` (0: run until interrupted)")
+	options.DurationVar(fs, &f.idleTimeout, "idle-timeout", 0, "end once no record arrived for this `duration` (0: run until interrupted)")
 	fs.BoolVar(&f.stats, "stats", false, "print a summary on stderr at the end")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`host:port`/metrics while "+while)
 }
@@ -57,8 +59,6 @@ func (f *queryFlags) check(fs *flag.FlagSet) error {
 		return usagef(fs, "--query is required")
 	case f.maxRows < 0:
 		return usagef(fs, "--max-rows must not be negative, got %d", f.maxRows)
-	case f.idleTimeout < 0:
-		return usagef(fs, "--idle-timeout must not be negative, got %v", f.idleTimeout)
 	}
 	return checkMetricsAddr(fs, f.metricsAddr)
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/kshare/kshare/options"
 )
 
 func init() {
@@ -52,7 +54,7 @@ func runRunCmd(ctx context.Context, std stdio, args []string) error {
 	fs.Var(scriptFlag{list: &f.scripts, file: true}, "f", "run the statements of `file` (CREATE TABLE, SET, INSERT INTO ... SELECT); repeatable, in order")
 	fs.StringVar(&f.logFormat, "log-format", "text", "how the log on standard error is written: text (key=value) or json (one object per line)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz at http://`host:port` while running")
-	fs.DurationVar(&f.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or SIGINT, wait this `duration` for the sink to acknowledge the batches in flight, then release what is left")
+	options.DurationVar(fs, &f.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or SIGINT, wait this `duration` for the sink to acknowledge the batches in flight, then release what is left")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -67,8 +69,6 @@ func runRunCmd(ctx context.Context, std stdio, args []string) error {
 		return usagef(fs, "-f is required: the script of the pipelines to run")
 	case f.logFormat != "text" && f.logFormat != "json":
 		return usagef(fs, "--log-format must be text or json, got %q", f.logFormat)
-	case f.drain < 0:
-		return usagef(fs, "--drain-timeout must not be negative, got %v", f.drain)
 	}
 	if err := checkMetricsAddr(fs, f.metricsAddr); err != nil {
 		return err

@@ -245,7 +245,7 @@ func TestRunTwoProcessesSplitOnePartition(t *testing.T) {
 	// in one go (in batch_optimized mode, a process's default with one
 	// member on one partition, the broker hands a member a whole producer
 	// batch, here often all 10,000 ids: each process sees only its own
-	// member, so it cannot know to split; the README says to set the mode);
+	// member, so it cannot know to split; docs/pipelines.md says to set the mode);
 	// the ids come once both have joined, so that neither has them all
 	// before the other is there.
 	q := newRunQ(t, 10*time.Second, ", 'source.parallelism' = '1', 'properties.max.poll.records' = '100', "+

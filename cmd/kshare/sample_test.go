@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/kshare/kshare/internal/kafkatest"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the sample data in the top-level testdata/ from the demo")
@@ -59,20 +61,29 @@ func TestSampleData(t *testing.T) {
 	}
 }
 
-// TestReadmeUsesSamples: the statements the README gives a newcomer are
-// the sample files the scenarios run, word for word.
-func TestReadmeUsesSamples(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestDocsUseSamples: the statements and the worker that the README and
+// docs/*.md give a newcomer are the sample files the scenarios run, word
+// for word.
+func TestDocsUseSamples(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	var text []byte
+	for _, p := range append([]string{filepath.Join("..", "..", "README.md")}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, b...)
 	}
 	for name, lang := range map[string]string{"lines.sql": "sql", "classify.py": "python"} {
 		b, err := os.ReadFile(filepath.Join(topTestdata, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(readme, append(append([]byte("```"+lang+"\n"), b...), "```\n"...)) {
-			t.Errorf("README.md has no ```%s block that is testdata/%s:\n%s", lang, name, b)
+		if !bytes.Contains(text, append(append([]byte("```"+lang+"\n"), b...), "```\n"...)) {
+			t.Errorf("neither README.md nor docs/*.md has a ```%s block that is testdata/%s:\n%s", lang, name, b)
 		}
 	}
 }
@@ -84,6 +95,8 @@ func TestReadmeUsesSamples(t *testing.T) {
 // which copies testdata/FILE into the script's directory pointed at the
 // test's broker, with topic and share-group names made unique, and `mask
 // FILE REGEXP...`, which hides the values the broker decides (see cmdMask).
+// The condition [real] holds on a real broker (KSHARE_KAFKA_BOOTSTRAP), for
+// what kfake does not check, such as topic configs.
 func TestScenarios(t *testing.T) {
 	abs, err := filepath.Abs(topTestdata)
 	if err != nil {
@@ -100,6 +113,12 @@ func TestScenarios(t *testing.T) {
 			return setupScript(env)
 		},
 		Cmds: cmds,
+		Condition: func(cond string) (bool, error) {
+			if cond == "real" {
+				return kafkatest.Real(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q (known: real)", cond)
+		},
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/sqlshell"
 	"github.com/kshare/kshare/table"
@@ -68,7 +69,7 @@ func (f *shellFlags) register(fs *flag.FlagSet) {
 	fs.Var(scriptFlag{list: &f.scripts}, "e", "run `statements` (separated by ';') instead of the prompt, then exit; repeatable")
 	fs.Var(scriptFlag{list: &f.scripts, file: true}, "f", "run the statements of `file` instead of the prompt, then exit; repeatable")
 	fs.StringVar(&f.output, "output", "table", "how results are printed: table, tableau, changelog (Flink's result modes), csv (RFC 4180, a header row) or json (one object per line); the 'output' setting")
-	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "end a SELECT once no record arrived for this `duration` (from its start while none has); 0 waits until Ctrl-C; the 'idle-timeout' setting")
+	options.DurationVar(fs, &f.idleTimeout, "idle-timeout", 0, "end a SELECT once no record arrived for this `duration` (from its start while none has); 0 waits until Ctrl-C; the 'idle-timeout' setting")
 	fs.Int64Var(&f.maxRows, "max-rows", 0, "end a SELECT after `N` rows; 0 means no bound; the 'max-rows' setting")
 	fs.BoolVar(&f.stats, "stats", false, "print a summary of each SELECT on stderr: rows, records per consumer, accepted/released/rejected, redeliveries, decode errors, elapsed time, rows/s")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`host:port`/metrics while kshare runs")
@@ -80,9 +81,6 @@ func (f *shellFlags) check(fs *flag.FlagSet) error {
 	case sqlshell.OutputTable, sqlshell.OutputTableau, sqlshell.OutputChangelog, sqlshell.OutputCSV, sqlshell.OutputJSON:
 	default:
 		return usagef(fs, "--output must be table, tableau, changelog, csv or json, got %q", f.output)
-	}
-	if f.idleTimeout < 0 {
-		return usagef(fs, "--idle-timeout must not be negative, got %v", f.idleTimeout)
 	}
 	if f.maxRows < 0 {
 		return usagef(fs, "--max-rows must not be negative, got %d", f.maxRows)
@@ -141,6 +139,11 @@ func runShellCmd(ctx context.Context, std stdio, args []string) error {
 	return err
 }
 
+// noStatementsHint is what the shell says when it has neither a terminal
+// nor a statement to run.
+const noStatementsHint = "kshare: standard input is not a terminal and holds no statement: " +
+	"run kshare in a terminal for its prompt, pipe statements in, or give them with -e 'SELECT ...' or -f FILE"
+
 // runShell runs the shell the flags ask for on eng: the -e and -f scripts,
 // or else the prompt (or standard input when it is no terminal). banner is
 // printed above the first prompt.
@@ -194,6 +197,12 @@ func runShell(ctx context.Context, std stdio, f *shellFlags, eng sqlshell.Engine
 		b, err := io.ReadAll(std.in)
 		if err != nil {
 			return fmt.Errorf("reading statements from standard input: %w", err)
+		}
+		if len(statements(string(b))) == 0 {
+			// Run from a script, a service manager or an IDE, the shell
+			// would end at once without a word.
+			fmt.Fprintln(std.err, noStatementsHint)
+			return nil
 		}
 		if err := sqlshell.New(eng, cfg).RunScript(ctx, "stdin", string(b)); err != nil {
 			return scriptFailed(ctx, "kshare: ", err)

@@ -314,3 +314,100 @@ func TestWorkProgressLine(t *testing.T) {
 		t.Errorf("progress %q, want %q", b.String(), want)
 	}
 }
+
+// intoScript answers each row with a JSON object for the 'answers' table:
+// the id and a label. On its first delivery id 3 prints something that
+// is not a row of it (a marker file in $WORKDIR tells the first).
+const intoScript = `#!/bin/sh
+read -r line
+id=${line#*:}
+id=${id%\}}
+if [ "$id" = 3 ] && [ ! -e "$WORKDIR/3" ]; then
+  : > "$WORKDIR/3"
+  echo "not json"
+  exit 0
+fi
+echo "{\"id\": $id, \"label\": \"job-$id\"}"
+`
+
+// kshare work --into writes each output as a row of a table: every id
+// arrives in the sink topic once, with its label. The output that is not a
+// row releases its record, which comes again and is done then (the run's
+// --max-rows counts that second delivery).
+func TestWorkInto(t *testing.T) {
+	const n = 40
+	addr, topic, group := idTopic(t, 0, n)
+	sinkTopic := kafkatest.Topic(t, addr, 1)
+	dir := t.TempDir()
+	ddl := filepath.Join(dir, "tables.sql")
+	tables := tableDDL("orders", addr, topic, group, "") + "\n" +
+		fmt.Sprintf("CREATE TABLE answers (id BIGINT, label STRING) WITH ('connector' = 'kafka', 'properties.bootstrap.servers' = '%s', 'topic' = '%s', 'format' = 'json');\n", addr, sinkTopic)
+	if err := os.WriteFile(ddl, []byte(tables), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "into.sh")
+	if err := os.WriteFile(script, []byte(intoScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, stderr := startKshareEnv(t, []string{"WORKDIR=" + dir}, "work", "--init", ddl, "--query", "SELECT id FROM orders",
+		"--concurrency", "8", "--max-rows", strconv.Itoa(n+1), "--into", "answers", "--", script)
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("kshare work exited with %d; stderr:\n%s", code, stderr)
+	}
+	got := map[int]string{}
+	for _, r := range kafkatest.ReadTopic(t, addr, sinkTopic, n) {
+		var row struct {
+			ID    int    `json:"id"`
+			Label string `json:"label"`
+		}
+		if err := json.Unmarshal(r.Value, &row); err != nil {
+			t.Fatalf("sink record %q: %v", r.Value, err)
+		}
+		if _, dup := got[row.ID]; dup {
+			t.Errorf("id %d written twice", row.ID)
+		}
+		got[row.ID] = row.Label
+	}
+	ends, err := kafkatest.Admin(t, addr).ListEndOffsets(kafkatest.Context(t), sinkTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end, _ := ends.Lookup(sinkTopic, 0); end.Offset != n {
+		t.Errorf("the sink topic holds %d records, want %d", end.Offset, n)
+	}
+	for id := range n {
+		if want := fmt.Sprintf("job-%d", id); got[id] != want {
+			t.Errorf("id %d: label %q in the sink, want %q", id, got[id], want)
+		}
+	}
+	s := stderr.String()
+	for _, want := range []string{
+		fmt.Sprintf("kshare work: %d rows done: %d accepted, 1 released, 0 rejected", n+1, n),
+		"--into answers: the program's output is not a row of the table",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, s[:min(len(s), 3000)])
+		}
+	}
+}
+
+// --into names a table that --init defined and that can be written, and
+// goes with no --out.
+func TestWorkIntoBadInput(t *testing.T) {
+	addr, topic, group := idTopic(t, 0, 1)
+	ddl := ordersDDL(t, addr, "orders", topic, group, "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--into", "nope"}, "--into: "},
+		{[]string{"--into", "orders", "--out", filepath.Join(t.TempDir(), "o.jsonl")}, "--out and --into both say where outputs go: give one"},
+		{[]string{"--into", "orders"}, "table 'orders' has connector 'kafka-sharegroup', which can read but not write"},
+	} {
+		args := append([]string{"work", "--init", ddl, "--query", "SELECT id FROM orders", "--max-rows", "1"}, c.args...)
+		cmd, _, stderr := startKshare(t, append(args, "--", "true")...)
+		if code := waitExit(t, cmd); code == 0 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want a failure saying %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -56,6 +56,22 @@ func nestedRows(n int) (ours, arrows [][]byte) {
 	return ours, arrows
 }
 
+const eventsSchema = "id BIGINT, d DATE, t TIME(3), ts TIMESTAMP(3), lt TIMESTAMP_LTZ(6), amount DECIMAL(20, 4)"
+
+// eventRows holds a value of every temporal type a row, and a DECIMAL with
+// more fractional digits than its scale: rounding it takes the exact
+// decimal parser, not the fast path the orders' prices take.
+func eventRows(n int) [][]byte {
+	rows := make([][]byte, n)
+	for i := range rows {
+		d := fmt.Sprintf("20%02d-%02d-%02d", 10+i%20, 1+i%12, 1+i%28)
+		c := fmt.Sprintf("%02d:%02d:%02d", i%24, i%60, i*7%60)
+		rows[i] = fmt.Appendf(nil, `{"id":%d,"d":"%s","t":"%s.%03d","ts":"%s %s.%03d","lt":"%s %s.%06dZ","amount":%d.%06d}`,
+			i, d, c, i%1000, d, c, i*3%1000, d, c, i*7919%1000000, i%100000, i*31%1000000)
+	}
+	return rows
+}
+
 func BenchmarkDecodeOrders(b *testing.B) {
 	benchDecode(b, ordersSchema, orderRows(4096))
 }
@@ -72,6 +88,52 @@ func BenchmarkDecodeNested(b *testing.B) {
 func BenchmarkArrowJSONReaderNested(b *testing.B) {
 	_, arrows := nestedRows(4096)
 	benchArrowReader(b, nestedSchema, arrows)
+}
+
+func BenchmarkDecodeEvents(b *testing.B) {
+	benchDecode(b, eventsSchema, eventRows(4096))
+}
+
+// The encoding benchmarks write the rows the decoding ones read, one row per
+// op, as a sink calls the encoder: into a buffer it reuses, the columns of
+// one decoded batch.
+func BenchmarkEncodeOrders(b *testing.B) {
+	benchEncode(b, ordersSchema, orderRows(benchBatch))
+}
+
+func BenchmarkEncodeNested(b *testing.B) {
+	ours, _ := nestedRows(benchBatch)
+	benchEncode(b, nestedSchema, ours)
+}
+
+func BenchmarkEncodeEvents(b *testing.B) {
+	benchEncode(b, eventsSchema, eventRows(benchBatch))
+}
+
+func benchEncode(b *testing.B, schema string, rows [][]byte) {
+	cols, dec, enc := formattest.NewCodec(b, Format{}, schema)
+	rec, err := formattest.DecodeAll(memory.NewGoAllocator(), dec, cols, rows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Release()
+	arrs := rec.Columns()
+	buf := make([]byte, 0, 512)
+	var bytesOut int64
+	for i := range rows {
+		if buf, _, err = enc.Encode(buf[:0], arrs, i); err != nil {
+			b.Fatal(err)
+		}
+		bytesOut += int64(len(buf))
+	}
+	b.SetBytes(bytesOut / int64(len(rows)))
+	m := startMeasure(b)
+	for i := 0; i < b.N; i++ {
+		if buf, _, err = enc.Encode(buf[:0], arrs, i%len(rows)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.stop(b.N)
 }
 
 func benchSchema(b *testing.B, schema string) ([]table.Column, *arrow.Schema) {

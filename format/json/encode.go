@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/kshare/kshare/internal/decimal"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -99,7 +100,7 @@ func newEnode(name string, t *table.DataType) *enode {
 	case table.Decimal:
 		n.scale = int32(t.Scale)
 	case table.Time, table.Timestamp, table.TimestampLTZ:
-		n.perUnit = 1e9 / unitsPerSecond(t.Precision)
+		n.perUnit = int64(table.TimeUnit(t.Precision).Multiplier())
 	case table.Array:
 		n.elem = newEnode("", t.Elem)
 	case table.Map:
@@ -282,7 +283,7 @@ func (e *encoder) value(b []byte, n *enode, i int) ([]byte, *table.EncodeError) 
 	case table.Binary:
 		return appendBase64(b, n.fsb.Value(i)), nil
 	case table.Decimal:
-		return appendDecimal(b, n.dec.Value(i), n.scale, e.cfg.plainDecimal), nil
+		return decimal.Append(b, n.dec.Value(i), n.scale, e.cfg.plainDecimal), nil
 	case table.Date:
 		b = append(b, '"')
 		b, err := appendDate(b, int64(n.d32.Value(i)))

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare/format/internal/formattest"
+	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
@@ -61,12 +62,12 @@ func TestEncodeRefuses(t *testing.T) {
 		field, want  string // want: the error's message, or the value
 	}{
 		{name: "date after 9999", schema: "d DATE", fill: func(rb *array.RecordBuilder) {
-			rb.Field(0).(*array.Date32Builder).Append(arrow.Date32(daysFromCivil(10000, 1, 1)))
+			rb.Field(0).(*array.Date32Builder).Append(arrow.Date32(calendar.DaysFromCivil(10000, 1, 1)))
 		}, field: "d", want: "the year 10000 is outside 0000..9999, the years a JSON date is written with"},
 		{name: "timestamp before year 0", schema: "r ROW<ts TIMESTAMP(3)>", fill: func(rb *array.RecordBuilder) {
 			st := rb.Field(0).(*array.StructBuilder)
 			st.Append(true)
-			st.FieldBuilder(0).(*array.TimestampBuilder).Append(arrow.Timestamp((daysFromCivil(0, 1, 1)*86400 - 1) * 1000))
+			st.FieldBuilder(0).(*array.TimestampBuilder).Append(arrow.Timestamp((calendar.DaysFromCivil(0, 1, 1)*86400 - 1) * 1000))
 		}, field: "r.ts", want: "the year -1 is outside 0000..9999, the years a JSON date is written with"},
 		{name: "time beyond a day", schema: "t TIME(0)", fill: func(rb *array.RecordBuilder) {
 			rb.Field(0).(*array.Time32Builder).Append(86400)
@@ -82,7 +83,7 @@ func TestEncodeRefuses(t *testing.T) {
 			mb := rb.Field(0).(*array.MapBuilder)
 			mb.Append(true)
 			mb.KeyBuilder().(*array.Int32Builder).Append(7)
-			mb.ItemBuilder().(*array.Date32Builder).Append(arrow.Date32(daysFromCivil(12000, 1, 1)))
+			mb.ItemBuilder().(*array.Date32Builder).Append(arrow.Date32(calendar.DaysFromCivil(12000, 1, 1)))
 		}, field: `m["7"]`, want: "the year 12000 is outside 0000..9999, the years a JSON date is written with"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/table"
 )
 
@@ -277,7 +278,7 @@ func (s *shape) addString(v string) {
 	}
 	s.strings++
 	b := []byte(v)
-	_, rest, ok := parseDate(b)
+	_, rest, ok := calendar.ParseDate(b, calendar.Fixed)
 	if !ok {
 		s.date, s.tsSQL, s.tsISO = false, false, false
 		return
@@ -297,7 +298,7 @@ func (s *shape) addString(v string) {
 		return
 	}
 	t := rest[1:]
-	_, tail, ok := parseTime(t)
+	_, tail, ok := calendar.ParseTime(t, calendar.Fixed)
 	if !ok {
 		s.tsSQL, s.tsISO = false, false
 		return
@@ -307,7 +308,7 @@ func (s *shape) addString(v string) {
 	}
 	if len(tail) == 0 {
 		s.tsZone = false
-	} else if _, ok := parseOffset(tail); ok {
+	} else if _, ok := calendar.ParseOffset(tail); ok {
 		s.tsLocal = false
 	} else {
 		s.tsSQL, s.tsISO = false, false

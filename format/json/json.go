@@ -62,23 +62,35 @@
 // Writing is the mirror of reading, as Flink's JSON format writes:
 //
 //	TINYINT..BIGINT   a number
-//	FLOAT, DOUBLE     the shortest number that reads back as the same value;
+//	FLOAT, DOUBLE     the shortest number that reads back as the same value,
+//	                  in plain digits from 1e-6 to 1e21 (15000000000, 1e-7);
 //	                  NaN and the infinities as the strings "NaN",
-//	                  "Infinity", "-Infinity" (as Jackson writes them)
+//	                  "Infinity", "-Infinity" (as Jackson writes them).
+//	                  Jackson writes Java's Double.toString (1.5E10, 1.0),
+//	                  whose digits depend on the JVM (before Java 19 not
+//	                  always the shortest: 4.9E-324); any JSON reader,
+//	                  Flink's included, reads the same value from both
 //	DECIMAL(p, s)     a number with its s fractional digits, exact; as Java's
 //	                  BigDecimal.toString (scientific when the value is below
 //	                  10^-6: 2.7E-8, 0E-10) unless
 //	                  'json.encode.decimal-as-plain-number'
 //	BOOLEAN           true or false
-//	CHAR, VARCHAR     a string
+//	CHAR, VARCHAR     a string, escaped only where JSON requires it (the
+//	                  quote, the backslash, control characters), as
+//	                  Jackson does: <, > and & stay as they are, and text
+//	                  is UTF-8 as it is; a string that is not UTF-8 is an
+//	                  error, never replaced by U+FFFD
 //	BINARY, VARBINARY base64, standard alphabet with padding
 //	DATE              "yyyy-MM-dd"
 //	TIME(p)           "HH:mm:ss[.f]", fractional digits up to p, trailing
 //	                  zeros dropped (Flink writes whole seconds only; this
 //	                  keeps what the column holds)
 //	TIMESTAMP(p)      "yyyy-MM-dd HH:mm:ss[.f]" ('T' for ' ' with ISO-8601),
-//	                  fractional digits as for TIME
-//	TIMESTAMP_LTZ(p)  the same in UTC followed by 'Z'
+//	                  fractional digits as for TIME: 22:13:20 for a
+//	                  TIMESTAMP(3) on the second, not 22:13:20.000, as
+//	                  java.time's formatter in Flink's format writes it
+//	TIMESTAMP_LTZ(p)  the same in UTC followed by 'Z', which marks the
+//	                  instant (Flink's SQL standard: 2023-11-14 22:13:20Z)
 //	ARRAY, MAP, ROW   an array, an object (keys as a string of the key's
 //	                  text), an object with the fields in declared order
 //
@@ -88,6 +100,10 @@
 // A value has no whitespace. What the decoder could not read back is an
 // error, never a silent change: a year outside 0000..9999, a string that
 // is not UTF-8, a TIME outside one day. Errors are *table.EncodeError.
+//
+// A RowEncoder writes rows the same way for callers without a sink: the
+// shell's 'json' output and the rows kshare work hands a program are the
+// text a json sink writes.
 package json
 
 import (

@@ -129,7 +129,7 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 		if t.Precision < 0 || t.Precision > table.MaxTimePrecision {
 			return nil, cfg.planError(col, t, fmt.Sprintf("the precision must be between 0 and %d", table.MaxTimePrecision))
 		}
-		n.perUnit = 1e9 / unitsPerSecond(t.Precision)
+		n.perUnit = int64(table.TimeUnit(t.Precision).Multiplier())
 		n.expect += " as " + layout(t, cfg.iso)
 	case table.Array:
 		n.scalar = false
@@ -178,20 +178,6 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 		return nil, cfg.planError(col, t, "the type is not supported")
 	}
 	return n, nil
-}
-
-// unitsPerSecond is the resolution of the Arrow type that holds fractional
-// seconds of precision p (see table.TimeUnit).
-func unitsPerSecond(p int) int64 {
-	switch {
-	case p == 0:
-		return 1
-	case p <= 3:
-		return 1e3
-	case p <= 6:
-		return 1e6
-	}
-	return 1e9
 }
 
 // layout is the text a temporal column expects, for error messages.

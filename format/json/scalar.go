@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/kshare/kshare/internal/calendar"
+	"github.com/kshare/kshare/internal/decimal"
 	"github.com/kshare/kshare/table"
 )
 
@@ -125,8 +127,8 @@ func (n *node) fromNumber(data []byte, i int, sc *scalar) (int, bool, *perr) {
 	tok := data[i:end]
 	switch n.kind {
 	case table.Decimal:
-		d, st := parseDecimal(tok, n.prec, n.scale)
-		if st != numOK {
+		d, st := decimal.Parse(tok, n.prec, n.scale)
+		if st != decimal.OK {
 			return 0, false, n.mismatch(tok, whyRange)
 		}
 		sc.d = d
@@ -159,9 +161,12 @@ func digits(u int64, data []byte, j, n int) (int64, int) {
 	return u, j
 }
 
+var pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
+
 // quickDecimal reads the common shape of a decimal, up to 18 digits with
 // no more fractional digits than the scale and no exponent, in one pass.
-// Anything else (and every error) is left to parseDecimal.
+// Anything else (and every error) is left to decimal.Parse.
 func (n *node) quickDecimal(data []byte, i int) (int64, int, bool) {
 	j := i
 	neg := data[j] == '-'
@@ -198,6 +203,15 @@ func (n *node) quickDecimal(data []byte, i int) (int64, int, bool) {
 	}
 	return u, j, true
 }
+
+// numStatus says how parseIntToken read a number.
+type numStatus uint8
+
+const (
+	numOK     numStatus = iota
+	numSyntax           // a number, but not an integer
+	numRange            // an integer beyond int64
+)
 
 // parseIntToken reads the JSON number at data[i] as an integer in one pass.
 // A number with a fraction or an exponent gives numSyntax (it is a number,
@@ -298,11 +312,11 @@ func (n *node) fromString(s []byte, sc *scalar, iso bool) (string, bool) {
 		sc.i = v
 		return "", true
 	case table.Decimal:
-		d, st := parseDecimal(bytes.TrimSpace(s), n.prec, n.scale)
+		d, st := decimal.Parse(bytes.TrimSpace(s), n.prec, n.scale)
 		switch st {
-		case numSyntax:
+		case decimal.Syntax:
 			return "", false
-		case numRange:
+		case decimal.Range:
 			return whyRange, false
 		}
 		sc.d = d
@@ -338,18 +352,18 @@ func (n *node) fromString(s []byte, sc *scalar, iso bool) (string, bool) {
 		}
 		return "", true
 	case table.Date:
-		days, rest, ok := parseDate(s)
+		days, rest, ok := calendar.ParseDate(s, calendar.Fixed)
 		if !ok || len(rest) != 0 {
 			return "", false
 		}
 		sc.i = days
 		return "", true
 	case table.Time:
-		nanos, rest, ok := parseTime(s)
+		nanos, rest, ok := calendar.ParseTime(s, calendar.Fixed)
 		if !ok || len(rest) != 0 {
 			return "", false
 		}
-		sc.i = truncate(nanos, n.t.Precision) / n.perUnit
+		sc.i = calendar.Truncate(nanos, n.t.Precision) / n.perUnit
 		return "", true
 	case table.Timestamp, table.TimestampLTZ:
 		v, ok := n.parseTimestamp(s, iso)
@@ -363,7 +377,7 @@ func (n *node) fromString(s []byte, sc *scalar, iso bool) (string, bool) {
 }
 
 func (n *node) parseTimestamp(s []byte, iso bool) (int64, bool) {
-	days, rest, ok := parseDate(s)
+	days, rest, ok := calendar.ParseDate(s, calendar.Fixed)
 	if !ok || len(rest) == 0 {
 		return 0, false
 	}
@@ -374,21 +388,21 @@ func (n *node) parseTimestamp(s []byte, iso bool) (int64, bool) {
 	if rest[0] != sep {
 		return 0, false
 	}
-	nanos, rest, ok := parseTime(rest[1:])
+	nanos, rest, ok := calendar.ParseTime(rest[1:], calendar.Fixed)
 	if !ok {
 		return 0, false
 	}
 	var off int64
 	if n.kind == table.TimestampLTZ {
-		if off, ok = parseOffset(rest); !ok {
+		if off, ok = calendar.ParseOffset(rest); !ok {
 			return 0, false
 		}
 	} else if len(rest) != 0 {
 		return 0, false
 	}
-	nanos = truncate(nanos, n.t.Precision)
-	secs := days*86400 + nanos/1e9 - off
-	return toUnit(secs, nanos%1e9, n.perUnit)
+	nanos = calendar.Truncate(nanos, n.t.Precision)
+	secs := days*calendar.SecsPerDay + nanos/calendar.NanosPerSec - off
+	return calendar.ToUnit(secs, nanos%calendar.NanosPerSec, n.perUnit)
 }
 
 // Strict decoding refuses non-zero padding bits, so that one text means one

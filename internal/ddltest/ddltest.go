@@ -53,6 +53,13 @@ func (WriteOnly) Metadata() []table.MetadataKey                { return nil }
 func (WriteOnly) TakesNoFormat()                               {}
 func (WriteOnly) NewSource(*table.Bound) (table.Source, error) { return fakeSource{}, nil }
 
+// Keyed is a write-only connector that takes a PRIMARY KEY, as 'jdbc'
+// does.
+type Keyed struct{ WriteOnly }
+
+// TakesPrimaryKey marks Keyed as a table.KeyedConnector.
+func (Keyed) TakesPrimaryKey() {}
+
 // Files is the 'filesystem' connector's declarations: it writes only, and
 // takes one of its own formats.
 type Files struct{}
@@ -90,7 +97,7 @@ func (fakeDecoder) Decode([]byte, []array.Builder) (int, error) { return 0, erro
 // Registry is a registry of its own holding the fakes: the connector
 // 'kafka-sharegroup' and the formats 'json' and 'raw'; and the connector
 // 'kafka' itself, whose NewSource does no I/O; and the write-only
-// 'print', 'blackhole' and 'filesystem'.
+// 'print', 'blackhole', 'filesystem' and 'jdbc'.
 func Registry() *table.Registry {
 	r := table.NewRegistry()
 	r.RegisterConnector(Connector{})
@@ -98,6 +105,7 @@ func Registry() *table.Registry {
 	r.RegisterConnector(WriteOnly{Kind: sinkspec.Print, Decl: sinkspec.PrintOptions})
 	r.RegisterConnector(WriteOnly{Kind: sinkspec.Blackhole, Decl: sinkspec.BlackholeOptions})
 	r.RegisterConnector(Files{})
+	r.RegisterConnector(Keyed{WriteOnly{Kind: sinkspec.JDBC, Decl: sinkspec.JDBCOptions}})
 	r.RegisterFormat(Format{Kind: "json", Decl: json.Options})
 	r.RegisterFormat(Format{Kind: "raw", Decl: raw.Options, Check: raw.CheckColumns})
 	return r

@@ -22,3 +22,13 @@ func Unwrap[E error](es []E) []error {
 	}
 	return out
 }
+
+// Flatten appends err to problems as the problems it is made of when it is
+// a list (options.Errors, errors.Join: an Unwrap() []error), so that each
+// is one problem of an error that lists them, or as itself otherwise.
+func Flatten(problems []error, err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return append(problems, j.Unwrap()...)
+	}
+	return append(problems, err)
+}

@@ -2,8 +2,8 @@ package kafkaadmin_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,9 +36,7 @@ func TestSetShareGroupConfig(t *testing.T) {
 	// what it acknowledged. Kafka applies a config change through its
 	// metadata log, so a describe sent at once may still show the old
 	// values (seen on 4.3.1): wait for the new ones.
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	kafkatest.Eventually(t, "the configs set to show", func() error {
 		cs, err := kafkaadmin.DescribeGroupConfigs(ctx, cl, group)
 		if err != nil {
 			t.Fatal(err)
@@ -49,16 +47,12 @@ func TestSetShareGroupConfig(t *testing.T) {
 				got[c.Name] = c.Value
 			}
 		}
-		if got["share.auto.offset.reset"] == "earliest" && got["share.record.lock.duration.ms"] == "1000" {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("described configs after set: share.auto.offset.reset=%q share.record.lock.duration.ms=%q (source GROUP_CONFIG)",
+		if got["share.auto.offset.reset"] != "earliest" || got["share.record.lock.duration.ms"] != "1000" {
+			return fmt.Errorf("described configs after set: share.auto.offset.reset=%q share.record.lock.duration.ms=%q (source GROUP_CONFIG)",
 				got["share.auto.offset.reset"], got["share.record.lock.duration.ms"])
-		case <-tick.C:
 		}
-	}
+		return nil
+	})
 }
 
 func TestSetShareGroupConfigErrors(t *testing.T) {

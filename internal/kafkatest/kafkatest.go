@@ -46,6 +46,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kshare/kshare/internal/kafkaadmin"
+	"github.com/kshare/kshare/internal/watch"
 )
 
 // Environment variables that scripts/test.sh (via scripts/kafka.sh) exports
@@ -278,7 +279,7 @@ func CreateTopic(t testing.TB, addr, name string, partitions int32) {
 	if err != nil {
 		t.Fatalf("creating topic %q with %d partitions on %s: %v", name, partitions, addr, err)
 	}
-	waitFor(t, ctx, fmt.Sprintf("topic %q to have leaders for %d partitions", name, partitions), func() error {
+	Eventually(t, fmt.Sprintf("topic %q to have leaders for %d partitions", name, partitions), func() error {
 		md, err := adm.Metadata(ctx, name)
 		if err != nil {
 			return err
@@ -423,7 +424,7 @@ func WaitShareMembers(t testing.TB, addr, group string, n int) kadm.DescribedSha
 	adm := kadm.NewClient(newClient(t, addr))
 	defer adm.Close()
 	var got kadm.DescribedShareGroup
-	waitFor(t, ctx, fmt.Sprintf("share group %q to have %d assigned members", group, n), func() error {
+	Eventually(t, fmt.Sprintf("share group %q to have %d assigned members", group, n), func() error {
 		ds, err := adm.DescribeShareGroups(ctx, group)
 		if err != nil {
 			return err
@@ -461,30 +462,34 @@ func newClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// waitFor calls check until it returns nil, every 50 ms, and fails the test
-// with check's last error when ctx ends first.
-func waitFor(t testing.TB, ctx context.Context, what string, check func() error) {
+// Eventually calls check until it returns nil (see watch.Wait), and fails
+// the test with check's last error when the test's wait (Context) ends
+// first. It is the wait for a condition that all of kshare's tests use.
+func Eventually(t testing.TB, what string, check func() error) {
 	t.Helper()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v (last check: %v)", what, context.Cause(ctx), err)
-		case <-tick.C:
-		}
+	if err := watch.Wait(Context(t), check); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
 
-// Eventually calls check until it returns nil, every 50 ms, and fails the
-// test with check's last error when the test's wait (Context) ends first.
-func Eventually(t testing.TB, what string, check func() error) {
+// WaitLag waits until share group group's lag on partition 0 of topic is
+// want: that many records are neither accepted nor archived, as the broker
+// says (Kafka 4.3 persists a group's start offset a few seconds after the
+// acknowledgements that move it).
+func WaitLag(t testing.TB, addr, group, topic string, want int64) {
 	t.Helper()
-	waitFor(t, Context(t), what, check)
+	adm := Admin(t, addr)
+	Eventually(t, fmt.Sprintf("the group's lag at %d", want), func() error {
+		res, err := adm.DescribeShareGroupOffsets(Context(t), group)
+		if err != nil {
+			return err
+		}
+		o, ok := res[group].Offsets.Lookup(topic, 0)
+		if !ok || o.Err != nil || o.Lag != want {
+			return fmt.Errorf("offsets %+v (found %v), want lag %d", o, ok, want)
+		}
+		return nil
+	})
 }
 
 // MetricOf is the value of reg's counter name for share group group (its

@@ -18,12 +18,12 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
 
 // CSV encodes rows of cols as CSV: a NULL is an empty field, every other
-// value is written as the shell prints it (query.Formatter). It is not
+// value is written as the shell prints it (render.Formatter). It is not
 // safe for concurrent use.
 type CSV struct {
 	cols []table.Column
@@ -62,7 +62,7 @@ func (c *CSV) Rows(rec arrow.RecordBatch) []byte {
 	cw := csv.NewWriter(&c.buf)
 	fmts := make([]func(int) (string, bool), len(c.cols))
 	for k, col := range c.cols {
-		fmts[k] = query.Formatter(rec.Column(k), col.Type)
+		fmts[k] = render.Formatter(rec.Column(k), col.Type)
 	}
 	for i := 0; i < int(rec.NumRows()); i++ {
 		for k, f := range fmts {

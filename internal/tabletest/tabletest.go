@@ -139,6 +139,17 @@ type Source struct {
 	// RecordRows, if above 1, is how many consecutive rows each record
 	// gave: FailRow settles them together.
 	RecordRows int
+	// WrapAck, if set, wraps the Acker of batch i as the stream hands it
+	// out, for a test of a reader that asks an Acker for an optional
+	// capability (table.RowOrigins, say). The wrapper must pass
+	// Mark, Done and Abandon on, for the log and the verdicts.
+	WrapAck func(i int, a table.Acker) table.Acker
+	// Topic, if set, makes every batch's Acker tell the record behind
+	// each row (table.RowOrigins): of that topic, partition 0, its
+	// offset the record's place among the records the stream handed out
+	// (RecordRows rows each), delivery count 1. Unset, RowOrigin says it
+	// cannot tell, as a source that knows no records would.
+	Topic string
 
 	mu       sync.Mutex
 	log      []string
@@ -205,6 +216,7 @@ func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 type stream struct {
 	src    *Source
 	next   int
+	offset int64 // the first record of the next batch (Source.Topic)
 	closed bool
 	acks   map[int]*acker
 	stats  table.Stats
@@ -226,17 +238,23 @@ func (st *stream) Next(ctx context.Context) (table.Batch, error) {
 		}
 		b := st.src.Batches[st.next]
 		b.Retain()
-		a := &acker{id: st.next, st: st, rows: int(b.NumRows()), marks: map[int]table.Disposition{}}
+		a := &acker{id: st.next, st: st, rows: int(b.NumRows()), offset: st.offset, marks: map[int]table.Disposition{}}
+		per := max(st.src.RecordRows, 1)
+		st.offset += int64((a.rows + per - 1) / per)
 		st.acks[st.next] = a
 		st.next++
 		st.mu.Lock()
 		st.stats.Records += b.NumRows()
 		st.stats.Rows += b.NumRows()
 		st.mu.Unlock()
+		var ack table.Acker = a
 		if st.src.OnEvalError != "" {
-			return table.Batch{Record: b, Ack: &rowFailer{a}}, nil
+			ack = &rowFailer{a}
 		}
-		return table.Batch{Record: b, Ack: a}, nil
+		if st.src.WrapAck != nil {
+			ack = st.src.WrapAck(a.id, ack)
+		}
+		return table.Batch{Record: b, Ack: ack}, nil
 	}
 	if st.src.EOF {
 		return table.Batch{}, io.EOF
@@ -285,6 +303,7 @@ type acker struct {
 	id      int
 	st      *stream
 	rows    int
+	offset  int64 // of the batch's first record
 	marks   map[int]table.Disposition
 	failed  map[int]bool // rows settled by FailRow
 	settled bool
@@ -302,6 +321,16 @@ func (a *acker) Mark(row int, d table.Disposition) {
 
 func (a *acker) Done()    { a.settle(true, false) }
 func (a *acker) Abandon() { a.settle(false, false) }
+
+var _ table.RowOrigins = (*acker)(nil)
+
+// RowOrigin tells the record behind row when the source has a Topic.
+func (a *acker) RowOrigin(row int) (table.Origin, bool) {
+	if a.st.src.Topic == "" || row < 0 || row >= a.rows {
+		return table.Origin{}, false
+	}
+	return table.Origin{Topic: a.st.src.Topic, Offset: a.offset + int64(row/max(a.st.src.RecordRows, 1)), DeliveryCount: 1}, true
+}
 
 // settle logs the final disposition of every row: "b0: done accept 0-2,
 // release 3".
@@ -449,6 +478,21 @@ func FromJSON(t testing.TB, mem memory.Allocator, schema *arrow.Schema, size int
 			t.Fatalf("rows %v: %v", chunk, err)
 		}
 		out = append(out, rec)
+	}
+	return out
+}
+
+// IDBatches builds a batch of each list of ids, in order, for a table whose
+// first column (schema's) is a BIGINT: the ids are that column's values.
+func IDBatches(t testing.TB, mem memory.Allocator, schema *arrow.Schema, batches ...[]int64) []arrow.RecordBatch {
+	t.Helper()
+	var out []arrow.RecordBatch
+	for _, ids := range batches {
+		rows := make([]string, len(ids))
+		for i, id := range ids {
+			rows[i] = fmt.Sprintf(`{%q: %d}`, schema.Field(0).Name, id)
+		}
+		out = append(out, FromJSON(t, mem, schema, 0, rows...)...)
 	}
 	return out
 }

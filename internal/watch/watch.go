@@ -1,10 +1,13 @@
 // Package watch holds what a test uses to watch work that goes on in other
 // goroutines or processes: a buffer they write while the test reads it, and
-// a poll of a condition with a deadline.
+// the wait for a condition, with a deadline (Wait).
 package watch
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -28,17 +31,51 @@ func (b *Buffer) String() string {
 	return b.b.String()
 }
 
-// Until checks cond every 10 ms until it holds, and says whether it did
-// within d. It is for conditions nothing signals (a log line, what a
-// screen shows, a broker's view); the caller fails the test with what it
-// saw when Until says no.
-func Until(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
+// Wait calls check until it returns nil, and then returns nil. It is the
+// one wait for conditions nothing signals (a broker's view, a log line,
+// what a screen shows) in kshare's tests: it checks at once, then after 5
+// ms, and at twice the interval each time up to 50 ms, so that a condition
+// soon true is seen soon and one slow to come does not flood a broker.
+// When ctx ends first, its error says what check said last: a check that
+// failed only because ctx ended says nothing new, and the one before it is
+// kept. Tests with a testing.TB call kafkatest.Eventually, which fails
+// the test with that error.
+func Wait(ctx context.Context, check func() error) error {
+	const most = 50 * time.Millisecond
+	wait := 5 * time.Millisecond
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	var last error
+	for {
+		err := check()
+		if err == nil {
+			return nil
 		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
+		if ctx.Err() == nil || last == nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last check: %v)", context.Cause(ctx), last)
+		case <-t.C:
+		}
+		wait = min(2*wait, most)
+		t.Reset(wait)
 	}
-	return true
+}
+
+// errNotYet is Until's check failing.
+var errNotYet = errors.New("not yet")
+
+// Until is Wait for a condition without a reason, bounded by d, and says
+// whether it held in time; the caller fails the test with what it saw.
+func Until(d time.Duration, cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return Wait(ctx, func() error {
+		if cond() {
+			return nil
+		}
+		return errNotYet
+	}) == nil
 }

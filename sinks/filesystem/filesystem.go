@@ -34,16 +34,7 @@ func (connector) Formats() []string             { return sinkspec.FilesystemForm
 func (connector) OwnFormats() []string          { return sinkspec.FilesystemOwnFormats }
 
 func (connector) NewSource(b *table.Bound) (table.Source, error) {
-	return unreadable{table: options.Cut(b.Def.Name)}, nil
-}
-
-// unreadable is the source of a filesystem table: kshare writes such
-// tables but does not read them back.
-type unreadable struct{ table string }
-
-func (u unreadable) Open(context.Context, table.OpenOptions) (table.Stream, error) {
-	return nil, fmt.Errorf("table '%s' has connector 'filesystem', which kshare writes but cannot read; use it as the target of INSERT INTO, and read its part files with another tool",
-		u.table)
+	return table.WriteOnly(b.Def.Name, "filesystem", "read its part files with another tool"), nil
 }
 
 // alloc holds a parquet part's pages until it is written; tests check it.
@@ -69,7 +60,7 @@ func (connector) NewSink(b *table.Bound) (table.Sink, error) {
 		// and made again for each writer.
 		s.format, s.ext = b.Format.Name(), b.Format.Name()
 		if _, err := table.NewEncoder(b.Format, cols, b.Options); err != nil {
-			return nil, fmt.Errorf("table '%s': %w", s.table, err)
+			return nil, table.Errorf(s.table, "%w", err)
 		}
 		s.newEncoder = func() (table.Encoder, error) { return table.NewEncoder(b.Format, cols, b.Options) }
 	default:
@@ -94,7 +85,7 @@ func (s *sink) Columns() []table.Column { return s.cols }
 // cannot be written fails before anything is read.
 func (s *sink) Open(context.Context) (table.Writer, error) {
 	bad := func(err error) error {
-		return fmt.Errorf("table '%s': 'path' %s: %w", s.table, options.Cut(s.dir), err)
+		return table.Errorf(s.table, "'path' %s: %w", options.Cut(s.dir), err)
 	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		if errors.Is(err, syscall.ENOTDIR) {

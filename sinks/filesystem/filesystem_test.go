@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"errors"
 	"os"
@@ -20,7 +22,6 @@ import (
 	"go.uber.org/goleak"
 
 	_ "github.com/kshare/kshare/format/json"
-	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/sinks/filesystem"
@@ -207,45 +208,66 @@ func checkParquet(t *testing.T, alloc *tabletestAlloc, path string, want ...arro
 }
 
 // TestRollingPolicy: each bound ends a part on its own, and the part's
-// batches are acknowledged then.
+// batches are acknowledged then, not before. The test runs in a synctest
+// bubble, whose clock moves only when every goroutine in it waits: the
+// policy's timers fire at exact moments, and synctest.Wait lets the
+// writer's goroutine act on them before the test looks.
 func TestRollingPolicy(t *testing.T) {
-	quiet := ", 'sink.rolling-policy.inactivity-interval' = '1 h'"
+	const quiet = ", 'sink.rolling-policy.inactivity-interval' = '1 h'"
 	for _, tc := range []struct {
 		name, extra string
-		parts       int // parts committed by the writes alone (then by the policy's clock)
+		writes      []time.Duration // when each row is written, from the writer's opening
+		commit      time.Duration   // when the part must be committed; 0: by the last write
 	}{
-		{"max-held-rows", quiet + ", 'sink.rolling-policy.max-held-rows' = '2'", 1},
-		{"file-size", quiet + ", 'sink.rolling-policy.file-size' = '1kb'", 1},
-		{"inactivity", ", 'sink.rolling-policy.inactivity-interval' = '20 ms'", 0},
-		{"rollover", quiet + ", 'sink.rolling-policy.rollover-interval' = '30 ms', 'sink.rolling-policy.check-interval' = '10 ms'", 0},
+		{"max-held-rows", quiet + ", 'sink.rolling-policy.max-held-rows' = '2'", []time.Duration{0, 0}, 0},
+		{"file-size", quiet + ", 'sink.rolling-policy.file-size' = '1kb'", []time.Duration{0, 0}, 0},
+		// Quiet for 20 ms after the last row: the timer that fires 20 ms
+		// after the first finds 10 ms of quiet and waits the rest.
+		{"inactivity", ", 'sink.rolling-policy.inactivity-interval' = '20 ms'", []time.Duration{0, 10 * time.Millisecond}, 30 * time.Millisecond},
+		// 25 ms old, but only the check at 30 ms sees it.
+		{"rollover", quiet + ", 'sink.rolling-policy.rollover-interval' = '25 ms', 'sink.rolling-policy.check-interval' = '10 ms'",
+			[]time.Duration{0, 20 * time.Millisecond}, 30 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			alloc := tabletest.CheckedAlloc(t)
-			dir := t.TempDir()
-			s, w := open(t, "(id BIGINT, name STRING)", dir, "csv", tc.extra)
-			a := newAcks()
-			long := strings.Repeat("x", 600)
-			for i := range 2 {
-				b := batch(t, alloc, s, fmt.Sprintf(`[{"id": %d, "name": "%s"}]`, i, long))
-				if err := w.Write(context.Background(), b, a.done()); err != nil {
-					t.Fatal(err)
+			synctest.Test(t, func(t *testing.T) {
+				alloc := tabletest.CheckedAlloc(t)
+				dir := t.TempDir()
+				s, w := open(t, "(id BIGINT, name STRING)", dir, "csv", tc.extra)
+				start := time.Now()
+				at := func(d time.Duration) {
+					time.Sleep(d - time.Since(start))
+					synctest.Wait()
 				}
-			}
-			if final, _ := files(t, dir); len(final) != tc.parts {
-				t.Errorf("after the writes: %d parts, want %d", len(final), tc.parts)
-			}
-			if tc.parts == 0 && len(a.got()) != 0 {
-				t.Errorf("acks %v before the policy's clock ended the part", a.got())
-			}
-			kafkatest.Eventually(t, "both batches acknowledged", func() error {
+				a := newAcks()
+				long := strings.Repeat("x", 600)
+				open := func(when string) {
+					t.Helper()
+					if final, hidden := files(t, dir); len(final) != 0 || len(hidden) != 1 || len(a.got()) != 0 {
+						t.Fatalf("%s: files %v, hidden %v, acks %v; want the part open, nothing acknowledged", when, final, hidden, a.got())
+					}
+				}
+				for i, d := range tc.writes {
+					at(d)
+					b := batch(t, alloc, s, fmt.Sprintf(`[{"id": %d, "name": "%s"}]`, i, long))
+					if err := w.Write(context.Background(), b, a.done()); err != nil {
+						t.Fatal(err)
+					}
+					if i < len(tc.writes)-1 || tc.commit > 0 {
+						open(fmt.Sprintf("after write %d", i))
+					}
+				}
+				if tc.commit > 0 {
+					at(tc.commit - time.Nanosecond)
+					open(fmt.Sprintf("%v after the opening", tc.commit-time.Nanosecond))
+					at(tc.commit)
+				}
 				if got := a.got(); len(got) != 2 || got[0] != nil || got[1] != nil {
-					return fmt.Errorf("acks %v", got)
+					t.Errorf("acks %v, want both batches acknowledged", got)
 				}
-				return nil
+				if final, hidden := files(t, dir); len(final) != 1 || len(hidden) != 0 {
+					t.Errorf("files %v, hidden %v; want one part holding both rows", final, hidden)
+				}
 			})
-			if final, hidden := files(t, dir); len(final) != 1 || len(hidden) != 0 {
-				t.Errorf("files %v, hidden %v; want one part holding both rows", final, hidden)
-			}
 		})
 	}
 }

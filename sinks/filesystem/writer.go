@@ -116,7 +116,7 @@ func (w *writer) Write(_ context.Context, rec arrow.RecordBatch, done func(error
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return fmt.Errorf("table '%s': write after close", w.s.table)
+		return table.Errorf(w.s.table, "write after close")
 	}
 	if w.part == nil {
 		p, err := w.openPart()
@@ -133,7 +133,7 @@ func (w *writer) Write(_ context.Context, rec arrow.RecordBatch, done func(error
 		if errors.As(err, &re) {
 			// Nothing of rec was written: the part goes on.
 			w.mu.Unlock()
-			return fmt.Errorf("table '%s': %w", w.s.table, err)
+			return table.Errorf(w.s.table, "%w", err)
 		}
 		// The part is broken: fail it, and rec with it.
 		p.dones = append(p.dones, done)
@@ -171,7 +171,7 @@ func (w *writer) Close() error {
 	w.closed = true
 	var settle func()
 	if w.part != nil {
-		settle = w.fail(fmt.Errorf("table '%s': %w (the writer closed first)", w.s.table, ErrNotCommitted))
+		settle = w.fail(table.Errorf(w.s.table, "%w (the writer closed first)", ErrNotCommitted))
 	}
 	w.mu.Unlock()
 	close(w.stop)
@@ -208,14 +208,14 @@ func (w *writer) openPart() (*part, error) {
 	}
 	f, err := os.OpenFile(p.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("table '%s': creating a part file: %w", w.s.table, err)
+		return nil, table.Errorf(w.s.table, "creating a part file: %w", err)
 	}
 	p.f = f
 	enc, err := w.s.newPartEncoder(f)
 	if err != nil {
 		f.Close()
 		os.Remove(p.tmp)
-		return nil, fmt.Errorf("table '%s': starting %s: %w", w.s.table, p.tmp, err)
+		return nil, table.Errorf(w.s.table, "starting %s: %w", p.tmp, err)
 	}
 	p.enc = enc
 	return p, nil
@@ -263,7 +263,7 @@ func (w *writer) fail(err error) func() {
 	p.f.Close()
 	os.Remove(p.tmp)
 	w.failed.Add(p.rows)
-	err = fmt.Errorf("table '%s': %w", w.s.table, err)
+	err = table.Errorf(w.s.table, "%w", err)
 	return func() {
 		for _, done := range p.dones {
 			done(err)

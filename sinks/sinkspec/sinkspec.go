@@ -1,12 +1,16 @@
 // Package sinkspec declares the names and keys of the connectors of
-// packages sinks and sinks/filesystem, apart from their code: the README's generator and the
+// packages sinks, sinks/filesystem and sinks/jdbc, apart from their code: the generator of docs/connectors.md and the
 // DDL tests (internal/ddltest) bind against the declarations without
 // linking the print sink's renderer (package query), which package
 // table's own tests must not link.
 package sinkspec
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/kshare/kshare/options"
@@ -57,7 +61,7 @@ var (
 // FilesystemOptions are the keys of a 'filesystem' table. A part file's
 // rows hold their source records unaccepted until the part is committed,
 // so the policy that ends a part bounds what a job holds: see the
-// README's "Connector filesystem" for the figures behind the defaults.
+// filesystem sink in docs/pipelines.md for the figures behind the defaults.
 var FilesystemOptions = &options.Set{Owner: "connector 'filesystem'", Options: []options.Option{{
 	Key: OptPath, Type: options.String, Required: true,
 	Description: "Directory the part files are written into; created (with its parents) when missing. Local paths only.",
@@ -80,3 +84,95 @@ var FilesystemOptions = &options.Set{Owner: "connector 'filesystem'", Options: [
 	Description: "A part is committed once it holds this many rows, whose records are locked to this job until then: " +
 		"keep it under the broker's cap on locked records per partition (group.share.partition.max.record.locks, 2000 by default).",
 }}}
+
+// JDBC is the name of the connector that writes into a PostgreSQL table,
+// Flink's 'jdbc'.
+const JDBC = "jdbc"
+
+// The 'jdbc' table's keys, Flink's.
+const (
+	OptURL             = "url"
+	OptTableName       = "table-name"
+	OptUsername        = "username"
+	OptPassword        = "password"
+	OptFlushMaxRows    = "sink.buffer-flush.max-rows"
+	OptFlushInterval   = "sink.buffer-flush.interval"
+	OptMaxRetries      = "sink.max-retries"
+	OptSinkParallelism = "sink.parallelism"
+)
+
+// JDBCOptions are the keys of a 'jdbc' table. Rows wait in the sink's
+// buffer with their source records locked, so the flush bounds are also
+// what a job holds: see the 'jdbc' connector in docs/connectors.md.
+var JDBCOptions = &options.Set{Owner: "connector 'jdbc'", Options: []options.Option{{
+	Key: OptURL, Type: options.String, Required: true, Check: checkJDBCURL,
+	Description: "The PostgreSQL database: 'jdbc:postgresql://host:port/database' as Flink writes it, or a 'postgres://' or " +
+		"'postgresql://' URL (libpq's form, query parameters such as sslmode included). PostgreSQL is the only database for now. " +
+		"A password in it is refused, since the URL is shown: give it as 'password'.",
+}, {
+	Key: OptTableName, Type: options.String, Required: true,
+	Description: "The PostgreSQL table written, 'name' or 'schema.name' (unquoted parts fold to lower case, as in SQL); " +
+		"it must exist, with a column of a fitting type for each of the table's columns.",
+}, {
+	Key: OptUsername, Type: options.String,
+	Description: "The user to log in as; overrides a user in 'url'.",
+}, {
+	Key: OptPassword, Type: options.String, Secret: true,
+	Description: "The user's password; overrides one in 'url'. Masked in SHOW CREATE TABLE and never shown in errors or logs.",
+}, {
+	Key: OptFlushMaxRows, Type: options.Int, Default: "500", Min: 1, HasMin: true, Max: 1 << 20, HasMax: true, Unit: options.Rows,
+	Description: "The most rows one transaction writes. Flink's default is 100; 500 is the share-group source's poll " +
+		"('properties.max.poll.records'), so that one poll's rows go in one transaction, and stays under the broker's cap on " +
+		"records locked per partition (2000 by default), since buffered rows hold their records.",
+}, {
+	Key: OptFlushInterval, Type: options.Duration, Default: "1 s", BareMillis: true, Min: int64(time.Millisecond), HasMin: true,
+	Description: "Accepted so that Flink's DDL runs as it is; Flink flushes at this interval. kshare starts a flush as soon as rows wait " +
+		"and the previous flush has committed, so no row waits for a timer: buffered rows hold their source records locked, and a " +
+		"share-group member hands out no more records until its last ones are settled.",
+}, {
+	Key: OptMaxRetries, Type: options.Int, Default: "3", Min: 0, HasMin: true, Max: 100, HasMax: true,
+	Description: "How often a flush that failed for want of a connection (the server restarted, the network broke) is tried again, " +
+		"on a new connection, with a backoff from 100 ms doubling to 2 s; then the rows fail. A row the server refuses (a constraint) is not retried.",
+}, {
+	Key: OptSinkParallelism, Type: options.Int, Min: 1, HasMin: true, Max: 1024, HasMax: true,
+	Description: "Accepted so that Flink's DDL runs as it is; each INSERT job writes through one connection whatever it says, " +
+		"which keeps a key's changes in order.",
+}}}
+
+// JDBCURLForm says which forms 'url' takes, for errors.
+const JDBCURLForm = "'jdbc:postgresql://host:port/database', 'postgres://...' or 'postgresql://...'"
+
+// PostgresURL turns 'url' into the URL a PostgreSQL client takes: Flink's
+// 'jdbc:postgresql://' form loses its 'jdbc:' prefix. ok is false for a
+// URL of another form (another database's JDBC URL).
+func PostgresURL(u string) (string, bool) {
+	u = strings.TrimSpace(u)
+	lower := strings.ToLower(u)
+	switch {
+	case strings.HasPrefix(lower, "jdbc:postgresql://"):
+		return u[len("jdbc:"):], true
+	case strings.HasPrefix(lower, "postgresql://"), strings.HasPrefix(lower, "postgres://"):
+		return u, true
+	}
+	return "", false
+}
+
+// checkJDBCURL refuses a URL of another database, and one that holds a
+// password, which SHOW CREATE TABLE would show: 'password' is the key that
+// is masked. Its errors never repeat the URL.
+func checkJDBCURL(u string) error {
+	if pu, ok := PostgresURL(u); ok {
+		p, err := url.Parse(pu)
+		if err != nil {
+			return fmt.Errorf("is not a URL that can be read; write %s", JDBCURLForm)
+		}
+		if _, has := p.User.Password(); has || p.Query().Has("password") {
+			return errors.New("holds a password, which SHOW CREATE TABLE and the logs would show; give it as 'password', which they mask")
+		}
+		return nil
+	}
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(u)), "jdbc:") {
+		return fmt.Errorf("names a database other than PostgreSQL, the only one the 'jdbc' connector writes for now; write %s", JDBCURLForm)
+	}
+	return fmt.Errorf("must be %s", JDBCURLForm)
+}

@@ -296,7 +296,7 @@ func TestPoolTable(t *testing.T) {
 		{name: "kshare work --persistent, echo worker", concurrency: 1, rows: 30000, err: errors.New("no rate\nin output")},
 	}}
 	reportHas(t, r.markdown(),
-		"## Workers (issue 16): one partition",
+		"## Workers: one partition",
 		"| kshare work, a process per row (sleep 0.05) | 64 | 3000 | 1100 | 40.0 | 2.0 |",
 		"| Go API kshare.Work, 50 ms function | 64 | 3000 | 1183 | (in process) |  |",
 		"| kshare work --persistent, echo worker | 1 | 30000 | no rate | | |",
@@ -432,11 +432,11 @@ func TestPipelineTargets(t *testing.T) {
 	}}
 	r := &report{cfg: cfg, started: time.Now(), blocks: []*block{b}}
 	reportHas(t, r.markdown(),
-		"| TUMBLE 1 min count per customer to CSV (issue 13) >= 0.9x SELECT * json to CSV (1 partition, parallelism 1) | 0.50x | missed |",
-		"| peak RSS flat from N/10 to N records (TUMBLE 1 min count per customer to CSV (issue 13), 1 partition, parallelism 1) | 55 -> 60 MiB | met |",
-		"| peak RSS from 999 to 100,000 customers (TUMBLE 1 min count per customer to CSV (issue 13), 1 partition, parallelism 1) | 60 -> 140 MiB | shown |",
-		"| INSERT INTO kafka sink SELECT *, json to json (issue 14) >= 0.7x SELECT * json to CSV (1 partition, parallelism 1) | 0.80x | met |",
-		"| peak RSS < 150 MiB (INSERT INTO kafka sink SELECT *, json to json (issue 14), 1 partition, parallelism 1) | 160 MiB | missed |",
+		"| TUMBLE 1 min count per customer to CSV >= 0.9x SELECT * json to CSV (1 partition, parallelism 1) | 0.50x | missed |",
+		"| peak RSS flat from N/10 to N records (TUMBLE 1 min count per customer to CSV, 1 partition, parallelism 1) | 55 -> 60 MiB | met |",
+		"| peak RSS from 999 to 100,000 customers (TUMBLE 1 min count per customer to CSV, 1 partition, parallelism 1) | 60 -> 140 MiB | shown |",
+		"| INSERT INTO kafka sink SELECT *, json to json >= 0.7x SELECT * json to CSV (1 partition, parallelism 1) | 0.80x | met |",
+		"| peak RSS < 150 MiB (INSERT INTO kafka sink SELECT *, json to json, 1 partition, parallelism 1) | 160 MiB | missed |",
 		"| N, 100,000 customers: MiB |",
 		"| kshare export, TUMBLE 1 min COUNT(*) per customer, json, parallelism 1 | 1 | 55 | 60 | 140 |",
 	)

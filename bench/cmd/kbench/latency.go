@@ -45,7 +45,7 @@ func latencySection(ctx context.Context, cfg *suiteConfig) []latencyResult {
 	// The first share group a freshly started broker serves waits on the
 	// broker's share-state start-up: on a fresh broker the first run of
 	// kshare at parallelism 1 gave p99 1593 ms and the next two 58 and
-	// 43 ms (issue 10's "latency tail"). A short unreported run takes that
+	// 43 ms (the "latency tail"). A short unreported run takes that
 	// wait instead of whichever configuration comes first.
 	warm := latencyConfig{bootstrap: cfg.bootstrap, partitions: 1, rate: 200,
 		warmup: time.Second, measure: time.Second, par: 1, tag: cfg.runID + "-warm"}

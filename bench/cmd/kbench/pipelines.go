@@ -13,7 +13,7 @@ import (
 	"github.com/kshare/kshare/bench/internal/measure"
 )
 
-// The contestants of issues 13 and 14: a windowed aggregate exported to
+// The pipeline contestants: a windowed aggregate exported to
 // CSV, and an INSERT INTO a Kafka sink, each read through a fresh share
 // group like the others and compared with kshare's SELECT * to CSV.
 

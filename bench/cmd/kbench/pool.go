@@ -15,7 +15,7 @@ import (
 	"github.com/kshare/kshare/bench/internal/measure"
 )
 
-// The pool section measures issue 16's workers on a one-partition topic:
+// The pool section measures the workers on a one-partition topic:
 // `kshare work` with a process per row that sleeps 50 ms, the Go API's
 // kshare.Work with a 50 ms function, and `kshare work --persistent` with a
 // trivial worker (kbench echo-worker), each with a fresh group. Rows/s are
@@ -191,7 +191,7 @@ func (r *report) poolTable(w *strings.Builder) {
 	if len(r.pool) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "## Workers (issue 16): one partition\n\n")
+	fmt.Fprintf(w, "## Workers: one partition\n\n")
 	fmt.Fprintf(w, "kshare work and kshare.Work, fresh group each; rows/s from the first row's start to the last one's end. "+
 		"Target: 50 ms rows at concurrency 64 >= 1,024 rows/s; --persistent echo >= 20,000 rows/s; kshare work peak RSS < 100 MiB.\n\n")
 	fmt.Fprintf(w, "Peak RSS is the kshare process's own; CPU seconds are kshare's and its workers' together.\n\n")

@@ -275,7 +275,7 @@ func (b *block) measured(id, label, where string, cs *[]targetCheck) (e *entry, 
 	return e, s, true
 }
 
-// pipelineTargets checks issues 13 and 14's targets on b: the TUMBLE
+// pipelineTargets checks the pipelines' targets on b: the TUMBLE
 // count and the INSERT against SELECT * to CSV with the same parallelism,
 // the INSERT's memory, and the TUMBLE's memory against N (flat) and keys.
 func (b *block) pipelineTargets() []targetCheck {
@@ -287,8 +287,8 @@ func (b *block) pipelineTargets() []targetCheck {
 			id, label string
 			want      float64
 		}{
-			{fmt.Sprintf("kshare-tumble-p%d", k), "TUMBLE 1 min count per customer to CSV (issue 13)", 0.9},
-			{fmt.Sprintf("kshare-insert-p%d", k), "INSERT INTO kafka sink SELECT *, json to json (issue 14)", 0.7},
+			{fmt.Sprintf("kshare-tumble-p%d", k), "TUMBLE 1 min count per customer to CSV", 0.9},
+			{fmt.Sprintf("kshare-insert-p%d", k), "INSERT INTO kafka sink SELECT *, json to json", 0.7},
 		} {
 			e, s, ok := b.measured(x.id, x.label, where, &cs)
 			if !ok {
@@ -316,7 +316,7 @@ func (b *block) pipelineTargets() []targetCheck {
 	return cs
 }
 
-// targetsTable checks issue 10's targets against what was measured.
+// targetsTable checks the throughput targets against what was measured.
 func (r *report) targetsTable(w *strings.Builder) {
 	var cs []targetCheck
 	atLeast := func(what string, got, ref, want float64) {

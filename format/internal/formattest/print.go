@@ -111,16 +111,11 @@ func Value(arr arrow.Array, i int) string {
 	return fmt.Sprintf("<%s %s>", arr.DataType(), arr.ValueStr(i))
 }
 
+// timeOf is v units after the epoch, split as time.UnixMilli splits it so
+// that no unit overflows int64 nanoseconds.
 func timeOf(v int64, u arrow.TimeUnit) time.Time {
-	switch u {
-	case arrow.Second:
-		return time.Unix(v, 0).UTC()
-	case arrow.Millisecond:
-		return time.UnixMilli(v).UTC()
-	case arrow.Microsecond:
-		return time.UnixMicro(v).UTC()
-	}
-	return time.Unix(0, v).UTC()
+	per := int64(time.Second / u.Multiplier())
+	return time.Unix(v/per, v%per*int64(u.Multiplier())).UTC()
 }
 
 // clock prints the time of day with as many fractional digits as the unit

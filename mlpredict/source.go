@@ -1,0 +1,527 @@
+// Package mlpredict is the table that ML_PREDICT(TABLE t, MODEL m,
+// DESCRIPTOR(...)) reads: t's rows followed by the model's OUTPUT columns.
+// Its Source wraps t's: each batch t's stream hands out is passed to the
+// model (model.Predictor), several batches at once, and the results are
+// handed to the reader in the order their calls finish, so that a slow
+// call holds back only its own batch.
+//
+// What becomes of each row's record stays with t's source and the reader:
+// a row the model answered goes on, and its record is accepted when the
+// reader settles the batch that holds it (the Acker of a result batch
+// maps its rows to the source batch's); a row whose calls failed in a way
+// worth retrying has its record released, so that the share group hands
+// it out again; a row the model refused is an evaluation error of that
+// row, settled by the table's 'scan.on-eval-error' (table.RowFailer), or
+// rejected when the table has no such policy, since asking again gives
+// the same answer. No record is settled before its batch reached the
+// reader, so the source keeps its lock renewed meanwhile.
+//
+// What it may import: table (the runtime contracts), model, options,
+// arrow-go and the standard library. The planner sees an ordinary table:
+// the engine (package kshare) makes it.
+package mlpredict
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/model"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// Source reads a table through a model. Each Open opens the model anew
+// (model.Bound.Open), so each query has its own budget of
+// 'max-concurrent-operations' and 'rate-limit'.
+type Source struct {
+	// Table is the name of the table read, for messages.
+	Table string
+	// Input is the table's source.
+	Input table.Source
+	// Model is the model, its options as the query set them.
+	Model *model.Bound
+	// Features are the positions, among the columns of the input's
+	// batches, of the columns passed to the model, in the order of its
+	// INPUT columns.
+	Features []int
+}
+
+var _ table.Source = (*Source)(nil)
+
+// Open opens the model and the input's stream, which it reads in batches
+// of a quarter of 'max-concurrent-operations' rows (fewer if o asks).
+func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+	if o.Alloc == nil {
+		o.Alloc = memory.DefaultAllocator
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	limit := int(s.Model.Options.Int(model.OptMaxConcurrentOperations))
+	pred, err := s.Model.Open(model.OpenOptions{Alloc: o.Alloc, Logger: o.Logger})
+	if err != nil {
+		return nil, err
+	}
+	// Batches of a quarter of the calls allowed keep several batches in
+	// calls at once, so that results come out as calls finish, while the
+	// rows in calls stay within 'max-concurrent-operations': a batch that
+	// had to wait for another's slots would wait behind its slowest call.
+	inOpts := o
+	if size := (limit + 3) / 4; inOpts.BatchSize <= 0 || inOpts.BatchSize > size {
+		inOpts.BatchSize = size
+	}
+	in, err := s.Input.Open(ctx, inOpts)
+	if err != nil {
+		pred.Close()
+		return nil, err
+	}
+	fs := slices.Clone(in.Schema().Fields())
+	for _, c := range s.Model.Def.Output {
+		fs = append(fs, arrow.Field{Name: c.Name, Type: c.Type.ArrowType(), Nullable: c.Type.Nullable()})
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	st := &stream{
+		src:    s,
+		in:     in,
+		pred:   pred,
+		schema: arrow.NewSchema(fs, nil),
+		mem:    o.Alloc,
+		log:    o.Logger.With("table", s.Table, "model", s.Model.Def.Name),
+		ctx:    sctx,
+		cancel: cancel,
+		hold:   limit,
+		batch:  inOpts.BatchSize,
+		need:   o.Limit,
+		ready:  make(chan struct{}, 1),
+		pulled: make(chan struct{}),
+	}
+	st.cond = sync.NewCond(&st.mu)
+	go st.pull()
+	return st, nil
+}
+
+// stream is an open ML_PREDICT: a goroutine (pull) takes the input's
+// batches while few enough rows are held, a goroutine per batch calls the
+// model, and Next hands out the results in the order they finish.
+type stream struct {
+	src    *Source
+	in     table.Stream
+	pred   model.Predictor
+	schema *arrow.Schema
+	mem    memory.Allocator
+	log    *slog.Logger
+
+	// ctx is the calls' and the pulls' scope: StopFetching and Close end
+	// it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// hold bounds the rows taken from the input and not yet handed to
+	// the reader (held), unless none is held: a next batch (of batch rows
+	// at most) is taken only if it fits. need, if above 0, is the
+	// most rows the reader needs (table.OpenOptions.Limit): a batch is
+	// taken only while the rows handed out (given) and held are fewer,
+	// so that a LIMIT calls the model no more than it must.
+	hold  int
+	batch int
+	need  int64
+
+	mu       sync.Mutex
+	cond     *sync.Cond // signals a change of held, stopped or closed
+	held     int
+	given    int64
+	done     []result // calls finished, not handed out yet
+	inFlight int      // batches in calls
+	stopped  bool     // StopFetching or Close
+	pullErr  error    // why pull ended (io.EOF for a bounded input)
+	calls    sync.WaitGroup
+	ready    chan struct{} // a result or the end of pull, for Next
+	pulled   chan struct{} // closed when pull returns
+	closed   bool
+}
+
+// result is a source batch and what the model made of it.
+type result struct {
+	b        table.Batch
+	out      arrow.RecordBatch
+	outcomes []model.Outcome
+	err      error
+}
+
+func (st *stream) Schema() *arrow.Schema { return st.schema }
+func (st *stream) Stats() table.Stats    { return st.in.Stats() }
+
+// pull takes the input's batches and starts a call for each while the
+// rows held allow it.
+func (st *stream) pull() {
+	defer close(st.pulled)
+	for {
+		st.mu.Lock()
+		for !st.stopped && ((st.held > 0 && st.held+st.batch > st.hold) || (st.need > 0 && st.given+int64(st.held) >= st.need)) {
+			st.cond.Wait()
+		}
+		stopped := st.stopped
+		st.mu.Unlock()
+		if stopped {
+			st.end(context.Canceled)
+			return
+		}
+		b, err := st.in.Next(st.ctx)
+		if err != nil {
+			st.end(err)
+			return
+		}
+		n := int(b.Record.NumRows())
+		st.mu.Lock()
+		if st.stopped {
+			st.mu.Unlock()
+			st.drop(b)
+			st.end(context.Canceled)
+			return
+		}
+		st.held += n
+		st.inFlight++
+		st.calls.Add(1)
+		st.mu.Unlock()
+		go st.call(b)
+	}
+}
+
+// end records why pull stopped and wakes Next.
+func (st *stream) end(err error) {
+	st.mu.Lock()
+	st.pullErr = err
+	st.mu.Unlock()
+	st.signal()
+}
+
+func (st *stream) signal() {
+	select {
+	case st.ready <- struct{}{}:
+	default:
+	}
+}
+
+// call predicts one source batch and queues the result for Next.
+func (st *stream) call(b table.Batch) {
+	defer st.calls.Done()
+	in, err := st.features(b.Record)
+	r := result{b: b, err: err}
+	if err == nil {
+		r.out, r.outcomes, r.err = st.pred.Predict(st.ctx, in)
+		in.Release()
+	}
+	st.mu.Lock()
+	st.inFlight--
+	if st.stopped {
+		st.held -= int(b.Record.NumRows())
+		st.mu.Unlock()
+		st.discard(r)
+		st.cond.Broadcast()
+		st.signal()
+		return
+	}
+	st.done = append(st.done, r)
+	st.mu.Unlock()
+	st.signal()
+}
+
+// features is the batch of the columns passed to the model.
+func (st *stream) features(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, len(st.src.Features))
+	fs := make([]arrow.Field, len(st.src.Features))
+	for i, k := range st.src.Features {
+		if k < 0 || k >= int(rec.NumCols()) {
+			return nil, table.Errorf(st.src.Table, "ML_PREDICT: feature column %d is not in the source's batch of %d columns", k, rec.NumCols())
+		}
+		cols[i], fs[i] = rec.Column(k), rec.Schema().Field(k)
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fs, nil), cols, rec.NumRows()), nil
+}
+
+// Next hands out the next result that has rows, settling at once the
+// source batches none of whose rows goes on.
+//
+// A deadline of ctx that passes while calls are in flight (a query's idle
+// timeout: no record arrived for so long) is waited out until they end:
+// their records did arrive, and the time a model takes on them is not
+// idle. Cancelling ctx ends Next at once.
+func (st *stream) Next(ctx context.Context) (table.Batch, error) {
+	idle := false
+	for {
+		st.mu.Lock()
+		if st.closed {
+			st.mu.Unlock()
+			return table.Batch{}, errors.New("ML_PREDICT: Next after Close")
+		}
+		if len(st.done) > 0 {
+			r := st.done[0]
+			st.done = st.done[1:]
+			st.held -= int(r.b.Record.NumRows())
+			st.mu.Unlock()
+			st.cond.Broadcast()
+			b, ok, err := st.settle(r)
+			if err != nil || ok {
+				return b, err
+			}
+			continue
+		}
+		busy := st.inFlight > 0
+		end := st.pullErr != nil && !busy
+		err := st.pullErr
+		st.mu.Unlock()
+		switch {
+		case end:
+			return table.Batch{}, err
+		case idle && !busy:
+			return table.Batch{}, ctx.Err()
+		}
+		wait := ctx.Done()
+		if idle {
+			wait = nil
+		}
+		select {
+		case <-st.ready:
+		case <-wait:
+			// Look again: a batch may have come while Next waited.
+			st.mu.Lock()
+			busy = st.inFlight > 0 || len(st.done) > 0
+			st.mu.Unlock()
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !busy {
+				return table.Batch{}, ctx.Err()
+			}
+			idle = true
+		}
+	}
+}
+
+// settle reads one result: the rows the model answered make the batch
+// handed out (ok false when there are none, the source batch then
+// settled); the others' records are released or failed.
+func (st *stream) settle(r result) (table.Batch, bool, error) {
+	if r.err != nil {
+		st.discard(r)
+		return table.Batch{}, false, r.err
+	}
+	defer r.b.Record.Release()
+	defer r.out.Release()
+	ack := r.b.Ack
+	rf, fails := ack.(table.RowFailer)
+	fails = fails && rf.FailsRows()
+	n := len(r.outcomes)
+	gone := make([]bool, n) // rows of records a RowFailer settled
+	var sel []int
+	for i, o := range r.outcomes {
+		if gone[i] {
+			continue
+		}
+		switch o.Class {
+		case model.OK:
+			sel = append(sel, i)
+		case model.Retry:
+			// The share group hands it out again. Waiting o.Delay here
+			// would hold the record's lock and the batch's other rows;
+			// the redelivery is the wait.
+			ack.Mark(i, table.Release)
+		default:
+			if fails {
+				from, to := rf.FailRow(i, o.Err)
+				for k := max(from, 0); k < min(to, n); k++ {
+					gone[k] = true
+				}
+				continue
+			}
+			st.rejected(ack, i, o.Err)
+			ack.Mark(i, table.Reject)
+		}
+	}
+	sel = slices.DeleteFunc(sel, func(i int) bool { return gone[i] })
+	if len(sel) == 0 {
+		ack.Done()
+		return table.Batch{}, false, nil
+	}
+	rec, err := st.join(r.b.Record, r.out, sel)
+	if err != nil {
+		ack.Abandon()
+		return table.Batch{}, false, table.Errorf(st.src.Table, "ML_PREDICT: %w", err)
+	}
+	st.mu.Lock()
+	st.given += int64(len(sel))
+	st.mu.Unlock()
+	return table.Batch{Record: rec, Ack: &selAck{in: ack, sel: sel}}, true, nil
+}
+
+// rejected logs a row the model refused under a table without a policy
+// for such rows: it is rejected, as trying again gives the same.
+func (st *stream) rejected(ack table.Acker, row int, err error) {
+	args := []any{"err", err}
+	if ro, ok := ack.(table.RowOrigins); ok {
+		if o, ok := ro.RowOrigin(row); ok {
+			args = append(args, "topic", o.Topic, "partition", o.Partition, "offset", o.Offset, "delivery_count", o.DeliveryCount)
+		}
+	}
+	st.log.Warn("rejected a record the model refused", args...)
+}
+
+// join is the rows sel of src followed by the same rows of out.
+func (st *stream) join(src, out arrow.RecordBatch, sel []int) (arrow.RecordBatch, error) {
+	all := len(sel) == int(src.NumRows())
+	cols := make([]arrow.Array, 0, st.schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	var idx arrow.Array
+	if !all {
+		ib := array.NewInt32Builder(st.mem)
+		for _, i := range sel {
+			ib.Append(int32(i))
+		}
+		idx = ib.NewArray()
+		ib.Release()
+		defer idx.Release()
+	}
+	ctx := compute.WithAllocator(context.Background(), st.mem)
+	for _, rec := range []arrow.RecordBatch{src, out} {
+		for k := range int(rec.NumCols()) {
+			c := rec.Column(k)
+			if all {
+				c.Retain()
+				cols = append(cols, c)
+				continue
+			}
+			t, err := compute.TakeArray(ctx, c, idx)
+			if err != nil {
+				return nil, err
+			}
+			cols = append(cols, t)
+		}
+	}
+	return array.NewRecordBatch(st.schema, cols, int64(len(sel))), nil
+}
+
+// drop gives back a source batch nobody will read.
+func (st *stream) drop(b table.Batch) {
+	b.Ack.Abandon()
+	b.Record.Release()
+}
+
+// discard gives back a result nobody will read: its records are
+// released.
+func (st *stream) discard(r result) {
+	if r.out != nil {
+		r.out.Release()
+	}
+	st.drop(r.b)
+}
+
+// StopFetching: see table.FetchStopper. The calls in flight end, and the
+// records of every batch not handed out are released.
+func (st *stream) StopFetching() {
+	st.stop()
+	if fs, ok := st.in.(table.FetchStopper); ok {
+		fs.StopFetching()
+	}
+}
+
+// stop ends the pulls and the calls and releases what finished and was
+// not handed out.
+func (st *stream) stop() {
+	st.mu.Lock()
+	st.stopped = true
+	done := st.done
+	st.done = nil
+	for _, r := range done {
+		st.held -= int(r.b.Record.NumRows())
+	}
+	st.mu.Unlock()
+	st.cancel()
+	st.cond.Broadcast()
+	for _, r := range done {
+		st.discard(r)
+	}
+	st.signal()
+}
+
+// Close ends the calls in flight (their records are released), waits for
+// them, closes the model and then the input's stream, which settles what
+// is left.
+func (st *stream) Close() error {
+	st.mu.Lock()
+	if st.closed {
+		st.mu.Unlock()
+		return nil
+	}
+	st.mu.Unlock()
+	st.stop()
+	<-st.pulled
+	st.calls.Wait()
+	st.mu.Lock()
+	st.closed = true
+	st.mu.Unlock()
+	perr := st.pred.Close()
+	err := st.in.Close()
+	if err == nil && perr != nil {
+		err = fmt.Errorf("model '%s': %w", options.Cut(st.src.Model.Def.Name), perr)
+	}
+	return err
+}
+
+// selAck settles a result batch: its row i is the source batch's row
+// sel[i].
+type selAck struct {
+	in  table.Acker
+	sel []int
+}
+
+var (
+	_ table.RowFailer  = (*selAck)(nil)
+	_ table.RowOrigins = (*selAck)(nil)
+)
+
+func (a *selAck) Mark(row int, d table.Disposition) {
+	if row >= 0 && row < len(a.sel) {
+		a.in.Mark(a.sel[row], d)
+	}
+}
+
+func (a *selAck) Done()    { a.in.Done() }
+func (a *selAck) Abandon() { a.in.Abandon() }
+
+// FailsRows reports the source's policy: a query over ML_PREDICT settles
+// the rows it cannot evaluate as a query over the table does.
+func (a *selAck) FailsRows() bool {
+	rf, ok := a.in.(table.RowFailer)
+	return ok && rf.FailsRows()
+}
+
+// FailRow fails the source row behind row and returns the result rows its
+// record gave.
+func (a *selAck) FailRow(row int, err error) (from, to int) {
+	rf, ok := a.in.(table.RowFailer)
+	if !ok || row < 0 || row >= len(a.sel) {
+		return row, row + 1
+	}
+	sf, stt := rf.FailRow(a.sel[row], err)
+	from, _ = slices.BinarySearch(a.sel, sf)
+	to, _ = slices.BinarySearch(a.sel, stt)
+	return min(from, row), max(to, row+1)
+}
+
+func (a *selAck) RowOrigin(row int) (table.Origin, bool) {
+	ro, ok := a.in.(table.RowOrigins)
+	if !ok || row < 0 || row >= len(a.sel) {
+		return table.Origin{}, false
+	}
+	return ro.RowOrigin(a.sel[row])
+}

@@ -1,0 +1,19 @@
+package jdbc
+
+import (
+	"time"
+
+	"github.com/kshare/kshare/table"
+)
+
+// AppendByCopy sets how w appends: COPY (true, production's way) or
+// pipelined INSERTs, for the benchmark that chose between them.
+func AppendByCopy(w table.Writer, byCopy bool) { w.(*writer).byCopy = byCopy }
+
+// SetConnectTimeout sets how long a connection attempt may take, until
+// the returned function puts it back.
+func SetConnectTimeout(d time.Duration) func() {
+	old := connectTimeout
+	connectTimeout = d
+	return func() { connectTimeout = old }
+}

@@ -1,0 +1,180 @@
+package jdbc_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/pgtest"
+	"github.com/kshare/kshare/table"
+)
+
+// idle is how long a job waits for a record before its input ends: on a
+// real broker joining a share group alone takes seconds.
+func idle() time.Duration {
+	if kafkatest.Real() {
+		return 8 * time.Second
+	}
+	return 3 * time.Second
+}
+
+// engine makes an engine with table t (raw v STRING) over a new share
+// group holding values, and the tables of ddl; a job's input ends after
+// idle(). It returns the group's coordinates for WaitLag.
+func engine(t *testing.T, values []string, ddl ...string) (eng *kshare.Engine, addr, topic, group string) {
+	t.Helper()
+	vs := make([][]byte, len(values))
+	for i, v := range values {
+		vs[i] = []byte(v)
+	}
+	addr, topic, group = kafkatest.Queue(t, 1, vs...)
+	eng = kshare.New()
+	stmts := append([]string{
+		`CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw', 'bootstrap.servers' = '` + addr +
+			`', 'topic' = '` + topic + `', 'share-group-id' = '` + group + `', 'scan.batch-size' = '50')`,
+		`SET 'idle-timeout' = '` + idle().String() + `'`,
+	}, ddl...)
+	for _, sql := range stmts {
+		if _, err := eng.Exec(kafkatest.Context(t), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	return eng, addr, topic, group
+}
+
+// run runs an INSERT to its end and checks that every row was
+// acknowledged and every record accepted, and the group's lag is 0.
+func run(t *testing.T, eng *kshare.Engine, insert string, n int, addr, topic, group string) {
+	t.Helper()
+	res, err := eng.Exec(kafkatest.Context(t), insert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := res.Job.Stats(); st.State != table.JobFinished || st.Accepted != int64(n) || st.Released != 0 {
+		t.Errorf("stats %+v, want FINISHED with all %d records accepted", st, n)
+	}
+	kafkatest.WaitLag(t, addr, group, topic, 0)
+}
+
+// INSERT INTO a jdbc table without a key appends every row of the query;
+// each record is accepted once its row is committed.
+func TestJdbcPipelineAppend(t *testing.T) {
+	const n = 300
+	pg := pgtest.Table(t, "v text NOT NULL, len integer")
+	values := make([]string, n)
+	for i := range values {
+		values[i] = fmt.Sprint(i)
+	}
+	eng, addr, topic, group := engine(t, values, "CREATE TABLE pg (v STRING, len INT) "+with(t, pg, ""))
+	run(t, eng, "INSERT INTO pg SELECT v, CHAR_LENGTH(v) FROM t", n, addr, topic, group)
+	got := pgtest.Query(t, "SELECT count(*), count(DISTINCT v), min(v::int), max(v::int), sum(len) FROM "+pg)[0]
+	// 10 one-digit ids, 90 two-digit, 200 three-digit.
+	if want := []string{"300", "300", "0", "299", fmt.Sprint(10 + 90*2 + 200*3)}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("PostgreSQL holds count, distinct, min, max, sum(len) %q, want %q", got, want)
+	}
+}
+
+// INSERT INTO a jdbc table keyed by the GROUP BY column upserts the
+// running counts: at the end each key's row holds its total.
+func TestJdbcPipelineUpsertGroupByCount(t *testing.T) {
+	const n, keys = 350, 7
+	pg := pgtest.Table(t, "k text PRIMARY KEY, n bigint NOT NULL")
+	values := make([]string, n)
+	want := map[string]int{}
+	for i := range values {
+		values[i] = fmt.Sprintf("c%d", i*i%keys)
+		want[values[i]]++
+	}
+	eng, addr, topic, group := engine(t, values, "CREATE TABLE pg (k STRING, n BIGINT NOT NULL, PRIMARY KEY (k) NOT ENFORCED) "+with(t, pg, ""))
+	run(t, eng, "INSERT INTO pg SELECT v, COUNT(*) FROM t GROUP BY v", n, addr, topic, group)
+	got := pgtest.Query(t, "SELECT k, n FROM "+pg+" ORDER BY k")
+	if len(got) != len(want) {
+		t.Fatalf("PostgreSQL holds %q, want the %d keys of %v", got, len(want), want)
+	}
+	for _, r := range got {
+		if r[1] != fmt.Sprint(want[r[0]]) {
+			t.Errorf("key %s: %s, want %d", r[0], r[1], want[r[0]])
+		}
+	}
+}
+
+// An updating query needs a key that is its GROUP BY columns, said at
+// statement time; a jdbc table cannot be read.
+func TestJdbcPipelineStatementErrors(t *testing.T) {
+	keyed := pgtest.Table(t, "k text PRIMARY KEY, n bigint")
+	byN := pgtest.Table(t, "k text, n bigint PRIMARY KEY")
+	plain := pgtest.Table(t, "k text, n bigint")
+	eng, _, _, _ := engine(t, nil,
+		"CREATE TABLE nokey (k STRING, n BIGINT) "+with(t, plain, ""),
+		"CREATE TABLE bykey (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) "+with(t, keyed, ""),
+		"CREATE TABLE byn (k STRING, n BIGINT, PRIMARY KEY (n) NOT ENFORCED) "+with(t, byN, ""),
+	)
+	for _, tc := range []struct {
+		sql  string
+		kind error
+		want string
+	}{
+		{"INSERT INTO nokey SELECT v, COUNT(*) FROM t GROUP BY v", kshare.ErrUpdatingInsert,
+			"INSERT INTO 'nokey' of an aggregate query: its rows update earlier ones (-U/+U), and table 'nokey' has no PRIMARY KEY by which connector 'jdbc' could replace them; declare the GROUP BY columns as its key"},
+		{"INSERT INTO byn SELECT v, COUNT(*) FROM t GROUP BY v", kshare.ErrInsertMismatch,
+			"INSERT INTO 'byn': the query's rows are keyed by its GROUP BY columns `k`, and table 'byn' has PRIMARY KEY (`n`)"},
+		{"INSERT INTO bykey SELECT UPPER(v), COUNT(*) FROM t GROUP BY v", kshare.ErrInsertMismatch,
+			"INSERT INTO 'bykey' of an aggregate query that does not select every GROUP BY column as it is"},
+		{"INSERT INTO bykey SELECT CAST('all' AS STRING), COUNT(*) FROM t", kshare.ErrInsertMismatch,
+			"INSERT INTO 'bykey': the query has no GROUP BY, so its one row has no key, and table 'bykey' is written by its PRIMARY KEY (`k`)"},
+		{"SELECT * FROM bykey", nil,
+			"table 'bykey' has connector 'jdbc', which kshare writes but cannot read"},
+	} {
+		var err error
+		if strings.HasPrefix(tc.sql, "SELECT") {
+			rows, qerr := eng.Query(kafkatest.Context(t), tc.sql)
+			err = qerr
+			if err == nil {
+				for rows.Next() {
+				}
+				err = rows.Err()
+				rows.Close()
+			}
+		} else {
+			_, err = eng.Exec(kafkatest.Context(t), tc.sql)
+		}
+		if err == nil || (tc.kind != nil && !errors.Is(err, tc.kind)) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\ngot  %v\nwant %s", tc.sql, err, tc.want)
+		}
+	}
+	if n := pgtest.Query(t, "SELECT count(*) FROM "+keyed)[0][0]; n != "0" {
+		t.Errorf("a refused INSERT wrote %s rows", n)
+	}
+}
+
+// A row PostgreSQL refuses fails the job with an error that names the
+// table, the constraint and the row; its records are not accepted.
+func TestJdbcPipelineRefusedRow(t *testing.T) {
+	pg := pgtest.Table(t, "v integer CONSTRAINT v_positive CHECK (v > 0)")
+	values := []string{"1", "2", "-3", "4"}
+	eng, _, _, _ := engine(t, values, "CREATE TABLE pg (v INT) "+with(t, pg, ""))
+	res, err := eng.Exec(kafkatest.Context(t), "INSERT INTO pg SELECT CAST(v AS INT) FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = res.Job.Wait(kafkatest.Context(t))
+	var rowErr *table.RowError
+	if !errors.As(err, &rowErr) {
+		t.Fatalf("job ended with %v, want a RowError", err)
+	}
+	for _, part := range []string{"table 'pg'", pg, "v_positive", "(-3)"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("error %q does not say %q", err, part)
+		}
+	}
+	if st := res.Job.Stats(); st.State != table.JobFailed || st.Accepted == int64(len(values)) {
+		t.Errorf("stats %+v, want FAILED with the refused row's record not accepted", st)
+	}
+}
