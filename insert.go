@@ -61,6 +61,12 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := w.(table.OriginWriter); ok {
+		if err := checkOrigins(name, p); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
 	if lw, ok := w.(table.LoggingWriter); ok && e.log != nil {
 		lw.SetLogger(e.log)
 	}
@@ -87,6 +93,30 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	}
 	e.mu.Unlock()
 	return &table.Result{Message: fmt.Sprintf("job %s started: INSERT INTO '%s'", id, name), Job: job}, nil
+}
+
+// ErrNotExactlyOnce is returned for an INSERT into a sink that writes
+// exactly once (table.OriginWriter) of a query that cannot be written so.
+var ErrNotExactlyOnce = errors.New("cannot write exactly once")
+
+// checkOrigins refuses, for a sink that writes exactly once, a query whose
+// rows do not each come from one record a share group identifies: an
+// aggregate's row reflects many records, and other sources' records have
+// no identity that survives a redelivery.
+func checkOrigins(name string, p interface {
+	Updating() bool
+	Table() *table.Table
+}) error {
+	if p.Updating() {
+		return fmt.Errorf("%w: INSERT INTO '%s' of an aggregate query: table '%s' writes exactly once by storing, with its rows, the source record each row came from, and an aggregate's row reflects many records; "+
+			"write it 'at-least-once' (the key's last change wins), or insert the rows before aggregation", ErrNotExactlyOnce, name, name)
+	}
+	src := p.Table()
+	if _, ok := src.Bound.Connector.(table.RecordIdentifier); !ok {
+		return fmt.Errorf("%w: INSERT INTO '%s' from table '%s' (connector '%s'): table '%s' writes exactly once by storing the share group and coordinates of the record each row came from, and only a 'kafka-sharegroup' table tells them; "+
+			"read the topic through a share group, or write 'at-least-once'", ErrNotExactlyOnce, name, options.Cut(src.Name()), src.Bound.Connector.Name(), name)
+	}
+	return nil
 }
 
 // checkColumns says which column of the SELECT does not fit the sink's,

@@ -30,7 +30,14 @@ func init() { table.RegisterConnector(kafkaConnector{}) }
 
 type kafkaConnector struct{}
 
-var _ table.Connector = kafkaConnector{}
+var (
+	_ table.Connector        = kafkaConnector{}
+	_ table.RecordIdentifier = kafkaConnector{}
+)
+
+// IdentifiesRecords: its batches' Ackers tell each row's record and share
+// group (batchAck.RowOrigin), what an exactly-once sink stores.
+func (kafkaConnector) IdentifiesRecords() {}
 
 func (kafkaConnector) Name() string                  { return Name }
 func (kafkaConnector) Options() *options.Set         { return Options }

@@ -11,5 +11,5 @@ func (a *batchAck) RowOrigin(row int) (o table.Origin, ok bool) {
 		return table.Origin{}, false
 	}
 	r := a.p.records[a.recs[a.rowRec[row]]]
-	return table.Origin{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, DeliveryCount: r.DeliveryCount(), Key: r.Key}, true
+	return table.Origin{Group: a.p.m.st.src.group, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, DeliveryCount: r.DeliveryCount(), Key: r.Key}, true
 }

@@ -135,12 +135,42 @@ func (j *Job) writeBatches(ctx context.Context, slots chan struct{}) {
 			h.Done()
 			<-slots
 		}
-		if err := j.w.Write(ctx, h.RecordBatch(), settle); err != nil {
+		if ow, ok := j.w.(table.OriginWriter); ok {
+			var origins []table.Origin
+			if origins, err = heldOrigins(h); err == nil {
+				err = ow.WriteFrom(ctx, h.RecordBatch(), origins, settle)
+			}
+		} else {
+			err = j.w.Write(ctx, h.RecordBatch(), settle)
+		}
+		if err != nil {
 			settle(err)
 			break
 		}
 	}
 }
+
+// heldOrigins tells the record and share group of each row of h, for an
+// OriginWriter. INSERT checks that the source can tell them; a source that
+// cannot (a share group read 'at-most-once' settles nothing and knows no
+// records) fails the job here, before its first row is written.
+func heldOrigins(h *query.Held) ([]table.Origin, error) {
+	origins := make([]table.Origin, h.Len())
+	for i := range origins {
+		ack, row := h.Source(i)
+		ro, ok := ack.(table.RowOrigins)
+		if ok {
+			origins[i], ok = ro.RowOrigin(row)
+		}
+		if !ok || origins[i].Group == "" {
+			return nil, errNoOrigin
+		}
+	}
+	return origins, nil
+}
+
+var errNoOrigin = errors.New("the sink writes exactly once, and needs each row's source record and share group, which this query's source does not tell: " +
+	"read a 'kafka-sharegroup' table with 'scan.delivery-guarantee' = 'at-least-once' (its default), or write the sink 'at-least-once'")
 
 // writeChanges writes the batches of an updating query (GROUP BY, windows)
 // one at a time: a batch's rows replace earlier ones, and the query settles

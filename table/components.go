@@ -527,6 +527,30 @@ type ChangelogWriter interface {
 	WriteChanges(ctx context.Context, rec arrow.RecordBatch, kinds []RowKind, done func(error)) error
 }
 
+// An OriginWriter writes each row together with the identity of the
+// source record it came from, in one step: a sink that makes its effect
+// exactly once ('jdbc' with 'sink.delivery-guarantee' = 'exactly-once')
+// stores the identities with the rows and skips a record delivered again
+// whose rows it already wrote. origins[i] is row i's record (several rows
+// may share one); done comes as for Write, and a row skipped that way
+// counts as written. A job writes a query without aggregation this way
+// when its writer is one; INSERT refuses at statement time what cannot
+// give every row's origin (see RecordIdentifier).
+type OriginWriter interface {
+	Writer
+	WriteFrom(ctx context.Context, rec arrow.RecordBatch, origins []Origin, done func(error)) error
+}
+
+// A RecordIdentifier is a connector whose source batches tell each row's
+// record with its share group (their Acker is a RowOrigins and Origin.Group
+// is set): the only source an OriginWriter can be fed from. It is a
+// capability found by type assertion.
+type RecordIdentifier interface {
+	Connector
+	// IdentifiesRecords marks the connector; it does nothing.
+	IdentifiesRecords()
+}
+
 // SinkStats counts a writer's rows.
 type SinkStats struct {
 	Written int64 // rows handed to the destination
@@ -535,6 +559,10 @@ type SinkStats struct {
 	// DeadLettered counts rows the destination refused that went to a
 	// dead-letter topic instead (and count as written).
 	DeadLettered int64
+	// Duplicates counts rows an OriginWriter did not write again: their
+	// record, delivered again, had its rows written already (they count
+	// as written and acknowledged).
+	Duplicates int64
 	// Unreachable is since when the writer's brokers (Brokers) do not
 	// answer, while none answers and once the writer said so; zero
 	// otherwise.
@@ -558,6 +586,7 @@ func (e *RowError) Unwrap() error { return e.Err }
 // KSHARE_* environment), logs them with what the program said, and a query
 // names them in the error of a row it could not evaluate.
 type Origin struct {
+	Group         string // the share group that handed it out; "" for none
 	Topic         string
 	Partition     int32
 	Offset        int64

@@ -49,7 +49,8 @@ var connectorIntros = map[string]string{
 		"Without a PRIMARY KEY it appends (COPY); with `PRIMARY KEY (...) NOT ENFORCED` it upserts by the key " +
 		"(INSERT ... ON CONFLICT DO UPDATE, DELETE for a retraction) and takes an updating query's changes, such as a GROUP BY's, " +
 		"keyed by the same columns. A batch is acknowledged, and its source records accepted, once the transaction holding its rows " +
-		"committed: at least once. It takes no 'format' and cannot be read. See [the jdbc sink](#the-jdbc-sink-postgresql) below the table.",
+		"committed: at least once, or exactly once with 'sink.delivery-guarantee' = 'exactly-once'. It takes no 'format' and cannot be read. " +
+		"See [the jdbc sink](#the-jdbc-sink-postgresql) below the table.",
 	"blackhole": "Flink's blackhole sink: INSERT INTO it discards every row and acknowledges it at once, to run or time a pipeline " +
 		"without a destination. It takes no 'format' and cannot be read.",
 }

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/pgtest"
 	"github.com/kshare/kshare/internal/watch"
 )
 
@@ -33,12 +34,14 @@ import (
 // scripts exercise main as a real process, signals included) and checks for
 // leaked goroutines once the tests are done.
 func TestMain(m *testing.M) {
-	testscript.Main(leakChecked{m}, map[string]func(){
+	testscript.Main(leakChecked{pgtest.Run(m)}, map[string]func(){
 		"kshare": func() { os.Exit(kshareMain()) },
 	})
 }
 
-type leakChecked struct{ m *testing.M }
+// leakChecked runs the tests (pgtest.Run stops the PostgreSQL server they
+// started, if they started one) and then looks for leaked goroutines.
+type leakChecked struct{ m interface{ Run() int } }
 
 func (l leakChecked) Run() int {
 	code := l.m.Run()

@@ -204,6 +204,10 @@ func (r *runner) wait(ctx context.Context) error {
 func (r *runner) ended(j table.Job) error {
 	st := j.Stats()
 	attrs := []any{"job", j.ID(), "state", string(st.State), "rows_written", st.Acked, "accepted", st.Accepted, "released", st.Released, "rejected", st.Rejected}
+	if st.Sink.Duplicates > 0 {
+		// An exactly-once sink found these rows' records written already.
+		attrs = append(attrs, "duplicates_skipped", st.Sink.Duplicates)
+	}
 	if st.Err != nil {
 		r.log.Error("job failed", append(attrs, "err", st.Err)...)
 		return st.Err

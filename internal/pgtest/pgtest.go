@@ -203,9 +203,29 @@ func Conn(t testing.TB) *pgx.Conn {
 // Exec runs statements (separated by ';') and fails the test if one fails.
 func Exec(t testing.TB, sql string, args ...any) {
 	t.Helper()
-	if _, err := Conn(t).Exec(Context(t), sql, args...); err != nil {
+	conn := connect(t)
+	defer closeConn(conn)
+	if _, err := conn.Exec(Context(t), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
+}
+
+// connect is a connection for one call of Exec or Query, which closes it
+// (closeConn): a test that polls with Query must not pile up connections
+// until the server refuses more.
+func connect(t testing.TB) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(Context(t), URL(t))
+	if err != nil {
+		t.Fatalf("connecting to the test's PostgreSQL: %v", err)
+	}
+	return conn
+}
+
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn.Close(ctx)
 }
 
 // Query runs sql and returns its rows, each value as PostgreSQL's text form
@@ -215,7 +235,9 @@ func Query(t testing.TB, sql string, args ...any) [][]string {
 	t.Helper()
 	// The text format makes the server render every value; a cast in
 	// the query is then never needed.
-	rows, err := Conn(t).Query(Context(t), sql, append([]any{pgx.QueryResultFormats{pgx.TextFormatCode}}, args...)...)
+	conn := connect(t)
+	defer closeConn(conn)
+	rows, err := conn.Query(Context(t), sql, append([]any{pgx.QueryResultFormats{pgx.TextFormatCode}}, args...)...)
 	if err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
@@ -271,20 +293,27 @@ func Table(t testing.TB, columns string) string {
 	t.Helper()
 	name := Name(t)
 	Exec(t, fmt.Sprintf("CREATE TABLE %s (%s)", name, columns))
+	AtEnd(t, "DROP TABLE IF EXISTS "+name)
+	return name
+}
+
+// AtEnd runs statements sql (separated by ';') when the test ends, after
+// its context is cancelled: a drop of what the test made.
+func AtEnd(t testing.TB, sql string) {
+	t.Helper()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		conn, err := pgx.Connect(ctx, URL(t))
 		if err != nil {
-			t.Errorf("dropping %s: %v", name, err)
+			t.Errorf("%s: %v", sql, err)
 			return
 		}
 		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+name); err != nil {
-			t.Errorf("dropping %s: %v", name, err)
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Errorf("%s: %v", sql, err)
 		}
 	})
-	return name
 }
 
 // WithPassword returns u with its password replaced, for tests of a

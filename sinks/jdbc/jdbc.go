@@ -70,6 +70,11 @@ func (connector) NewSink(b *table.Bound) (table.Sink, error) {
 		cfg.Password = b.Options.String(sinkspec.OptPassword)
 	}
 	cfg.ConnectTimeout = connectTimeout
+	if _, set := cfg.RuntimeParams["application_name"]; !set {
+		// What pg_stat_activity shows of the sink's session, so that a
+		// DBA knows whose it is (cut by the server at 63 bytes).
+		cfg.RuntimeParams["application_name"] = "kshare " + b.Options.String(sinkspec.OptTableName)
+	}
 	// Statements are prepared once per connection and reused by every
 	// flush; the describe round trip happens once.
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
@@ -82,6 +87,9 @@ func (connector) NewSink(b *table.Bound) (table.Sink, error) {
 		cols:       cols,
 		maxRows:    int(b.Options.Int(sinkspec.OptFlushMaxRows)),
 		maxRetries: int(b.Options.Int(sinkspec.OptMaxRetries)),
+	}
+	if b.Options.String(sinkspec.OptJDBCGuarantee) == sinkspec.JDBCExactlyOnce {
+		s.onceTable = b.Options.String(sinkspec.OptExactlyOnceTable)
 	}
 	if b.Def.PrimaryKey == nil {
 		return s, nil
@@ -100,6 +108,9 @@ type sink struct {
 	key        []int // positions in cols of the PRIMARY KEY; nil: append
 	maxRows    int
 	maxRetries int
+	// onceTable is 'sink.exactly-once.table' when the sink writes exactly
+	// once, else "".
+	onceTable string
 }
 
 // upsertSink is a bound jdbc table with a PRIMARY KEY: it takes an
@@ -131,7 +142,15 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 		conn.Close(context.Background())
 		return nil, s.scrub(err)
 	}
-	return newWriter(s, t, conn), nil
+	if s.onceTable == "" {
+		return newWriter(s, t, conn, nil), nil
+	}
+	o, err := s.prepareOnce(ctx, conn, t)
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, s.scrub(err)
+	}
+	return onceWriter{newWriter(s, t, conn, o)}, nil
 }
 
 // connect opens a connection, within ConnectTimeout, and says what went

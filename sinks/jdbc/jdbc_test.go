@@ -276,7 +276,7 @@ func TestJdbcRetriesOnLostConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The server ends the sink's session, as a restart would.
-	got := pgtest.Query(t, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE '%"+pg+"%'")
+	got := pgtest.Query(t, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'kshare "+pg+"'")
 	if got[0][0] != "1" {
 		t.Fatalf("ended %s sessions, want the sink's one", got[0][0])
 	}

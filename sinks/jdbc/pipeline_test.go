@@ -105,16 +105,42 @@ func TestJdbcPipelineUpsertGroupByCount(t *testing.T) {
 	}
 }
 
+// INSERT INTO a jdbc table that writes exactly once: every row is
+// written, each record's identity stored with it, and every record
+// accepted.
+func TestJdbcPipelineExactlyOnce(t *testing.T) {
+	const n = 300
+	pg := pgtest.Table(t, "v text NOT NULL")
+	recs := dropLater(t, pgtest.Name(t))
+	values := make([]string, n)
+	for i := range values {
+		values[i] = fmt.Sprint(i)
+	}
+	eng, addr, topic, group := engine(t, values, "CREATE TABLE pg (v STRING) "+
+		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'"))
+	run(t, eng, "INSERT INTO pg SELECT v FROM t", n, addr, topic, group)
+	if got := pgtest.Query(t, "SELECT count(*), count(DISTINCT v) FROM "+pg)[0]; got[0] != "300" || got[1] != "300" {
+		t.Errorf("PostgreSQL holds %s rows, %s distinct, want each of the %d once", got[0], got[1], n)
+	}
+	got := pgtest.Query(t, "SELECT count(*), min(share_group), max(share_group), min(topic), max(topic), min(kafka_offset), max(kafka_offset) FROM "+recs)[0]
+	if want := []string{"300", group, group, topic, topic, "0", "299"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("records table holds count, groups, topics, offsets %q, want %q", got, want)
+	}
+}
+
 // An updating query needs a key that is its GROUP BY columns, said at
 // statement time; a jdbc table cannot be read.
 func TestJdbcPipelineStatementErrors(t *testing.T) {
 	keyed := pgtest.Table(t, "k text PRIMARY KEY, n bigint")
 	byN := pgtest.Table(t, "k text, n bigint PRIMARY KEY")
 	plain := pgtest.Table(t, "k text, n bigint")
+	recs := dropLater(t, pgtest.Name(t))
 	eng, _, _, _ := engine(t, nil,
 		"CREATE TABLE nokey (k STRING, n BIGINT) "+with(t, plain, ""),
 		"CREATE TABLE bykey (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) "+with(t, keyed, ""),
 		"CREATE TABLE byn (k STRING, n BIGINT, PRIMARY KEY (n) NOT ENFORCED) "+with(t, byN, ""),
+		"CREATE TABLE once (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) "+with(t, keyed, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'"),
+		"CREATE TABLE plain (v STRING) WITH ('connector' = 'kafka', 'properties.bootstrap.servers' = '127.0.0.1:9', 'topic' = 'x', 'format' = 'raw')",
 	)
 	for _, tc := range []struct {
 		sql  string
@@ -129,6 +155,10 @@ func TestJdbcPipelineStatementErrors(t *testing.T) {
 			"INSERT INTO 'bykey' of an aggregate query that does not select every GROUP BY column as it is"},
 		{"INSERT INTO bykey SELECT CAST('all' AS STRING), COUNT(*) FROM t", kshare.ErrInsertMismatch,
 			"INSERT INTO 'bykey': the query has no GROUP BY, so its one row has no key, and table 'bykey' is written by its PRIMARY KEY (`k`)"},
+		{"INSERT INTO once SELECT v, COUNT(*) FROM t GROUP BY v", kshare.ErrNotExactlyOnce,
+			"INSERT INTO 'once' of an aggregate query: table 'once' writes exactly once by storing, with its rows, the source record each row came from, and an aggregate's row reflects many records"},
+		{"INSERT INTO once SELECT v, CAST(1 AS BIGINT) FROM plain", kshare.ErrNotExactlyOnce,
+			"INSERT INTO 'once' from table 'plain' (connector 'kafka'): table 'once' writes exactly once by storing the share group and coordinates of the record each row came from, and only a 'kafka-sharegroup' table tells them"},
 		{"SELECT * FROM bykey", nil,
 			"table 'bykey' has connector 'jdbc', which kshare writes but cannot read"},
 	} {

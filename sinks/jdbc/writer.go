@@ -38,6 +38,9 @@ type batch struct {
 	index []int           // the row of the written batch each row is
 	n     int             // the written batch's rows (-U rows are not kept)
 	done  func(error)
+	// origins are the records of rows, for a writer that writes exactly
+	// once; nil otherwise.
+	origins []table.Origin
 }
 
 // writer buffers batches and flushes them from its own goroutine, one
@@ -66,7 +69,12 @@ type writer struct {
 	closed bool
 	exited chan struct{}
 
-	written, acked, failed atomic.Int64
+	// once is set when the writer writes exactly once (see once.go);
+	// dups is what the flush that just succeeded found written already.
+	once *once
+	dups int
+
+	written, acked, failed, duplicates atomic.Int64
 }
 
 var (
@@ -74,8 +82,8 @@ var (
 	_ table.LoggingWriter   = (*writer)(nil)
 )
 
-func newWriter(s *sink, t *target, conn *pgx.Conn) *writer {
-	w := &writer{s: s, t: t, conn: conn, byCopy: true, exited: make(chan struct{})}
+func newWriter(s *sink, t *target, conn *pgx.Conn, o *once) *writer {
+	w := &writer{s: s, t: t, conn: conn, once: o, byCopy: true, exited: make(chan struct{})}
 	w.cond = sync.NewCond(&w.mu)
 	quoted := make([]string, len(t.cols))
 	params := make([]string, len(t.cols))
@@ -129,6 +137,15 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 // Write waits while twice 'sink.buffer-flush.max-rows' rows are queued,
 // so that a slow server slows the job instead of filling memory.
 func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+	if w.once != nil {
+		return w.s.errorf("writes exactly once, which an updating query's changes cannot be")
+	}
+	return w.queueBatch(rec, kinds, nil, done)
+}
+
+// queueBatch converts rec's rows and queues them, with their kinds and
+// their records when given.
+func (w *writer) queueBatch(rec arrow.RecordBatch, kinds []table.RowKind, origins []table.Origin, done func(error)) error {
 	n := int(rec.NumRows())
 	readers := make([]reader, len(w.t.cols))
 	for k := range w.t.cols {
@@ -149,6 +166,9 @@ func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []
 		}
 		b.rows = append(b.rows, row)
 		b.index = append(b.index, i)
+		if origins != nil {
+			b.origins = append(b.origins, origins[i])
+		}
 		if kinds != nil {
 			b.kinds = append(b.kinds, kind)
 		}
@@ -210,6 +230,7 @@ func (w *writer) flush(bs []*batch) {
 	for len(bs) > 0 {
 		err := w.s.scrub(w.flushRetrying(bs))
 		if err == nil {
+			w.duplicates.Add(int64(w.dups))
 			for _, b := range bs {
 				w.acked.Add(int64(b.n))
 				b.done(nil)
@@ -236,8 +257,16 @@ func (w *writer) flush(bs []*batch) {
 // to 'sink.max-retries' more times with a backoff.
 func (w *writer) flushRetrying(bs []*batch) error {
 	backoff := firstBackoff
+	all := false // look up every record's identity, not only redelivered ones
 	for attempt := 0; ; attempt++ {
-		err := w.flushOnce(bs)
+		err := w.flushOnce(bs, all)
+		if errors.Is(err, errStoredMeanwhile) && !all {
+			// A transaction that committed meanwhile wrote some of
+			// these records: look them all up, at once.
+			all = true
+			attempt--
+			continue
+		}
 		if err == nil || !retryable(err, w.conn) {
 			return err
 		}
@@ -269,14 +298,16 @@ func retryable(err error, conn *pgx.Conn) bool {
 		return strings.HasPrefix(pe.Code, "08") || pe.Code == "40001" || pe.Code == "40P01" ||
 			pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 	}
-	return conn == nil || conn.IsClosed() || errors.Is(err, errNoConn)
+	return conn == nil || conn.IsClosed() || errors.Is(err, errNoConn) || errors.Is(err, errStoredMeanwhile)
 }
 
 var errNoConn = errors.New("no connection")
 
 // flushOnce writes bs in one transaction, connecting first if the last
-// connection broke.
-func (w *writer) flushOnce(bs []*batch) error {
+// connection broke. A writer that writes exactly once leaves out the rows
+// of records written already (all: look up every record, see dedupe) and
+// stores the identities of the others in the same transaction.
+func (w *writer) flushOnce(bs []*batch, all bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), FlushTimeout)
 	defer cancel()
 	if w.conn == nil {
@@ -290,13 +321,33 @@ func (w *writer) flushOnce(bs []*batch) error {
 	if err != nil {
 		return err
 	}
-	if w.s.key != nil {
-		err = w.upsert(ctx, tx, bs)
-	} else {
-		err = w.appendRows(ctx, tx, bs)
+	w.dups = 0
+	write, keep := bs, [][]int(nil)
+	if w.once != nil {
+		var dups int
+		keep, dups, err = w.dedupe(ctx, tx, bs, all)
+		if err == nil {
+			write = kept(bs, keep)
+			// The identities first: a job writing the same records
+			// waits here for this transaction, not after its rows.
+			err = w.storeIDs(ctx, tx, write)
+		}
+		w.dups = dups
+	}
+	if err == nil {
+		if w.s.key != nil {
+			err = w.upsert(ctx, tx, write)
+		} else {
+			err = w.appendRows(ctx, tx, write)
+		}
 	}
 	if err != nil {
 		_ = tx.Rollback(ctx)
+		var rf *rowFailure
+		if errors.As(err, &rf) && keep != nil && keep[rf.batch] != nil {
+			// The row of the batch as written, not as kept.
+			rf.row = keep[rf.batch][rf.row]
+		}
 		return err
 	}
 	return tx.Commit(ctx)
@@ -450,5 +501,5 @@ func (w *writer) Close() error {
 }
 
 func (w *writer) Stats() table.SinkStats {
-	return table.SinkStats{Written: w.written.Load(), Acked: w.acked.Load(), Failed: w.failed.Load(), Brokers: w.s.addr()}
+	return table.SinkStats{Written: w.written.Load(), Acked: w.acked.Load(), Failed: w.failed.Load(), Duplicates: w.duplicates.Load(), Brokers: w.s.addr()}
 }

@@ -99,7 +99,20 @@ const (
 	OptFlushInterval   = "sink.buffer-flush.interval"
 	OptMaxRetries      = "sink.max-retries"
 	OptSinkParallelism = "sink.parallelism"
+	// kshare's: how a source record's rows reach the table.
+	OptJDBCGuarantee    = "sink.delivery-guarantee"
+	OptExactlyOnceTable = "sink.exactly-once.table"
 )
+
+// The values of 'sink.delivery-guarantee' of a 'jdbc' table.
+const (
+	JDBCAtLeastOnce = "at-least-once"
+	JDBCExactlyOnce = "exactly-once"
+)
+
+// DefaultExactlyOnceTable is where a 'jdbc' table that writes exactly once
+// keeps the records it wrote, by default.
+const DefaultExactlyOnceTable = "kshare_written_records"
 
 // JDBCOptions are the keys of a 'jdbc' table. Rows wait in the sink's
 // buffer with their source records locked, so the flush bounds are also
@@ -133,6 +146,19 @@ var JDBCOptions = &options.Set{Owner: "connector 'jdbc'", Options: []options.Opt
 	Key: OptMaxRetries, Type: options.Int, Default: "3", Min: 0, HasMin: true, Max: 100, HasMax: true,
 	Description: "How often a flush that failed for want of a connection (the server restarted, the network broke) is tried again, " +
 		"on a new connection, with a backoff from 100 ms doubling to 2 s; then the rows fail. A row the server refuses (a constraint) is not retried.",
+}, {
+	Key: OptJDBCGuarantee, Type: options.Enum, Default: JDBCAtLeastOnce, Allowed: []string{JDBCAtLeastOnce, JDBCExactlyOnce},
+	Description: "'at-least-once': a source record is accepted once the transaction holding its rows committed; a record delivered again " +
+		"(a crash or a lost acknowledgement between the commit and the accept) is written again. 'exactly-once': each transaction also " +
+		"stores the share group, topic, partition and offset of every record whose rows it writes, in 'sink.exactly-once.table', and a " +
+		"record delivered again whose identity is there is accepted without writing, so each record's rows are written once, across " +
+		"crashes and across several jobs of one share group. Takes an INSERT without GROUP BY or windows from a 'kafka-sharegroup' table.",
+}, {
+	Key: OptExactlyOnceTable, Type: options.String, Default: DefaultExactlyOnceTable,
+	Description: "With 'sink.delivery-guarantee' = 'exactly-once': the PostgreSQL table, 'name' or 'schema.name', that keeps the identities " +
+		"of the records written, one row per record, shared by every kshare table that writes exactly once into the database (its rows " +
+		"name the table written). Created at the INSERT's start when missing, which needs the CREATE privilege; see docs/connectors.md for " +
+		"its definition and for removing old rows.",
 }, {
 	Key: OptSinkParallelism, Type: options.Int, Min: 1, HasMin: true, Max: 1024, HasMax: true,
 	Description: "Accepted so that Flink's DDL runs as it is; each INSERT job writes through one connection whatever it says, " +

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/pgtest"
+	"github.com/kshare/kshare/internal/watch"
+)
+
+// TestRunJdbcKilled: two `kshare run` replicas of one pipeline and share
+// group INSERT 20,000 ids into a PostgreSQL table without a key, and each
+// is SIGKILLed twice at a random point and started again at once. With
+// 'sink.delivery-guarantee' = 'exactly-once' the table ends with every id
+// exactly once; at least once, with every id, and the duplicates the kills
+// caused are reported.
+func TestRunJdbcKilled(t *testing.T) {
+	for _, guarantee := range []string{"exactly-once", "at-least-once"} {
+		t.Run(guarantee, func(t *testing.T) {
+			const n = 20000
+			total, distinct := jdbcKillScenario(t, n, guarantee)
+			switch {
+			case distinct != n:
+				t.Errorf("the table holds %d distinct ids, want all %d", distinct, n)
+			case guarantee == "exactly-once" && total != n:
+				t.Errorf("the table holds %d rows for %d ids: %d written twice", total, n, total-n)
+			}
+			t.Logf("%s: %d rows for %d ids (%d duplicates)", guarantee, total, distinct, total-distinct)
+		})
+	}
+}
+
+// jdbcKillScenario runs the pipeline of TestRunJdbcKilled with the given
+// guarantee and returns the rows and distinct ids the table holds once
+// every id is there and both replicas drained.
+func jdbcKillScenario(t *testing.T, n int, guarantee string) (total, distinct int) {
+	// Short locks: a killed replica's records come back within seconds.
+	// Polls of 100 in record_limit mode, so that two replicas on one
+	// partition both get records (see TestRunTwoProcessesSplitOnePartition).
+	addr, topic, group := kafkatest.LockedGroup(t, 2*time.Second)
+	kafkatest.Produce(t, addr, topic, idValues(0, n)...)
+	pg := pgtest.Table(t, "id bigint NOT NULL")
+	recs := pgtest.Name(t)
+	pgtest.AtEnd(t, "DROP TABLE IF EXISTS "+recs)
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, _ := u.User.Password()
+	script := tableDDL("src", addr, topic, group, ", 'properties.max.poll.records' = '100', 'properties.share.acquire.mode' = 'record_limit'") + "\n" +
+		fmt.Sprintf("CREATE TABLE sink (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://%s%s?sslmode=disable', 'table-name' = '%s', "+
+			"'username' = '%s', 'password' = '%s', 'sink.delivery-guarantee' = '%s', 'sink.exactly-once.table' = '%s');\n",
+			u.Host, u.Path, pg, u.User.Username(), password, guarantee, recs) +
+		"INSERT INTO sink SELECT * FROM src;\n"
+	path := filepath.Join(t.TempDir(), "pipeline.sql")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	count := func(what string) int {
+		v, err := strconv.Atoi(pgtest.Query(t, "SELECT "+what+" FROM "+pg)[0][0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	type replica struct {
+		cmd    *exec.Cmd
+		stderr *watch.Buffer
+	}
+	replicas := make([]replica, 2)
+	start := func(i int) {
+		replicas[i].cmd, _, replicas[i].stderr = startKshare(t, "run", "-f", path)
+	}
+	for i := range replicas {
+		start(i)
+	}
+	// Four kills, the replicas in turn, each at a random point of its
+	// fifth of the ids.
+	for k := range 4 {
+		at := k*n/5 + n/10 + rand.IntN(n/5)
+		kafkatest.Eventually(t, fmt.Sprintf("%d rows in %s", at, pg), func() error {
+			if got := count("count(*)"); got < at {
+				return fmt.Errorf("%d rows", got)
+			}
+			return nil
+		})
+		r := replicas[k%2]
+		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if code := waitExit(t, r.cmd); code != -1 {
+			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", k+1, code, r.stderr)
+		}
+		t.Logf("kill %d (replica %d): at %d rows (%d now)", k+1, k%2+1, at, count("count(*)"))
+		start(k % 2)
+	}
+	kafkatest.Eventually(t, fmt.Sprintf("all %d ids in %s", n, pg), func() error {
+		if got := count("count(DISTINCT id)"); got < n {
+			return fmt.Errorf("%d ids", got)
+		}
+		return nil
+	})
+	skipped := 0
+	for _, r := range replicas {
+		log := stopRun(t, r.cmd, r.stderr, defaultDrainTimeout+5*time.Second)
+		if m := regexp.MustCompile(`duplicates_skipped=(\d+)`).FindStringSubmatch(log); m != nil {
+			d, _ := strconv.Atoi(m[1])
+			skipped += d
+		}
+	}
+	// How many rows of records delivered again the last two runs found
+	// written (the killed ones cannot say): the kills' redeliveries.
+	t.Logf("%s: the replicas that drained skipped %d rows written already", guarantee, skipped)
+	kafkatest.WaitLag(t, addr, group, topic, 0)
+	return count("count(*)"), count("count(DISTINCT id)")
+}

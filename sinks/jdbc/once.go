@@ -1,0 +1,221 @@
+package jdbc
+
+// This file makes a jdbc table's effect exactly once: each transaction
+// stores, beside the rows it writes, the identity of every source record
+// they came from, in a table of kshare's own; a record that the share group
+// delivers again and whose identity is there is accepted without writing.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/kshare/kshare/table"
+)
+
+// recordsColumns are the columns of the records table that kshare writes
+// and reads; written_at (a default) tells an operator how old a row is.
+var recordsColumns = []string{"target", "share_group", "topic", "kafka_partition", "kafka_offset"}
+
+// recordsDDL creates the records table; %s is its name, sanitized. The key
+// is what makes a record's rows go in once: a second transaction that
+// stores the same identity waits for the first and fails once it commits.
+const recordsDDL = `CREATE TABLE IF NOT EXISTS %s (
+	target          text        NOT NULL,
+	share_group     text        NOT NULL,
+	topic           text        NOT NULL,
+	kafka_partition integer     NOT NULL,
+	kafka_offset    bigint      NOT NULL,
+	written_at      timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (target, share_group, topic, kafka_partition, kafka_offset)
+)`
+
+// once is what a writer that writes exactly once knows of its records
+// table.
+type once struct {
+	ident  pgx.Identifier // the records table
+	target string         // the table written, schema.name: its rows' 'target'
+	// findSQL finds which of the identities given as arrays are stored.
+	findSQL string
+}
+
+// prepareOnce makes sure the records table is there, creating it when
+// missing, and that it has the columns kshare writes: before any record is
+// read, as the target's own checks.
+func (s *sink) prepareOnce(ctx context.Context, conn *pgx.Conn, t *target) (*once, error) {
+	// Folded to lower case, as PostgreSQL folds an unquoted name.
+	ident := pgx.Identifier(strings.Split(strings.ToLower(s.onceTable), "."))
+	_, err := conn.Exec(ctx, fmt.Sprintf(recordsDDL, ident.Sanitize()))
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+	case errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07"):
+		// Another job created it at the same moment: it is there.
+	case errors.As(err, &pe) && pe.Code == "42501":
+		return nil, s.errorf("writing exactly once keeps the records written in PostgreSQL table %s, which is missing, and user '%s' may not create it (%s); "+
+			"create it as docs/connectors.md shows, or grant the user CREATE on the schema, or name an existing table in '%s'",
+			s.onceTable, s.cfg.User, pe.Message, "sink.exactly-once.table")
+	default:
+		return nil, s.errorf("creating PostgreSQL table %s, where writing exactly once keeps the records written: %w", s.onceTable, err)
+	}
+	o := &once{ident: ident, target: strings.Join(t.ident, ".")}
+	o.findSQL = fmt.Sprintf(`SELECT share_group, topic, kafka_partition, kafka_offset FROM %s
+		WHERE target = $1 AND (share_group, topic, kafka_partition, kafka_offset) IN
+		(SELECT * FROM unnest($2::text[], $3::text[], $4::integer[], $5::bigint[]))`, ident.Sanitize())
+	probe := fmt.Sprintf("SELECT %s FROM %s LIMIT 0", strings.Join(recordsColumns, ", "), ident.Sanitize())
+	if _, err := conn.Exec(ctx, probe); err != nil {
+		if errors.As(err, &pe) && pe.Code == "42703" {
+			return nil, s.errorf("PostgreSQL table %s ('sink.exactly-once.table') is not a table of written records: %s; name another table, or drop it so that kshare creates it (see docs/connectors.md)",
+				s.onceTable, pe.Message)
+		}
+		return nil, s.errorf("reading PostgreSQL table %s, where writing exactly once keeps the records written: %w", s.onceTable, err)
+	}
+	return o, nil
+}
+
+// recordID is a record's identity across deliveries.
+type recordID struct {
+	group, topic string
+	partition    int32
+	offset       int64
+}
+
+func idOf(o table.Origin) recordID {
+	return recordID{group: o.Group, topic: o.Topic, partition: o.Partition, offset: o.Offset}
+}
+
+// onceWriter is a writer that writes exactly once: the job calls WriteFrom.
+type onceWriter struct{ *writer }
+
+var _ table.OriginWriter = onceWriter{}
+
+func (w onceWriter) Write(context.Context, arrow.RecordBatch, func(error)) error {
+	return w.s.errorf("writes exactly once, and needs each row's source record (WriteFrom)")
+}
+
+// WriteFrom queues rec's rows with their records' identities.
+func (w onceWriter) WriteFrom(ctx context.Context, rec arrow.RecordBatch, origins []table.Origin, done func(error)) error {
+	if len(origins) != int(rec.NumRows()) {
+		return w.s.errorf("%d origins for %d rows", len(origins), rec.NumRows())
+	}
+	return w.queueBatch(rec, nil, origins, done)
+}
+
+// errStoredMeanwhile is a flush that found one of its identities stored by
+// a transaction that committed while it ran (another job of the share
+// group, or this one's earlier attempt whose commit's answer was lost).
+var errStoredMeanwhile = errors.New("a record's identity was stored meanwhile")
+
+// dedupe finds which of bs's rows to write: all but those of records whose
+// identity is stored already. Only records delivered more than once are
+// looked up, unless all is set: a record's first delivery cannot have been
+// written by anyone, save by this job's own attempt whose commit's answer
+// was lost, which the identities' key catches (errStoredMeanwhile) and
+// the retry looks up with all set. keep[b] lists the rows of bs[b] to
+// write, nil when all are.
+func (w *writer) dedupe(ctx context.Context, tx pgx.Tx, bs []*batch, all bool) (keep [][]int, dups int, err error) {
+	var groups, topics []string
+	var parts []int32
+	var offs []int64
+	seen := map[recordID]bool{}
+	for _, b := range bs {
+		for _, o := range b.origins {
+			id := idOf(o)
+			if (o.DeliveryCount <= 1 && !all) || seen[id] {
+				continue
+			}
+			seen[id] = true
+			groups, topics = append(groups, id.group), append(topics, id.topic)
+			parts, offs = append(parts, id.partition), append(offs, id.offset)
+		}
+	}
+	keep = make([][]int, len(bs))
+	if len(groups) == 0 {
+		return keep, 0, nil
+	}
+	rows, err := tx.Query(ctx, w.once.findSQL, w.once.target, groups, topics, parts, offs)
+	if err != nil {
+		return nil, 0, err
+	}
+	stored := map[recordID]bool{}
+	for rows.Next() {
+		var id recordID
+		if err := rows.Scan(&id.group, &id.topic, &id.partition, &id.offset); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		stored[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	if len(stored) == 0 {
+		return keep, 0, nil
+	}
+	for bi, b := range bs {
+		k := make([]int, 0, len(b.rows))
+		for ri, o := range b.origins {
+			if stored[idOf(o)] {
+				dups++
+				continue
+			}
+			k = append(k, ri)
+		}
+		keep[bi] = k
+	}
+	return keep, dups, nil
+}
+
+// storeIDs stores the identities of the records of the rows written, each
+// once; a key conflict with a committed transaction is errStoredMeanwhile.
+func (w *writer) storeIDs(ctx context.Context, tx pgx.Tx, bs []*batch) error {
+	seen := map[recordID]bool{}
+	var rows [][]any
+	for _, b := range bs {
+		for _, o := range b.origins {
+			id := idOf(o)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			rows = append(rows, []any{w.once.target, id.group, id.topic, id.partition, id.offset})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := tx.CopyFrom(ctx, w.once.ident, recordsColumns, pgx.CopyFromRows(rows))
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return errStoredMeanwhile
+	}
+	return err
+}
+
+// kept is bs with only the rows keep says, as batches of their own that
+// share bs's done: what the flush writes.
+func kept(bs []*batch, keep [][]int) []*batch {
+	out := make([]*batch, len(bs))
+	for bi, b := range bs {
+		if keep[bi] == nil {
+			out[bi] = b
+			continue
+		}
+		nb := &batch{n: b.n, done: b.done}
+		for _, ri := range keep[bi] {
+			nb.rows = append(nb.rows, b.rows[ri])
+			nb.index = append(nb.index, b.index[ri])
+			nb.origins = append(nb.origins, b.origins[ri])
+			if b.kinds != nil {
+				nb.kinds = append(nb.kinds, b.kinds[ri])
+			}
+		}
+		out[bi] = nb
+	}
+	return out
+}
