@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,26 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	e.jobSeq++
 	id := strconv.Itoa(e.jobSeq)
 	e.mu.Unlock()
-	job := pipeline.Start(jctx, rows, w, cancel, pipeline.Options{ID: id, Statement: st.String()})
+	opts := pipeline.Options{ID: id, Statement: st.String()}
+	pr, prunes := w.(table.Pruner)
+	progress, tells := p.Table().Source.(table.ShareProgress)
+	if prunes && tells {
+		// The sink forgets the records the share group has settled for
+		// good, so that what it keeps stays the size of what is in flight.
+		opts.Chore, opts.ChoreEvery = func(ctx context.Context) {
+			group, starts, err := progress.ShareStartOffsets(ctx)
+			if err != nil {
+				log := e.log
+				if log == nil {
+					log = slog.Default()
+				}
+				log.Warn("could not learn where the share group stands; the sink keeps the records it wrote until the next try", "job", id, "err", err)
+				return
+			}
+			pr.Prune(group, starts)
+		}, pr.PruneInterval()
+	}
+	job := pipeline.Start(jctx, rows, w, cancel, opts)
 	e.mu.Lock()
 	e.jobs = append(e.jobs, job)
 	for i := range e.reading {

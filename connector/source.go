@@ -193,6 +193,35 @@ func (s *source) prepare(ctx context.Context) (partitions int, deadLimit int32, 
 	return partitions, deadLimit, nil
 }
 
+var _ table.ShareProgress = (*source)(nil)
+
+// ShareStartOffsets asks the cluster where the table's share group stands
+// on each partition it has state for (table.ShareProgress). A partition
+// whose state the broker does not give is left out.
+func (s *source) ShareStartOffsets(ctx context.Context) (string, []table.PartitionStart, error) {
+	cl, err := kgo.NewClient(s.client.Opts()...)
+	if err != nil {
+		return "", nil, table.Errorf(s.name, "kafka client: %w", err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, s.client.RequestTimeout()+time.Second)
+	defer cancel()
+	offs, err := kadm.NewClient(cl).DescribeShareGroupOffsets(ctx, s.group)
+	if err == nil {
+		err = offs[s.group].Err
+	}
+	if err != nil {
+		return "", nil, table.Errorf(s.name, "describing the offsets of share group '%s': %w", s.group, err)
+	}
+	var starts []table.PartitionStart
+	offs[s.group].Offsets.Each(func(so kadm.ShareOffset) {
+		if so.Err == nil && so.StartOffset >= 0 {
+			starts = append(starts, table.PartitionStart{Topic: so.Topic, Partition: so.Partition, Offset: so.StartOffset})
+		}
+	})
+	return s.group, starts, nil
+}
+
 // recordLimit tells whether the members of a stream acquire in record_limit
 // mode. Unless the table says, they do when they outnumber the partitions:
 // in batch_optimized mode one member may then take a whole producer batch

@@ -38,6 +38,11 @@ type Options struct {
 	// InFlight bounds the batches written and not yet acknowledged; 0
 	// means DefaultInFlight.
 	InFlight int
+	// Chore, when set, runs every ChoreEvery while the job runs (from a
+	// goroutine of the job's, never two at once): upkeep of the sink's,
+	// such as forgetting the identities of records settled for good.
+	Chore      func(ctx context.Context)
+	ChoreEvery time.Duration
 }
 
 // Job is a running pipeline. It owns its goroutine, its query and its
@@ -76,6 +81,20 @@ func Start(ctx context.Context, rows *query.Rows, w table.Writer, cancel context
 	return j
 }
 
+// chores runs o.Chore every o.ChoreEvery until stop is closed.
+func (j *Job) chores(ctx context.Context, stop <-chan struct{}) {
+	t := time.NewTicker(j.opts.ChoreEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			j.opts.Chore(ctx)
+		}
+	}
+}
+
 func (j *Job) ID() string        { return j.opts.ID }
 func (j *Job) Statement() string { return j.opts.Statement }
 
@@ -91,6 +110,18 @@ func (j *Job) fail(err error) {
 
 func (j *Job) run(ctx context.Context) {
 	defer close(j.done)
+	if j.opts.Chore != nil && j.opts.ChoreEvery > 0 {
+		stop, ended := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(ended)
+			j.chores(ctx, stop)
+		}()
+		// Deferred before close(j.done) runs: the chores end first.
+		defer func() {
+			close(stop)
+			<-ended
+		}()
+	}
 	// A batch in flight holds a slot until it is settled.
 	slots := make(chan struct{}, j.opts.InFlight)
 	if cw, ok := j.w.(table.ChangelogWriter); ok && j.rows.Plan().Updating() {

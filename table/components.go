@@ -541,6 +541,34 @@ type OriginWriter interface {
 	WriteFrom(ctx context.Context, rec arrow.RecordBatch, origins []Origin, done func(error)) error
 }
 
+// PartitionStart is where a share group stands on one partition: every
+// record of it before Offset is settled for good (accepted, rejected or
+// archived) and will never be delivered again.
+type PartitionStart struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+// A ShareProgress is a Source read through a share group that can tell
+// where the group stands: its start offset on each partition it holds
+// state for. A job that writes into a Pruner asks it from time to time.
+type ShareProgress interface {
+	ShareStartOffsets(ctx context.Context) (group string, starts []PartitionStart, err error)
+}
+
+// A Pruner is an OriginWriter that keeps the identities of the records it
+// wrote, and can forget those that can never be delivered again: the
+// records of group before starts. Prune takes note and returns at once;
+// the writer forgets them in its own time, and says so in its log when it
+// cannot.
+type Pruner interface {
+	Prune(group string, starts []PartitionStart)
+	// PruneInterval is how often the job should ask the share group where
+	// it stands and call Prune.
+	PruneInterval() time.Duration
+}
+
 // A RecordIdentifier is a connector whose source batches tell each row's
 // record with its share group (their Acker is a RowOrigins and Origin.Group
 // is set): the only source an OriginWriter can be fed from. It is a

@@ -17,3 +17,7 @@ func SetConnectTimeout(d time.Duration) func() {
 	connectTimeout = d
 	return func() { connectTimeout = old }
 }
+
+// Forgotten is how many record identities w, an exactly-once writer, has
+// deleted after a Prune.
+func Forgotten(w table.Writer) int64 { return w.(onceWriter).forgotten.Load() }

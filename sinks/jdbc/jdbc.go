@@ -90,6 +90,7 @@ func (connector) NewSink(b *table.Bound) (table.Sink, error) {
 	}
 	if b.Options.String(sinkspec.OptJDBCGuarantee) == sinkspec.JDBCExactlyOnce {
 		s.onceTable = b.Options.String(sinkspec.OptExactlyOnceTable)
+		s.pruneEvery = b.Options.Duration(sinkspec.OptPruneInterval)
 	}
 	if b.Def.PrimaryKey == nil {
 		return s, nil
@@ -110,7 +111,8 @@ type sink struct {
 	maxRetries int
 	// onceTable is 'sink.exactly-once.table' when the sink writes exactly
 	// once, else "".
-	onceTable string
+	onceTable  string
+	pruneEvery time.Duration
 }
 
 // upsertSink is a bound jdbc table with a PRIMARY KEY: it takes an

@@ -99,15 +99,20 @@ func record(t testing.TB, s table.Sink, rows string) arrow.RecordBatch {
 // write writes rec (as kinds, when not nil) and waits for its done.
 func write(t *testing.T, w table.Writer, rec arrow.RecordBatch, kinds ...table.RowKind) error {
 	t.Helper()
+	return waitWrite(t, func(done func(error)) error {
+		if kinds != nil {
+			return w.(table.ChangelogWriter).WriteChanges(pgtest.Context(t), rec, kinds, done)
+		}
+		return w.Write(pgtest.Context(t), rec, done)
+	})
+}
+
+// waitWrite calls write with a done and waits for it: the write's error,
+// or what done was given.
+func waitWrite(t *testing.T, write func(done func(error)) error) error {
+	t.Helper()
 	ch := make(chan error, 1)
-	done := func(err error) { ch <- err }
-	var err error
-	if kinds != nil {
-		err = w.(table.ChangelogWriter).WriteChanges(pgtest.Context(t), rec, kinds, done)
-	} else {
-		err = w.Write(pgtest.Context(t), rec, done)
-	}
-	if err != nil {
+	if err := write(func(err error) { ch <- err }); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	select {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/jackc/pgx/v5"
@@ -40,8 +41,9 @@ const recordsDDL = `CREATE TABLE IF NOT EXISTS %s (
 type once struct {
 	ident  pgx.Identifier // the records table
 	target string         // the table written, schema.name: its rows' 'target'
-	// findSQL finds which of the identities given as arrays are stored.
-	findSQL string
+	// findSQL finds which of the identities given as arrays are stored;
+	// forgetSQL deletes those of one partition before an offset.
+	findSQL, forgetSQL string
 }
 
 // prepareOnce makes sure the records table is there, creating it when
@@ -54,8 +56,11 @@ func (s *sink) prepareOnce(ctx context.Context, conn *pgx.Conn, t *target) (*onc
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
-	case errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07"):
-		// Another job created it at the same moment: it is there.
+	case errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710"):
+		// Another job created it at the same moment (IF NOT EXISTS does
+		// not guard against that: the catalog's unique index, or the
+		// table's row type, is then there already): it is there, which
+		// the probe below checks.
 	case errors.As(err, &pe) && pe.Code == "42501":
 		return nil, s.errorf("writing exactly once keeps the records written in PostgreSQL table %s, which is missing, and user '%s' may not create it (%s); "+
 			"create it as docs/connectors.md shows, or grant the user CREATE on the schema, or name an existing table in '%s'",
@@ -67,6 +72,7 @@ func (s *sink) prepareOnce(ctx context.Context, conn *pgx.Conn, t *target) (*onc
 	o.findSQL = fmt.Sprintf(`SELECT share_group, topic, kafka_partition, kafka_offset FROM %s
 		WHERE target = $1 AND (share_group, topic, kafka_partition, kafka_offset) IN
 		(SELECT * FROM unnest($2::text[], $3::text[], $4::integer[], $5::bigint[]))`, ident.Sanitize())
+	o.forgetSQL = fmt.Sprintf(`DELETE FROM %s WHERE target = $1 AND share_group = $2 AND topic = $3 AND kafka_partition = $4 AND kafka_offset < $5`, ident.Sanitize())
 	probe := fmt.Sprintf("SELECT %s FROM %s LIMIT 0", strings.Join(recordsColumns, ", "), ident.Sanitize())
 	if _, err := conn.Exec(ctx, probe); err != nil {
 		if errors.As(err, &pe) && pe.Code == "42703" {
@@ -92,7 +98,10 @@ func idOf(o table.Origin) recordID {
 // onceWriter is a writer that writes exactly once: the job calls WriteFrom.
 type onceWriter struct{ *writer }
 
-var _ table.OriginWriter = onceWriter{}
+var (
+	_ table.OriginWriter = onceWriter{}
+	_ table.Pruner       = onceWriter{}
+)
 
 func (w onceWriter) Write(context.Context, arrow.RecordBatch, func(error)) error {
 	return w.s.errorf("writes exactly once, and needs each row's source record (WriteFrom)")
@@ -218,4 +227,69 @@ func kept(bs []*batch, keep [][]int) []*batch {
 		out[bi] = nb
 	}
 	return out
+}
+
+// pruneRequest is a Prune: where the share group stands.
+type pruneRequest struct {
+	group  string
+	starts []table.PartitionStart
+}
+
+// Prune takes note of where group stands; the writer's goroutine deletes
+// the identities before it between two flushes (forget).
+func (w onceWriter) Prune(group string, starts []table.PartitionStart) {
+	if len(starts) == 0 {
+		return
+	}
+	w.mu.Lock()
+	w.prune = &pruneRequest{group: group, starts: starts}
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+// PruneInterval is 'sink.exactly-once.prune-interval'.
+func (w onceWriter) PruneInterval() time.Duration { return w.s.pruneEvery }
+
+// forget deletes the identities of the records of this table's target
+// that pr's group settled for good: those before each partition's start
+// offset. They can never be delivered again, so nothing needs them. A
+// failure is logged and left to the next request.
+func (w *writer) forget(pr *pruneRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), FlushTimeout)
+	defer cancel()
+	if w.conn == nil {
+		conn, err := w.s.connect(ctx)
+		if err != nil {
+			w.logger().Warn("jdbc sink: could not forget the records settled for good; trying again later", "table", w.s.table, "err", w.s.scrub(err).Error())
+			return
+		}
+		w.conn = conn
+	}
+	var pb pgx.Batch
+	for _, st := range pr.starts {
+		pb.Queue(w.once.forgetSQL, w.once.target, pr.group, st.Topic, st.Partition, st.Offset)
+	}
+	br := w.conn.SendBatch(ctx, &pb)
+	var n int64
+	var err error
+	for range pr.starts {
+		tag, e := br.Exec()
+		if e != nil {
+			err = e
+			break
+		}
+		n += tag.RowsAffected()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if w.conn.IsClosed() {
+			w.conn = nil
+		}
+		w.logger().Warn("jdbc sink: could not forget the records settled for good; trying again later", "table", w.s.table,
+			"records_table", w.s.onceTable, "err", w.s.scrub(err).Error())
+		return
+	}
+	w.forgotten.Add(n)
 }

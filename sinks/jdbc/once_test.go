@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/kshare/kshare/internal/pgtest"
+	"github.com/kshare/kshare/sinks/jdbc"
 	"github.com/kshare/kshare/table"
 )
 
@@ -49,17 +50,7 @@ func origins(deliveries int32, offsets ...int64) []table.Origin {
 // writeFrom writes rec with origins and waits for its done.
 func writeFrom(t *testing.T, w table.OriginWriter, rec arrow.RecordBatch, origins []table.Origin) error {
 	t.Helper()
-	ch := make(chan error, 1)
-	if err := w.WriteFrom(pgtest.Context(t), rec, origins, func(err error) { ch <- err }); err != nil {
-		t.Fatalf("WriteFrom: %v", err)
-	}
-	select {
-	case err := <-ch:
-		return err
-	case <-pgtest.Context(t).Done():
-		t.Fatal("done was not called")
-		return nil
-	}
+	return waitWrite(t, func(done func(error)) error { return w.WriteFrom(pgtest.Context(t), rec, origins, done) })
 }
 
 // A record delivered again whose rows were written is acknowledged without
@@ -218,5 +209,69 @@ func TestJdbcExactlyOnceOpenErrors(t *testing.T) {
 		"'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '%s')", u, pg, user, missing))
 	if err == nil || !strings.Contains(err.Error(), "may not create it") || !strings.Contains(err.Error(), missing) {
 		t.Errorf("a user who may not create the records table: %v", err)
+	}
+}
+
+// Prune forgets the identities of this table's records that the share
+// group settled for good (before each partition's start offset), and no
+// others: not another group's, not another partition's.
+func TestJdbcExactlyOncePrune(t *testing.T) {
+	s, w, _, recs := onceTable(t)
+	rows := `[{"id": 0, "v": "a"}, {"id": 1, "v": "b"}, {"id": 2, "v": "c"}, {"id": 3, "v": "d"}]`
+	other := origins(1, 0, 1, 2, 3)
+	for i := range other {
+		other[i].Group = "h"
+	}
+	onP1 := origins(1, 0, 1, 2, 3)
+	for i := range onP1 {
+		onP1[i].Partition = 1
+	}
+	for _, o := range [][]table.Origin{origins(1, 0, 1, 2, 3), other, onP1} {
+		if err := writeFrom(t, w, record(t, s, rows), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.(table.Pruner).Prune("g", []table.PartitionStart{{Topic: "orders", Partition: 0, Offset: 3}, {Topic: "orders", Partition: 2, Offset: 100}})
+	deadline := time.Now().Add(10 * time.Second)
+	for jdbc.Forgotten(w) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	want := "g|0|3\ng|1|0\ng|1|1\ng|1|2\ng|1|3\nh|0|0\nh|0|1\nh|0|2\nh|0|3"
+	if got := rowsOf(t, "SELECT share_group, kafka_partition, kafka_offset FROM "+recs+" ORDER BY 1, 2, 3"); got != want {
+		t.Errorf("records table after the prune holds\n%s\nwant\n%s", got, want)
+	}
+	if n := jdbc.Forgotten(w); n != 3 {
+		t.Errorf("forgot %d records, want 3", n)
+	}
+	if pi := w.(table.Pruner).PruneInterval(); pi != time.Minute {
+		t.Errorf("prune interval %v, want the default minute", pi)
+	}
+}
+
+// Jobs that start at the same moment both create the missing records
+// table: one of them makes it, and neither fails.
+func TestJdbcExactlyOnceOpenTogether(t *testing.T) {
+	pg := pgtest.Table(t, "id integer, v text")
+	for round := range 20 {
+		recs := dropLater(t, pgtest.Name(t))
+		ddl := "CREATE TABLE out (id INT, v STRING) " + with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'")
+		errs := make(chan error, 4)
+		for range 4 {
+			go func() {
+				s, err := sinkOf(t, ddl)
+				if err == nil {
+					var w table.Writer
+					if w, err = s.Open(pgtest.Context(t)); err == nil {
+						err = w.Close()
+					}
+				}
+				errs <- err
+			}()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round+1, err)
+			}
+		}
 	}
 }

@@ -46,6 +46,15 @@ func engine(t *testing.T, values []string, ddl ...string) (eng *kshare.Engine, a
 	return eng, addr, topic, group
 }
 
+// numbers are the values "0" to "n-1".
+func numbers(n int) []string {
+	values := make([]string, n)
+	for i := range values {
+		values[i] = fmt.Sprint(i)
+	}
+	return values
+}
+
 // run runs an INSERT to its end and checks that every row was
 // acknowledged and every record accepted, and the group's lag is 0.
 func run(t *testing.T, eng *kshare.Engine, insert string, n int, addr, topic, group string) {
@@ -68,10 +77,7 @@ func run(t *testing.T, eng *kshare.Engine, insert string, n int, addr, topic, gr
 func TestJdbcPipelineAppend(t *testing.T) {
 	const n = 300
 	pg := pgtest.Table(t, "v text NOT NULL, len integer")
-	values := make([]string, n)
-	for i := range values {
-		values[i] = fmt.Sprint(i)
-	}
+	values := numbers(n)
 	eng, addr, topic, group := engine(t, values, "CREATE TABLE pg (v STRING, len INT) "+with(t, pg, ""))
 	run(t, eng, "INSERT INTO pg SELECT v, CHAR_LENGTH(v) FROM t", n, addr, topic, group)
 	got := pgtest.Query(t, "SELECT count(*), count(DISTINCT v), min(v::int), max(v::int), sum(len) FROM "+pg)[0]
@@ -112,10 +118,7 @@ func TestJdbcPipelineExactlyOnce(t *testing.T) {
 	const n = 300
 	pg := pgtest.Table(t, "v text NOT NULL")
 	recs := dropLater(t, pgtest.Name(t))
-	values := make([]string, n)
-	for i := range values {
-		values[i] = fmt.Sprint(i)
-	}
+	values := numbers(n)
 	eng, addr, topic, group := engine(t, values, "CREATE TABLE pg (v STRING) "+
 		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'"))
 	run(t, eng, "INSERT INTO pg SELECT v FROM t", n, addr, topic, group)
@@ -126,6 +129,52 @@ func TestJdbcPipelineExactlyOnce(t *testing.T) {
 	if want := []string{"300", group, group, topic, topic, "0", "299"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("records table holds count, groups, topics, offsets %q, want %q", got, want)
 	}
+}
+
+// A job that writes exactly once has the sink forget the records the
+// share group settled for good. Kafka 4.3 persists a partition's start
+// offset with the next acknowledgements after those that let it move on,
+// so the test accepts 200 records, then one more: the 200 are then behind
+// the start offset, and the records table keeps at most the last one.
+func TestJdbcPipelineForgetsSettledRecords(t *testing.T) {
+	const n = 200
+	pg := pgtest.Table(t, "v text NOT NULL")
+	recs := dropLater(t, pgtest.Name(t))
+	values := numbers(n)
+	eng, addr, topic, group := engine(t, values, "CREATE TABLE pg (v STRING) "+
+		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"', 'sink.exactly-once.prune-interval' = '1 s'"),
+		"SET 'idle-timeout' = '1 h'")
+	res, err := eng.Exec(kafkatest.Context(t), "INSERT INTO pg SELECT v FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Job.Stop()
+	accepted := func(want int64) {
+		t.Helper()
+		kafkatest.Eventually(t, fmt.Sprintf("%d records accepted", want), func() error {
+			if st := res.Job.Stats(); st.Accepted < want {
+				return fmt.Errorf("job stats %+v", st)
+			}
+			return nil
+		})
+	}
+	accepted(n)
+	kafkatest.Produce(t, addr, topic, []byte("last"))
+	accepted(n + 1)
+	kafkatest.Eventually(t, "the settled records forgotten", func() error {
+		if got := pgtest.Query(t, "SELECT count(*), coalesce(min(kafka_offset), -1) FROM "+recs)[0]; got[0] != "0" && got[0] != "1" {
+			return fmt.Errorf("the records table holds %s records from offset %s", got[0], got[1])
+		}
+		return nil
+	})
+	if got := pgtest.Query(t, "SELECT count(*) FROM "+pg)[0][0]; got != fmt.Sprint(n+1) {
+		t.Errorf("PostgreSQL holds %s rows, want %d", got, n+1)
+	}
+	res.Job.Stop()
+	if st := res.Job.Stats(); st.Err != nil || st.Accepted != n+1 {
+		t.Errorf("job stats %+v, want every record accepted and no error", st)
+	}
+	kafkatest.WaitLag(t, addr, group, topic, 0)
 }
 
 // An updating query needs a key that is its GROUP BY columns, said at

@@ -66,6 +66,8 @@ type writer struct {
 	cond   *sync.Cond // queue changed, or closed
 	queue  []*batch
 	queued int // rows in queue
+	// prune is the latest Prune not yet carried out (see once.go).
+	prune  *pruneRequest
 	closed bool
 	exited chan struct{}
 
@@ -75,6 +77,8 @@ type writer struct {
 	dups int
 
 	written, acked, failed, duplicates atomic.Int64
+	// forgotten counts the identities forget deleted.
+	forgotten atomic.Int64
 }
 
 var (
@@ -194,8 +198,16 @@ func (w *writer) run() {
 	defer close(w.exited)
 	for {
 		w.mu.Lock()
-		for len(w.queue) == 0 && !w.closed {
+		for len(w.queue) == 0 && !w.closed && w.prune == nil {
 			w.cond.Wait()
+		}
+		if pr := w.prune; pr != nil {
+			// Between two flushes, however busy the queue: it comes
+			// once a minute and takes one round trip.
+			w.prune = nil
+			w.mu.Unlock()
+			w.forget(pr)
+			continue
 		}
 		if len(w.queue) == 0 {
 			w.mu.Unlock()

@@ -102,6 +102,7 @@ const (
 	// kshare's: how a source record's rows reach the table.
 	OptJDBCGuarantee    = "sink.delivery-guarantee"
 	OptExactlyOnceTable = "sink.exactly-once.table"
+	OptPruneInterval    = "sink.exactly-once.prune-interval"
 )
 
 // The values of 'sink.delivery-guarantee' of a 'jdbc' table.
@@ -158,7 +159,12 @@ var JDBCOptions = &options.Set{Owner: "connector 'jdbc'", Options: []options.Opt
 	Description: "With 'sink.delivery-guarantee' = 'exactly-once': the PostgreSQL table, 'name' or 'schema.name', that keeps the identities " +
 		"of the records written, one row per record, shared by every kshare table that writes exactly once into the database (its rows " +
 		"name the table written). Created at the INSERT's start when missing, which needs the CREATE privilege; see docs/connectors.md for " +
-		"its definition and for removing old rows.",
+		"its definition.",
+}, {
+	Key: OptPruneInterval, Type: options.Duration, Default: "1 min", BareMillis: true, Min: int64(time.Second), HasMin: true,
+	Description: "With 'sink.delivery-guarantee' = 'exactly-once': how often the job asks the share group where it stands on each partition " +
+		"(its start offset: every record before it is settled for good and never delivered again) and deletes the rows of " +
+		"'sink.exactly-once.table' that name those records, so that the table stays the size of what is in flight.",
 }, {
 	Key: OptSinkParallelism, Type: options.Int, Min: 1, HasMin: true, Max: 1024, HasMax: true,
 	Description: "Accepted so that Flink's DDL runs as it is; each INSERT job writes through one connection whatever it says, " +
