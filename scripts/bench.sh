@@ -21,8 +21,11 @@
 #   KSHARE_BENCH_STATE_DIR  where the broker's pid is kept (default
 #                     .cache/bench-kafka-state), apart from the tests' and
 #                     other developers' brokers
+#   KSHARE_BENCH_PG_STATE_DIR  the same for the PostgreSQL server (default
+#                     .cache/bench-pg-state); KSHARE_PG_URL set: use that server
 #
-# Needs Go, Java 17 and Maven, as scripts/test.sh does. CPU time and peak
+# Needs Go, Java 17, Maven and PostgreSQL 15 or later (its server and
+# psql), as scripts/test.sh does. CPU time and peak
 # memory come from the kernel's accounting of each contestant process, so
 # /usr/bin/time is not needed.
 set -euo pipefail
@@ -50,9 +53,14 @@ export KSHARE_KAFKA_STATE_DIR=${KSHARE_BENCH_STATE_DIR:-$cache/bench-kafka-state
 # Only the broker this run started is ever stopped, by the pid kafka.sh
 # recorded in our own state dir.
 started=0
+pg_started=0
+pg_state=${KSHARE_BENCH_PG_STATE_DIR:-$cache/bench-pg-state}
 cleanup() {
 	if ((started)); then
 		scripts/kafka.sh stop || true
+	fi
+	if ((pg_started)); then
+		KSHARE_PG_STATE_DIR=$pg_state scripts/postgres.sh stop || true
 	fi
 }
 trap cleanup EXIT
@@ -78,11 +86,19 @@ env_lines=$(scripts/kafka.sh start)
 eval "$env_lines"
 broker_pid=$(<"$KSHARE_KAFKA_STATE_DIR/pid")
 
+# The jdbc contestants and psql's \copy write into a PostgreSQL server of
+# the run's own, unless KSHARE_PG_URL names one.
+if [[ -z ${KSHARE_PG_URL-} ]]; then
+	pg_started=1
+	pg_env=$(KSHARE_PG_STATE_DIR=$pg_state scripts/postgres.sh start)
+	eval "$pg_env"
+fi
+
 bench/tmp/kbench suite \
 	--bootstrap "$KSHARE_KAFKA_BOOTSTRAP" \
 	--n "$n" --runs "$runs" --partitions "$partitions" --sections "$sections" \
 	--java-cp "$cache/kafka/$version/*" --kafka-version "$version" \
-	--kshare "$root/bench/tmp/kshare" --broker-pid "$broker_pid" \
+	--kshare "$root/bench/tmp/kshare" --broker-pid "$broker_pid" --pg-url "$KSHARE_PG_URL" \
 	--out "$out" "$@" </dev/null
 
 say "done in $((SECONDS - start)) s"

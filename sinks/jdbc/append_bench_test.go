@@ -7,6 +7,7 @@ import (
 
 	"github.com/kshare/kshare/internal/pgtest"
 	"github.com/kshare/kshare/sinks/jdbc"
+	"github.com/kshare/kshare/table"
 )
 
 // BenchmarkAppend writes batches of 500 rows (the default flush, one
@@ -19,18 +20,35 @@ import (
 //	insert   98,000 rows/s (5.1 ms a flush)
 //
 // so appends go by COPY (writer.appendRows).
+//
+// The exactly-once cases write by COPY too, and store each row's record
+// in the records table: "once" as records come the first time (no lookup),
+// "once-again" as records delivered again, each looked up (and, the
+// records being new, written).
 func BenchmarkAppend(b *testing.B) {
 	const batchRows = 500
-	for _, byCopy := range []bool{true, false} {
-		name := "insert"
-		if byCopy {
-			name = "copy"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name       string
+		byCopy     bool
+		once       bool
+		deliveries int32
+	}{
+		{"copy", true, false, 0},
+		{"insert", false, false, 0},
+		{"once", true, true, 1},
+		{"once-again", true, true, 2},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			pg := pgtest.Table(b, "id bigint, name text, amount numeric(10, 2), at timestamptz, ok boolean")
 			u, user, password := jdbcURL(b)
+			extra := ""
+			if c.once {
+				recs := pgtest.Name(b)
+				pgtest.AtEnd(b, "DROP TABLE IF EXISTS "+recs)
+				extra = ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '" + recs + "'"
+			}
 			s, err := sinkOf(b, fmt.Sprintf("CREATE TABLE out (id BIGINT, name STRING, amount DECIMAL(10, 2), at TIMESTAMP_LTZ(3), ok BOOLEAN) "+
-				"WITH ('connector' = 'jdbc', 'url' = '%s', 'table-name' = '%s', 'username' = '%s', 'password' = '%s')", u, pg, user, password))
+				"WITH ('connector' = 'jdbc', 'url' = '%s', 'table-name' = '%s', 'username' = '%s', 'password' = '%s'%s)", u, pg, user, password, extra))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -39,7 +57,9 @@ func BenchmarkAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer w.Close()
-			jdbc.AppendByCopy(w, byCopy)
+			if !c.once {
+				jdbc.AppendByCopy(w, c.byCopy)
+			}
 			var rows strings.Builder
 			rows.WriteString("[")
 			for i := range batchRows {
@@ -51,9 +71,20 @@ func BenchmarkAppend(b *testing.B) {
 			rows.WriteString("]")
 			rec := record(b, s, rows.String())
 			errs := make(chan error, 1)
+			origins := make([]table.Origin, batchRows)
 			b.ResetTimer()
-			for range b.N {
-				if err := w.Write(pgtest.Context(b), rec, func(err error) { errs <- err }); err != nil {
+			for n := range b.N {
+				var err error
+				if c.once {
+					// Each batch's records are new ones.
+					for i := range origins {
+						origins[i] = table.Origin{Group: "g", Topic: "orders", Offset: int64(n*batchRows + i), DeliveryCount: c.deliveries}
+					}
+					err = w.(table.OriginWriter).WriteFrom(pgtest.Context(b), rec, origins, func(err error) { errs <- err })
+				} else {
+					err = w.Write(pgtest.Context(b), rec, func(err error) { errs <- err })
+				}
+				if err != nil {
 					b.Fatal(err)
 				}
 				if err := <-errs; err != nil {

@@ -176,7 +176,7 @@ func TestContestantsRunTheirOwnBinary(t *testing.T) {
 		return path
 	}
 	cfg := &suiteConfig{bootstrap: "127.0.0.1:9", kshare: script("main"), candidate: script("candidate"),
-		self: "/bin/kbench-itself", javaCP: "/jars/*", workDir: dir}
+		self: "/bin/kbench-itself", javaCP: "/jars/*", workDir: dir, psql: "/usr/bin/psql", pgURL: "postgres://u:p@127.0.0.1:9/db"}
 	tg := target{topic: "orders", partitions: 8, n: 100, matching: 50}
 	counts := map[string]int{}
 	var candidates []string
@@ -193,6 +193,8 @@ func TestContestantsRunTheirOwnBinary(t *testing.T) {
 			want = cfg.kshare
 		case c.kind == "java":
 			want = "java"
+		case c.kind == "psql":
+			want = cfg.psql
 		default:
 			want = cfg.self
 		}
@@ -440,6 +442,34 @@ func TestPipelineTargets(t *testing.T) {
 		"| N, 100,000 customers: MiB |",
 		"| kshare export, TUMBLE 1 min COUNT(*) per customer, json, parallelism 1 | 1 | 55 | 60 | 140 |",
 	)
+}
+
+// The jdbc contestants are judged against psql's \copy of the same rows;
+// exactly once is shown against at least once. psql reads no Kafka, so it
+// is never the cheapest contestant's broker CPU, nor compared with the
+// consumers.
+func TestJdbcTargets(t *testing.T) {
+	cfg := &suiteConfig{n: 1000, runs: 1, kafkaVersion: "4.3.1"}
+	mk := func(c contestant, wall time.Duration) *entry {
+		return &entry{c: c, samples: []sample{{wall: wall, cpu: time.Second, rss: 40 << 20, records: 1000, brokerCPU: 10 * time.Millisecond}}}
+	}
+	b := &block{t: target{partitions: 1, n: 1000}, entries: []*entry{
+		mk(contestant{name: "kshare", id: "kshare-json-p1", kind: "kshare", par: 1, headline: true}, time.Second),
+		mk(contestant{name: "java", id: "java-t1", kind: "java", par: 1}, time.Second),
+		mk(jdbcContestant(cfg, 1, false), time.Second*10/8),
+		mk(jdbcContestant(cfg, 1, true), time.Second*10/6),
+		{c: psqlContestant(cfg), samples: []sample{{wall: time.Second, cpu: time.Second, rss: 10 << 20, records: 1000, brokerCPU: time.Millisecond}}},
+	}}
+	r := &report{cfg: cfg, started: time.Now(), blocks: []*block{b}}
+	md := r.markdown()
+	reportHas(t, md,
+		"| INSERT INTO jdbc (PostgreSQL) SELECT *, json >= 0.7x psql \\copy of the same rows from CSV (1 partition, parallelism 1) | 0.80x | met |",
+		"| INSERT INTO jdbc (PostgreSQL) SELECT *, json, exactly once against at least once (1 partition, parallelism 1) | 0.75x | shown |",
+		"| INSERT INTO jdbc (PostgreSQL) SELECT *, json, exactly once, against psql \\copy (1 partition, parallelism 1) | 0.60x | shown |",
+	)
+	if strings.Contains(md, "(psql-copy)") {
+		t.Errorf("psql is named as the cheapest contestant's broker CPU:\n%s", md)
+	}
 }
 
 func TestWindowsSpanned(t *testing.T) {

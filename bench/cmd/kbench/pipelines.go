@@ -126,7 +126,14 @@ func insertContestant(cfg *suiteConfig, par int) contestant {
 	c.args = func(t target, group string) []string {
 		return []string{"-e", insertSQL(cfg, par, t, group), "--max-rows", strconv.FormatInt(t.n, 10)}
 	}
-	c.check = func(t target, res measure.Result) (int64, float64, error) {
+	c.check = insertCheck
+	return c
+}
+
+// insertCheck reads the shell's line for the job of an INSERT contestant:
+// it must have finished with every record's row written and accepted.
+func insertCheck(t target, res measure.Result) (int64, float64, error) {
+	{
 		m := jobLine.FindSubmatch(res.Stderr)
 		if m == nil {
 			return 0, 0, fmt.Errorf("no 'job ... written, ... accepted' line on kshare's stderr: %q", tailString(res.Stderr, 300))
@@ -138,7 +145,6 @@ func insertContestant(cfg *suiteConfig, par int) contestant {
 		}
 		return t.n, 0, nil
 	}
-	return c
 }
 
 // topicRecords is how many records topic holds: the sum of its partitions'

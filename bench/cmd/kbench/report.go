@@ -139,10 +139,12 @@ func (r *report) markdown() string {
 				continue
 			}
 			var vsJava, vsFranz, vsTuned string
-			if e.c.kind != "java" {
+			if e.c.kind == "psql" {
+				// It reads no Kafka: the ratios to the consumers say nothing.
+			} else if e.c.kind != "java" {
 				vsJava = ratio(s.rate, b.rateOf(fmt.Sprintf("java-t%d", e.c.par)))
 			}
-			if e.c.id != fmt.Sprintf("franz-c%d", e.c.par) {
+			if e.c.id != fmt.Sprintf("franz-c%d", e.c.par) && e.c.kind != "psql" {
 				vsFranz = ratio(s.rate, b.rateOf(fmt.Sprintf("franz-c%d", e.c.par)))
 			}
 			if e.c.kind == "kshare" || e.c.kind == "table" {
@@ -313,6 +315,27 @@ func (b *block) pipelineTargets() []targetCheck {
 			}
 		}
 	}
+	return append(cs, b.jdbcTargets()...)
+}
+
+// jdbcTargets checks the jdbc sink's target on b: appending into PostgreSQL
+// at least 0.7x the rows/s of psql's \copy of the same rows from CSV, and
+// shows what exactly once costs against at least once.
+func (b *block) jdbcTargets() []targetCheck {
+	var cs []targetCheck
+	where := fmt.Sprintf("%d partition%s, parallelism 1", b.t.partitions, plural(b.t.partitions))
+	limit := b.rateOf("psql-copy")
+	const label = "INSERT INTO jdbc (PostgreSQL) SELECT *, json"
+	_, s, ok := b.measured("kshare-jdbc-p1", label, where, &cs)
+	if ok && limit > 0 {
+		cs = append(cs, targetCheck{fmt.Sprintf("%s >= 0.7x psql \\copy of the same rows from CSV (%s)", label, where), ratio(s.rate, limit), verdict(s.rate >= 0.7*limit)})
+	}
+	if _, once, ok2 := b.measured("kshare-jdbconce-p1", label+" exactly once", where, &cs); ok && ok2 {
+		cs = append(cs, targetCheck{fmt.Sprintf("%s, exactly once against at least once (%s)", label, where), ratio(once.rate, s.rate), "shown"})
+		if limit > 0 {
+			cs = append(cs, targetCheck{fmt.Sprintf("%s, exactly once, against psql \\copy (%s)", label, where), ratio(once.rate, limit), "shown"})
+		}
+	}
 	return cs
 }
 
@@ -419,8 +442,8 @@ func (b *block) cheapestBroker() (float64, string) {
 	var best float64
 	var name string
 	for _, e := range b.entries {
-		if e.c.unavailable != nil {
-			continue
+		if e.c.unavailable != nil || e.c.kind == "psql" {
+			continue // psql reads no Kafka
 		}
 		s := summarize(e.samples, b.t.n)
 		if c := per100k(s.brokerCPU, b.t.n); s.ok > 0 && c > 0 && (best == 0 || c < best) {

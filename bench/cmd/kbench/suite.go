@@ -49,6 +49,11 @@ type suiteConfig struct {
 	// workDir holds the files of statements some contestants are given.
 	workDir string
 
+	// pgURL is the PostgreSQL server of the jdbc contestants, psql the
+	// client of their limit; pgUnavailable says why they cannot run.
+	pgURL, psql   string
+	pgUnavailable error
+
 	kshareUnavailable    error
 	candidate            string // another kshare build, see candidateOf
 	candidateUnavailable error
@@ -80,6 +85,8 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.workersSeconds, "workers-seconds", 10, "measured seconds per slow-worker configuration")
 	fs.Int64Var(&cfg.workersRecords, "workers-records", 100_000, "orders in the slow workers' topic")
 	fs.IntVar(&cfg.tumbleKeys, "tumble-keys", 100_000, "customers of the extra topic the TUMBLE contestants read once, to show memory against keys (0: skip it)")
+	fs.StringVar(&cfg.pgURL, "pg-url", os.Getenv("KSHARE_PG_URL"), "PostgreSQL `URL` (postgres://user:password@host:port/db) for the jdbc contestants and psql's \\copy")
+	fs.StringVar(&cfg.psql, "psql", "psql", "the psql `binary`")
 	fs.Int64Var(&cfg.poolRows, "pool-rows", 10_000, "rows of each 50 ms pool configuration (ten times as many for the trivial --persistent worker)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -132,6 +139,10 @@ func runSuite(ctx context.Context, args []string) error {
 		if cfg.candidateUnavailable = probeKshare(ctx, cfg.candidate); cfg.candidateUnavailable != nil {
 			logf("the candidate build is not available: %v", cfg.candidateUnavailable)
 		}
+	}
+
+	if cfg.pgUnavailable = pgUnavailable(ctx, cfg); cfg.pgUnavailable != nil {
+		logf("PostgreSQL contestants not available: %v", cfg.pgUnavailable)
 	}
 
 	rep := &report{cfg: cfg, started: time.Now(), loadBefore: loadAvg()}
@@ -218,6 +229,11 @@ func (cfg *suiteConfig) contestants(partitions int) []contestant {
 		}
 		tumble, insert := tumbleContestant(cfg, k), insertContestant(cfg, k)
 		cs = append(cs, tumble, insert)
+		if k == 1 {
+			// A jdbc job writes through one connection whatever its
+			// source's parallelism.
+			cs = append(cs, jdbcContestant(cfg, k, false), jdbcContestant(cfg, k, true), psqlContestant(cfg))
+		}
 		if cfg.candidate != "" {
 			for _, c := range []contestant{kshareContestant(cfg, ksharePlans[0], k), tumble, insert} {
 				cs = append(cs, candidateOf(cfg, c))
