@@ -69,9 +69,18 @@ func (s *sink) prepareOnce(ctx context.Context, conn *pgx.Conn, t *target) (*onc
 		return nil, s.errorf("creating PostgreSQL table %s, where writing exactly once keeps the records written: %w", s.onceTable, err)
 	}
 	o := &once{ident: ident, target: strings.Join(t.ident, ".")}
-	o.findSQL = fmt.Sprintf(`SELECT share_group, topic, kafka_partition, kafka_offset FROM %s
-		WHERE target = $1 AND (share_group, topic, kafka_partition, kafka_offset) IN
-		(SELECT * FROM unnest($2::text[], $3::text[], $4::integer[], $5::bigint[]))`, ident.Sanitize())
+	// One primary-key lookup per identity, whatever PostgreSQL believes
+	// of the table's size: a LATERAL subquery with a LIMIT is never
+	// flattened into a join. Written as a join or as IN (SELECT * FROM
+	// unnest(...)), a table not analyzed yet (a new one grows faster than
+	// autovacuum looks) was read whole into a hash for every flush: 59 ms
+	// for 500 identities against 100,000 stored, 1.7 ms this way
+	// (EXPLAIN ANALYZE of the prepared statement; BenchmarkAppend/once-again
+	// went from 21,000 rows/s to the figure in its comment).
+	o.findSQL = fmt.Sprintf(`SELECT u.g, u.t, u.p, u.o
+		FROM unnest($2::text[], $3::text[], $4::integer[], $5::bigint[]) AS u(g, t, p, o)
+		CROSS JOIN LATERAL (SELECT 1 FROM %s r WHERE r.target = $1 AND r.share_group = u.g AND r.topic = u.t
+			AND r.kafka_partition = u.p AND r.kafka_offset = u.o LIMIT 1) AS hit`, ident.Sanitize())
 	o.forgetSQL = fmt.Sprintf(`DELETE FROM %s WHERE target = $1 AND share_group = $2 AND topic = $3 AND kafka_partition = $4 AND kafka_offset < $5`, ident.Sanitize())
 	probe := fmt.Sprintf("SELECT %s FROM %s LIMIT 0", strings.Join(recordsColumns, ", "), ident.Sanitize())
 	if _, err := conn.Exec(ctx, probe); err != nil {
