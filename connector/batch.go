@@ -44,7 +44,7 @@ func newPoll(m *member, records []*kgo.Record) *poll {
 		settled:   make([]bool, len(records)),
 		pending:   len(records),
 		done:      make(chan struct{}),
-		lockUntil: pollDeadline(records),
+		lockUntil: m.lockDeadline(records),
 	}
 	if p.pending == 0 {
 		close(p.done)

@@ -176,8 +176,18 @@ func (k *lockKeeper) renew(ctx context.Context) {
 	k.timer.Reset(max(k.untilDue(), lock/8))
 }
 
-// pollDeadline is when the first of recs' locks runs out (the zero time
-// when none has one: not a share-group fetch).
+// lockDeadline is when the first of recs' locks surely runs out: by the
+// member's lockClock, or franz-go's deadline for a member without one (a
+// test's).
+func (m *member) lockDeadline(recs []*kgo.Record) time.Time {
+	if m != nil && m.clock != nil {
+		return m.clock.deadline(recs)
+	}
+	return pollDeadline(recs)
+}
+
+// pollDeadline is when the first of recs' locks runs out by franz-go's
+// deadlines (the zero time when none has one: not a share-group fetch).
 func pollDeadline(recs []*kgo.Record) time.Time {
 	var first time.Time
 	for _, r := range recs {

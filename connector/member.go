@@ -54,6 +54,8 @@ type member struct {
 	// lockDur is the broker's lock duration as the member's polls tell it
 	// (see observeLock); only the member's goroutine uses it.
 	lockDur time.Duration
+	// clock tells when a poll's locks surely run out (see lockClock).
+	clock *lockClock
 }
 
 // memberOpts are the franz-go options of member m of stream st: the
@@ -70,6 +72,7 @@ func (s *source) memberOpts(st *stream, m *member) []kgo.Opt {
 		// acquired, all of which its poll takes and renews until delivered.
 		kgo.MaxConcurrentFetches(prefetchFetches),
 		kgo.ShareAckCallback(m.onAcks),
+		kgo.WithHooks(m.clock),
 		st.health.Opt(),
 		kgo.DisableClientMetrics(),
 	)
@@ -95,7 +98,7 @@ func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, err
 	if err != nil {
 		return nil, err
 	}
-	m := &member{st: st, id: i, name: fmt.Sprintf("%s-%d", s.group, i), rb: rb}
+	m := &member{st: st, id: i, name: fmt.Sprintf("%s-%d", s.group, i), rb: rb, clock: newLockClock()}
 	cl, err := kgo.NewClient(s.memberOpts(st, m)...)
 	if err != nil {
 		rb.Release()
