@@ -51,7 +51,7 @@ func jdbcKillScenario(t *testing.T, n int, guarantee string) (total, distinct in
 	kafkatest.Produce(t, addr, topic, idValues(0, n)...)
 	pg := pgtest.Table(t, "id bigint NOT NULL")
 	recs := pgtest.Name(t)
-	pgtest.AtEnd(t, "DROP TABLE IF EXISTS "+recs)
+	pgtest.AtEnd(t, fmt.Sprintf("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %[1]s_streams", recs))
 	u, err := url.Parse(pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)

@@ -24,13 +24,18 @@ import (
 // The exactly-once cases write by COPY too, and store each row's record
 // in the records table: "once" as records come the first time (no lookup),
 // "once-again" as records delivered again, each looked up (and, the
-// records being new, written). The same server, -benchtime 3s, side by
-// side:
+// records being new, written). The same server, -benchtime 3s -count 2,
+// one run:
 //
-//	copy        196,000 rows/s
-//	once         91,000 rows/s (the records table's wide primary key)
-//	once-again   59,000 rows/s (21,000 before the lookup was a LATERAL
-//	                            subquery, see once.findSQL)
+//	copy        135,000-143,000 rows/s
+//	once         91,000- 92,000 rows/s
+//	once-again   69,000- 70,000 rows/s
+//
+// once was 0.46x of copy with a primary key of the table's, group's and
+// topic's names and a COPY of the identities (a round trip more: pgx
+// describes the table first); 0.66x with a key of three numbers stored by
+// one prepared INSERT of arrays (once.go). once-again was 21,000 rows/s
+// before its lookup was a LATERAL subquery.
 func BenchmarkAppend(b *testing.B) {
 	const batchRows = 500
 	for _, c := range []struct {
@@ -49,8 +54,7 @@ func BenchmarkAppend(b *testing.B) {
 			u, user, password := jdbcURL(b)
 			extra := ""
 			if c.once {
-				recs := pgtest.Name(b)
-				pgtest.AtEnd(b, "DROP TABLE IF EXISTS "+recs)
+				recs := recordsTable(b)
 				extra = ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '" + recs + "'"
 			}
 			s, err := sinkOf(b, fmt.Sprintf("CREATE TABLE out (id BIGINT, name STRING, amount DECIMAL(10, 2), at TIMESTAMP_LTZ(3), ok BOOLEAN) "+

@@ -20,7 +20,7 @@ import (
 func onceTable(t *testing.T) (s table.Sink, w table.OriginWriter, pg, recs string) {
 	t.Helper()
 	pg = pgtest.Table(t, "id integer, v text")
-	recs = dropLater(t, pgtest.Name(t))
+	recs = recordsTable(t)
 	s, tw := mustOpen(t, "CREATE TABLE out (id INT, v STRING) "+
 		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'"))
 	ow, ok := tw.(table.OriginWriter)
@@ -35,6 +35,21 @@ func dropLater(t *testing.T, name string) string {
 	t.Helper()
 	pgtest.AtEnd(t, "DROP TABLE IF EXISTS "+name)
 	return name
+}
+
+// recordsTable is a name for the test's own records table, which it and
+// its streams table are dropped under when the test ends.
+func recordsTable(t testing.TB) string {
+	t.Helper()
+	name := pgtest.Name(t)
+	pgtest.AtEnd(t, fmt.Sprintf("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %[1]s_streams", name))
+	return name
+}
+
+// records is a FROM item of records table recs's identities, with their
+// stream's names: target, share_group, topic, kafka_partition, kafka_offset.
+func records(recs string) string {
+	return fmt.Sprintf("(SELECT s.target, s.share_group, s.topic, r.kafka_partition, r.kafka_offset FROM %s r JOIN %[1]s_streams s USING (stream)) AS ids", recs)
 }
 
 // origins are the origins of records at offsets of partition 0 of topic
@@ -70,7 +85,7 @@ func TestJdbcExactlyOnceSkipsWrittenRecords(t *testing.T) {
 		t.Errorf("PostgreSQL table holds\n%s\nwant each row once", got)
 	}
 	want := fmt.Sprintf("public.%s|g|orders|0|0\npublic.%[1]s|g|orders|0|1\npublic.%[1]s|g|orders|0|2\npublic.%[1]s|g|orders|0|3", pg)
-	if got := rowsOf(t, "SELECT target, share_group, topic, kafka_partition, kafka_offset FROM "+recs+" ORDER BY kafka_offset"); got != want {
+	if got := rowsOf(t, "SELECT target, share_group, topic, kafka_partition, kafka_offset FROM "+records(recs)+" ORDER BY kafka_offset"); got != want {
 		t.Errorf("records table holds\n%s\nwant\n%s", got, want)
 	}
 	if st := w.Stats(); st.Written != 6 || st.Acked != 6 || st.Duplicates != 2 || st.Failed != 0 {
@@ -132,7 +147,10 @@ func TestJdbcExactlyOnceConcurrentJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO %s (target, share_group, topic, kafka_partition, kafka_offset) VALUES ('public.%s', 'g', 'orders', 0, 9)", recs, pg)); err != nil {
+	// The stream is numbered before the first job's transaction, as the
+	// writer does.
+	pgtest.Exec(t, fmt.Sprintf("INSERT INTO %s_streams (target, share_group, topic) VALUES ('public.%s', 'g', 'orders')", recs, pg))
+	if _, err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO %s (stream, kafka_partition, kafka_offset) SELECT stream, 0, 9 FROM %[1]s_streams", recs)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tx.Exec(ctx, "INSERT INTO "+pg+" VALUES (9, 'first')"); err != nil {
@@ -170,7 +188,7 @@ func TestJdbcExactlyOnceConcurrentJob(t *testing.T) {
 // records of the other batches of the flush are written.
 func TestJdbcExactlyOnceRefusedRow(t *testing.T) {
 	pg := pgtest.Table(t, "id integer, v text CHECK (v <> 'bad')")
-	recs := dropLater(t, pgtest.Name(t))
+	recs := recordsTable(t)
 	s, tw := mustOpen(t, "CREATE TABLE out (id INT, v STRING) "+
 		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'"))
 	w := tw.(table.OriginWriter)
@@ -195,7 +213,7 @@ func TestJdbcExactlyOnceOpenErrors(t *testing.T) {
 	wrong := pgtest.Table(t, "a integer")
 	_, _, err := open(t, "CREATE TABLE out (id INT, v STRING) "+
 		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+wrong+"'"))
-	if err == nil || !strings.Contains(err.Error(), "is not a table of written records") {
+	if err == nil || !strings.Contains(err.Error(), "is not kshare's table of written records") {
 		t.Errorf("a records table of other columns: %v", err)
 	}
 
@@ -204,7 +222,7 @@ func TestJdbcExactlyOnceOpenErrors(t *testing.T) {
 	pgtest.Exec(t, fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD 'pw'; GRANT INSERT, SELECT ON %s TO %[1]s", user, pg))
 	pgtest.AtEnd(t, fmt.Sprintf("DROP OWNED BY %s; DROP ROLE %[1]s", user))
 	u, _, _ := jdbcURL(t)
-	missing := pgtest.Name(t)
+	missing := recordsTable(t)
 	_, _, err = open(t, fmt.Sprintf("CREATE TABLE out (id INT, v STRING) WITH ('connector' = 'jdbc', 'url' = '%s', 'table-name' = '%s', 'username' = '%s', 'password' = 'pw', "+
 		"'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '%s')", u, pg, user, missing))
 	if err == nil || !strings.Contains(err.Error(), "may not create it") || !strings.Contains(err.Error(), missing) {
@@ -237,7 +255,7 @@ func TestJdbcExactlyOncePrune(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	want := "g|0|3\ng|1|0\ng|1|1\ng|1|2\ng|1|3\nh|0|0\nh|0|1\nh|0|2\nh|0|3"
-	if got := rowsOf(t, "SELECT share_group, kafka_partition, kafka_offset FROM "+recs+" ORDER BY 1, 2, 3"); got != want {
+	if got := rowsOf(t, "SELECT share_group, kafka_partition, kafka_offset FROM "+records(recs)+" ORDER BY 1, 2, 3"); got != want {
 		t.Errorf("records table after the prune holds\n%s\nwant\n%s", got, want)
 	}
 	if n := jdbc.Forgotten(w); n != 3 {
@@ -253,7 +271,7 @@ func TestJdbcExactlyOncePrune(t *testing.T) {
 func TestJdbcExactlyOnceOpenTogether(t *testing.T) {
 	pg := pgtest.Table(t, "id integer, v text")
 	for round := range 20 {
-		recs := dropLater(t, pgtest.Name(t))
+		recs := recordsTable(t)
 		ddl := "CREATE TABLE out (id INT, v STRING) " + with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'")
 		errs := make(chan error, 4)
 		for range 4 {

@@ -117,7 +117,7 @@ func TestJdbcPipelineUpsertGroupByCount(t *testing.T) {
 func TestJdbcPipelineExactlyOnce(t *testing.T) {
 	const n = 300
 	pg := pgtest.Table(t, "v text NOT NULL")
-	recs := dropLater(t, pgtest.Name(t))
+	recs := recordsTable(t)
 	values := numbers(n)
 	eng, addr, topic, group := engine(t, values, "CREATE TABLE pg (v STRING) "+
 		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'"))
@@ -125,7 +125,7 @@ func TestJdbcPipelineExactlyOnce(t *testing.T) {
 	if got := pgtest.Query(t, "SELECT count(*), count(DISTINCT v) FROM "+pg)[0]; got[0] != "300" || got[1] != "300" {
 		t.Errorf("PostgreSQL holds %s rows, %s distinct, want each of the %d once", got[0], got[1], n)
 	}
-	got := pgtest.Query(t, "SELECT count(*), min(share_group), max(share_group), min(topic), max(topic), min(kafka_offset), max(kafka_offset) FROM "+recs)[0]
+	got := pgtest.Query(t, "SELECT count(*), min(share_group), max(share_group), min(topic), max(topic), min(kafka_offset), max(kafka_offset) FROM "+records(recs))[0]
 	if want := []string{"300", group, group, topic, topic, "0", "299"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("records table holds count, groups, topics, offsets %q, want %q", got, want)
 	}
@@ -139,7 +139,7 @@ func TestJdbcPipelineExactlyOnce(t *testing.T) {
 func TestJdbcPipelineForgetsSettledRecords(t *testing.T) {
 	const n = 200
 	pg := pgtest.Table(t, "v text NOT NULL")
-	recs := dropLater(t, pgtest.Name(t))
+	recs := recordsTable(t)
 	values := numbers(n)
 	eng, addr, topic, group := engine(t, values, "CREATE TABLE pg (v STRING) "+
 		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"', 'sink.exactly-once.prune-interval' = '1 s'"),
@@ -183,7 +183,7 @@ func TestJdbcPipelineStatementErrors(t *testing.T) {
 	keyed := pgtest.Table(t, "k text PRIMARY KEY, n bigint")
 	byN := pgtest.Table(t, "k text, n bigint PRIMARY KEY")
 	plain := pgtest.Table(t, "k text, n bigint")
-	recs := dropLater(t, pgtest.Name(t))
+	recs := recordsTable(t)
 	eng, _, _, _ := engine(t, nil,
 		"CREATE TABLE nokey (k STRING, n BIGINT) "+with(t, plain, ""),
 		"CREATE TABLE bykey (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) "+with(t, keyed, ""),

@@ -329,6 +329,11 @@ func (w *writer) flushOnce(bs []*batch, all bool) error {
 		}
 		w.conn = conn
 	}
+	if w.once != nil {
+		if err := w.numberStreams(ctx, bs); err != nil {
+			return err
+		}
+	}
 	tx, err := w.conn.Begin(ctx)
 	if err != nil {
 		return err

@@ -157,9 +157,9 @@ var JDBCOptions = &options.Set{Owner: "connector 'jdbc'", Options: []options.Opt
 }, {
 	Key: OptExactlyOnceTable, Type: options.String, Default: DefaultExactlyOnceTable,
 	Description: "With 'sink.delivery-guarantee' = 'exactly-once': the PostgreSQL table, 'name' or 'schema.name', that keeps the identities " +
-		"of the records written, one row per record, shared by every kshare table that writes exactly once into the database (its rows " +
-		"name the table written). Created at the INSERT's start when missing, which needs the CREATE privilege; see docs/connectors.md for " +
-		"its definition.",
+		"of the records written, one row per record, shared by every kshare table that writes exactly once into the database; its streams " +
+		"(a share group's topic written into a table) are numbered in the table of the same name with '_streams' after it. Both are created " +
+		"at the INSERT's start when missing, which needs the CREATE privilege; see docs/connectors.md for their definitions.",
 }, {
 	Key: OptPruneInterval, Type: options.Duration, Default: "1 min", BareMillis: true, Min: int64(time.Second), HasMin: true,
 	Description: "With 'sink.delivery-guarantee' = 'exactly-once': how often the job asks the share group where it stands on each partition " +

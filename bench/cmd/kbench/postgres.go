@@ -161,7 +161,7 @@ func jdbcContestant(cfg *suiteConfig, par int, once bool) contestant {
 	}
 	recs := func(group string) string { return pgTable(group) + "_recs" }
 	c.setup = func(ctx context.Context, t target, group string) (func(context.Context) error, error) {
-		return pgSetup(ctx, cfg, t, group, recs(group))
+		return pgSetup(ctx, cfg, t, group, recs(group), recs(group)+"_streams")
 	}
 	c.args = func(t target, group string) []string {
 		u, _ := url.Parse(cfg.pgURL) // checked by pgUnavailable
