@@ -6,6 +6,7 @@
 #   scripts/postgres.sh start   initdb + start a server, print `export ...` lines
 #   scripts/postgres.sh env     print the `export ...` lines of the running server
 #   scripts/postgres.sh log     print the running server's log
+#   scripts/postgres.sh restart stop the server at once and start it again (tests of retries)
 #   scripts/postgres.sh stop    stop the server this script started, remove its files
 #
 # Typical use: eval "$(scripts/postgres.sh start)"; go test ./...; scripts/postgres.sh stop
@@ -278,8 +279,25 @@ cmd_log() {
 	cat "$(<"$state/dir")/server.log"
 }
 
+# cmd_restart stops the running server at once (its sessions end, as in a
+# crash or a failover) and starts it again on the same data, port and
+# password: what the tests of a sink's retries need.
+cmd_restart() {
+	local dir
+	running_pid >/dev/null || die "no server of $state runs"
+	dir=$(<"$state/dir")
+	find_bin
+	if ! as_server "$bin/pg_ctl" restart -D "$dir/data" -m immediate -l "$dir/server.log" -w -t "$start_timeout" \
+		>"$dir/pg_ctl.log" 2>&1 </dev/null; then
+		show_logs 40 "$dir/server.log" "$dir/pg_ctl.log"
+		die "the server did not restart"
+	fi
+	log "restarted (pid $(running_pid || echo '?'))"
+}
+
 case ${1-} in
 start) cmd_start ;;
+restart) cmd_restart ;;
 stop) cmd_stop ;;
 env) cmd_env ;;
 log) cmd_log ;;

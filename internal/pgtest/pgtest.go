@@ -152,6 +152,46 @@ func start() (u, state string, err error) {
 	return u, state, nil
 }
 
+// Server is a PostgreSQL server of one test's own (Private).
+type Server struct {
+	URL string
+	// Restart stops the server at once (its sessions end, as in a crash
+	// or a failover) and starts it again on the same data, port and
+	// password; Stop stops it for good (the test's end would too).
+	Restart, Stop func()
+}
+
+// Private starts a PostgreSQL server for the test alone, one it may
+// restart or stop, stopped when the test ends.
+func Private(t testing.TB) *Server {
+	t.Helper()
+	sh, err := script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, state, err := start()
+	if err != nil {
+		t.Fatalf("starting a PostgreSQL server of the test's own: %v", err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			if err := stopScript(sh, state); err != nil {
+				t.Errorf("stopping the test's PostgreSQL server: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &Server{URL: u, Stop: stop, Restart: func() {
+		t.Helper()
+		cmd := exec.Command(sh, "restart")
+		cmd.Env = append(os.Environ(), "KSHARE_PG_STATE_DIR="+state)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s restart: %v: %s", sh, err, strings.TrimSpace(string(out)))
+		}
+	}}
+}
+
 func stop() error {
 	server.mu.Lock()
 	defer server.mu.Unlock()

@@ -1,11 +1,15 @@
 package jdbc_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
@@ -255,5 +259,112 @@ func TestJdbcPipelineRefusedRow(t *testing.T) {
 	}
 	if st := res.Job.Stats(); st.State != table.JobFailed || st.Accepted == int64(len(values)) {
 		t.Errorf("stats %+v, want FAILED with the refused row's record not accepted", st)
+	}
+}
+
+// PostgreSQL restarted under a running job that writes exactly once: the
+// next flush finds its connection gone, is tried again on a new one once
+// the server is back, and in the end every record's row is there once and
+// every record accepted.
+func TestJdbcPipelineSurvivesRestart(t *testing.T) {
+	const n = 400
+	srv := pgtest.Private(t)
+	ddl := privateTable(t, srv, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.max-retries' = '10'")
+	values := numbers(n)
+	eng, addr, topic, group := engine(t, values[:n/2], ddl, "SET 'idle-timeout' = '1 h'")
+	res, err := eng.Exec(kafkatest.Context(t), "INSERT INTO pg SELECT v FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Job.Stop()
+	accepted := func(want int64) {
+		t.Helper()
+		kafkatest.Eventually(t, fmt.Sprintf("%d records accepted", want), func() error {
+			if st := res.Job.Stats(); st.Accepted < want || st.State != table.JobRunning {
+				return fmt.Errorf("job stats %+v", st)
+			}
+			return nil
+		})
+	}
+	accepted(n / 2)
+	srv.Restart()
+	vs := make([][]byte, n/2)
+	for i, v := range values[n/2:] {
+		vs[i] = []byte(v)
+	}
+	kafkatest.Produce(t, addr, topic, vs...)
+	accepted(n)
+	res.Job.Stop()
+	if st := res.Job.Stats(); st.Err != nil || st.Accepted != n || st.Errors != 0 {
+		t.Errorf("job stats %+v, want every record accepted, no error", st)
+	}
+	conn, err := pgx.Connect(pgtest.Context(t), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var rows, distinct int
+	if err := conn.QueryRow(pgtest.Context(t), "SELECT count(*), count(DISTINCT v) FROM restarted").Scan(&rows, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if rows != n || distinct != n {
+		t.Errorf("PostgreSQL holds %d rows, %d distinct, want each of the %d once", rows, distinct, n)
+	}
+	kafkatest.WaitLag(t, addr, group, topic, 0)
+}
+
+// privateTable makes table "restarted" (v text) on srv and returns the DDL
+// of jdbc table pg writing it, with extra WITH pairs.
+func privateTable(t *testing.T, srv *pgtest.Server, extra string) string {
+	t.Helper()
+	conn, err := pgx.Connect(pgtest.Context(t), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(pgtest.Context(t), "CREATE TABLE restarted (v text NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	pu, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, _ := pu.User.Password()
+	return fmt.Sprintf("CREATE TABLE pg (v STRING) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://%s%s?sslmode=disable', 'table-name' = 'restarted', "+
+		"'username' = '%s', 'password' = '%s'%s)", pu.Host, pu.Path, pu.User.Username(), password, extra)
+}
+
+// PostgreSQL gone for good under a running job: the flush is tried again
+// 'sink.max-retries' times, then the job fails with an error that says so,
+// and the records of the rows not written are released, not accepted.
+func TestJdbcPipelineServerGone(t *testing.T) {
+	const n = 100
+	srv := pgtest.Private(t)
+	ddl := privateTable(t, srv, ", 'sink.max-retries' = '1'")
+	values := numbers(n)
+	eng, addr, topic, _ := engine(t, values[:n/2], ddl, "SET 'idle-timeout' = '1 h'")
+	res, err := eng.Exec(kafkatest.Context(t), "INSERT INTO pg SELECT v FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Job.Stop()
+	kafkatest.Eventually(t, "the first half accepted", func() error {
+		if st := res.Job.Stats(); st.Accepted < n/2 {
+			return fmt.Errorf("job stats %+v", st)
+		}
+		return nil
+	})
+	srv.Stop()
+	vs := make([][]byte, n/2)
+	for i, v := range values[n/2:] {
+		vs[i] = []byte(v)
+	}
+	kafkatest.Produce(t, addr, topic, vs...)
+	err = res.Job.Wait(kafkatest.Context(t))
+	if err == nil || !strings.Contains(err.Error(), "failed 2 times ('sink.max-retries' is 1)") || !strings.Contains(err.Error(), "restarted") {
+		t.Fatalf("job ended with %v, want the retries' error naming the table", err)
+	}
+	if st := res.Job.Stats(); st.State != table.JobFailed || st.Accepted != n/2 || st.Released == 0 {
+		t.Errorf("job stats %+v, want FAILED with only the first half accepted and the rest released", st)
 	}
 }
