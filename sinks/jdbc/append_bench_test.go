@@ -43,22 +43,28 @@ func BenchmarkAppend(b *testing.B) {
 		byCopy     bool
 		once       bool
 		deliveries int32
+		upsert     bool
 	}{
-		{"copy", true, false, 0},
-		{"insert", false, false, 0},
-		{"once", true, true, 1},
-		{"once-again", true, true, 2},
+		{"copy", true, false, 0, false},
+		{"insert", false, false, 0, false},
+		{"once", true, true, 1, false},
+		{"once-again", true, true, 2, false},
+		{"upsert", false, false, 0, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			pg := pgtest.Table(b, "id bigint, name text, amount numeric(10, 2), at timestamptz, ok boolean")
+			cols, key := "id bigint, name text, amount numeric(10, 2), at timestamptz, ok boolean", ""
+			if c.upsert {
+				cols, key = "id bigint PRIMARY KEY, name text, amount numeric(10, 2), at timestamptz, ok boolean", ", PRIMARY KEY (id) NOT ENFORCED"
+			}
+			pg := pgtest.Table(b, cols)
 			u, user, password := jdbcURL(b)
 			extra := ""
 			if c.once {
 				recs := recordsTable(b)
 				extra = ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '" + recs + "'"
 			}
-			s, err := sinkOf(b, fmt.Sprintf("CREATE TABLE out (id BIGINT, name STRING, amount DECIMAL(10, 2), at TIMESTAMP_LTZ(3), ok BOOLEAN) "+
-				"WITH ('connector' = 'jdbc', 'url' = '%s', 'table-name' = '%s', 'username' = '%s', 'password' = '%s'%s)", u, pg, user, password, extra))
+			s, err := sinkOf(b, fmt.Sprintf("CREATE TABLE out (id BIGINT, name STRING, amount DECIMAL(10, 2), at TIMESTAMP_LTZ(3), ok BOOLEAN%s) "+
+				"WITH ('connector' = 'jdbc', 'url' = '%s', 'table-name' = '%s', 'username' = '%s', 'password' = '%s'%s)", key, u, pg, user, password, extra))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -67,8 +73,13 @@ func BenchmarkAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer w.Close()
-			if !c.once {
+			if !c.once && !c.upsert {
 				jdbc.AppendByCopy(w, c.byCopy)
+			}
+			// The upserts: every batch the same 500 keys again, as +U.
+			kinds := make([]table.RowKind, batchRows)
+			for i := range kinds {
+				kinds[i] = table.KindUpdateAfter
 			}
 			var rows strings.Builder
 			rows.WriteString("[")
@@ -91,6 +102,8 @@ func BenchmarkAppend(b *testing.B) {
 						origins[i] = table.Origin{Group: "g", Topic: "orders", Offset: int64(n*batchRows + i), DeliveryCount: c.deliveries}
 					}
 					err = w.(table.OriginWriter).WriteFrom(pgtest.Context(b), rec, origins, func(err error) { errs <- err })
+				} else if c.upsert {
+					err = w.(table.ChangelogWriter).WriteChanges(pgtest.Context(b), rec, kinds, func(err error) { errs <- err })
 				} else {
 					err = w.Write(pgtest.Context(b), rec, func(err error) { errs <- err })
 				}
