@@ -47,7 +47,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	}
 	if _, ok := sink.(table.ChangelogSink); p.Updating() && !ok {
 		return nil, fmt.Errorf("%w: INSERT INTO '%s' of an aggregate query: its rows update earlier ones (-U/+U), and connector '%s' appends records, so a reader would count each group many times; "+
-			"Flink writes such results with 'upsert-kafka', which kshare does not have yet; 'print' and 'blackhole' tables take them; insert the rows before aggregation, or run the aggregate as a SELECT",
+			"write them into an 'upsert-kafka' table (a topic keyed by the GROUP BY columns) or a 'jdbc' table with a PRIMARY KEY; 'print' and 'blackhole' tables take them too; or insert the rows before aggregation",
 			ErrUpdatingInsert, name, t.Bound.Connector.Name())
 	}
 	if err := checkColumns(name, p.Columns(), sink.Columns()); err != nil {

@@ -66,33 +66,50 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 		}
 		s.cols = append(s.cols, c)
 	}
-	valueCols, valueIdx := phys, indexes(len(phys))
+	var keyIdx []int
 	if v.Has(OptKeyFields) {
-		var keyCols []table.Column
-		inKey := map[int]bool{}
 		for _, f := range splitFields(v.String(OptKeyFields)) {
 			i := findColumn(phys, f)
 			if i < 0 {
 				return nil, table.Errorf(name, "'%s' names column %s, which is not a physical column of the table", OptKeyFields, table.QuoteIdent(f))
 			}
+			keyIdx = append(keyIdx, i)
+		}
+	}
+	if err := s.encoders(b, phys, keyIdx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// encoders makes s's key encoder, of the columns keyIdx of phys in
+// 'key.format' (none when keyIdx is empty), and its value encoder, of the
+// columns 'value.fields-include' says in the table's format.
+func (s *sink) encoders(b *table.Bound, phys []table.Column, keyIdx []int) error {
+	v, name := b.Options, s.table
+	valueCols, valueIdx := phys, indexes(len(phys))
+	if len(keyIdx) > 0 {
+		var keyCols []table.Column
+		inKey := map[int]bool{}
+		for _, i := range keyIdx {
 			keyCols = append(keyCols, phys[i])
-			s.keyIdx = append(s.keyIdx, i)
 			inKey[i] = true
 		}
+		s.keyIdx = keyIdx
 		kf, err := table.LookupFormat(v.String(OptKeyFormat))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		kv := v
 		if kf != b.Format {
 			// The key format's own keys were not in the WITH clause's
 			// sets: it writes with its defaults.
 			if kv, err = options.Parse(nil, nil, kf.Options()); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if s.key, err = table.NewEncoder(kf, keyCols, kv); err != nil {
-			return nil, table.Errorf(name, "'%s': %w", OptKeyFormat, err)
+			return table.Errorf(name, "'%s': %w", OptKeyFormat, err)
 		}
 		if v.String(OptValueFieldsInclude) == IncludeExceptKey {
 			valueCols, valueIdx = nil, nil
@@ -104,10 +121,11 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 		}
 	}
 	s.valueIdx = valueIdx
+	var err error
 	if s.value, err = table.NewEncoder(b.Format, valueCols, v); err != nil {
-		return nil, table.Errorf(name, "%w", err)
+		return table.Errorf(name, "%w", err)
 	}
-	return s, nil
+	return nil
 }
 
 func indexes(n int) []int {

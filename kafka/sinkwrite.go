@@ -186,6 +186,9 @@ type pending struct {
 	w     *writer
 	ctx   context.Context // the Write's
 	recs  []kgo.Record    // the Write's records, by row
+	// rows are the batch's row of each record, when some rows have none
+	// (an upsert's -U); nil: record i is row i.
+	rows []int
 }
 
 // produced is the promise of each of p's records.
@@ -209,6 +212,9 @@ func (p *pending) produced(r *kgo.Record, err error) {
 func (p *pending) rowOf(r *kgo.Record) int {
 	for i := range p.recs {
 		if &p.recs[i] == r {
+			if p.rows != nil {
+				return p.rows[i]
+			}
 			return i
 		}
 	}
@@ -246,6 +252,13 @@ func (p *pending) finish() {
 // Write encodes every row first, so that a row the format cannot write
 // fails the batch before any of it is sent.
 func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(error)) error {
+	return w.write(ctx, rec, nil, done)
+}
+
+// write writes rec's rows as records; with kinds (an upsert-kafka table's
+// changes), a -U row writes nothing and a -D row writes its key with no
+// value, a tombstone.
+func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
 	n := int(rec.NumRows())
 	if int(rec.NumCols()) != len(w.sink.cols) {
 		return table.Errorf(w.table, "a batch of %d columns for a sink of %d", rec.NumCols(), len(w.sink.cols))
@@ -258,24 +271,47 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 		}
 		return w.scratch
 	}
-	recs := make([]kgo.Record, n)
+	var rows []int // with kinds: the rows that write a record
+	if kinds != nil {
+		for i := 0; i < n; i++ {
+			if kinds[i] != table.KindUpdateBefore {
+				rows = append(rows, i)
+			}
+		}
+	}
+	count := n
+	if kinds != nil {
+		count = len(rows)
+	}
+	row := func(j int) int {
+		if rows != nil {
+			return rows[j]
+		}
+		return j
+	}
+	recs := make([]kgo.Record, count)
 	w.buf = w.buf[:0]
 	type span struct{ ks, ke, vs, ve int }
-	spans := make([]span, n)
-	keyNull := make([]bool, n)
-	valNull := make([]bool, n)
-	for i := 0; i < n; i++ {
+	spans := make([]span, count)
+	keyNull := make([]bool, count)
+	valNull := make([]bool, count)
+	for j := 0; j < count; j++ {
 		var err error
-		sp := &spans[i]
+		i := row(j)
+		sp := &spans[j]
 		if w.key != nil {
 			sp.ks = len(w.buf)
-			if w.buf, keyNull[i], err = w.key.Encode(w.buf, pick(w.keyIdx), i); err != nil {
+			if w.buf, keyNull[j], err = w.key.Encode(w.buf, pick(w.keyIdx), i); err != nil {
 				return &table.RowError{Row: i, Err: table.Errorf(w.table, "key: %w", err)}
 			}
 			sp.ke = len(w.buf)
 		}
 		sp.vs = len(w.buf)
-		if w.buf, valNull[i], err = w.value.Encode(w.buf, pick(w.valueIdx), i); err != nil {
+		if kinds != nil && kinds[i] == table.KindDelete {
+			valNull[j] = true // a tombstone
+			continue
+		}
+		if w.buf, valNull[j], err = w.value.Encode(w.buf, pick(w.valueIdx), i); err != nil {
 			return &table.RowError{Row: i, Err: table.Errorf(w.table, "value: %w", err)}
 		}
 		sp.ve = len(w.buf)
@@ -283,13 +319,13 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 	// The records own one copy of the batch's bytes until acknowledged;
 	// w.buf is reused by the next Write.
 	data := append([]byte(nil), w.buf...)
-	for i := range recs {
-		r, sp := &recs[i], spans[i]
+	for j := range recs {
+		r, sp, i := &recs[j], spans[j], row(j)
 		r.Topic = w.topic
-		if w.key != nil && !keyNull[i] {
+		if w.key != nil && !keyNull[j] {
 			r.Key = data[sp.ks:sp.ke:sp.ke]
 		}
-		if !valNull[i] {
+		if !valNull[j] {
 			r.Value = data[sp.vs:sp.ve:sp.ve]
 		}
 		if w.ts >= 0 {
@@ -301,7 +337,7 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 			r.Headers = headersOf(all[w.headers], i)
 		}
 	}
-	p := &pending{done: done, track: !w.none, w: w, ctx: ctx, recs: recs}
+	p := &pending{done: done, track: !w.none, w: w, ctx: ctx, recs: recs, rows: rows}
 	w.mu.Lock()
 	if err := w.broken; err != nil {
 		w.mu.Unlock()
@@ -309,7 +345,7 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 	}
 	w.flying[p] = struct{}{}
 	w.mu.Unlock()
-	p.left.Store(int64(n) + 1)
+	p.left.Store(int64(count) + 1)
 	// One promise for the Write's records, not a closure for each.
 	promise := p.produced
 	for i := range recs {
@@ -321,6 +357,8 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 		// A flush is asked for already; it sends these records too.
 	}
 	w.stats.written.Add(int64(n))
+	// A -U row writes nothing: done with as soon as it is handed over.
+	w.stats.acked.Add(int64(n - count))
 	if p.left.Add(-1) == 0 || !p.track {
 		// 'none': handed to the producer is delivered enough.
 		p.finish()

@@ -51,6 +51,12 @@ var connectorIntros = map[string]string{
 		"keyed by the same columns. A batch is acknowledged, and its source records accepted, once the transaction holding its rows " +
 		"committed: at least once, or exactly once with 'sink.delivery-guarantee' = 'exactly-once'. It takes no 'format' and cannot be read. " +
 		"See [the jdbc sink](#the-jdbc-sink-postgresql) below the table.",
+	"upsert-kafka": "Flink's upsert-kafka sink: a topic that holds the latest row of each PRIMARY KEY. INSERT INTO it writes " +
+		"each +I and +U row as a record keyed by the row's key ('key.format') with the row as its value ('value.format'), each -D " +
+		"as a tombstone (the key with no value), and nothing for a -U; so it takes an aggregate's changes keyed by its GROUP BY " +
+		"columns, and plain rows as upserts. A record is accepted once the broker acknowledged the records of its batch. " +
+		"The table needs `PRIMARY KEY (...) NOT ENFORCED`; a compacted topic keeps one record per key. kshare does not read it as " +
+		"a changelog yet: read its topic with connector `kafka`. See [the upsert-kafka sink](#the-upsert-kafka-sink) below the table.",
 	"blackhole": "Flink's blackhole sink: INSERT INTO it discards every row and acknowledges it at once, to run or time a pipeline " +
 		"without a destination. It takes no 'format' and cannot be read.",
 }

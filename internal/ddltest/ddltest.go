@@ -96,12 +96,13 @@ func (fakeDecoder) Decode([]byte, []array.Builder) (int, error) { return 0, erro
 
 // Registry is a registry of its own holding the fakes: the connector
 // 'kafka-sharegroup' and the formats 'json' and 'raw'; and the connector
-// 'kafka' itself, whose NewSource does no I/O; and the write-only
-// 'print', 'blackhole', 'filesystem' and 'jdbc'.
+// 'kafka' and 'upsert-kafka' themselves, whose NewSource does no I/O; and
+// the write-only 'print', 'blackhole', 'filesystem' and 'jdbc'.
 func Registry() *table.Registry {
 	r := table.NewRegistry()
 	r.RegisterConnector(Connector{})
 	r.RegisterConnector(kafka.Connector)
+	r.RegisterConnector(kafka.UpsertConnector)
 	r.RegisterConnector(WriteOnly{Kind: sinkspec.Print, Decl: sinkspec.PrintOptions})
 	r.RegisterConnector(WriteOnly{Kind: sinkspec.Blackhole, Decl: sinkspec.BlackholeOptions})
 	r.RegisterConnector(Files{})

@@ -1,0 +1,147 @@
+package kafka
+
+// This file is the 'upsert-kafka' connector, Flink's: a table whose topic
+// holds the latest row of each PRIMARY KEY, written from an updating
+// query's changes. INSERT INTO it writes each +I and +U as a record keyed
+// by the row's key, and each -D as a tombstone (the key with no value); a
+// -U is not written, the +U after it replaces the row. A compacted topic
+// then keeps one record per key.
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/kshare/kshare/kafkaclient"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// UpsertName is the value of 'connector' that selects the upsert-kafka
+// connector.
+const UpsertName = "upsert-kafka"
+
+// UpsertConnector is the 'upsert-kafka' connector, registered with the
+// package.
+var UpsertConnector table.Sinker = upsertConnector{}
+
+func init() { table.RegisterConnector(UpsertConnector) }
+
+type upsertConnector struct{}
+
+var (
+	_ table.Sinker         = upsertConnector{}
+	_ table.KeyedConnector = upsertConnector{}
+	_ table.ChangelogSink  = (*upsertSink)(nil)
+	_ table.KeyedSink      = (*upsertSink)(nil)
+)
+
+func (upsertConnector) Name() string                  { return UpsertName }
+func (upsertConnector) Options() *options.Set         { return UpsertOptions }
+func (upsertConnector) Metadata() []table.MetadataKey { return nil }
+func (upsertConnector) TakesPrimaryKey()              {}
+
+// sinkOption is the sink option of key k (sinkOptions declares them).
+func sinkOption(k string) options.Option {
+	i := slices.IndexFunc(sinkOptions, func(o options.Option) bool { return o.Key == k })
+	return sinkOptions[i]
+}
+
+// UpsertOptions are the keys of an 'upsert-kafka' table, besides
+// 'connector' and 'value.format' (or 'format'), which the table layer
+// reads: Flink's.
+var UpsertOptions = &options.Set{
+	Owner: "connector 'upsert-kafka'",
+	Options: slices.Concat([]options.Option{
+		described(kafkaclient.Topic, "The topic written: one. Make it compacted (cleanup.policy=compact: CREATE TOPIC t WITH ('cleanup.policy' = 'compact')) "+
+			"so that it keeps the latest record of each key."),
+		kafkaclient.Bootstrap,
+	}, kafkaclient.Client, kafkaclient.Refused, []options.Option{
+		func() options.Option {
+			o := sinkOption(OptKeyFormat)
+			o.Required = true
+			o.Description = "Format of the record key: the PRIMARY KEY columns, in the key's order (a registered format that writes, such as 'json' or 'raw')."
+			return o
+		}(),
+		sinkOption(OptValueFieldsInclude),
+		sinkOption(OptSinkUnavailable),
+		sinkOption(OptCompression),
+		{Key: "sink.buffer-flush.max-rows", Type: options.Int, Min: 0, HasMin: true,
+			Description: "Accepted so that Flink's DDL runs as it is; kshare writes each batch of changes at once and waits for its acknowledgement, so nothing is buffered to flush."},
+		{Key: "sink.buffer-flush.interval", Type: options.Duration, BareMillis: true,
+			Description: "Accepted so that Flink's DDL runs as it is; see 'sink.buffer-flush.max-rows'."},
+		{Key: OptKeyFields, Refused: "the key is the table's PRIMARY KEY (...) NOT ENFORCED"},
+		{Key: OptSinkPartitioner, Refused: "a key's records go to the partition of its hash, so that they stay in order and compaction keeps the latest"},
+		{Key: OptDeliveryGuarantee, Refused: "an upsert-kafka table is written at least once: a record written twice is the same row again"},
+		{Key: "sink.parallelism", Refused: "an INSERT writes from one producer per job"},
+		{Key: OptTopicPattern, Refused: "an upsert-kafka table writes one topic: give it in 'topic'"},
+	}),
+}
+
+// NewSource refuses a table without a PRIMARY KEY, as Flink does at
+// CREATE TABLE; kshare writes upsert-kafka tables but does not read them as
+// a changelog (yet).
+func (upsertConnector) NewSource(b *table.Bound) (table.Source, error) {
+	if b.Def.PrimaryKey == nil {
+		return nil, errNoUpsertKey
+	}
+	return table.WriteOnly(b.Def.Name, UpsertName, "read its topic as a log with connector 'kafka' (the latest record of a key is its row; one without a value deletes it)"), nil
+}
+
+// NewSink is the kafka sink keyed by the table's PRIMARY KEY, taking an
+// updating query's changes.
+func (upsertConnector) NewSink(b *table.Bound) (table.Sink, error) {
+	v := b.Options
+	name := options.Cut(b.Def.Name)
+	if b.Def.PrimaryKey == nil {
+		return nil, table.Errorf(name, "%w", errNoUpsertKey)
+	}
+	topics := splitFields(v.String(OptTopic))
+	if len(topics) != 1 {
+		return nil, table.Errorf(name, "an 'upsert-kafka' table writes one topic ('%s' is '%s')", OptTopic, options.Cut(v.String(OptTopic)))
+	}
+	opts, err := kafkaclient.ClientOpts(v)
+	if err != nil {
+		return nil, err
+	}
+	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(kafkaclient.OptRequestTimeoutMs),
+		unavailable: v.Duration(OptSinkUnavailable), seeds: splitList(v.String(kafkaclient.OptBootstrapServers), ","), ts: -1, headers: -1}
+	s.compression = compressionCodecs[v.String(OptCompression)]
+	phys, _ := b.Def.Schema.Physical()
+	s.cols = append(s.cols, phys...)
+	key := b.Def.KeyIndexes()
+	if err := s.encoders(b, phys, key); err != nil {
+		return nil, err
+	}
+	return &upsertSink{sink: s, key: key}, nil
+}
+
+var errNoUpsertKey = errors.New("an 'upsert-kafka' table needs a PRIMARY KEY (...) NOT ENFORCED: its columns are each record's key, by which the topic keeps a row's latest value")
+
+// upsertSink is a bound upsert-kafka table.
+type upsertSink struct {
+	*sink
+	key []int // positions in cols of the PRIMARY KEY
+}
+
+func (*upsertSink) TakesChanges()       {}
+func (u *upsertSink) PrimaryKey() []int { return u.key }
+
+func (u *upsertSink) Open(ctx context.Context) (table.Writer, error) {
+	w, err := u.sink.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return upsertWriter{w.(*writer)}, nil
+}
+
+// upsertWriter writes changes: see the file's comment.
+type upsertWriter struct{ *writer }
+
+var _ table.ChangelogWriter = upsertWriter{}
+
+func (w upsertWriter) WriteChanges(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+	return w.write(ctx, rec, kinds, done)
+}
