@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
 	ktable "github.com/kshare/kshare/table"
@@ -117,7 +115,7 @@ func TestUpsertKafkaPipeline(t *testing.T) {
 	})
 	res.Job.Stop()
 	latest := map[string]string{}
-	for _, r := range kafkatest.ReadTopic(t, addr, dst, topicSize(t, addr, dst)) {
+	for _, r := range kafkatest.ReadTopic(t, addr, dst, int(kafkatest.TopicSize(t, addr, dst))) {
 		latest[string(r.Key)] = string(r.Value)
 	}
 	for k, c := range want {
@@ -158,19 +156,4 @@ func TestUpsertKafkaPipeline(t *testing.T) {
 			t.Errorf("%s: got %v, want an error saying %q", c.sql, err, c.want)
 		}
 	}
-}
-
-// topicSize is how many records topic holds.
-func topicSize(t *testing.T, addr, topic string) int {
-	t.Helper()
-	ends, err := kafkatest.Admin(t, addr).ListEndOffsets(kafkatest.Context(t), topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		t.Fatalf("end offsets of %s: %v", topic, err)
-	}
-	n := 0
-	ends.Each(func(o kadm.ListedOffset) { n += int(o.Offset) })
-	return n
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/watch"
@@ -56,19 +55,7 @@ func newRunQ(t *testing.T, lock time.Duration, extra string) runQ {
 }
 
 // sinkSize is how many records the sink topic holds.
-func sinkSize(t *testing.T, addr, topic string) int64 {
-	t.Helper()
-	ends, err := kafkatest.Admin(t, addr).ListEndOffsets(kafkatest.Context(t), topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		t.Fatalf("end offsets of %s: %v", topic, err)
-	}
-	var n int64
-	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-	return n
-}
+func sinkSize(t *testing.T, addr, topic string) int64 { return kafkatest.TopicSize(t, addr, topic) }
 
 // waitSinkSize waits until the sink topic holds at least n records.
 func waitSinkSize(t *testing.T, addr, topic string, n int64) {

@@ -225,6 +225,22 @@ func Admin(t testing.TB, addr string) *kadm.Client {
 	return kadm.NewClient(Client(t, addr))
 }
 
+// TopicSize is how many records topic holds: the sum of its partitions'
+// end offsets (a test's topics are never trimmed).
+func TopicSize(t testing.TB, addr, topic string) int64 {
+	t.Helper()
+	ends, err := Admin(t, addr).ListEndOffsets(Context(t), topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		t.Fatalf("end offsets of %s: %v", topic, err)
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	return n
+}
+
 // TopicName returns a topic name unique to this call, built from the test's
 // name so that a broker's topic list tells which test made what.
 func TopicName(t testing.TB) string {
