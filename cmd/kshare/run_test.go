@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/table"
