@@ -59,9 +59,11 @@ type once struct {
 	// storeSQL stores identities given as arrays; newStreamSQL and
 	// streamSQL number a stream.
 	findSQL, forgetSQL, storeSQL, newStreamSQL, streamSQL string
-	// streams are the numbers of the streams met so far; only the
-	// writer's goroutine uses them.
-	streams map[streamKey]int32
+	// streams are the numbers of the streams met so far, the last one
+	// asked for apart (idOf); only the writer's goroutine uses them.
+	streams    map[streamKey]int32
+	lastStream streamKey
+	lastID     int32
 }
 
 // streamKey is a stream of the target: a group's topic.
@@ -185,9 +187,16 @@ type recordID struct {
 	offset            int64
 }
 
-// idOf is o's identity; its stream is numbered (numberStreams).
+// idOf is o's identity; its stream is numbered (numberStreams). A
+// batch's records are of one stream or few: the last one's number is kept
+// so that a row costs no map lookup of two strings.
 func (w *writer) idOf(o table.Origin) recordID {
-	return recordID{stream: w.once.streams[streamKey{o.Group, o.Topic}], partition: o.Partition, offset: o.Offset}
+	k := streamKey{o.Group, o.Topic}
+	if k != w.once.lastStream || w.once.lastID == 0 {
+		// Numbers start at 1: 0 is no stream, never kept.
+		w.once.lastStream, w.once.lastID = k, w.once.streams[k]
+	}
+	return recordID{stream: w.once.lastID, partition: o.Partition, offset: o.Offset}
 }
 
 // onceWriter is a writer that writes exactly once: the job calls WriteFrom.
