@@ -30,13 +30,6 @@ func onceTable(t *testing.T) (s table.Sink, w table.OriginWriter, pg, recs strin
 	return s, ow, pg, recs
 }
 
-// dropLater drops PostgreSQL table name when the test ends.
-func dropLater(t *testing.T, name string) string {
-	t.Helper()
-	pgtest.AtEnd(t, "DROP TABLE IF EXISTS "+name)
-	return name
-}
-
 // recordsTable is a name for the test's own records table, which it and
 // its streams table are dropped under when the test ends.
 func recordsTable(t testing.TB) string {
