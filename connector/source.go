@@ -71,7 +71,8 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	}
 	st := &stream{
 		src:     s,
-		strict:  s.recordLimit(partitions),
+		parts:   partitions,
+		strict:  s.recordLimit(len(partitions)),
 		maxPoll: s.maxPollRecs,
 		schema:  s.schema.Arrow(),
 		out:     make(chan item, s.parallelism),
@@ -124,12 +125,12 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 // an unreachable cluster, refused credentials or a missing topic into an
 // error at query start instead of a member that waits forever.
 //
-// It returns how many partitions the table's topics have now, and the
+// It returns the partitions the table's topics have now, and the
 // dead-letter topic's max.message.bytes (0: unknown or no such topic).
-func (s *source) prepare(ctx context.Context) (partitions int, deadLimit int32, err error) {
+func (s *source) prepare(ctx context.Context) (partitions []table.PartitionID, deadLimit int32, err error) {
 	cl, err := kgo.NewClient(s.client.Opts()...)
 	if err != nil {
-		return 0, 0, table.Errorf(s.name, "kafka client: %w", err)
+		return nil, 0, table.Errorf(s.name, "kafka client: %w", err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, s.client.RequestTimeout()+time.Second)
@@ -138,7 +139,7 @@ func (s *source) prepare(ctx context.Context) (partitions int, deadLimit int32, 
 	if len(s.topics) > 0 {
 		tds, err := adm.ListTopics(ctx, s.topics...)
 		if err != nil {
-			return 0, 0, s.connectError(err)
+			return nil, 0, s.connectError(err)
 		}
 		var missing []string
 		for _, t := range s.topics {
@@ -147,9 +148,9 @@ func (s *source) prepare(ctx context.Context) (partitions int, deadLimit int32, 
 			case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
 				missing = append(missing, "'"+t+"'")
 			case td.Err != nil:
-				return 0, 0, table.Errorf(s.name, "topic '%s': %w", t, td.Err)
+				return nil, 0, table.Errorf(s.name, "topic '%s': %w", t, td.Err)
 			default:
-				partitions += len(td.Partitions)
+				partitions = appendPartitions(partitions, td)
 			}
 		}
 		if len(missing) > 0 {
@@ -157,16 +158,16 @@ func (s *source) prepare(ctx context.Context) (partitions int, deadLimit int32, 
 			if len(missing) > 1 {
 				word = "topics"
 			}
-			return 0, 0, table.Errorf(s.name, "%s %s not found on %s; create it first, or check the 'topic' option", word, strings.Join(missing, ", "), strings.Join(s.client.Seeds(), ","))
+			return nil, 0, table.Errorf(s.name, "%s %s not found on %s; create it first, or check the 'topic' option", word, strings.Join(missing, ", "), strings.Join(s.client.Seeds(), ","))
 		}
 	} else {
 		tds, err := adm.ListTopics(ctx)
 		if err != nil {
-			return 0, 0, s.connectError(err)
+			return nil, 0, s.connectError(err)
 		}
 		for name, td := range tds {
 			if s.pattern.MatchString(name) {
-				partitions += len(td.Partitions)
+				partitions = appendPartitions(partitions, td)
 			}
 		}
 	}
@@ -182,12 +183,12 @@ func (s *source) prepare(ctx context.Context) (partitions int, deadLimit int32, 
 		// when the group first fetches a partition; a group that has
 		// already started keeps its position.
 		if err := kafkaadmin.SetShareGroupConfig(ctx, cl, s.group, map[string]string{"share.auto.offset.reset": reset}); err != nil {
-			return 0, 0, table.Errorf(s.name, "applying 'scan.startup.mode' = '%s': %w", s.startup, err)
+			return nil, 0, table.Errorf(s.name, "applying 'scan.startup.mode' = '%s': %w", s.startup, err)
 		}
 	}
 	if s.deadTopic != "" {
 		if deadLimit, err = s.deadLetterTopic().Check(ctx, adm); err != nil {
-			return 0, 0, err
+			return nil, 0, err
 		}
 	}
 	return partitions, deadLimit, nil
@@ -278,9 +279,18 @@ type item struct {
 	err error
 }
 
+// appendPartitions adds a topic's partitions to ids.
+func appendPartitions(ids []table.PartitionID, td kadm.TopicDetail) []table.PartitionID {
+	for _, p := range td.Partitions.Numbers() {
+		ids = append(ids, table.PartitionID{Topic: td.Topic, Partition: p})
+	}
+	return ids
+}
+
 // stream merges the batches of a table's members.
 type stream struct {
 	src     *source
+	parts   []table.PartitionID // the topics' partitions when it opened
 	strict  bool  // record_limit acquisition (see recordLimit and bound)
 	maxPoll int32 // the most records a member takes at once (see bound)
 	schema  *arrow.Schema
@@ -314,7 +324,14 @@ type stream struct {
 var (
 	_ table.Stream       = (*stream)(nil)
 	_ table.ReaderWaiter = (*stream)(nil)
+	_ table.Partitioned  = (*stream)(nil)
 )
+
+// Partitions are the partitions of the table's topics when the stream
+// opened. A member may be handed records of only some of them (the broker
+// splits partitions among members when they are fewer), which a reader
+// learns by their silence (see query's watermark).
+func (st *stream) Partitions() []table.PartitionID { return st.parts }
 
 // WaitsForReader reports whether a member waits for the reader to settle
 // what it handed out while no batch is queued or on its way: the reader

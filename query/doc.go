@@ -215,8 +215,8 @@
 //
 // The time attribute in DESCRIPTOR is the table's WATERMARK column (event
 // time) or a column AS PROCTIME() (processing time). The watermark of event
-// time is the largest time this query has seen minus the WATERMARK's delay;
-// of processing time, the clock. A window closes when the watermark passes
+// time is kept per partition (below); of processing time, it is the
+// clock. A window closes when the watermark passes
 // its end, and its row is emitted then (+I); at the end of a bounded
 // source every window closes. A record older than the watermark is late
 // (Stats.Late counts them); it is never dropped: it is folded into its
@@ -225,10 +225,10 @@
 // ('window.allowed-lateness', 10 minutes by default; Flink's
 // table.exec.emit.allow-lateness) after its end, then dropped: the state
 // grows with keys x the windows open or within that lateness, never with
-// the windows seen. A record for a window already dropped is not dropped
-// either: it starts a new row for the window (+I), which reflects the late
-// records of its batch only, and Stats.BeyondLateness counts it; a reader
-// that expects such records adds up a window's rows (for COUNT and SUM).
+// the windows seen. A record for a window already dropped updates nothing
+// there: a window never gets a second row. When none of its windows is
+// kept, the record is accepted unapplied and Stats.BeyondLateness counts
+// it.
 //
 // Emission policy. The delivery rule holds a window's records (locked to
 // this consumer, neither accepted nor released) until a delivered row
@@ -261,11 +261,23 @@
 // after which every window it changed has had its row emitted; the rows of
 // a window that did not change since its last row (or that HAVING hides)
 // count as emitted. When the query ends before, the held batches are
-// released. With Options.SourceIdleTimeout ('window.idle-timeout', Flink's
-// table.exec.source.idle-timeout), a source without records for that long
-// moves the watermark on with processing time, so that windows close
-// though no record comes. A query reads one member's share of the records:
-// the watermark is this query's, not the group's.
+// released.
+//
+// The watermark is kept per partition (Flink keeps it per source split):
+// each partition's mark is the largest event time seen in it less the
+// WATERMARK's delay, and the watermark is the smallest mark over the
+// partitions that are not idle. A stream that names its partitions before
+// their records come (table.Partitioned: kafka-sharegroup names its
+// topics' partitions) has each of them hold the watermark back until it
+// delivers, so that the partition a share group happens to hand out first
+// does not close every window. A partition that delivered nothing for
+// Options.SourceIdleTimeout ('window.idle-timeout', Flink's
+// table.exec.source.idle-timeout, 10 s by default) is idle and holds
+// nothing back; once every partition is, the watermark moves on with
+// processing time, so that windows close though no record comes. The
+// partitions come from each row's record (table.RowOrigins); a source that
+// cannot tell them is one partition. A query reads one member's share of
+// the records: the watermark is this query's, not the group's.
 //
 // # Delivery
 //

@@ -50,11 +50,15 @@ type Options struct {
 	// that they stay under the broker's cap of locked records per
 	// partition; 0 means DefaultMaxHeld.
 	MaxHeld int64
-	// SourceIdleTimeout, for an event-time window aggregation, moves the
-	// watermark on with processing time once no record arrived for this
-	// long, so that the open windows close (Flink's
-	// table.exec.source.idle-timeout); 0 leaves the watermark where the
-	// records put it.
+	// SourceIdleTimeout, for an event-time window aggregation, is how long
+	// a partition may deliver no record before it stops holding the
+	// watermark back (Flink's table.exec.source.idle-timeout): the
+	// watermark is kept per partition (see "Windows" in the package
+	// documentation). Once every partition is idle, the watermark moves
+	// on with processing time, so that the open windows close. 0 means
+	// DefaultSourceIdleTimeout; a negative value never does either, and a
+	// partition named by the stream then holds the watermark back until
+	// it delivers.
 	SourceIdleTimeout time.Duration
 	// HoldLinger, for a window aggregation, emits the running result of
 	// every window with held records once no batch came for this long: a
@@ -71,9 +75,10 @@ type Options struct {
 	// the clock) the window's state is kept, so that a late record updates its
 	// row (-U, +U). After that its groups are dropped: the state held
 	// grows with the keys and the windows open or within this lateness,
-	// not with every window seen. A record for a dropped window is not
-	// dropped: it starts a new row for the window (+I) that reflects the
-	// late records of its batch only, and Stats.BeyondLateness counts it.
+	// not with every window seen. A record for a dropped window updates
+	// nothing there (it never starts a second row for the window): when
+	// none of its windows is kept it is accepted unapplied, and
+	// Stats.BeyondLateness counts it.
 	// 0 means DefaultAllowedLateness; a negative value drops a window's
 	// state as soon as its row is final (Flink's
 	// table.exec.emit.allow-lateness of 0).
@@ -146,9 +151,9 @@ type Stats struct {
 	// watermark when they arrived: each updated its window's row, unless
 	// BeyondLateness counts it too.
 	Late int64
-	// BeyondLateness counts the late records whose window's state had
-	// been dropped (Options.AllowedLateness): each started a new row for
-	// its window (+I), which reflects the late records of its batch only.
+	// BeyondLateness counts the late records whose every window's state
+	// had been dropped (Options.AllowedLateness): each updated nothing
+	// and was accepted, as a filtered one is.
 	BeyondLateness int64
 	// Elapsed is the time since Run, frozen when the query ends.
 	Elapsed time.Duration
@@ -338,6 +343,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		return nil, err
 	}
 	r.stream = st
+	if pt, ok := st.(table.Partitioned); ok && r.win != nil && r.win.marks != nil {
+		r.win.marks.name(pt.Partitions(), time.Now())
+	}
 	return r, nil
 }
 

@@ -36,9 +36,10 @@ const (
 	// SettingMaxHeld emits the running results of open windows once this
 	// many records are held for them (Options.MaxHeld).
 	SettingMaxHeld = "window.max-held-records"
-	// SettingSourceIdle moves an event-time window's watermark on with
-	// processing time once no record came for this long
-	// (Options.SourceIdleTimeout); '0' never does.
+	// SettingSourceIdle is how long a partition may deliver nothing before
+	// it stops holding an event-time window's watermark back; once every
+	// partition is idle the watermark moves on with processing time
+	// (Options.SourceIdleTimeout); '0' never does either.
 	SettingSourceIdle = "window.idle-timeout"
 	// SettingAllowedLateness keeps a closed window's state this long
 	// after its end, for late records to update its row
@@ -63,10 +64,10 @@ var SettingOptions = &options.Set{
 			Description: "Emit the running result of open windows, as updates, at most this long after a record arrived that no delivered row reflects yet ('10s'); '0' emits a window's row when it closes, or when 'window.max-held-records' says so. Flink's 'table.exec.emit.early-fire.delay'."},
 		{Key: SettingMaxHeld, Type: options.Int, Min: 1, HasMin: true, Default: strconv.Itoa(DefaultMaxHeld),
 			Description: "Emit the running result of open windows once this many records wait for a delivered row, so that the records locked stay under the broker's cap per partition (group.share.partition.max.record.locks, 2000 by default)."},
-		{Key: SettingSourceIdle, Type: options.Duration, Default: "0",
-			Description: "When no record arrived for this long, move an event-time window's watermark on with processing time so that open windows close ('30s'); '0' never does. Flink's 'table.exec.source.idle-timeout'."},
+		{Key: SettingSourceIdle, Type: options.Duration, Default: DefaultSourceIdleTimeout.String(),
+			Description: "An event-time window's watermark is the smallest over the partitions read (each one's largest event time less the WATERMARK's delay); a partition that delivered no record for this long stops holding it back, and once every partition is idle the watermark moves on with processing time so that open windows close. '0' never does either: a partition then holds the watermark back until it delivers. Flink's 'table.exec.source.idle-timeout'."},
 		{Key: SettingAllowedLateness, Type: options.Duration, Default: DefaultAllowedLateness.String(),
-			Description: "Keep a window's state this long after its end (in event time), so that a late record updates its row (-U, +U); after that a late record starts a new row for its window (+I, counting the late records of its batch) and is counted as late beyond allowed lateness. The state held grows with the keys times the windows open or within this lateness. '0' drops a window's state once its row is final. Flink's 'table.exec.emit.allow-lateness'."},
+			Description: "Keep a window's state this long after its end (in event time), so that a late record updates its row (-U, +U); after that a late record updates nothing (it never starts a second row for its window) and is counted as late beyond allowed lateness. The state held grows with the keys times the windows open or within this lateness. '0' drops a window's state once its row is final. Flink's 'table.exec.emit.allow-lateness'."},
 	},
 }
 
@@ -201,6 +202,9 @@ func (s Settings) Apply(o *Options) {
 	o.EarlyFire = s.EarlyFire
 	o.MaxHeld = s.MaxHeld
 	o.SourceIdleTimeout = s.SourceIdle
+	if o.SourceIdleTimeout == 0 {
+		o.SourceIdleTimeout = -1 // the setting's '0' is never
+	}
 	// Options' zero is the default; the setting's '0' is no lateness.
 	o.AllowedLateness = s.AllowedLateness
 	if o.AllowedLateness == 0 {

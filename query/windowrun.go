@@ -83,9 +83,10 @@ type windowRows struct {
 	// windows' starts and ends, reused.
 	idx          []int
 	starts, ends []int64
-	// batch is what the batch expanded last told: its largest event time,
-	// its late records and those of them whose window had been dropped.
-	batchMax    int64
+	// batch is what the batch expanded last told: each of its rows' event
+	// time (ms; math.MinInt64 for none), its late records and those of
+	// them whose windows had all been dropped.
+	times       []int64
 	batchLate   int64
 	batchBeyond int64
 }
@@ -120,9 +121,13 @@ type winState struct {
 	// groups together; minEnd is the smallest end in it.
 	byEnd  map[int64][]int32
 	minEnd int64
-	// eventMax is the largest event time seen (ms); wm the watermark (ms).
-	eventMax, wm int64
-	lastArrival  time.Time
+	// marks are the partitions' event times (nil for processing time);
+	// wm is the watermark (ms); slots the partitions of the rows of the
+	// batch being folded, reused.
+	marks       *watermarks
+	wm          int64
+	slots       []int32
+	lastArrival time.Time
 	// seq counts the source batches folded.
 	seq uint64
 	// Per group: its window's end (ms), the seq of the last batch its
@@ -156,8 +161,13 @@ type pendBatch struct {
 }
 
 func newWinState(p *Plan, o Options) *winState {
-	return &winState{windowRows: newWindowRows(p), lateness: allowedLateness(o), byEnd: map[int64][]int32{}, minEnd: math.MaxInt64,
-		eventMax: math.MinInt64, wm: math.MinInt64, lastArrival: time.Now()}
+	now := time.Now()
+	w := &winState{windowRows: newWindowRows(p), lateness: allowedLateness(o), byEnd: map[int64][]int32{}, minEnd: math.MaxInt64,
+		wm: math.MinInt64, lastArrival: now}
+	if !p.window.proctime {
+		w.marks = newWatermarks(p.window.delay, sourceIdleTimeout(o), now)
+	}
+	return w
 }
 
 // dropLimit is the end of the last windows dropped: a window whose end is
@@ -226,36 +236,47 @@ func fromMillis(v int64, unit arrow.TimeUnit) int64 {
 // expand gives each row of full (the table's columns) one row per window
 // it falls in, with window_start, window_end and window_time (if the query
 // reads it) after the table's columns; a row whose time is NULL falls in
-// none, as in Flink. It notes the batch's largest time and its records
-// older than the watermark wm, and of those the ones whose first window
-// ends at or before limit (math.MinInt64 for both: none is late).
+// none, as in Flink. It notes each row's time and the records older than
+// the watermark wm. A late record's windows that end at or before limit
+// are left out (their state is gone: it updates nothing there, rather than
+// start a second row for a window), and a record left with none is counted
+// in batchBeyond (math.MinInt64 for both: none is late).
 func (w *windowRows) expand(ec *evalCtx, full arrow.RecordBatch, wm, limit int64) (arrow.RecordBatch, error) {
 	ts := full.Column(w.wp.timeIdx).(*array.Timestamp)
 	unit := ts.DataType().(*arrow.TimestampType).Unit
 	n := int(full.NumRows())
-	idx, starts, ends := w.idx[:0], w.starts[:0], w.ends[:0]
-	w.batchMax, w.batchLate, w.batchBeyond = math.MinInt64, 0, 0
+	idx, starts, ends, times := w.idx[:0], w.starts[:0], w.ends[:0], w.times[:0]
+	w.batchLate, w.batchBeyond = 0, 0
 	for i := range n {
 		if ts.IsNull(i) {
+			times = append(times, math.MinInt64)
 			continue
 		}
 		t := toMillis(int64(ts.Value(i)), unit)
-		w.batchMax = max(w.batchMax, t)
+		times = append(times, t)
 		late := !w.wp.proctime && t < wm
 		if late {
 			w.batchLate++
 		}
 		k := len(starts)
 		starts, ends = w.wp.spec.appendWindows(t, starts, ends)
+		if late && len(ends) > k && ends[k] <= limit {
+			// Its windows' ends ascend: those dropped come first.
+			j := k
+			for j < len(ends) && ends[j] <= limit {
+				j++
+			}
+			if j == len(ends) {
+				w.batchBeyond++
+			}
+			starts = append(starts[:k], starts[j:]...)
+			ends = append(ends[:k], ends[j:]...)
+		}
 		for range len(starts) - k {
 			idx = append(idx, i)
 		}
-		// Its windows' ends ascend: the first is the one dropped first.
-		if late && len(ends) > k && ends[k] <= limit {
-			w.batchBeyond++
-		}
 	}
-	w.idx, w.starts, w.ends = idx, starts, ends
+	w.idx, w.starts, w.ends, w.times = idx, starts, ends, times
 	var rows arrow.RecordBatch
 	if len(idx) == n {
 		full.Retain()
@@ -300,7 +321,11 @@ func timestamps(ec *evalCtx, t arrow.DataType, vals []int64) arrow.Array {
 func (r *Rows) handOutWin(b table.Batch) bool {
 	w := r.win
 	n := int64(b.Record.NumRows())
-	w.lastArrival = time.Now()
+	now := time.Now()
+	w.lastArrival = now
+	if w.marks != nil {
+		w.slots = w.marks.rowSlots(b.Ack, int(n), now, w.slots)
+	}
 	var groups []int32
 	var fresh []bool
 	_, ok := r.foldSource(b, func(in arrow.RecordBatch) error {
@@ -341,7 +366,7 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	if len(groups) == 0 {
 		// No row of it falls in a window WHERE keeps: processed, so
 		// accepted, as a filtered batch is.
-		r.stats.Filtered += n
+		r.stats.Filtered += n - w.batchBeyond
 	}
 	r.mu.Unlock()
 	if len(groups) == 0 {
@@ -350,11 +375,9 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 		w.pending = append(w.pending, pendBatch{ack: b.Ack, groups: groups, seq: w.seq, rows: n})
 		w.held += n
 	}
-	if w.batchMax > w.eventMax {
-		w.eventMax = w.batchMax
-	}
-	if !w.wp.proctime && w.eventMax != math.MinInt64 {
-		w.wm = max(w.wm, w.eventMax-w.wp.delay.Milliseconds())
+	if w.marks != nil {
+		w.marks.observe(w.slots, w.times, now)
+		w.wm = w.marks.advance(now)
 	}
 	return r.winEmit()
 }
@@ -364,10 +387,8 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 // the watermark on), or early firing is due.
 func (r *Rows) winTick() bool {
 	w := r.win
-	if !w.wp.proctime && r.opts.SourceIdleTimeout > 0 && w.eventMax != math.MinInt64 {
-		if idle := time.Since(w.lastArrival); idle >= r.opts.SourceIdleTimeout {
-			w.wm = max(w.wm, w.eventMax-w.wp.delay.Milliseconds()+idle.Milliseconds())
-		}
+	if w.marks != nil {
+		w.wm = w.marks.advance(time.Now())
 	}
 	return r.winEmit()
 }
@@ -394,12 +415,20 @@ func (r *Rows) wake() time.Time {
 	for _, g := range w.dirty {
 		minEnd = min(minEnd, w.end[g])
 	}
-	switch {
-	case w.wp.proctime:
+	m := w.marks
+	switch now := time.Now(); {
+	case m == nil:
 		earlier(time.UnixMilli(minEnd))
-	case r.opts.SourceIdleTimeout > 0 && w.eventMax != math.MinInt64:
-		base := w.eventMax - w.wp.delay.Milliseconds()
-		earlier(w.lastArrival.Add(max(r.opts.SourceIdleTimeout, time.Duration(minEnd-base)*time.Millisecond)))
+	case m.allIdle(now) && m.max != math.MinInt64:
+		// Processing time moves the watermark on: it passes the first
+		// open window's end this long after the last record.
+		base := m.max - m.delay
+		earlier(m.last.Add(max(m.idle, time.Duration(minEnd-base)*time.Millisecond)))
+	default:
+		// A partition that holds the watermark back may go idle.
+		if t := m.nextIdle(now); !t.IsZero() {
+			earlier(t)
+		}
 	}
 	return at
 }

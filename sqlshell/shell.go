@@ -588,7 +588,7 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	}
 	count("unchanged (accepted)", st.Unchanged, false)
 	count("late (updated their window's row)", st.Late-st.BeyondLateness, false)
-	count("beyond the allowed lateness (a new row for their window)", st.BeyondLateness, false)
+	count("beyond the allowed lateness (updated nothing, accepted)", st.BeyondLateness, false)
 	count("skipped", src.Skipped, false)
 	count("dead-lettered (accepted)", src.DeadLettered, false)
 	count("dead letters failed (released)", src.DeadLetterFailed, false)

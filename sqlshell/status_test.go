@@ -84,7 +84,7 @@ func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
 		Late:           9,
 		BeyondLateness: 2,
 	})
-	for _, want := range []string{"accepted: 100\n", "late (updated their window's row): 7\n", "beyond the allowed lateness (a new row for their window): 2\n", "acknowledgements refused: 20\n", "acknowledgements unconfirmed: 3\n",
+	for _, want := range []string{"accepted: 100\n", "late (updated their window's row): 7\n", "beyond the allowed lateness (updated nothing, accepted): 2\n", "acknowledgements refused: 20\n", "acknowledgements unconfirmed: 3\n",
 		"accepts lost (delivered, their records come again): 18\n", "rows/s: 50.0\n",
 		"dead-lettered (accepted): 4\n", "dead letters failed (released): 2\n", "evaluation errors (left out): 5\n", "elapsed: 12s\n"} {
 		if !strings.Contains(b.String(), want) {

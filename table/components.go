@@ -253,6 +253,24 @@ type ReaderWaiter interface {
 	WaitsForReader() bool
 }
 
+// A Partitioned is a Stream that can name the partitions its records come
+// from before any of them arrives (a Kafka topic's). An event-time window
+// aggregation holds its watermark back until each of them delivered a
+// record or went idle, so that the first partition read does not close the
+// windows the others still have records for (Flink's per-split
+// watermarks). A row's partition is its record's Origin (RowOrigins), by
+// Topic and Partition. Safe to call from any goroutine; found by type
+// assertion.
+type Partitioned interface {
+	Partitions() []PartitionID
+}
+
+// PartitionID names one partition of a topic.
+type PartitionID struct {
+	Topic     string
+	Partition int32
+}
+
 // Batch is a record batch together with the handle that settles its rows.
 type Batch struct {
 	Record arrow.RecordBatch

@@ -150,6 +150,13 @@ type Source struct {
 	// (RecordRows rows each), delivery count 1. Unset, RowOrigin says it
 	// cannot tell, as a source that knows no records would.
 	Topic string
+	// BatchPartition, if set (with Topic), is the partition of the records
+	// of each batch, by batch (partition 0 past its end).
+	BatchPartition []int32
+	// Named, if set (with Topic), are the partitions every stream names
+	// before any record arrives (table.Partitioned), as a
+	// kafka-sharegroup stream names its topics'.
+	Named []int32
 
 	mu       sync.Mutex
 	log      []string
@@ -263,6 +270,16 @@ func (st *stream) Next(ctx context.Context) (table.Batch, error) {
 	return table.Batch{}, ctx.Err()
 }
 
+var _ table.Partitioned = (*stream)(nil)
+
+func (st *stream) Partitions() []table.PartitionID {
+	var ids []table.PartitionID
+	for _, p := range st.src.Named {
+		ids = append(ids, table.PartitionID{Topic: st.src.Topic, Partition: p})
+	}
+	return ids
+}
+
 func (st *stream) WaitsForReader() bool {
 	return st.src.SaysWaiting && st.next == len(st.src.Batches)
 }
@@ -329,7 +346,11 @@ func (a *acker) RowOrigin(row int) (table.Origin, bool) {
 	if a.st.src.Topic == "" || row < 0 || row >= a.rows {
 		return table.Origin{}, false
 	}
-	return table.Origin{Topic: a.st.src.Topic, Offset: a.offset + int64(row/max(a.st.src.RecordRows, 1)), DeliveryCount: 1}, true
+	var part int32
+	if a.id < len(a.st.src.BatchPartition) {
+		part = a.st.src.BatchPartition[a.id]
+	}
+	return table.Origin{Topic: a.st.src.Topic, Partition: part, Offset: a.offset + int64(row/max(a.st.src.RecordRows, 1)), DeliveryCount: 1}, true
 }
 
 // settle logs the final disposition of every row: "b0: done accept 0-2,
