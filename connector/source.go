@@ -291,8 +291,8 @@ func appendPartitions(ids []table.PartitionID, td kadm.TopicDetail) []table.Part
 type stream struct {
 	src     *source
 	parts   []table.PartitionID // the topics' partitions when it opened
-	strict  bool  // record_limit acquisition (see recordLimit and bound)
-	maxPoll int32 // the most records a member takes at once (see bound)
+	strict  bool                // record_limit acquisition (see recordLimit and bound)
+	maxPoll int32               // the most records a member takes at once (see bound)
 	schema  *arrow.Schema
 	out     chan item
 	log     *slog.Logger
