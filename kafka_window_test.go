@@ -3,11 +3,14 @@ package kshare_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -167,5 +170,112 @@ func TestKafkaWindowRowsReleaseRow(t *testing.T) {
 	again, _ := values(t, eng, "SELECT v FROM w", kshare.IdleTimeout(3*time.Second))
 	if !slices.Equal(again, []string{"b"}) {
 		t.Fatalf("after the release: %v, want b alone", again)
+	}
+}
+
+// A bounded read of a four-partition topic whose records are out of order
+// (within the WATERMARK's delay in each partition; across partitions as
+// the consumer happens to fetch them) gives each TUMBLE, HOP and CUMULATE
+// window exactly one row, equal to what this test computes from the
+// records it produced. The kafka connector takes nothing, so its windows
+// wait for their close; the watermark is kept per partition, so no
+// partition's records come late because another was read first.
+func TestKafkaWindowsOneRowEach(t *testing.T) {
+	const partitions, perPartition = 4, 1000
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, partitions)
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	type rec struct {
+		at       time.Time
+		customer string
+		price    int64
+	}
+	var recs []rec
+	var rs []*kgo.Record
+	rng := rand.New(rand.NewPCG(7, 11))
+	for p := range int32(partitions) {
+		for k := range perPartition {
+			// 600 ms apart, up to 4 s off: each partition spans ten minutes.
+			r := rec{base.Add(time.Duration(k)*600*time.Millisecond + time.Duration(rng.IntN(4000))*time.Millisecond),
+				fmt.Sprintf("c%d", rng.IntN(3)), int64(rng.IntN(100))}
+			recs = append(recs, r)
+			rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Value: fmt.Appendf(nil, `{"customer": %q, "price": %d, "ts": %q}`,
+				r.customer, r.price, r.at.Format("2006-01-02 15:04:05.000"))})
+		}
+	}
+	kafkatest.ProduceRecords(t, addr, rs...)
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE o (customer STRING, price BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (
+	  'connector' = 'kafka', 'format' = 'json', 'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
+	  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset')`)
+	minute, half := time.Minute, 30*time.Second
+	for _, c := range []struct {
+		name, tvf string
+		windows   func(at time.Time) [][2]time.Time // the windows a time falls in
+	}{
+		{"tumble", "TUMBLE(TABLE o, DESCRIPTOR(ts), INTERVAL '1' MINUTE)", func(at time.Time) [][2]time.Time {
+			s := at.Truncate(minute)
+			return [][2]time.Time{{s, s.Add(minute)}}
+		}},
+		{"hop", "HOP(TABLE o, DESCRIPTOR(ts), INTERVAL '30' SECOND, INTERVAL '1' MINUTE)", func(at time.Time) [][2]time.Time {
+			s := at.Truncate(half)
+			return [][2]time.Time{{s.Add(-half), s.Add(half)}, {s, s.Add(minute)}}
+		}},
+		{"cumulate", "CUMULATE(TABLE o, DESCRIPTOR(ts), INTERVAL '30' SECOND, INTERVAL '2' MINUTE)", func(at time.Time) [][2]time.Time {
+			s := at.Truncate(2 * minute)
+			var ws [][2]time.Time
+			for e := s.Add(half); !e.After(s.Add(2 * minute)); e = e.Add(half) {
+				if e.After(at) {
+					ws = append(ws, [2]time.Time{s, e})
+				}
+			}
+			return ws
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := map[string]string{} // window and customer: "count sum"
+			type agg struct{ n, sum int64 }
+			sums := map[string]*agg{}
+			for _, r := range recs {
+				for _, w := range c.windows(r.at) {
+					k := fmt.Sprintf("%s %s %s", w[0].Format("15:04:05"), w[1].Format("15:04:05"), r.customer)
+					if sums[k] == nil {
+						sums[k] = &agg{}
+					}
+					sums[k].n++
+					sums[k].sum += r.price
+				}
+			}
+			for k, a := range sums {
+				want[k] = fmt.Sprintf("+I %d %d", a.n, a.sum)
+			}
+			rows, err := eng.Query(kafkatest.Context(t), `SELECT window_start, window_end, customer, COUNT(*), SUM(price) FROM TABLE(`+c.tvf+`)
+				GROUP BY window_start, window_end, customer`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			dup := 0
+			for rows.Next() {
+				rec := rows.RecordBatch()
+				for i := range int(rec.NumRows()) {
+					k := fmt.Sprintf("%s %s %s", rec.Column(0).(*array.Timestamp).Value(i).ToTime(arrow.Millisecond).Format("15:04:05"),
+						rec.Column(1).(*array.Timestamp).Value(i).ToTime(arrow.Millisecond).Format("15:04:05"), rec.Column(2).ValueStr(i))
+					if _, ok := got[k]; ok {
+						dup++
+					}
+					got[k] = fmt.Sprintf("%s %d %d", rows.Op(i), rec.Column(3).(*array.Int64).Value(i), rec.Column(4).(*array.Int64).Value(i))
+				}
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if dup > 0 || !maps.Equal(got, want) {
+				t.Errorf("%d windows and customers got more than one row; rows (window, customer: op count sum) %v, want %v", dup, got, want)
+			}
+			if s := rows.Stats(); s.Late != 0 {
+				t.Errorf("%d records came late", s.Late)
+			}
+		})
 	}
 }

@@ -88,13 +88,23 @@ type LogStream struct {
 
 	mu   sync.Mutex // Next against Close: the builder
 	left map[string]map[int32]Range
+	// named are the partitions with records to read when it opened; the
+	// rows of the batch being built come from named[rowPart[i]] at
+	// rowOff[i] (RowOrigins).
+	named   []table.PartitionID
+	slot    map[table.PartitionID]int32
+	rowPart []int32
+	rowOff  []int64
 	// Counts for Stats, which may be called while Next waits.
 	records, rows, decodeErrors atomic.Int64
 
 	closeOnce sync.Once
 }
 
-var _ table.Stream = (*LogStream)(nil)
+var (
+	_ table.Stream      = (*LogStream)(nil)
+	_ table.Partitioned = (*LogStream)(nil)
+)
 
 // OpenLog starts reading c.Ranges with a client of its own, allocating
 // batches as o says. Empty ranges are skipped; with none left the stream
@@ -115,6 +125,11 @@ func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
 		}
 		at[r.Topic][r.Partition] = kgo.NewOffset().At(r.From)
 		st.left[r.Topic][r.Partition] = r
+		st.named = append(st.named, table.PartitionID{Topic: r.Topic, Partition: r.Partition})
+	}
+	st.slot = make(map[table.PartitionID]int32, len(st.named))
+	for i, id := range st.named {
+		st.slot[id] = int32(i)
 	}
 	if len(at) == 0 {
 		return st, nil
@@ -169,7 +184,33 @@ func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
 	if st.rb == nil || st.rb.Len() == 0 {
 		return table.Batch{}, io.EOF
 	}
-	return table.Batch{Record: st.rb.NewBatch(), Ack: table.NoAck{}}, nil
+	ack := &logAck{named: st.named, part: st.rowPart, off: st.rowOff}
+	st.rowPart, st.rowOff = nil, nil
+	return table.Batch{Record: st.rb.NewBatch(), Ack: ack}, nil
+}
+
+// Partitions are the partitions with records to read when the stream
+// opened (table.Partitioned).
+func (st *LogStream) Partitions() []table.PartitionID { return st.named }
+
+// logAck settles nothing (the stream takes nothing) but tells each row's
+// record (table.RowOrigins), which an event-time window reads its
+// partition from.
+type logAck struct {
+	table.NoAck
+	named []table.PartitionID
+	part  []int32
+	off   []int64
+}
+
+var _ table.RowOrigins = (*logAck)(nil)
+
+func (a *logAck) RowOrigin(row int) (table.Origin, bool) {
+	if row < 0 || row >= len(a.part) {
+		return table.Origin{}, false
+	}
+	id := a.named[a.part[row]]
+	return table.Origin{Topic: id.Topic, Partition: id.Partition, Offset: a.off[row]}, true
 }
 
 // allPresent tells whether every range left has an end below which every
@@ -228,6 +269,11 @@ func (st *LogStream) append(fs kgo.Fetches) error {
 		switch {
 		case err == nil:
 			st.rows.Add(int64(n))
+			slot := st.slot[table.PartitionID{Topic: r.Topic, Partition: r.Partition}]
+			for range n {
+				st.rowPart = append(st.rowPart, slot)
+				st.rowOff = append(st.rowOff, r.Offset)
+			}
 		case !st.cfg.SkipDecodeErrors:
 			derr = fmt.Errorf("record %s/%d@%d: %w", options.Cut(r.Topic), r.Partition, r.Offset, err)
 			if st.cfg.DecodeHint != "" {

@@ -253,9 +253,12 @@
 //     reflects yet, if it is set ('window.early-fire'; Flink's
 //     table.exec.emit.early-fire.delay).
 //
-// Rows before a window's close are therefore the rule on a live stream,
-// not the exception: a window's row is final only once the watermark
-// passed its end.
+// Rows before a window's close are therefore the rule on a live share
+// group, not the exception: a window's row is final only once the
+// watermark passed its end. A source that takes nothing (a table.Looker:
+// the kafka connector, PEEK) locks nothing, so neither MaxHeld nor the
+// linger applies to it: each window's row comes once, at its close
+// (earlier only with EarlyFire), and again only for a late record.
 //
 // A source batch is accepted when the caller moves past a batch of changes
 // after which every window it changed has had its row emitted; the rows of

@@ -303,6 +303,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		r.winRows = newWindowRows(p)
 	case p.window != nil:
 		r.win = newWinState(p, o)
+		_, r.win.locksNothing = p.tbl.Source.(table.Looker)
 		r.winRows = r.win.windowRows
 		r.agg.keepEmitted()
 		if p.window.spec.fn != "CUMULATE" {

@@ -150,6 +150,11 @@ type winState struct {
 	// early; zero when nothing waits for it.
 	nextFire time.Time
 	eof      bool
+	// locksNothing: the source takes nothing (a table.Looker, the kafka
+	// connector's plain reader), so holding its batches locks no record
+	// and a window's row waits for its close (or early firing) whatever
+	// the records held.
+	locksNothing bool
 }
 
 // pendBatch is a source batch held until its groups' rows are delivered.
@@ -408,7 +413,7 @@ func (r *Rows) wake() time.Time {
 	if !w.nextFire.IsZero() {
 		earlier(w.nextFire)
 	}
-	if d := r.holdLinger(); d > 0 && w.held > 0 {
+	if d := r.holdLinger(); d > 0 && w.held > 0 && !w.locksNothing {
 		earlier(w.lastArrival.Add(d))
 	}
 	minEnd := int64(math.MaxInt64)
@@ -449,8 +454,10 @@ func (r *Rows) winEmit() bool {
 		maxHeld = DefaultMaxHeld
 	}
 	linger := r.holdLinger()
-	early := w.held >= maxHeld || (!w.nextFire.IsZero() && !now.Before(w.nextFire)) ||
-		(linger > 0 && w.held > 0 && (now.Sub(w.lastArrival) >= linger || r.sourceWaits()))
+	early := !w.nextFire.IsZero() && !now.Before(w.nextFire)
+	if !w.locksNothing {
+		early = early || w.held >= maxHeld || (linger > 0 && w.held > 0 && (now.Sub(w.lastArrival) >= linger || r.sourceWaits()))
+	}
 	var emit, keep []int32
 	for _, g := range w.dirty {
 		if early || w.eof || w.end[g] <= w.wm {
