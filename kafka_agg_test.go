@@ -62,10 +62,12 @@ func TestKafkaAggregateAcceptsWhatItReflects(t *testing.T) {
 	}
 }
 
-// A window aggregation over the records' Kafka timestamps, whose one-hour
-// window stays open: only early firing (window.max-held-records) delivers
-// rows, and each delivered row's count is exactly what the query
-// accepted, so a second query counts the rest, each record once.
+// A window aggregation that holds its records until a delivered row
+// reflects them (a pipeline's: query.Options.AcceptFolded off), over the
+// records' Kafka timestamps, whose one-hour window stays open: only early
+// firing (window.max-held-records) delivers rows, and each delivered row's
+// count is exactly what the query accepted, so a second query counts the
+// rest, each record once.
 func TestKafkaWindowEarlyFireAcceptsWhatItReflects(t *testing.T) {
 	const n = 2000
 	addr := kafkatest.Bootstrap(t)
@@ -77,7 +79,7 @@ func TestKafkaWindowEarlyFireAcceptsWhatItReflects(t *testing.T) {
 	kafkatest.Produce(t, addr, topic, vs...)
 	eng := windowEngine(t, addr, topic, kafkatest.GroupName(t), "")
 	const sql = "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(kts), INTERVAL '1' HOUR)) GROUP BY window_start, window_end"
-	maxHeld := func(o *query.Options) { o.MaxHeld = 300 }
+	maxHeld := func(o *query.Options) { o.MaxHeld, o.AcceptFolded = 300, false }
 	// count runs sql until done says to stop; it returns the records the
 	// delivered rows count, over every window.
 	count := func(done func(count int64) bool, opts ...kshare.QueryOption) int64 {

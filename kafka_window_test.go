@@ -203,7 +203,10 @@ func TestKafkaWindowsOneRowEach(t *testing.T) {
 				r.customer, r.price, r.at.Format("2006-01-02 15:04:05.000"))})
 		}
 	}
-	kafkatest.ProduceRecords(t, addr, rs...)
+	cl := kafkatest.Client(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.ProduceSync(kafkatest.Context(t), rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 	eng := kshare.New()
 	exec(t, eng, `CREATE TABLE o (customer STRING, price BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (
 	  'connector' = 'kafka', 'format' = 'json', 'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',

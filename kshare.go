@@ -370,6 +370,11 @@ func BatchSize(n int) QueryOption { return func(o *query.Options) { o.BatchSize 
 // (EndEOF). Records the group settled past its start offset, or holds in
 // flight, still show.
 //
+// A window aggregation's records are accepted once folded into its
+// windows' state (query.Options.AcceptFolded): each window's row comes
+// once, when the watermark passes its end, and what the open windows
+// counted is lost if the query ends before.
+//
 // FROM ML_PREDICT(TABLE t, MODEL m, DESCRIPTOR(col, ...) [, MAP['key',
 // 'value', ...]]) reads t's columns followed by model m's OUTPUT columns:
 // each row of t is passed to m (package mlpredict), and what becomes of its
@@ -380,7 +385,10 @@ func (e *Engine) Query(ctx context.Context, sql string, opts ...QueryOption) (*q
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx, p, opts)
+	// A query's windows accept what they folded (their state is the
+	// query's memory): each window's row comes once, at its close. A
+	// pipeline's hold their records until the sink has the rows.
+	return e.run(ctx, p, append([]QueryOption{func(o *query.Options) { o.AcceptFolded = true }}, opts...))
 }
 
 // run starts p with the session's settings and then opts.

@@ -163,7 +163,7 @@ func TestSettingsReachQueries(t *testing.T) {
 	}
 	if got := res.Rows; len(got) != 8 || got[0][1] != "5s" || got[1][0] != "max-column-width" || got[1][1] != "60" || got[2][1] != "1" || got[3][1] != "table" ||
 		got[4][0] != "window.allowed-lateness" || got[4][1] != "10m0s" ||
-		got[5][0] != "window.early-fire" || got[5][1] != "0s" || got[6][1] != "0s" || got[7][0] != "window.max-held-records" || got[7][1] != "1000" {
+		got[5][0] != "window.early-fire" || got[5][1] != "0s" || got[6][0] != "window.idle-timeout" || got[6][1] != "10s" || got[7][0] != "window.max-held-records" || got[7][1] != "1000" {
 		t.Errorf("SET: %v", got)
 	}
 	if s := eng.Settings(); s.MaxRows != 1 || s.IdleTimeout != 5*time.Second {

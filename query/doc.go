@@ -230,7 +230,11 @@
 // kept, the record is accepted unapplied and Stats.BeyondLateness counts
 // it.
 //
-// Emission policy. The delivery rule holds a window's records (locked to
+// Emission policy. With Options.AcceptFolded (the shell's and the Go
+// API's queries) a window's records are accepted once folded into its
+// state, nothing is held, and each window's row comes once, when the
+// watermark passes its end (earlier only with EarlyFire). Without it (a
+// pipeline's), the delivery rule holds a window's records (locked to
 // this consumer, neither accepted nor released) until a delivered row
 // reflects them, and the broker caps the records locked per partition
 // (group.share.partition.max.record.locks, 2000 by default): a window

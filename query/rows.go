@@ -83,6 +83,22 @@ type Options struct {
 	// state as soon as its row is final (Flink's
 	// table.exec.emit.allow-lateness of 0).
 	AllowedLateness time.Duration
+	// AcceptFolded, for a window aggregation over a source that takes
+	// records (kafka-sharegroup), accepts each source batch once it is
+	// folded into the windows' state (with the rows it makes emit now,
+	// when the caller moves past them), instead of holding its records
+	// locked until a delivered row reflects them. The state in memory is
+	// then the query's checkpoint, taken after every batch: nothing is
+	// held, so a window need not emit early to stay under the broker's
+	// cap of locked records, and each window's row comes once, when the
+	// watermark passes its end (earlier only with EarlyFire); MaxHeld and
+	// HoldLinger do not apply. The price: what the open windows counted
+	// is lost when the query ends before their rows come (a Ctrl-C, a
+	// crash), since their records are accepted already; Stats.Folded
+	// counts them. The shell and the Go API's queries set it; a pipeline
+	// does not, so that its sink holds the effect of every record it
+	// accepts.
+	AcceptFolded bool
 }
 
 // EndReason says why a query ended.
@@ -151,6 +167,10 @@ type Stats struct {
 	// watermark when they arrived: each updated its window's row, unless
 	// BeyondLateness counts it too.
 	Late int64
+	// Folded counts the records of a window aggregation accepted once
+	// folded into the windows' state, before a delivered row reflected
+	// them (Options.AcceptFolded).
+	Folded int64
 	// BeyondLateness counts the late records whose every window's state
 	// had been dropped (Options.AllowedLateness): each updated nothing
 	// and was accepted, as a filtered one is.
@@ -304,6 +324,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	case p.window != nil:
 		r.win = newWinState(p, o)
 		_, r.win.locksNothing = p.tbl.Source.(table.Looker)
+		r.win.acceptFolded = o.AcceptFolded
 		r.winRows = r.win.windowRows
 		r.agg.keepEmitted()
 		if p.window.spec.fn != "CUMULATE" {
@@ -703,7 +724,7 @@ func (r *Rows) wait() (table.Batch, bool) {
 		return table.Batch{}, false
 	}
 	if r.win != nil && r.win.eof {
-		r.finish(EndEOF, nil)
+		r.finish(r.win.endAs, nil)
 		return table.Batch{}, false
 	}
 	wctx, cancelTick := r.windowDeadline(r.ctx)
@@ -738,12 +759,18 @@ func (r *Rows) wait() (table.Batch, bool) {
 	}
 	switch {
 	case errors.Is(err, io.EOF) && r.win != nil:
-		r.win.eof = true
+		r.win.eof, r.win.endAs = true, EndEOF
 		return table.Batch{}, true
 	case errors.Is(err, io.EOF):
 		r.finish(EndEOF, nil)
 	case r.ctx.Err() != nil:
 		r.finish(EndCancelled, r.ctx.Err())
+	case wctx.Err() != nil && context.Cause(wctx) == errIdle && r.win != nil:
+		// The idle timeout is how a reader of a queue, which has no end,
+		// says that its input has ended: every window closes, as at the
+		// end of a bounded source.
+		r.win.eof, r.win.endAs = true, EndIdle
+		return table.Batch{}, true
 	case wctx.Err() != nil && context.Cause(wctx) == errIdle:
 		r.finish(EndIdle, nil)
 	case wctx.Err() != nil && context.Cause(wctx) == errTick:

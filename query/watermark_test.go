@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -105,13 +106,17 @@ func TestWindowWatermarkPerPartition(t *testing.T) {
 
 // A named partition that delivers nothing holds the watermark back until
 // it has been idle for Options.SourceIdleTimeout; with no idle timeout it
-// holds it back for good, and no window closes.
+// holds it back for good, and no window closes before the query is
+// cancelled (which closes none). The query's idle timeout, a queue
+// reader's way to say its input has ended, closes every window, as the
+// end of a bounded source does.
 func TestWindowIdlePartition(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		idle time.Duration
-		rows int
-	}{{"idle timeout", 100 * time.Millisecond, 1}, {"none", -1, 0}} {
+		name      string
+		idle      time.Duration
+		rows      int
+		queryIdle time.Duration
+	}{{"idle timeout", 100 * time.Millisecond, 1, 0}, {"none", -1, 0, 0}, {"query's idle timeout", -1, 2, 300 * time.Millisecond}} {
 		t.Run(c.name, func(t *testing.T) {
 			mem := tabletest.CheckedAlloc(t)
 			cat := newCatalog(t, `CREATE TABLE ev (id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
@@ -126,9 +131,9 @@ func TestWindowIdlePartition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 			defer cancel()
-			r, err := Run(ctx, p, Options{Alloc: mem, HoldLinger: -1, SourceIdleTimeout: c.idle, IdleTimeout: time.Second})
+			r, err := Run(ctx, p, Options{Alloc: mem, HoldLinger: -1, SourceIdleTimeout: c.idle, IdleTimeout: c.queryIdle})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,9 +146,13 @@ func TestWindowIdlePartition(t *testing.T) {
 					got = append(got, r.Op(i).String()+" "+start+" "+rec.Column(1).ValueStr(i))
 				}
 			}
-			want := []string{"+I 2024-01-01 00:00:00.000 1"}[:c.rows]
-			if fmt.Sprint(got) != fmt.Sprint(want) || r.EndReason() != EndIdle {
-				t.Errorf("rows %v, end %s; want %v, end idle", got, r.EndReason(), want)
+			want := []string{"+I 2024-01-01 00:00:00.000 1", "+I 2024-01-01 00:01:00.000 1"}[:c.rows]
+			end := EndCancelled
+			if c.queryIdle > 0 {
+				end = EndIdle
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) || r.EndReason() != end {
+				t.Errorf("rows %v, end %s; want %v, end %s", got, r.EndReason(), want, end)
 			}
 		})
 	}
@@ -183,4 +192,77 @@ func TestWatermarks(t *testing.T) {
 		t.Errorf("next idle %v, want b's at 2.9 s", got.Sub(t0))
 	}
 	step(at(1900), 1395)
+}
+
+// With Options.AcceptFolded a window aggregation over a share group holds
+// nothing: each batch is accepted once folded (with the rows emitted
+// right after it, once the caller moves past them), so no window emits
+// early though the records folded are many times MaxHeld and the linger
+// is short; each window has one row. A query cancelled before a window
+// closes has accepted that window's records all the same (Stats.Folded).
+func TestWindowAcceptFolded(t *testing.T) {
+	for _, cancelled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cancelled=%v", cancelled), func(t *testing.T) {
+			mem := tabletest.CheckedAlloc(t)
+			cat := newCatalog(t, `CREATE TABLE ev (id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+				WITH ('connector' = 'test', 'format' = 'test')`)
+			src := sourceOf(t, cat, "ev")
+			src.EOF = !cancelled
+			src.SaysWaiting = true
+			const n = 600 // record i at second i: ten one-minute windows of 60
+			base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+			var lines []string
+			for i := range n {
+				lines = append(lines, fmt.Sprintf(`{"id": %d, "ts": %q}`, i, base.Add(time.Duration(i)*time.Second).Format("2006-01-02 15:04:05")))
+			}
+			src.Batches = tabletest.FromJSON(t, mem, src.Schema, 25, lines...)
+			t.Cleanup(src.Release)
+			p, err := Prepare(`SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+				GROUP BY window_start, window_end`, cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			r, err := Run(ctx, p, Options{Alloc: mem, AcceptFolded: true, MaxHeld: 10, HoldLinger: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for r.Next() {
+				rec := r.RecordBatch()
+				for i := range int(rec.NumRows()) {
+					got = append(got, r.Op(i).String()+" "+rec.Column(1).ValueStr(i))
+				}
+				if cancelled && len(got) == 9 {
+					// The tenth window is open: its records are folded.
+					cancel()
+				}
+			}
+			r.Close()
+			want := slices.Repeat([]string{"+I 60"}, n/60)
+			if cancelled {
+				want = want[:9]
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("rows %v, want %v", got, want)
+			}
+			accepted := 0
+			for _, v := range src.Verdicts() {
+				if v.Disposition == table.Accept && !v.ByClose {
+					accepted++
+				}
+			}
+			// Cancelled, the query has read 22 batches of 25: the one that
+			// closed the ninth window (second 540) brought ten records of
+			// the tenth, folded and accepted with no row of theirs.
+			read := n
+			if cancelled {
+				read = 550
+			}
+			if s := r.Stats(); accepted != read || s.Folded == 0 {
+				t.Errorf("%d of %d records accepted, %d folded; want %d accepted, some on folding", accepted, n, s.Folded, read)
+			}
+		})
+	}
 }

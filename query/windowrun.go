@@ -149,13 +149,27 @@ type winState struct {
 	// nextFire is when the open windows' running results are emitted
 	// early; zero when nothing waits for it.
 	nextFire time.Time
-	eof      bool
+	// eof: the input ended (endAs says how: EndEOF, or EndIdle for the
+	// idle timeout); every window closes.
+	eof   bool
+	endAs EndReason
 	// locksNothing: the source takes nothing (a table.Looker, the kafka
 	// connector's plain reader), so holding its batches locks no record
 	// and a window's row waits for its close (or early firing) whatever
 	// the records held.
 	locksNothing bool
+	// acceptFolded: Options.AcceptFolded. folded is then the batch just
+	// folded, accepted with the rows emitted right after it, if any, else
+	// at once; its rows counts its records.
+	acceptFolded bool
+	folded       table.Acker
+	foldedRows   int64
 }
+
+// holds reports whether the window holds its source batches until a
+// delivered row reflects them, and so must emit early to keep the records
+// locked under the broker's cap.
+func (w *winState) holds() bool { return !w.locksNothing && !w.acceptFolded }
 
 // pendBatch is a source batch held until its groups' rows are delivered.
 type pendBatch struct {
@@ -219,6 +233,10 @@ func (w *winState) release() {
 		p.ack.Abandon()
 	}
 	w.pending, w.held = nil, 0
+	if w.folded != nil {
+		w.folded.Abandon()
+		w.folded = nil
+	}
 }
 
 // toMillis converts a time in unit to milliseconds, truncating toward zero.
@@ -374,9 +392,12 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 		r.stats.Filtered += n - w.batchBeyond
 	}
 	r.mu.Unlock()
-	if len(groups) == 0 {
+	switch {
+	case len(groups) == 0:
 		b.Ack.Done()
-	} else {
+	case w.acceptFolded:
+		w.folded, w.foldedRows = b.Ack, n
+	default:
 		w.pending = append(w.pending, pendBatch{ack: b.Ack, groups: groups, seq: w.seq, rows: n})
 		w.held += n
 	}
@@ -413,7 +434,7 @@ func (r *Rows) wake() time.Time {
 	if !w.nextFire.IsZero() {
 		earlier(w.nextFire)
 	}
-	if d := r.holdLinger(); d > 0 && w.held > 0 && !w.locksNothing {
+	if d := r.holdLinger(); d > 0 && w.held > 0 && w.holds() {
 		earlier(w.lastArrival.Add(d))
 	}
 	minEnd := int64(math.MaxInt64)
@@ -455,7 +476,7 @@ func (r *Rows) winEmit() bool {
 	}
 	linger := r.holdLinger()
 	early := !w.nextFire.IsZero() && !now.Before(w.nextFire)
-	if !w.locksNothing {
+	if w.holds() {
 		early = early || w.held >= maxHeld || (linger > 0 && w.held > 0 && (now.Sub(w.lastArrival) >= linger || r.sourceWaits()))
 	}
 	var emit, keep []int32
@@ -481,6 +502,7 @@ func (r *Rows) winEmit() bool {
 	// past their end, go once this is done.
 	defer r.dropClosed()
 	if len(emit) == 0 {
+		r.acceptFolded()
 		return false
 	}
 	res, err := r.emitGroups(emit)
@@ -502,6 +524,12 @@ func (r *Rows) winEmit() bool {
 	clear(w.pending[len(pending):])
 	w.pending = pending
 	w.held -= rows
+	if w.folded != nil {
+		// Folded and followed by rows: the caller confirms them with it.
+		ready = append(ready, w.folded)
+		rows += w.foldedRows
+		w.folded = nil
+	}
 	if res.out == nil {
 		// Every emitted row is as delivered before: they reflect these
 		// batches already.
@@ -513,6 +541,20 @@ func (r *Rows) winEmit() bool {
 	}
 	r.setChanges(ready, res, 0, nil)
 	return true
+}
+
+// acceptFolded accepts the batch just folded, which no emitted row
+// follows (Options.AcceptFolded): the windows' state holds its effect.
+func (r *Rows) acceptFolded() {
+	w := r.win
+	if w.folded == nil {
+		return
+	}
+	w.folded.Done()
+	r.mu.Lock()
+	r.stats.Folded += w.foldedRows
+	r.mu.Unlock()
+	w.folded = nil
 }
 
 // reflected reports whether every group p changed has had its row emitted

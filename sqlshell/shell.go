@@ -587,6 +587,7 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 		count("filtered (accepted)", st.Filtered, false)
 	}
 	count("unchanged (accepted)", st.Unchanged, false)
+	count("folded into windows (accepted)", st.Folded, false)
 	count("late (updated their window's row)", st.Late-st.BeyondLateness, false)
 	count("beyond the allowed lateness (updated nothing, accepted)", st.BeyondLateness, false)
 	count("skipped", src.Skipped, false)

@@ -73,7 +73,8 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 // (records whose rows were delivered and that come again), and the dead
 // letters produced and failed (released), and the records whose rows could
 // not be evaluated ('scan.on-eval-error'), and a window's late records,
-// those past the allowed lateness apart; rows/s is
+// those past the allowed lateness apart, and those accepted once folded;
+// rows/s is
 // over the working time, not the idle wait that ended the query.
 func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
 	var b bytes.Buffer
@@ -83,8 +84,9 @@ func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
 		Working:        2 * time.Second,
 		Late:           9,
 		BeyondLateness: 2,
+		Folded:         30,
 	})
-	for _, want := range []string{"accepted: 100\n", "late (updated their window's row): 7\n", "beyond the allowed lateness (updated nothing, accepted): 2\n", "acknowledgements refused: 20\n", "acknowledgements unconfirmed: 3\n",
+	for _, want := range []string{"accepted: 100\n", "late (updated their window's row): 7\n", "beyond the allowed lateness (updated nothing, accepted): 2\n", "folded into windows (accepted): 30\n", "acknowledgements refused: 20\n", "acknowledgements unconfirmed: 3\n",
 		"accepts lost (delivered, their records come again): 18\n", "rows/s: 50.0\n",
 		"dead-lettered (accepted): 4\n", "dead letters failed (released): 2\n", "evaluation errors (left out): 5\n", "elapsed: 12s\n"} {
 		if !strings.Contains(b.String(), want) {

@@ -348,8 +348,9 @@ func Produce(t testing.TB, addr, topic string, values ...[]byte) {
 	ProduceRecords(t, addr, rs...)
 }
 
-// ProduceRecords writes rs (each naming its topic; keys, headers and
-// partitions as set) and returns when every record is acked.
+// ProduceRecords writes rs (each naming its topic; keys and headers as set;
+// the partition the default partitioner picks, whatever Partition says)
+// and returns when every record is acked.
 func ProduceRecords(t testing.TB, addr string, rs ...*kgo.Record) {
 	t.Helper()
 	cl := newClient(t, addr, kgo.ProducerLinger(0))
