@@ -85,3 +85,57 @@ func benchQueries(b *testing.B, ddl, name string, lines []string, sqls ...string
 		})
 	}
 }
+
+// BenchmarkWindowWatermark runs a one-minute TUMBLE count over 64 batches
+// of 1,024 rows, from a source that cannot tell the rows' partitions (one
+// watermark) and from one whose rows come from four partitions it names
+// (the watermark per partition: a partition looked up per row). b.N counts
+// source rows.
+func BenchmarkWindowWatermark(b *testing.B) {
+	const ddl = `CREATE TABLE ev (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
+		WITH ('connector' = 'test', 'format' = 'test')`
+	for _, parts := range []int{0, 4} {
+		b.Run(fmt.Sprintf("partitions=%d", parts), func(b *testing.B) {
+			mem := memory.NewGoAllocator()
+			cat := newCatalog(b, ddl)
+			src := sourceOf(b, cat, "ev")
+			src.Quiet = true
+			if parts > 0 {
+				src.Topic = "ev"
+				for p := range parts {
+					src.Named = append(src.Named, int32(p))
+				}
+			}
+			const batches, per = 64, 1024
+			for k := range batches {
+				var lines []string
+				for i := range per {
+					n := k*per + i
+					lines = append(lines, fmt.Sprintf(`{"id": %d, "ts": "2024-01-01 %02d:%02d:%02d.%03d"}`, n, n/3600000%24, n/60000%60, n/1000%60, n%1000))
+				}
+				src.Batches = append(src.Batches, tabletest.FromJSON(b, mem, src.Schema, 0, lines...)...)
+				if parts > 0 {
+					src.BatchPartition = append(src.BatchPartition, int32(k%parts))
+				}
+			}
+			defer src.Release()
+			p, err := Prepare("SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end", cat)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for rows := 0; rows < b.N; rows += batches * per {
+				r, err := Run(context.Background(), p, Options{Alloc: mem, AcceptFolded: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for r.Next() {
+				}
+				if r.Err() != nil {
+					b.Fatal(r.Err())
+				}
+				r.Close()
+			}
+		})
+	}
+}
