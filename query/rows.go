@@ -96,8 +96,8 @@ type Options struct {
 	// is lost when the query ends before their rows come (a Ctrl-C, a
 	// crash), since their records are accepted already; Stats.Folded
 	// counts them. The shell and the Go API's queries set it; a pipeline
-	// does not, so that its sink holds the effect of every record it
-	// accepts.
+	// and kshare export do not, so that their sink (or file) holds the
+	// effect of every record they accept.
 	AcceptFolded bool
 }
 

@@ -21,9 +21,12 @@ func (e engine) Query(ctx context.Context, sql string) (*query.Rows, error) {
 }
 
 // QueryWith is Query with a row bound and an idle timeout that win over the
-// session's settings when not zero.
+// session's settings when not zero, for an export: its windows hold their
+// records until a row written to the file reflects them, as a pipeline's
+// do (query.Options.AcceptFolded off), since a file must hold the effect
+// of every record the export accepts, even when it is killed.
 func (e engine) QueryWith(ctx context.Context, sql string, maxRows int64, idle time.Duration) (*query.Rows, error) {
-	var opts []kshare.QueryOption
+	opts := []kshare.QueryOption{func(o *query.Options) { o.AcceptFolded = false }}
 	if maxRows > 0 {
 		opts = append(opts, kshare.MaxRows(maxRows))
 	}
