@@ -13,10 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/admin"
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -43,7 +43,7 @@ const DescribeLagTimeout = 3 * time.Second
 // table refuses, refused here with the same advice, since the session's
 // statements are about share groups.
 var sessionCluster = &options.Set{Owner: "the session's cluster", Validate: kafkaclient.Validate,
-	Options: slices.Concat(kafkaclient.ClusterOptions.Options, connector.RefusedConsumerKeys)}
+	Options: slices.Concat(kafkaclient.ClusterOptions.Options, sharegroup.RefusedConsumerKeys)}
 
 // isClusterKey reports whether SET and RESET key is about the session's
 // cluster ('bootstrap.servers' and the 'properties.*' keys) rather than a
@@ -143,7 +143,7 @@ func (e *Engine) clusterClient() (*kgo.Client, options.Values, error) {
 		byKey := map[string][]*table.Table{}
 		for _, t := range e.cat.List() {
 			// A 'kafka' table takes the same cluster keys, declared once.
-			if t.Bound.Connector != nil && (t.Bound.Connector.Name() == connector.Name || t.Bound.Connector.Name() == kafka.Name) {
+			if t.Bound.Connector != nil && (t.Bound.Connector.Name() == sharegroup.Name || t.Bound.Connector.Name() == kafka.Name) {
 				k := kafkaclient.ClusterKey(t.Bound.Options)
 				byKey[k] = append(byKey[k], t)
 			}
@@ -293,10 +293,10 @@ func (e *Engine) checkUnread(topic string) error {
 	for _, r := range e.reading {
 		t := r.rows.Plan().Table()
 		b := t.Bound
-		if b == nil || b.Connector == nil || b.Connector.Name() != connector.Name || !kafkaclient.ReadsTopic(b.Options, topic) {
+		if b == nil || b.Connector == nil || b.Connector.Name() != sharegroup.Name || !kafkaclient.ReadsTopic(b.Options, topic) {
 			continue
 		}
-		how := fmt.Sprintf("through share group '%s'", options.Cut(b.Options.String(connector.OptShareGroupID)))
+		how := fmt.Sprintf("through share group '%s'", options.Cut(b.Options.String(sharegroup.OptShareGroupID)))
 		if _, peeks := t.Source.(table.Looker); peeks {
 			how = "peeking, through no share group"
 		}
@@ -427,11 +427,11 @@ func totalLag(ps []admin.GroupPartition) string {
 // and that group's lag, waiting at most DescribeLagTimeout for the
 // cluster; it says so when the cluster does not answer.
 func describeTableGroup(ctx context.Context, t *table.Table) string {
-	if t.Bound.Connector == nil || t.Bound.Connector.Name() != connector.Name {
+	if t.Bound.Connector == nil || t.Bound.Connector.Name() != sharegroup.Name {
 		return ""
 	}
 	v := t.Bound.Options
-	group := v.String(connector.OptShareGroupID)
+	group := v.String(sharegroup.OptShareGroupID)
 	head := fmt.Sprintf("reads share group '%s' on %s", options.Cut(group), options.Cut(v.String(kafkaclient.OptBootstrapServers)))
 	opts, err := kafkaclient.ClientOpts(v)
 	if err != nil {

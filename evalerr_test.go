@@ -11,9 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare"
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/kafkaclient"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -84,7 +84,7 @@ func TestInsertEvalErrorDeadLettered(t *testing.T) {
 		t.Errorf("the source group still has %v after the job", left)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(connector.Collector())
+	reg.MustRegister(sharegroup.Collector())
 	if got := kafkatest.MetricOf(t, reg, "kshare_source_eval_errors_total", group); got != float64(len(bad)) {
 		t.Errorf("kshare_source_eval_errors_total = %v, want %d", got, len(bad))
 	}

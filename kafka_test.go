@@ -15,9 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare"
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -284,7 +284,7 @@ func TestKafkaPoisonRecordAlterTable(t *testing.T) {
 		}
 		err = rows.Err()
 		rows.Close()
-		var re *connector.RecordError
+		var re *sharegroup.RecordError
 		if !errors.As(err, &re) || re.Offset != 1 || int(re.DeliveryCount) != delivery {
 			t.Fatalf("query %d: got %v, want the record at offset 1 on delivery %d", delivery, err, delivery)
 		}

@@ -63,10 +63,10 @@ import (
 	// The built-in components register themselves, so that one import of
 	// kshare is enough to read kafka-sharegroup and kafka tables in json or
 	// raw, and to write kafka, print and blackhole tables.
-	_ "github.com/kshare/kshare/connector"
 	_ "github.com/kshare/kshare/format/json"
 	_ "github.com/kshare/kshare/format/raw"
 	_ "github.com/kshare/kshare/kafka"
+	_ "github.com/kshare/kshare/sharegroup"
 	_ "github.com/kshare/kshare/sinks"
 	_ "github.com/kshare/kshare/sinks/filesystem"
 	_ "github.com/kshare/kshare/sinks/jdbc"

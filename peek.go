@@ -9,12 +9,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/admin"
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -95,7 +95,7 @@ func (e *Engine) prepare(sql string) (*query.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Bound.Connector == nil || t.Bound.Connector.Name() != connector.Name {
+	if t.Bound.Connector == nil || t.Bound.Connector.Name() != sharegroup.Name {
 		return nil, fmt.Errorf("TABLE(PEEK(TABLE %s)): PEEK reads a kafka-sharegroup table; '%s' is not one", table.QuoteIdent(name), options.Cut(name))
 	}
 	if t.Bound.Options.String(kafkaclient.OptTopic) == "" {
@@ -141,7 +141,7 @@ func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Strea
 		rs = append(rs, kafka.Range{Topic: r.Topic, Partition: r.Partition, From: r.From, To: r.To, Present: true})
 	}
 	return kafka.OpenLog(kafka.LogConfig{Table: s.bound, Client: opts, Ranges: rs, Unavailable: v.Duration(kafkaclient.OptBrokerUnavailableTimeout),
-		SkipDecodeErrors: v.String(connector.OptOnDecodeError) != connector.OnDecodeErrorFail,
+		SkipDecodeErrors: v.String(sharegroup.OptOnDecodeError) != sharegroup.OnDecodeErrorFail,
 		DecodeHint:       "a peek shows the record as the table's 'scan.on-decode-error' says; 'fail' ends it"}, o)
 }
 
@@ -152,8 +152,8 @@ func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Strea
 // share.auto.offset.reset then), so every record waits for it; a peek,
 // which changes nothing, does not set that config and reads so itself.
 func peekRanges(ctx context.Context, adm *admin.Admin, v options.Values, topics []string) ([]admin.PeekRange, error) {
-	group := v.String(connector.OptShareGroupID)
-	if v.String(connector.OptStartupMode) != connector.StartupEarliestOffset {
+	group := v.String(sharegroup.OptShareGroupID)
+	if v.String(sharegroup.OptStartupMode) != sharegroup.StartupEarliestOffset {
 		return adm.PeekRanges(ctx, group, topics)
 	}
 	if _, err := adm.Group(ctx, group); !errors.Is(err, admin.ErrUnknownGroup) {

@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"github.com/kshare/kshare/admin"
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -82,12 +82,12 @@ func ProposeTable(ctx context.Context, adm *admin.Admin, topic string, o Propose
 		return nil, fmt.Errorf("%s: the JSON objects of the %d records read have no named fields to make columns of", doing, len(values))
 	}
 	opts := map[string]string{
-		table.KeyConnector:              connector.Name,
+		table.KeyConnector:              sharegroup.Name,
 		table.KeyFormat:                 json.Format{}.Name(),
 		kafkaclient.OptBootstrapServers: o.Bootstrap,
 		kafkaclient.OptTopic:            topic,
-		connector.OptShareGroupID:       o.ShareGroup,
-		connector.OptStartupMode:        connector.StartupEarliestOffset,
+		sharegroup.OptShareGroupID:      o.ShareGroup,
+		sharegroup.OptStartupMode:       sharegroup.StartupEarliestOffset,
 	}
 	for k, v := range inf.Options {
 		opts[k] = v
@@ -96,6 +96,6 @@ func ProposeTable(ctx context.Context, adm *admin.Admin, topic string, o Propose
 		opts[kv.Key] = kv.Value
 	}
 	def := table.NewDefinition(o.Table, inf.Columns, opts)
-	secret := func(key string) bool { return connector.Options.Secret(key) || options.LooksSecret(key) }
+	secret := func(key string) bool { return sharegroup.Options.Secret(key) || options.LooksSecret(key) }
 	return &Proposal{Definition: def, DDL: def.DDL(secret), Sampled: len(values), Rows: inf.Rows, Skipped: inf.Skipped}, nil
 }

@@ -1,5 +1,5 @@
 // Package kafkaclient is how kshare reaches a Kafka cluster, shared by the
-// kafka-sharegroup source (package connector), the 'kafka' connector
+// kafka-sharegroup source (package sharegroup), the 'kafka' connector
 // (package kafka), the statements about the cluster (package admin and the
 // engine) and the command line:
 //

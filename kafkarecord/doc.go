@@ -4,7 +4,7 @@
 // and the builder that turns records into a table's Arrow batches, the
 // table's format decoding each value into the physical columns and the
 // record filling the metadata columns. Both Kafka connectors read through
-// it: the kafka-sharegroup source (package connector) and the 'kafka'
+// it: the kafka-sharegroup source (package sharegroup) and the 'kafka'
 // connector's plain reader (package kafka). The record behind a row, which
 // a reader learns from a batch's Acker, is table.Origin: the query and the
 // worker ask for it without importing anything of Kafka.

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
 	"github.com/kshare/kshare/internal/ddltest"
@@ -17,6 +16,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	_ "github.com/kshare/kshare/query" // types computed columns (table.SetExprTyper)
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -182,7 +182,7 @@ func secretValues(script string) []string {
 			kvs = st.Def.Options
 		}
 		for _, kv := range kvs {
-			secret := options.LooksSecret(kv.Key) || connector.Options.Secret(kv.Key) ||
+			secret := options.LooksSecret(kv.Key) || sharegroup.Options.Secret(kv.Key) ||
 				json.Options.Secret(kv.Key) || raw.Options.Secret(kv.Key)
 			for _, p := range model.Default.Providers() {
 				secret = secret || p.Options().Secret(kv.Key)

@@ -138,7 +138,7 @@ if (($# == 0)); then
 	say "again on kfake: the packages that talk to a broker"
 	step env -u KSHARE_KAFKA_BOOTSTRAP -u KSHARE_KAFKA_SASL_BOOTSTRAP -u KSHARE_KAFKA_SASL_USER \
 		-u KSHARE_KAFKA_SASL_PASSWORD -u KSHARE_KAFKA_CA_FILE \
-		go test -race -count=1 -timeout 20m . ./admin/ ./connector/ ./kafka/ ./cmd/... ./internal/... || fake=$?
+		go test -race -count=1 -timeout 20m . ./admin/ ./sharegroup/ ./kafka/ ./cmd/... ./internal/... || fake=$?
 fi
 
 say "vet, staticcheck and gofmt exit $vet, go test exit $tests (real broker), $fake (kfake), $((SECONDS - start)) s in all"

@@ -387,7 +387,7 @@ type Stats struct {
 	// FetchedAhead counts records the client acquired beyond what the
 	// stream needed and that went back undelivered when it closed, their
 	// delivery count raised: franz-go can start the next fetch while a
-	// poll takes the last one's records (see connector/locks.go).
+	// poll takes the last one's records (see sharegroup/locks.go).
 	FetchedAhead int64
 	Consumers    []ConsumerStats
 	// Unreachable is when the stream's brokers (Brokers) stopped

@@ -11,7 +11,7 @@ var (
 
 // Collector is a Prometheus collector of the pool's counts, for a program
 // that serves metrics (kshare work does with --metrics-addr); the
-// connector's own (connector.Collector) count the records.
+// connector's own (sharegroup.Collector) count the records.
 func (p *Pool) Collector() prometheus.Collector { return poolCollector{p} }
 
 type poolCollector struct{ p *Pool }

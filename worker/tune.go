@@ -3,8 +3,8 @@ package worker
 import (
 	"strconv"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -49,26 +49,26 @@ const tuneMembers = 2
 // connector's declaration resolved (aliases included).
 func Tune(b *table.Bound, concurrency, pollRecords int) ([]options.KV, bool) {
 	out := append([]options.KV(nil), b.Def.Options...)
-	if b.Connector == nil || b.Connector.Name() != connector.Name {
+	if b.Connector == nil || b.Connector.Name() != sharegroup.Name {
 		return out, false
 	}
 	v := b.Options
 	members := tuneMembers
-	if v.Has(connector.OptParallelism) {
-		members = int(v.Int(connector.OptParallelism))
+	if v.Has(sharegroup.OptParallelism) {
+		members = int(v.Int(sharegroup.OptParallelism))
 	} else {
-		out = append(out, options.KV{Key: connector.OptParallelism, Value: strconv.Itoa(members)})
+		out = append(out, options.KV{Key: sharegroup.OptParallelism, Value: strconv.Itoa(members)})
 	}
-	if !v.Has(connector.OptMaxPollRecords) {
+	if !v.Has(sharegroup.OptMaxPollRecords) {
 		n := concurrency
 		if pollRecords > 0 {
 			n = pollRecords
 		}
-		n = min(n, connector.PartitionRecordLocks/max(members, 1))
-		out = append(out, options.KV{Key: connector.OptMaxPollRecords, Value: strconv.Itoa(max(n, 1))})
+		n = min(n, sharegroup.PartitionRecordLocks/max(members, 1))
+		out = append(out, options.KV{Key: sharegroup.OptMaxPollRecords, Value: strconv.Itoa(max(n, 1))})
 	}
-	if !v.Has(connector.OptShareAcquireMode) {
-		out = append(out, options.KV{Key: connector.OptShareAcquireMode, Value: connector.AcquireRecordLimit})
+	if !v.Has(sharegroup.OptShareAcquireMode) {
+		out = append(out, options.KV{Key: sharegroup.OptShareAcquireMode, Value: sharegroup.AcquireRecordLimit})
 	}
 	return out, len(out) > len(b.Def.Options)
 }

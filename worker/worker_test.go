@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -39,7 +39,7 @@ func TestTune(t *testing.T) {
 		{Key: "share-group-id", Value: "g"},
 		{Key: "properties.bootstrap.servers", Value: "127.0.0.1:9092"},
 	}
-	kafka, err := table.Default.LookupConnector(connector.Name)
+	kafka, err := table.Default.LookupConnector(sharegroup.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

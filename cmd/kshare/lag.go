@@ -7,12 +7,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/admin"
-	"github.com/kshare/kshare/connector"
+	"github.com/kshare/kshare/sharegroup"
 )
 
 // shareLag exports kshare_share_group_lag (admin.LagCollector) for the
 // share groups that the queries of this process are reading now
-// (connector.RunningGroups): one collector per cluster they read, with a
+// (sharegroup.RunningGroups): one collector per cluster they read, with a
 // client of its own made when a query of that cluster is first seen at a
 // scrape. Each polls the broker at most every admin.DefaultLagInterval.
 type shareLag struct {
@@ -32,7 +32,7 @@ func newShareLag() *shareLag { return &shareLag{clusters: map[string]*clusterLag
 func (*shareLag) Describe(chan<- *prometheus.Desc) {}
 
 func (s *shareLag) Collect(ch chan<- prometheus.Metric) {
-	running := connector.RunningGroups()
+	running := sharegroup.RunningGroups()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, rg := range running {
@@ -48,7 +48,7 @@ func (s *shareLag) Collect(ch chan<- prometheus.Metric) {
 		key := rg.Cluster
 		groups := func() []string {
 			var out []string
-			for _, g := range connector.RunningGroups() {
+			for _, g := range sharegroup.RunningGroups() {
 				if g.Cluster == key {
 					out = append(out, g.Group)
 				}

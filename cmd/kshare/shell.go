@@ -19,9 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/term"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/sqlshell"
 	"github.com/kshare/kshare/table"
 )
@@ -295,7 +295,7 @@ type metricsServer struct {
 func startMetrics(addr string, routes map[string]http.Handler, more ...prometheus.Collector) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	lag := newShareLag()
-	for _, c := range append([]prometheus.Collector{connector.Collector(), lag}, more...) {
+	for _, c := range append([]prometheus.Collector{sharegroup.Collector(), lag}, more...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}

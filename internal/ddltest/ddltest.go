@@ -1,7 +1,7 @@
 // Package ddltest holds what the tests of DDL (package parse's scenario
 // files, package table's catalog tests) bind against: fakes of the
 // kafka-sharegroup connector and the json and raw formats that carry the
-// real declarations (connector/spec.go, format/*/spec.go), so that the
+// real declarations (sharegroup/spec.go, format/*/spec.go), so that the
 // messages are the real ones while no broker or decoder is involved.
 package ddltest
 
@@ -11,11 +11,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
 	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
 )
@@ -25,10 +25,10 @@ import (
 type Connector struct{}
 
 func (Connector) Name() string                  { return "kafka-sharegroup" }
-func (Connector) Options() *options.Set         { return connector.Options }
-func (Connector) Metadata() []table.MetadataKey { return connector.Metadata }
+func (Connector) Options() *options.Set         { return sharegroup.Options }
+func (Connector) Metadata() []table.MetadataKey { return sharegroup.Metadata }
 func (Connector) NewSource(b *table.Bound) (table.Source, error) {
-	if err := connector.Validate(b.Options); err != nil {
+	if err := sharegroup.Validate(b.Options); err != nil {
 		return nil, err
 	}
 	return fakeSource{}, nil

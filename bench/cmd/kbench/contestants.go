@@ -144,7 +144,7 @@ func checkJava(t target, res measure.Result) (int64, float64, error) {
 }
 
 // kshareFetch is the fetch policy kshare's connector uses by default
-// (connector/client.go, connector.go, source.go and member.go), as
+// (sharegroup/client.go, connector.go, source.go and member.go), as
 // plain-loop settings: the one place to change when the connector's
 // defaults change. members is the table's source.parallelism, partitions
 // the topic's.

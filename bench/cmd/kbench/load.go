@@ -19,7 +19,7 @@ import (
 // defaultBatchBytes is Kafka's own producer default (batch.size = 16384):
 // how the topics of most users are written. The batch size matters to the
 // consumers: a share consumer that asks the broker for at most N records
-// (kshare does, see connector/member.go) is still sent whole batches and
+// (kshare does, see sharegroup/member.go) is still sent whole batches and
 // parses every record of them, so big batches cost it more.
 const defaultBatchBytes = 16 << 10
 

@@ -1,4 +1,4 @@
-package connector_test
+package sharegroup_test
 
 import (
 	"context"
@@ -23,10 +23,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/goleak"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -69,7 +69,7 @@ func newSource(t testing.TB, addr, topic, group string, extra map[string]string,
 func newSourceOpts(t testing.TB, addr, group string, opts map[string]string, meta ...table.Column) table.Source {
 	t.Helper()
 	kvs := []options.KV{
-		{Key: "connector", Value: connector.Name},
+		{Key: "connector", Value: sharegroup.Name},
 		{Key: "format", Value: "test-id"},
 		{Key: "bootstrap.servers", Value: addr},
 		{Key: "share-group-id", Value: group},
@@ -83,14 +83,14 @@ func newSourceOpts(t testing.TB, addr, group string, opts map[string]string, met
 		kvs = append(kvs, options.KV{Key: k, Value: opts[k]})
 	}
 	f := idFormat{}
-	vals, err := options.Parse(kvs, []string{"connector", "format"}, connector.Options, f.Options())
+	vals, err := options.Parse(kvs, []string{"connector", "format"}, sharegroup.Options, f.Options())
 	if err != nil {
 		t.Fatalf("options: %v", err)
 	}
 	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: append([]table.Column{
 		{Name: "id", Type: table.BigIntType()},
 	}, meta...)}}
-	c, err := table.LookupConnector(connector.Name)
+	c, err := table.LookupConnector(sharegroup.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestDecodeErrorFail(t *testing.T) {
 		b.Record.Release()
 		b.Ack.Done()
 	}
-	var re *connector.RecordError
+	var re *sharegroup.RecordError
 	if !errors.As(failure, &re) || re.Topic != topic || re.Partition != 0 || re.Offset != 500 || re.DeliveryCount != 1 {
 		t.Fatalf("error = %v, want a RecordError at %s[0]@500, first delivery", failure, topic)
 	}
@@ -414,7 +414,7 @@ func TestMetadataColumns(t *testing.T) {
 	kafkatest.ProduceRecords(t, addr, &kgo.Record{Topic: topic, Key: []byte("k1"), Value: []byte("7"), Timestamp: ts,
 		Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("v")}}})
 	var meta []table.Column
-	for _, k := range connector.Metadata {
+	for _, k := range sharegroup.Metadata {
 		meta = append(meta, table.Column{Name: "m_" + k.Key, Type: k.Type, Metadata: true, MetadataKey: k.Key, Virtual: true})
 	}
 	st := open(t, newSource(t, addr, topic, group, nil, meta...), tabletest.CheckedAlloc(t))
@@ -475,7 +475,7 @@ func TestSlowReaderKeepsLocks(t *testing.T) {
 		}
 	})
 	t.Run("no-renew", func(t *testing.T) {
-		defer connector.SetPolicy(0, false)()
+		defer sharegroup.SetPolicy(0, false)()
 		stolen, held, s, group := holdSlowly(t)
 		if stolen == 0 {
 			t.Errorf("without renewal none of %d held records went elsewhere in three lock durations; the test proves nothing", held)
@@ -489,7 +489,7 @@ func TestSlowReaderKeepsLocks(t *testing.T) {
 		}
 		// Prometheus counts them as Stats does (the group is the test's own).
 		reg := prometheus.NewPedanticRegistry()
-		reg.MustRegister(connector.Collector())
+		reg.MustRegister(sharegroup.Collector())
 		if got := kafkatest.MetricOf(t, reg, "kshare_source_lock_expired_total", group); got != float64(s.LockExpired) {
 			t.Errorf("kshare_source_lock_expired_total = %v, Stats.LockExpired = %d", got, s.LockExpired)
 		}
@@ -504,7 +504,7 @@ func TestSlowReaderKeepsLocks(t *testing.T) {
 // which would hand the delivered rows out a second time. franz-go fetches
 // ahead now and then on a busy machine; prefetch 1 makes it do so always.
 func TestFetchedAheadReleasedAlone(t *testing.T) {
-	defer connector.SetPolicy(1, true)()
+	defer sharegroup.SetPolicy(1, true)()
 	const lock = 2 * time.Second
 	addr, topic, group := kafkatest.LockedGroup(t, lock)
 	// Two producer batches: in batch_optimized mode a fetch takes one.
@@ -774,7 +774,7 @@ func childReader(out string) error {
 	if err != nil {
 		return err
 	}
-	c, err := table.LookupConnector(connector.Name)
+	c, err := table.LookupConnector(sharegroup.Name)
 	if err != nil {
 		return err
 	}
@@ -785,7 +785,7 @@ func childReader(out string) error {
 		{Key: "source.parallelism", Value: "2"},
 		{Key: "properties.max.poll.records", Value: "100"},
 	}
-	vals, err := options.Parse(kvs, nil, connector.Options, idFormat{}.Options())
+	vals, err := options.Parse(kvs, nil, sharegroup.Options, idFormat{}.Options())
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package connector
+package sharegroup
 
 // This file is 'scan.on-decode-error' = 'dead-letter': a record that the
 // table's format cannot decode is produced to 'scan.dead-letter.topic', and

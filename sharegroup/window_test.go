@@ -1,4 +1,4 @@
-package connector_test
+package sharegroup_test
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/internal/watch"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -140,13 +140,13 @@ func TestFetchWindowLargeRecords(t *testing.T) {
 	}
 
 	w := &fetchWatch{}
-	defer connector.SetClientOpts(kgo.Dialer(w.dial))()
+	defer sharegroup.SetClientOpts(kgo.Dialer(w.dial))()
 	group := kafkatest.ShareGroup(t, addr)
 	st := open(t, newSource(t, addr, topic, group, nil), tabletest.CheckedAlloc(t))
 	w.readAll(t, st, len(values))
 	for _, b := range w.windows() {
-		if b != connector.DefaultFetchMaxBytes {
-			t.Fatalf("ShareFetch MaxBytes %d, want %d in every request (all: %v)", b, connector.DefaultFetchMaxBytes, w.windows())
+		if b != sharegroup.DefaultFetchMaxBytes {
+			t.Fatalf("ShareFetch MaxBytes %d, want %d in every request (all: %v)", b, sharegroup.DefaultFetchMaxBytes, w.windows())
 		}
 	}
 	t.Logf("%d records of %d bytes in %d ShareFetch requests", len(values), 3<<19+100*20003, len(w.windows()))
@@ -164,7 +164,7 @@ func TestShareFetchRequests(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.Topic(t, addr, 1)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(2000)...)
-	window := connector.DefaultFetchMaxBytes
+	window := sharegroup.DefaultFetchMaxBytes
 	for _, tc := range []struct {
 		name       string
 		extra      map[string]string
@@ -181,7 +181,7 @@ func TestShareFetchRequests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &fetchWatch{}
-			defer connector.SetClientOpts(kgo.Dialer(w.dial))()
+			defer sharegroup.SetClientOpts(kgo.Dialer(w.dial))()
 			logs := &watch.Buffer{}
 			src := newSource(t, addr, topic, kafkatest.ShareGroup(t, addr), tc.extra)
 			st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: tabletest.CheckedAlloc(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})

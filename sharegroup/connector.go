@@ -1,4 +1,4 @@
-// Package connector is the kafka-sharegroup table source: a table whose rows
+// Package sharegroup is the kafka-sharegroup table source: a table whose rows
 // are the records of Kafka topics, read through a share group (KIP-932) by
 // 'source.parallelism' members, and acknowledged one record at a time.
 //
@@ -10,7 +10,7 @@
 // dead-letter topic and accepted once that is acknowledged
 // ('scan.on-decode-error', deadletter.go). The package knows nothing of
 // JSON or SQL: the table's format decodes values, the query layer settles.
-package connector
+package sharegroup
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package connector_test
+package sharegroup_test
 
 import (
 	"strings"
@@ -7,16 +7,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/sharegroup"
 )
 
 // TestMetrics: the collector counts the work of open and of closed streams.
 func TestMetrics(t *testing.T) {
 	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(30)...)
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(connector.Collector()); err != nil {
+	if err := reg.Register(sharegroup.Collector()); err != nil {
 		t.Fatal(err)
 	}
 	st := open(t, newSource(t, addr, topic, group, nil), tabletest.CheckedAlloc(t))

@@ -1,4 +1,4 @@
-package connector
+package sharegroup
 
 // This file is 'scan.on-eval-error': a record whose row a query cannot
 // evaluate (a division by zero, a CAST that does not fit) is settled by the

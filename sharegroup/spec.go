@@ -1,4 +1,4 @@
-package connector
+package sharegroup
 
 // This file declares, as data, what a kafka-sharegroup table may say: its
 // WITH clause keys and its metadata keys. The table layer parses and checks

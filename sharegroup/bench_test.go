@@ -1,4 +1,4 @@
-package connector_test
+package sharegroup_test
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/kshare/kshare/connector"
 	_ "github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/internal/cputime"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -58,7 +58,7 @@ func benchTopic(b *testing.B, addr string, parts int32, n int) string {
 // value.
 func ordersSource(b *testing.B, addr, topic, group string, parallelism int, extra ...string) table.Source {
 	opts := map[string]string{
-		"connector":          connector.Name,
+		"connector":          sharegroup.Name,
 		"format":             "json",
 		"bootstrap.servers":  addr,
 		"topic":              topic,
@@ -87,7 +87,7 @@ func ordersSource(b *testing.B, addr, topic, group string, parallelism int, extr
 // members, on 1 and 4 partitions, without prefetch (the connector's policy)
 // and with one fetch of prefetch.
 //
-//	KSHARE_BENCH_N=200000 go test -run '^$' -bench BenchmarkSourceOrders ./connector
+//	KSHARE_BENCH_N=200000 go test -run '^$' -bench BenchmarkSourceOrders ./sharegroup
 func BenchmarkSourceOrders(b *testing.B) {
 	n, addr := benchN(b), kafkatest.Bootstrap(b)
 	for _, parts := range []int32{1, 4} {
@@ -95,7 +95,7 @@ func BenchmarkSourceOrders(b *testing.B) {
 		for _, par := range []int{1, 4} {
 			for _, prefetch := range []int{0, 1} {
 				b.Run(fmt.Sprintf("partitions=%d/members=%d/prefetch=%d", parts, par, prefetch), func(b *testing.B) {
-					defer connector.SetPolicy(prefetch, true)()
+					defer sharegroup.SetPolicy(prefetch, true)()
 					var total, cpu time.Duration
 					for i := 0; i < b.N; i++ {
 						group := kafkatest.ShareGroup(b, addr)
@@ -122,21 +122,21 @@ func BenchmarkSourceOrders(b *testing.B) {
 // to repeat it: the modes of one configuration run one after the other,
 // so a busy machine disturbs them alike.
 //
-//	KSHARE_BENCH_N=100000 go test -run '^$' -bench BenchmarkAcquireMode -benchtime 1x -count 2 ./connector
+//	KSHARE_BENCH_N=100000 go test -run '^$' -bench BenchmarkAcquireMode -benchtime 1x -count 2 ./sharegroup
 func BenchmarkAcquireMode(b *testing.B) {
 	n, addr := benchN(b), kafkatest.Bootstrap(b)
 	for _, parts := range []int32{1, 8} {
 		topic := benchTopic(b, addr, parts, n)
 		for _, par := range []int{1, 4} {
 			for _, mode := range []struct{ name, poll string }{
-				{connector.AcquireBatchOptimized, "500"}, {connector.AcquireRecordLimit, "500"}, {connector.AcquireRecordLimit, "125"},
+				{sharegroup.AcquireBatchOptimized, "500"}, {sharegroup.AcquireRecordLimit, "500"}, {sharegroup.AcquireRecordLimit, "125"},
 			} {
 				b.Run(fmt.Sprintf("partitions=%d/members=%d/mode=%s/poll=%s", parts, par, mode.name, mode.poll), func(b *testing.B) {
 					var total time.Duration
 					for i := 0; i < b.N; i++ {
 						group := kafkatest.ShareGroup(b, addr)
 						src := ordersSource(b, addr, topic, group, par,
-							connector.OptShareAcquireMode, mode.name, connector.OptMaxPollRecords, mode.poll)
+							sharegroup.OptShareAcquireMode, mode.name, sharegroup.OptMaxPollRecords, mode.poll)
 						start := time.Now()
 						st := readOrders(b, src, n)
 						total += time.Since(start)

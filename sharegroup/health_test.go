@@ -1,4 +1,4 @@
-package connector_test
+package sharegroup_test
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -25,7 +25,7 @@ import (
 // dials through.
 func newLink(t *testing.T) *kafkatest.Link {
 	l := kafkatest.NewLink()
-	t.Cleanup(connector.SetClientOpts(l.Opt()))
+	t.Cleanup(sharegroup.SetClientOpts(l.Opt()))
 	return l
 }
 
@@ -36,7 +36,7 @@ func noLeaks(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		if err := connector.WaitClosed(ctx); err != nil {
+		if err := sharegroup.WaitClosed(ctx); err != nil {
 			t.Errorf("kafka clients still closing: %v", err)
 		}
 		goleak.VerifyNone(t, ignore)
@@ -147,7 +147,7 @@ func TestCloseReportsUnsentAcks(t *testing.T) {
 	}
 	// Prometheus counts the refused ones as Stats does.
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(connector.Collector())
+	reg.MustRegister(sharegroup.Collector())
 	if got := kafkatest.MetricOf(t, reg, "kshare_source_acks_refused_total", group); got != float64(s.AckRefused) {
 		t.Errorf("kshare_source_acks_refused_total = %v, Stats.AckRefused = %d", got, s.AckRefused)
 	}
@@ -210,7 +210,7 @@ func TestLostAcceptsAreCounted(t *testing.T) {
 	}
 	t.Logf("the broker gave %d of the %d records again with a delivery count above 1", s.Redelivered, len(ids))
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(connector.Collector())
+	reg.MustRegister(sharegroup.Collector())
 	for name, want := range map[string]int64{"kshare_source_accepts_lost_total": s.AcceptsLost, "kshare_source_redelivered_total": s.Redelivered} {
 		if got := kafkatest.MetricOf(t, reg, name, group); got != float64(want) {
 			t.Errorf("%s = %v, Stats says %d", name, got, want)
@@ -247,19 +247,19 @@ func TestOpenFailureFreesBuiltMembers(t *testing.T) {
 	left := 2 // two members build theirs, the third fails
 	f := failingFormat{mu: &sync.Mutex{}, left: &left}
 	kvs := []options.KV{
-		{Key: "connector", Value: connector.Name},
+		{Key: "connector", Value: sharegroup.Name},
 		{Key: "format", Value: "test-id"},
 		{Key: "bootstrap.servers", Value: addr},
 		{Key: "share-group-id", Value: group},
 		{Key: "topic", Value: topic},
 		{Key: "source.parallelism", Value: "3"},
 	}
-	vals, err := options.Parse(kvs, []string{"connector", "format"}, connector.Options, f.Options())
+	vals, err := options.Parse(kvs, []string{"connector", "format"}, sharegroup.Options, f.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
 	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: table.BigIntType()}}}}
-	c, err := table.LookupConnector(connector.Name)
+	c, err := table.LookupConnector(sharegroup.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

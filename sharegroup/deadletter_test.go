@@ -1,4 +1,4 @@
-package connector_test
+package sharegroup_test
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kshare/kshare/connector"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/kafkaclient"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
 )
 
@@ -74,7 +74,7 @@ func TestDeadLetter(t *testing.T) {
 
 	// Prometheus counts them as Stats does.
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(connector.Collector())
+	reg.MustRegister(sharegroup.Collector())
 	if got := kafkatest.MetricOf(t, reg, "kshare_source_dead_lettered_total", group); got != float64(len(poisonAt)) {
 		t.Errorf("kshare_source_dead_lettered_total = %v, want %d", got, len(poisonAt))
 	}
