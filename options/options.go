@@ -1,10 +1,3 @@
-// Package options declares what a WITH clause may say, as data, and turns the
-// raw key/value pairs of a table definition into typed values in one parse and
-// validate step that reports every problem at once.
-//
-// A connector and a format each declare a Set. The table layer parses a WITH
-// clause against the connector's set and the format's set together, so an
-// unknown key is reported once, with the keys that would have been accepted.
 package options
 
 import (

@@ -1,15 +1,3 @@
-// Package sharegroup is the kafka-sharegroup table source: a table whose rows
-// are the records of Kafka topics, read through a share group (KIP-932) by
-// 'source.parallelism' members, and acknowledged one record at a time.
-//
-// Delivery is at least once by default: a record is accepted only after the
-// reader settled the batch holding its rows (table.Acker.Done); a batch that
-// was not delivered is released at once, so another member gets its records
-// without waiting for their locks to expire. A record the format cannot
-// decode fails the stream, is rejected, released, or produced to a
-// dead-letter topic and accepted once that is acknowledged
-// ('scan.on-decode-error', deadletter.go). The package knows nothing of
-// JSON or SQL: the table's format decodes values, the query layer settles.
 package sharegroup
 
 import (

@@ -1,25 +1,3 @@
-// Package sqlshell is kshare's SQL shell: it reads statements (typed at a
-// prompt, given with -e, or read from a file), runs them on an engine and
-// prints their results. It is thin on purpose: statements are parsed and run
-// by the engine (the root package's kshare.Engine); the shell only cuts the
-// input into statements, prints, and settles each batch of a query after its
-// rows were written.
-//
-// # Delivery
-//
-// A SELECT over a kafka-sharegroup table hands out records under a lock, and
-// kshare accepts a record only after its row reached its destination. The
-// shell keeps that promise by moving on to the next batch (which settles the
-// one before as delivered) only after the batch's rows were flushed to the
-// output. When a query is stopped while a batch is being printed, every row
-// not yet printed is released, so the broker hands its record out again; when
-// writing fails, the whole batch is released, because it cannot be known
-// which of its rows arrived.
-//
-// The rows of an aggregate (GROUP BY, COUNT, ...) are changes of its
-// result; a batch of them reflects every record of the source batch behind
-// it, so it is settled as a whole: printed, its records are accepted;
-// stopped or failed in the middle, they are all released.
 package sqlshell
 
 import (

@@ -1,10 +1,3 @@
-// Command kshare is the kafka-sharegroup SQL connector's command line: a SQL
-// shell over Kafka share groups, and the small tools that go with it (a
-// local broker, a line producer).
-//
-// Each subcommand lives in its own file and registers itself from init with
-// register; main only dispatches. Subcommands parse their own flags with
-// their own flag.FlagSet.
 package main
 
 import (

@@ -1,8 +1,3 @@
-// Package batch gathers the rows a table.Decoder appends into Arrow record
-// batches of a chosen size, with the metadata columns a connector fills
-// from each value's source (MetaBuilder). The kafka-sharegroup connector's
-// members build their batches with it, and so do tests and tools that
-// decode values outside a connector.
 package batch
 
 import (

@@ -1,6 +1,3 @@
-// Package cputime reads the CPU time of this process, for benchmarks that
-// report work per CPU second: a figure that a machine shared with other
-// work disturbs less than wall-clock time.
 package cputime
 
 import (

@@ -1,8 +1,3 @@
-// Package ddltest holds what the tests of DDL (package parse's scenario
-// files, package table's catalog tests) bind against: fakes of the
-// kafka-sharegroup connector and the json and raw formats that carry the
-// real declarations (sharegroup/spec.go, format/*/spec.go), so that the
-// messages are the real ones while no broker or decoder is involved.
 package ddltest
 
 import (

@@ -1,6 +1,3 @@
-// Package errlist is what the packages that report several problems at
-// once (options.Errors, parse.SyntaxErrors) share: one message for the list
-// and an Unwrap that lets errors.Is and errors.As see each problem.
 package errlist
 
 import "strings"

@@ -1,6 +1,3 @@
-// Package kafkaadmin holds the few admin calls kshare needs that franz-go's
-// kadm does not offer. It is shared by the connector and the test harness so
-// that tests exercise the same code the connector runs.
 package kafkaadmin
 
 import (

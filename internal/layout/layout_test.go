@@ -2,8 +2,11 @@ package layout_test
 
 import (
 	"bufio"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -79,6 +82,51 @@ func TestImports(t *testing.T) {
 	for pkg := range rules {
 		if !seen[pkg] {
 			t.Errorf("testdata/imports.txt has a line for %s, which is not a package (any more)", pkg)
+		}
+	}
+}
+
+// TestDocGo checks that every package of the module has a doc.go that
+// holds its package comment (what it owns and what it may import), and
+// that no other file of the package has one, so that godoc shows the one
+// in doc.go.
+func TestDocGo(t *testing.T) {
+	cmd := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}} {{.Dir}}`, module+"/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, dir, _ := strings.Cut(line, " ")
+		doc, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, "doc.go"), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if os.IsNotExist(err) {
+			t.Errorf("package %s has no doc.go: give it one whose package comment says what the package owns and what it may import", pkg)
+			continue
+		}
+		if err != nil {
+			t.Errorf("package %s: %v", pkg, err)
+			continue
+		}
+		if doc.Doc == nil || strings.TrimSpace(doc.Doc.Text()) == "" {
+			t.Errorf("package %s: its doc.go has no package comment (a comment right above the package clause)", pkg)
+		}
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			if filepath.Base(name) == "doc.go" {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.PackageClauseOnly|parser.ParseComments)
+			if err != nil {
+				t.Errorf("package %s: %v", pkg, err)
+				continue
+			}
+			if f.Name.Name == doc.Name.Name && f.Doc != nil {
+				t.Errorf("package %s: %s has a package comment too: the package's one comment belongs in doc.go", pkg, filepath.Base(name))
+			}
 		}
 	}
 }

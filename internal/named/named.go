@@ -1,7 +1,3 @@
-// Package named is what kshare's registries share: components kept by a
-// name that is registered once (table's connectors and formats, model's
-// providers), found by it with a "did you mean" for a misspelled one, and
-// listed sorted by it.
 package named
 
 import (

@@ -1,7 +1,3 @@
-// Package rowfile writes a query's rows as files: CSV (RFC 4180, values
-// in the shell's text form) and Parquet, and makes a finished file durable
-// under its final name. `kshare export` and the 'filesystem' sink both
-// write through it, so a file means the same thing from either.
 package rowfile
 
 import (

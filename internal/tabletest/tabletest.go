@@ -1,11 +1,3 @@
-// Package tabletest holds what the tests of the table layer and of the
-// packages above it (query, sqlshell, the Go API) share: a connector whose
-// tables live in memory and record what became of every row, a format that
-// decodes nothing, and Arrow memory that fails the test when it leaks.
-//
-// The fakes follow the table.Acker contract to the letter, so a test sees
-// what a consumer did with each batch (its log) and what each row's fate
-// was (its verdicts), the way the real connector would settle them.
 package tabletest
 
 import (

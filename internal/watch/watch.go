@@ -1,6 +1,3 @@
-// Package watch holds what a test uses to watch work that goes on in other
-// goroutines or processes: a buffer they write while the test reads it, and
-// the wait for a condition, with a deadline (Wait).
 package watch
 
 import (

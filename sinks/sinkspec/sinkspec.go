@@ -1,8 +1,3 @@
-// Package sinkspec declares the names and keys of the connectors of
-// packages sinks, sinks/filesystem and sinks/jdbc, apart from their code: the generator of docs/connectors.md and the
-// DDL tests (internal/ddltest) bind against the declarations without
-// linking the print sink's renderer (package query), which package
-// table's own tests must not link.
 package sinkspec
 
 import (

@@ -1,18 +1,3 @@
-// Command kbench is kshare's benchmark driver: it loads topics with orders,
-// runs every contestant (Apache Kafka's ShareConsumerPerformance, a plain
-// franz-go share-consumer loop, the kshare binary) as a measured child
-// process, measures latency and slow-worker scaling through kshare's Go
-// side, and writes the results as a markdown table. scripts/bench.sh starts
-// the broker, builds the binaries and calls `kbench suite`.
-//
-// Subcommands:
-//
-//	kbench suite    the whole benchmark (what scripts/bench.sh runs)
-//	kbench load     produce N orders into a topic
-//	kbench franz    the plain franz-go share-consumer loop (a contestant)
-//	kbench table    kshare's Go-side stream without SQL or CSV (a contestant)
-//	kbench latency  broker-timestamp-to-delivery latency at a steady rate
-//	kbench workers  slow workers: K members in one share group, 5 ms per row
 package main
 
 import (

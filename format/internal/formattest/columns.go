@@ -1,6 +1,3 @@
-// Package formattest holds what the format packages' tests share: the
-// reading of column lists written as in DDL, the golden-file runner, a
-// printer for record batches, and checks that builders stay aligned.
 package formattest
 
 import (
