@@ -252,12 +252,12 @@ func (e *Engine) StopJob(id string) error {
 }
 
 // JobColumns are the columns of SHOW JOBS.
-var JobColumns = []string{"job id", "statement", "state", "rows read", "rows written", "accepted", "released", "rejected", "errors", "uptime"}
+var JobColumns = []string{"job id", "statement", "state", "rows read", "rows written", "accepted", "released", "rejected", "errors", "uptime", "model calls"}
 
 // jobTypes are the types of JobColumns: the counts are numbers.
 var jobTypes = func() []*table.DataType {
 	s, n := table.StringType(), table.BigIntType()
-	return []*table.DataType{s, s, s, n, n, n, n, n, n, s}
+	return []*table.DataType{s, s, s, n, n, n, n, n, n, s, s}
 }()
 
 func (e *Engine) showJobs() *table.Result {
@@ -273,8 +273,12 @@ func (e *Engine) showJobs() *table.Result {
 			state += fmt.Sprintf(": cannot reach Kafka at %s since %s, retrying", st.Sink.Brokers, st.Sink.Unreachable.Format("15:04:05"))
 		}
 		n := func(v int64) string { return strconv.FormatInt(v, 10) }
+		calls := "" // a job without a model (ML_PREDICT) makes none
+		if st.Model != nil {
+			calls = st.Model.Summary()
+		}
 		res.Rows = append(res.Rows, []string{j.ID(), j.Statement(), state, n(st.Read), n(st.Written), n(st.Accepted), n(st.Released), n(st.Rejected), n(st.Errors),
-			st.Uptime.Round(time.Second).String()})
+			st.Uptime.Round(time.Second).String(), calls})
 	}
 	return res
 }

@@ -186,6 +186,13 @@ func TestPredictInsert(t *testing.T) {
 	if st := res.Job.Stats(); st.Read != n || st.Acked != n || st.Accepted != n || st.Released != 0 || st.Rejected != 0 || st.Errors != 0 {
 		t.Errorf("stats %+v, want %d rows read, acked and accepted", st, n)
 	}
+	if m := res.Job.Stats().Model; m == nil || m.Calls != n || m.OK != n || m.Latency.Count() != n || m.RowsInFlight != 0 || m.TokensIn == 0 {
+		t.Errorf("the job's model stats %+v, want %d calls, all ok, with their tokens", m, n)
+	}
+	show := exec(t, p.eng, "SHOW JOBS")
+	if len(show.Rows) != 1 || !strings.HasPrefix(show.Rows[0][len(show.Rows[0])-1], fmt.Sprintf("%d calls (%d ok), p50 <= ", n, n)) {
+		t.Errorf("SHOW JOBS = %q, want the job's %d model calls in its last column", show.Rows, n)
+	}
 	var want []string
 	for i := range n {
 		want = append(want, fmt.Sprintf("%d|JOB %d", i, i))

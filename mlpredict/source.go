@@ -137,7 +137,14 @@ type result struct {
 }
 
 func (st *stream) Schema() *arrow.Schema { return st.schema }
-func (st *stream) Stats() table.Stats    { return st.in.Stats() }
+
+// Stats are the input's counts, with the model's calls.
+func (st *stream) Stats() table.Stats {
+	s := st.in.Stats()
+	m := st.pred.Stats()
+	s.Model = &m
+	return s
+}
 
 // pull takes the input's batches and starts a call for each while the
 // rows held allow it.

@@ -70,26 +70,28 @@ func (p *poster) post(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return nil, RetryAfter(fmt.Errorf("POST %s: %w", p.shown, unwrapURL(err)), 0)
+		return nil, withOutcome(RetryAfter(fmt.Errorf("POST %s: %w", p.shown, unwrapURL(err)), 0), callConnection)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err != nil {
-		return nil, RetryAfter(fmt.Errorf("POST %s: reading the answer: %w", p.shown, unwrapURL(err)), 0)
+		return nil, withOutcome(RetryAfter(fmt.Errorf("POST %s: reading the answer: %w", p.shown, unwrapURL(err)), 0), callConnection)
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if ok && len(data) > maxAnswerBytes {
-		return nil, RowFailure(fmt.Errorf("POST %s: the answer is larger than %s", p.shown, options.FormatBytes(maxAnswerBytes)))
+		return nil, withOutcome(RowFailure(fmt.Errorf("POST %s: the answer is larger than %s", p.shown, options.FormatBytes(maxAnswerBytes))), callBadAnswer)
 	}
 	if ok {
 		return data, nil
 	}
 	err = fmt.Errorf("POST %s: the server answered %s%s", p.shown, resp.Status, p.serverMessage(data))
 	switch code := resp.StatusCode; {
-	case code == http.StatusTooManyRequests, code == http.StatusRequestTimeout, code >= 500:
-		return nil, RetryAfter(err, retryAfter(resp.Header, time.Now()))
+	case code == http.StatusTooManyRequests:
+		return nil, withOutcome(RetryAfter(err, retryAfter(resp.Header, time.Now())), callRateLimited)
+	case code == http.StatusRequestTimeout, code >= 500:
+		return nil, withOutcome(RetryAfter(err, retryAfter(resp.Header, time.Now())), callServerError)
 	}
-	return nil, RowFailure(err)
+	return nil, withOutcome(RowFailure(err), callClientError)
 }
 
 // unwrapURL drops the *url.Error around err, whose text quotes the whole
@@ -161,14 +163,14 @@ func rowObject(ans json.RawMessage, output []table.Column) (json.RawMessage, err
 		return t, nil
 	}
 	if !json.Valid(t) {
-		return nil, RowFailure(fmt.Errorf("the answer is %s", describeJSON(t)))
+		return nil, withOutcome(RowFailure(fmt.Errorf("the answer is %s", describeJSON(t))), callBadAnswer)
 	}
 	if len(output) != 1 {
 		names := make([]string, len(output))
 		for i, c := range output {
 			names[i] = c.Name
 		}
-		return nil, RowFailure(fmt.Errorf("the answer is %s, not an object with the OUTPUT columns (%s)", describeJSON(t), strings.Join(names, ", ")))
+		return nil, withOutcome(RowFailure(fmt.Errorf("the answer is %s, not an object with the OUTPUT columns (%s)", describeJSON(t), strings.Join(names, ", "))), callBadAnswer)
 	}
 	return wrapColumn(output[0].Name, t), nil
 }

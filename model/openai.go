@@ -144,10 +144,29 @@ func (c *openAICaller) Call(ctx context.Context, in Input) (json.RawMessage, err
 	if err != nil {
 		return nil, err
 	}
+	readUsage(ans, in.Usage)
 	if c.embeddings {
 		return c.embedding(ans)
 	}
 	return c.chat(ans)
+}
+
+// readUsage reads the tokens an OpenAI answer says the call used into u
+// (nil: nobody asked), if it says.
+func readUsage(ans []byte, u *Usage) {
+	if u == nil {
+		return
+	}
+	var r struct {
+		Usage *struct {
+			Prompt     int64 `json:"prompt_tokens"`
+			Completion int64 `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	if json.Unmarshal(ans, &r) != nil || r.Usage == nil || r.Usage.Prompt < 0 || r.Usage.Completion < 0 {
+		return
+	}
+	u.TokensIn, u.TokensOut, u.Known = r.Usage.Prompt, r.Usage.Completion, true
 }
 
 // chat reads a chat completion's answer: its first choice's content.
@@ -164,14 +183,14 @@ func (c *openAICaller) chat(ans []byte) (json.RawMessage, error) {
 	if err := json.Unmarshal(ans, &r); err != nil || len(r.Choices) == 0 {
 		// Not a chat completion at all: a proxy's page, an answer cut
 		// short. The server may do better next time.
-		return nil, RetryAfter(fmt.Errorf("POST %s: the answer is not a chat completion with a choice: %s", c.post.shown, describeJSON(ans)), 0)
+		return nil, withOutcome(RetryAfter(fmt.Errorf("POST %s: the answer is not a chat completion with a choice: %s", c.post.shown, describeJSON(ans)), 0), callBadAnswer)
 	}
 	ch := r.Choices[0]
 	switch {
 	case ch.Message.Refusal != nil && *ch.Message.Refusal != "":
-		return nil, RowFailure(fmt.Errorf("the model refused: %s", options.CutTo(*ch.Message.Refusal, 200)))
+		return nil, withOutcome(RowFailure(fmt.Errorf("the model refused: %s", options.CutTo(*ch.Message.Refusal, 200))), callBadAnswer)
 	case ch.Message.Content == nil:
-		return nil, RowFailure(fmt.Errorf("the answer has no content (finish_reason %q)", ch.FinishReason))
+		return nil, withOutcome(RowFailure(fmt.Errorf("the answer has no content (finish_reason %q)", ch.FinishReason)), callBadAnswer)
 	}
 	content := *ch.Message.Content
 	if !c.json {
@@ -184,7 +203,7 @@ func (c *openAICaller) chat(ans []byte) (json.RawMessage, error) {
 		if ch.FinishReason == "length" {
 			why = " (finish_reason \"length\": 'max-tokens' cut it short)"
 		}
-		return nil, RowFailure(fmt.Errorf("'response-format' is 'json_object' and the content is %s%s", describeJSON([]byte(t)), why))
+		return nil, withOutcome(RowFailure(fmt.Errorf("'response-format' is 'json_object' and the content is %s%s", describeJSON([]byte(t)), why)), callBadAnswer)
 	}
 	return json.RawMessage(t), nil
 }
@@ -197,7 +216,7 @@ func (c *openAICaller) embedding(ans []byte) (json.RawMessage, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(ans, &r); err != nil || len(r.Data) == 0 || len(r.Data[0].Embedding) == 0 {
-		return nil, RetryAfter(fmt.Errorf("POST %s: the answer is not an embedding: %s", c.post.shown, describeJSON(ans)), 0)
+		return nil, withOutcome(RetryAfter(fmt.Errorf("POST %s: the answer is not an embedding: %s", c.post.shown, describeJSON(ans)), 0), callBadAnswer)
 	}
 	return wrapColumn(c.output, r.Data[0].Embedding), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kshare/kshare/internal/modeltest"
 	"github.com/kshare/kshare/model"
+	"github.com/kshare/kshare/table"
 )
 
 // chatModel is an 'openai' chat model on srv with the given options added.
@@ -30,21 +31,38 @@ func TestOutcomeClasses(t *testing.T) {
 		class model.Class
 		msgs  []string
 		delay time.Duration // exact, when not 0
+		count string        // the outcome the metrics count the call as
 	}{
-		{"429 retry-after-ms", modeltest.Fault{Status: 429, RetryAfterMs: "1500"}, model.Retry, []string{"429 Too Many Requests: fault: 429"}, 1500 * time.Millisecond},
-		{"429 Retry-After", modeltest.Fault{Status: 429, RetryAfter: "2"}, model.Retry, []string{"429 Too Many Requests"}, 2 * time.Second},
-		{"500", modeltest.Fault{Status: 500}, model.Retry, []string{"500 Internal Server Error"}, 0},
-		{"503 with a delay", modeltest.Fault{Status: 503, RetryAfter: "1"}, model.Retry, []string{"503 Service Unavailable"}, time.Second},
-		{"slower than the timeout", modeltest.Fault{Delay: 5 * time.Second}, model.Retry, []string{"no answer within 'timeout' (300 ms)"}, 0},
-		{"dropped connection", modeltest.Fault{Drop: true}, model.Retry, []string{"POST " + srv.ChatURL()}, 0},
-		{"malformed envelope", modeltest.Fault{Body: `{"choices": [`}, model.Retry, []string{"the answer is not a chat completion with a choice"}, 0},
-		{"400", modeltest.Fault{Status: 400, Body: `{"error": {"message": "context length exceeded"}}`}, model.RowError, []string{"400 Bad Request: context length exceeded"}, 0},
-		{"404", modeltest.Fault{Status: 404, Body: "no such route"}, model.RowError, []string{"404 Not Found: no such route"}, 0},
+		{"429 retry-after-ms", modeltest.Fault{Status: 429, RetryAfterMs: "1500"}, model.Retry, []string{"429 Too Many Requests: fault: 429"}, 1500 * time.Millisecond, "rate_limited"},
+		{"429 Retry-After", modeltest.Fault{Status: 429, RetryAfter: "2"}, model.Retry, []string{"429 Too Many Requests"}, 2 * time.Second, "rate_limited"},
+		{"500", modeltest.Fault{Status: 500}, model.Retry, []string{"500 Internal Server Error"}, 0, "server_error"},
+		{"503 with a delay", modeltest.Fault{Status: 503, RetryAfter: "1"}, model.Retry, []string{"503 Service Unavailable"}, time.Second, "server_error"},
+		{"slower than the timeout", modeltest.Fault{Delay: 5 * time.Second}, model.Retry, []string{"no answer within 'timeout' (300 ms)"}, 0, "timeout"},
+		{"dropped connection", modeltest.Fault{Drop: true}, model.Retry, []string{"POST " + srv.ChatURL()}, 0, "connection_error"},
+		{"malformed envelope", modeltest.Fault{Body: `{"choices": [`}, model.Retry, []string{"the answer is not a chat completion with a choice"}, 0, "bad_answer"},
+		{"400", modeltest.Fault{Status: 400, Body: `{"error": {"message": "context length exceeded"}}`}, model.RowError, []string{"400 Bad Request: context length exceeded"}, 0, "client_error"},
+		{"404", modeltest.Fault{Status: 404, Body: "no such route"}, model.RowError, []string{"404 Not Found: no such route"}, 0, "client_error"},
+		{"answered", modeltest.Fault{}, model.OK, nil, 0, "ok"},
 	} {
 		srv.Fail(c.fault)
+		before := p.Stats()
 		_, outcomes := predict(t, p, texts(memoryDefault(), "text", "x"))
+		after := p.Stats()
+		if d := outcomeCount(after, c.count) - outcomeCount(before, c.count); d != 1 || after.Calls-before.Calls != 1 {
+			t.Errorf("%s: the stats counted %d calls, %d of them %s; want 1 and 1", c.name, after.Calls-before.Calls, d, c.count)
+		}
+		if n := after.Latency.Count() - before.Latency.Count(); n != 1 {
+			t.Errorf("%s: the latency histogram counted %d calls, want 1", c.name, n)
+		}
+		if after.CallsInFlight != 0 || after.RowsInFlight != 0 {
+			t.Errorf("%s: %d calls and %d rows in flight after Predict returned", c.name, after.CallsInFlight, after.RowsInFlight)
+		}
 		o := outcomes[0]
-		wantOutcome(t, c.name, o, c.class, append(c.msgs, "model 'chat'")...)
+		msgs := c.msgs
+		if c.class != model.OK {
+			msgs = append(msgs, "model 'chat'")
+		}
+		wantOutcome(t, c.name, o, c.class, msgs...)
 		if o.Attempts != 1 {
 			t.Errorf("%s: %d attempts, want 1", c.name, o.Attempts)
 		}
@@ -58,6 +76,16 @@ func TestOutcomeClasses(t *testing.T) {
 			t.Errorf("%s: the API key is in %v", c.name, o.Err)
 		}
 	}
+}
+
+// outcomeCount is s's count of calls with the outcome named.
+func outcomeCount(s table.ModelStats, name string) int64 {
+	for _, o := range s.Outcomes() {
+		if o.Outcome == name {
+			return o.Calls
+		}
+	}
+	panic("no outcome " + name)
 }
 
 // A retry waits as long as the server asked, and then succeeds; a row

@@ -45,6 +45,9 @@ type Predictor interface {
 	// Close waits for the Predict calls in flight and releases what the
 	// model holds (a program's copies). Predict then returns ErrClosed.
 	Close() error
+	// Stats counts the calls made so far, by outcome, with their latency
+	// and tokens, and what runs now. Safe while Predict runs.
+	Stats() table.ModelStats
 }
 
 // Class is what a row's outcome means for its record.
@@ -105,9 +108,10 @@ var (
 // classified is an error with its class and, for Retry, the delay the
 // server asked for.
 type classified struct {
-	err   error
-	kind  error // ErrRetry, ErrRowError or ErrFatal
-	delay time.Duration
+	err     error
+	kind    error // ErrRetry, ErrRowError or ErrFatal
+	delay   time.Duration
+	outcome callOutcome // for the metrics; unset: callFailed
 }
 
 func (e *classified) Error() string   { return e.err.Error() }
@@ -160,6 +164,8 @@ type predictor struct {
 	retries int
 	slots   chan struct{} // max-concurrent-operations
 	pace    *pacer        // nil: no rate limit
+	tokens  *tokenBudget  // nil: no 'tokens-per-minute'
+	meter   *meter
 
 	encMu sync.Mutex // enc binds itself to a batch
 	enc   *kjson.RowEncoder
@@ -200,6 +206,11 @@ func (b *Bound) Open(o OpenOptions) (Predictor, error) {
 		enc:     enc,
 		dec:     dec,
 	}
+	if b.Options.Has(OptTokensPerMinute) {
+		p.tokens = newTokenBudget(b.Options.Int(OptTokensPerMinute))
+	}
+	// Last: from here on Close must run, or the registry keeps the meter.
+	p.meter = newMeter(def.Name)
 	if p.mem == nil {
 		p.mem = memory.DefaultAllocator
 	}
@@ -233,8 +244,12 @@ func (p *predictor) Close() error {
 	p.closed = true
 	p.mu.Unlock()
 	p.inFlight.Wait()
+	p.meter.close()
 	return p.caller.Close()
 }
+
+// Stats counts the predictor's calls so far.
+func (p *predictor) Stats() table.ModelStats { return p.meter.stats() }
 
 func (p *predictor) Predict(ctx context.Context, in arrow.RecordBatch) (arrow.RecordBatch, []Outcome, error) {
 	p.mu.Lock()
@@ -249,6 +264,8 @@ func (p *predictor) Predict(ctx context.Context, in arrow.RecordBatch) (arrow.Re
 		return nil, nil, err
 	}
 	n := int(in.NumRows())
+	p.meter.rows(int64(n))
+	defer p.meter.rows(-int64(n))
 	outcomes := make([]Outcome, n)
 	answers := make([]json.RawMessage, n)
 	inputs := p.encode(in, outcomes)
@@ -312,7 +329,7 @@ func (p *predictor) encode(in arrow.RecordBatch, outcomes []Outcome) [][]byte {
 func (p *predictor) predictRow(ctx context.Context, in Input) (json.RawMessage, Outcome) {
 	var o Outcome
 	for {
-		ans, called, err := p.call(ctx, in)
+		ans, called, err := p.call(ctx, in, o.Attempts > 0)
 		if called {
 			o.Attempts++
 		}
@@ -351,9 +368,10 @@ func (p *predictor) predictRow(ctx context.Context, in Input) (json.RawMessage, 
 }
 
 // call makes one call within the model's bounds: a slot of
-// 'max-concurrent-operations', a turn of 'rate-limit', and 'timeout'.
-// called is false when ctx ended before the call was made.
-func (p *predictor) call(ctx context.Context, in Input) (ans json.RawMessage, called bool, err error) {
+// 'max-concurrent-operations', a turn of 'rate-limit', the tokens of
+// 'tokens-per-minute', and 'timeout'. called is false when ctx ended before
+// the call was made. retry says the row was tried before, for the metrics.
+func (p *predictor) call(ctx context.Context, in Input, retry bool) (ans json.RawMessage, called bool, err error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -363,15 +381,39 @@ func (p *predictor) call(ctx context.Context, in Input) (ans json.RawMessage, ca
 	if err := p.pace.wait(ctx); err != nil {
 		return nil, false, RetryAfter(err, 0)
 	}
+	guess := guessTokens(len(in.JSON))
+	took, err := p.tokens.take(ctx, guess)
+	if err != nil {
+		return nil, false, RetryAfter(err, 0)
+	}
+	var u Usage
+	in.Usage = &u
 	cctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
+	p.meter.begin(retry)
+	start := time.Now()
 	ans, err = p.caller.Call(cctx, in)
-	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+	timedOut := err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded)
+	outcome := outcomeOf(err, timedOut)
+	if err != nil && ctx.Err() != nil {
+		outcome = callFailed // abandoned: the query ended, not the model
+	}
+	p.meter.end(outcome, time.Since(start), u)
+	used := u.TokensIn + u.TokensOut
+	if !u.Known {
+		used = guess + guessTokens(len(ans))
+	}
+	p.tokens.settle(took, used, true)
+	if timedOut {
 		// The call's own deadline, not the caller's: say so plainly.
 		return nil, true, RetryAfter(fmt.Errorf("no answer within 'timeout' (%s)", options.FormatDuration(p.timeout)), 0)
 	}
 	return ans, true, err
 }
+
+// guessTokens is how many tokens text of n bytes may be, for a server that
+// does not count them: about four bytes each, as for English text.
+func guessTokens(n int) int64 { return int64(n+3) / 4 }
 
 // assemble reads the answers of the rows that are OK into the OUTPUT
 // columns, in row order; an answer that does not fit turns its row into a
@@ -395,6 +437,7 @@ func (p *predictor) assemble(answers []json.RawMessage, outcomes []Outcome) arro
 		if err := p.decodeAnswer(ans, cols); err != nil {
 			outcomes[i] = Outcome{Class: RowError, Attempts: outcomes[i].Attempts,
 				Err: fmt.Errorf("model '%s': the answer does not fit OUTPUT: %w", options.Cut(p.name), err)}
+			p.meter.unfit()
 			nulls()
 		}
 	}

@@ -61,6 +61,10 @@ type Input struct {
 	// JSON is the row as the json format writes it: an object of the
 	// INPUT columns, without a newline.
 	JSON []byte
+	// Usage, when not nil, is where a Caller that learns what the call
+	// cost (the tokens an OpenAI server counts) says so. It counts in the
+	// metrics and paces 'tokens-per-minute'.
+	Usage *Usage
 }
 
 // OpenOptions are what a Predictor gets from the one who opens it.

@@ -41,6 +41,7 @@ const (
 	OptResponseFormat  = "response-format"
 	OptDimension       = "dimension"
 	OptCommand         = "command"
+	OptTokensPerMinute = "tokens-per-minute"
 )
 
 // Values of 'response-format', Flink's.
@@ -120,6 +121,11 @@ var OpenAIOptions = &options.Set{
 				"an error for a NOT NULL column). OpenAI wants the word JSON in the 'system-prompt' then."},
 		{Key: OptDimension, Type: options.Int, Min: 1, HasMin: true, Max: 1 << 20, HasMax: true,
 			Description: "Embeddings: the length of the vectors asked for; unset, the model's own."},
+		{Key: OptTokensPerMinute, Type: options.Int, Min: 1, HasMin: true,
+			Description: "The most tokens the calls of one query may use in a minute (prompts and answers, as the server counts them in its 'usage'; " +
+				"about four bytes a token when it does not say): calls are paced evenly to stay within it, each taking the average of the calls so far " +
+				"before it is made and settling what it used after, so a minute may go over by a second's worth. Until the first answer says what a call costs, " +
+				"one call is made at a time. Unset, no limit."},
 	}, refusedFlink...),
 }
 

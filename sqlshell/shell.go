@@ -572,6 +572,26 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 	count("dead-lettered (accepted)", src.DeadLettered, false)
 	count("dead letters failed (released)", src.DeadLetterFailed, false)
 	count("lock renewals", src.Renewed, false)
+	if m := src.Model; m != nil {
+		// A query through a model (ML_PREDICT): its calls by outcome, as
+		// the metrics name them.
+		count("model calls", m.Calls, true)
+		for _, o := range m.Outcomes() {
+			count("model calls "+strings.ReplaceAll(o.Outcome, "_", " "), o.Calls, false)
+		}
+		count("model retries", m.Retries, false)
+		for _, q := range []struct {
+			name string
+			q    float64
+		}{{"p50", 0.5}, {"p99", 0.99}} {
+			if d, ok := m.Latency.Quantile(q.q); ok {
+				fmt.Fprintf(w, "model latency %s: <= %s\n", q.name, d)
+			}
+		}
+		count("model tokens in", m.TokensIn, false)
+		count("model tokens out", m.TokensOut, false)
+		count("model rows in flight", m.RowsInFlight, false)
+	}
 }
 
 // isShellCommand recognizes the shell's own commands, which are not SQL:

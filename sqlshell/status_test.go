@@ -95,6 +95,35 @@ func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
 	}
 }
 
+// A query through a model says what became of its calls, their latency
+// and tokens; a query without one says nothing of models.
+func TestStatsOfModelCalls(t *testing.T) {
+	var h table.Histogram
+	for range 90 {
+		h.Observe(40 * time.Millisecond)
+	}
+	for range 10 {
+		h.Observe(200 * time.Millisecond)
+	}
+	var b bytes.Buffer
+	WriteStats(&b, 95, query.Stats{Source: table.Stats{Records: 100, Model: &table.ModelStats{Model: "m", Calls: 100, OK: 95, RateLimited: 4, ClientErrors: 1,
+		Retries: 4, TokensIn: 1200, TokensOut: 300, Latency: h}}})
+	for _, want := range []string{"model calls: 100\n", "model calls ok: 95\n", "model calls rate limited: 4\n", "model calls client error: 1\n",
+		"model retries: 4\n", "model latency p50: <= 50ms\n", "model latency p99: <= 250ms\n", "model tokens in: 1200\n", "model tokens out: 300\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("stats lack %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "server error") {
+		t.Errorf("stats show a count that is zero:\n%s", b.String())
+	}
+	b.Reset()
+	WriteStats(&b, 1, query.Stats{})
+	if strings.Contains(b.String(), "model") {
+		t.Errorf("stats of a query without a model speak of one:\n%s", b.String())
+	}
+}
+
 // Over a source that takes nothing (a peek, the kafka connector), the rows
 // WHERE filtered out were not accepted, and --stats does not say they were.
 func TestStatsFilteredByALooker(t *testing.T) {

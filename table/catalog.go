@@ -288,6 +288,9 @@ type JobStats struct {
 	// answer, while none answers; zero otherwise (the sink's is
 	// Sink.Unreachable).
 	SourceDown time.Time
+	// Model counts the calls of the model the job reads through
+	// (ML_PREDICT); nil for a job without one.
+	Model *ModelStats
 }
 
 // Columns of DESCRIBE's result.

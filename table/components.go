@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -390,10 +392,199 @@ type Stats struct {
 	// poll takes the last one's records (see sharegroup/locks.go).
 	FetchedAhead int64
 	Consumers    []ConsumerStats
+	// Model counts the model calls of a stream read through a model
+	// (ML_PREDICT); nil for other streams.
+	Model *ModelStats
 	// Unreachable is when the stream's brokers (Brokers) stopped
 	// answering, while none answers; zero otherwise.
 	Unreachable time.Time
 	Brokers     string
+}
+
+// ModelStats count the calls a query made of a model (ML_PREDICT): each
+// call by what became of it, how long the calls took, the tokens the server
+// said they used, and what runs now. A row's retries are calls of their
+// own, so Calls can exceed the rows.
+type ModelStats struct {
+	// Model is the model's name.
+	Model string
+	// Calls counts every call made, whatever became of it: the sum of the
+	// outcomes below.
+	Calls int64
+	// OK counts calls answered with an answer that fits OUTPUT.
+	OK int64
+	// RateLimited counts calls the server refused with 429; ServerErrors
+	// those it answered with a 5xx status or 408; Timeouts those without
+	// an answer within 'timeout'; ConnectionErrors those whose connection
+	// failed. All four are worth retrying.
+	RateLimited, ServerErrors, Timeouts, ConnectionErrors int64
+	// ClientErrors counts calls refused with another 4xx status, and
+	// BadAnswers answers that could not be read or do not fit OUTPUT: the
+	// row's own fault (an evaluation error of the row), or, for an answer
+	// that is not what the provider speaks at all, worth retrying.
+	ClientErrors, BadAnswers int64
+	// Failed counts calls that failed in another way (a 'command'
+	// program that rejected or released the row, say).
+	Failed int64
+	// Retries counts calls that were a row's second or later attempt.
+	Retries int64
+	// TokensIn and TokensOut are the tokens the server counted for the
+	// calls' prompts and answers (OpenAI's usage); 0 when it says none.
+	TokensIn, TokensOut int64
+	// CallsInFlight are calls waiting for their answer now; RowsInFlight
+	// rows handed to the model and not done yet (in a call, waiting for a
+	// slot, a turn of 'rate-limit' or 'tokens-per-minute', or a retry).
+	CallsInFlight, RowsInFlight int64
+	// Latency is the calls' durations, whatever their outcome.
+	Latency Histogram
+}
+
+// Outcomes are the counts of ModelStats by outcome, with the names the
+// metrics give them, in a fixed order.
+func (m *ModelStats) Outcomes() []OutcomeCount {
+	return []OutcomeCount{{"ok", m.OK}, {"rate_limited", m.RateLimited}, {"server_error", m.ServerErrors},
+		{"timeout", m.Timeouts}, {"connection_error", m.ConnectionErrors}, {"client_error", m.ClientErrors},
+		{"bad_answer", m.BadAnswers}, {"failed", m.Failed}}
+}
+
+// Summary is the stats on one line, for SHOW JOBS: "1200 calls (1150 ok,
+// 50 rate_limited), p50 <= 50ms, p99 <= 100ms, 3 in flight, tokens 9000
+// in, 4000 out"; parts that are zero are left out.
+func (m *ModelStats) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d calls", m.Calls)
+	var parts []string
+	for _, o := range m.Outcomes() {
+		if o.Calls > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", o.Calls, o.Outcome))
+		}
+	}
+	if len(parts) > 0 {
+		b.WriteString(" (" + strings.Join(parts, ", ") + ")")
+	}
+	for _, q := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.5}, {"p99", 0.99}} {
+		if d, ok := m.Latency.Quantile(q.q); ok {
+			fmt.Fprintf(&b, ", %s <= %s", q.name, d)
+		} else if m.Latency.Count() > 0 {
+			fmt.Fprintf(&b, ", %s > %s", q.name, LatencyBounds[len(LatencyBounds)-1])
+		}
+	}
+	if m.RowsInFlight > 0 {
+		fmt.Fprintf(&b, ", %d in flight", m.RowsInFlight)
+	}
+	if m.TokensIn > 0 || m.TokensOut > 0 {
+		fmt.Fprintf(&b, ", tokens %d in, %d out", m.TokensIn, m.TokensOut)
+	}
+	return b.String()
+}
+
+// OutcomeCount is a count of calls with one outcome.
+type OutcomeCount struct {
+	Outcome string
+	Calls   int64
+}
+
+// Add adds o's counts and durations into m (for the totals of several
+// queries of one model); the gauges are added too.
+func (m *ModelStats) Add(o *ModelStats) {
+	m.Calls += o.Calls
+	m.OK += o.OK
+	m.RateLimited += o.RateLimited
+	m.ServerErrors += o.ServerErrors
+	m.Timeouts += o.Timeouts
+	m.ConnectionErrors += o.ConnectionErrors
+	m.ClientErrors += o.ClientErrors
+	m.BadAnswers += o.BadAnswers
+	m.Failed += o.Failed
+	m.Retries += o.Retries
+	m.TokensIn += o.TokensIn
+	m.TokensOut += o.TokensOut
+	m.CallsInFlight += o.CallsInFlight
+	m.RowsInFlight += o.RowsInFlight
+	m.Latency.Add(&o.Latency)
+}
+
+// LatencyBounds are the upper bounds of Histogram's buckets: from a call
+// on loopback to a long generation.
+var LatencyBounds = []time.Duration{
+	5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second,
+	2500 * time.Millisecond, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
+}
+
+// Histogram counts durations in the buckets of LatencyBounds: Counts[i] the
+// durations at most LatencyBounds[i] and above the bound before, the last
+// count those above every bound. The zero Histogram is empty.
+type Histogram struct {
+	Counts []int64
+	Sum    time.Duration
+}
+
+// Observe counts d.
+func (h *Histogram) Observe(d time.Duration) {
+	if h.Counts == nil {
+		h.Counts = make([]int64, len(LatencyBounds)+1)
+	}
+	i := 0
+	for i < len(LatencyBounds) && d > LatencyBounds[i] {
+		i++
+	}
+	h.Counts[i]++
+	h.Sum += d
+}
+
+// Count is how many durations h counted.
+func (h *Histogram) Count() int64 {
+	var n int64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+// Add adds o's counts into h.
+func (h *Histogram) Add(o *Histogram) {
+	if o.Counts == nil {
+		return
+	}
+	if h.Counts == nil {
+		h.Counts = make([]int64, len(LatencyBounds)+1)
+	}
+	for i, c := range o.Counts {
+		h.Counts[i] += c
+	}
+	h.Sum += o.Sum
+}
+
+// Clone is a copy of h that shares nothing with it.
+func (h Histogram) Clone() Histogram {
+	h.Counts = append([]int64(nil), h.Counts...)
+	return h
+}
+
+// Quantile is the bound of the bucket that holds the q-th quantile (0 < q
+// <= 1) of the durations: the q-th quantile is at most that. ok is false
+// when h is empty or the quantile lies above every bound.
+func (h *Histogram) Quantile(q float64) (bound time.Duration, ok bool) {
+	n := h.Count()
+	if n == 0 {
+		return 0, false
+	}
+	rank := int64(math.Ceil(q * float64(n)))
+	var seen int64
+	for i, c := range h.Counts {
+		seen += c
+		if seen >= rank {
+			if i == len(LatencyBounds) {
+				return 0, false
+			}
+			return LatencyBounds[i], true
+		}
+	}
+	return 0, false
 }
 
 // ConsumerStats counts one consumer's (group member's) records.

@@ -14,6 +14,6 @@
 //
 // It may import the root package (the engine), sqlshell (the shell),
 // worker, admin, kafkaclient, sharegroup (the share groups being read, for
-// the lag metric), parse, query, table, options and format/json. It is the
-// top of the layers: nothing imports it.
+// the lag metric), model (the models' call metrics), parse, query, table,
+// options and format/json. It is the top of the layers: nothing imports it.
 package main

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/term"
 
+	"github.com/kshare/kshare/model"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/sharegroup"
@@ -290,12 +291,13 @@ type metricsServer struct {
 	done chan struct{} // closed when Serve returned
 }
 
-// startMetrics serves /metrics (the connector's metrics, shareLag and more)
+// startMetrics serves /metrics (the share-group source's metrics, the
+// models' calls, shareLag and more)
 // and routes (path to handler) on addr, until stop.
 func startMetrics(addr string, routes map[string]http.Handler, more ...prometheus.Collector) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	lag := newShareLag()
-	for _, c := range append([]prometheus.Collector{sharegroup.Collector(), lag}, more...) {
+	for _, c := range append([]prometheus.Collector{sharegroup.Collector(), model.Collector(), lag}, more...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}

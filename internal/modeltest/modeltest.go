@@ -257,17 +257,25 @@ func (s *Server) answerChat(req map[string]any) (any, error) {
 	s.mu.Lock()
 	chat := s.chat
 	s.mu.Unlock()
+	content := chat(cr)
+	in, out := Tokens(cr.System)+Tokens(cr.User), Tokens(content)
 	return map[string]any{
 		"id":     "chatcmpl-test",
 		"object": "chat.completion",
 		"model":  req["model"],
 		"choices": []any{map[string]any{
 			"index":         0,
-			"message":       map[string]any{"role": "assistant", "content": chat(cr)},
+			"message":       map[string]any{"role": "assistant", "content": content},
 			"finish_reason": "stop",
 		}},
+		"usage": map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out},
 	}, nil
 }
+
+// Tokens is how many tokens the server says a text is, in the usage of
+// its answers: a token per four bytes, rounded up (a chat's prompt is its
+// system prompt's and its user text's, counted apart).
+func Tokens(text string) int64 { return int64(len(text)+3) / 4 }
 
 func (s *Server) answerEmbedding(req map[string]any) (any, error) {
 	text, ok := req["input"].(string)
@@ -286,6 +294,7 @@ func (s *Server) answerEmbedding(req map[string]any) (any, error) {
 		"object": "list",
 		"model":  req["model"],
 		"data":   []any{map[string]any{"object": "embedding", "index": 0, "embedding": vec}},
+		"usage":  map[string]any{"prompt_tokens": Tokens(text), "total_tokens": Tokens(text)},
 	}, nil
 }
 
