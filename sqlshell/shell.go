@@ -433,7 +433,16 @@ func (s *Shell) status(n int64, noun string, src table.Stats) {
 	if !src.Unreachable.IsZero() {
 		outage = fmt.Sprintf("cannot reach Kafka at %s since %s, retrying; ", src.Brokers, src.Unreachable.Format("15:04:05"))
 	}
-	fmt.Fprintf(s.out, "\r\x1b[K(%s so far; %sCtrl-C stops the query)", plural(n, noun), outage)
+	calls := ""
+	if m := src.Model; m != nil {
+		// A query through a model waits on its calls: show them move.
+		calls = fmt.Sprintf("model %s: %s, %d rows in flight", m.Model, plural(m.Calls, "call"), m.RowsInFlight)
+		if failed := m.Calls - m.OK; failed > 0 {
+			calls += fmt.Sprintf(", %d failed", failed)
+		}
+		calls += "; "
+	}
+	fmt.Fprintf(s.out, "\r\x1b[K(%s so far; %s%sCtrl-C stops the query)", plural(n, noun), calls, outage)
 	s.out.Flush()
 	s.statusShown = true
 }
@@ -450,8 +459,10 @@ type liveStatus struct {
 	n    int64
 	busy bool      // a batch is being printed
 	was  time.Time // the outage shown
-	quit chan struct{}
-	done chan struct{}
+	// calls and flight are the model's calls and rows in flight shown.
+	calls, flight int64
+	quit          chan struct{}
+	done          chan struct{}
 }
 
 // statusEvery is how often the status line looks for a change of the
@@ -471,7 +482,7 @@ func (s *Shell) startStatus(rows *query.Rows, noun string) *liveStatus {
 				return
 			case <-t.C:
 				ls.mu.Lock()
-				if !ls.busy && !ls.rows.Stats().Source.Unreachable.Equal(ls.was) {
+				if !ls.busy && ls.changed(ls.rows.Stats().Source) {
 					ls.drawLocked()
 				}
 				ls.mu.Unlock()
@@ -490,7 +501,20 @@ func (ls *liveStatus) draw() {
 func (ls *liveStatus) drawLocked() {
 	src := ls.rows.Stats().Source
 	ls.was = src.Unreachable
+	if m := src.Model; m != nil {
+		ls.calls, ls.flight = m.Calls, m.RowsInFlight
+	}
 	ls.s.status(ls.n, ls.noun, src)
+}
+
+// changed reports whether the line shown is out of date: the brokers'
+// health, or a model's calls.
+func (ls *liveStatus) changed(src table.Stats) bool {
+	if !src.Unreachable.Equal(ls.was) {
+		return true
+	}
+	m := src.Model
+	return m != nil && (m.Calls != ls.calls || m.RowsInFlight != ls.flight)
 }
 
 // progress is copyRows's callback: -1 before a batch is printed, the rows

@@ -68,6 +68,43 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 	}
 }
 
+// TestStatusLineShowsModelCalls: while a query through a model waits for
+// its calls, the status line shows them move, without waiting for the next
+// batch.
+func TestStatusLineShowsModelCalls(t *testing.T) {
+	defer func(d time.Duration) { statusEvery = d }(statusEvery)
+	statusEvery = 20 * time.Millisecond
+	out := &watch.Buffer{}
+	sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, out)
+	sh.cfg.Height = func() int { return 24 }
+	var mu sync.Mutex
+	m := table.ModelStats{Model: "m", Calls: 2, OK: 2}
+	src.Stats = func() table.Stats {
+		mu.Lock()
+		defer mu.Unlock()
+		c := m
+		return table.Stats{Model: &c}
+	}
+	src.Handing = func(i int) {
+		if i != 1 {
+			return
+		}
+		mu.Lock()
+		m.Calls, m.OK, m.RowsInFlight = 9, 7, 64
+		mu.Unlock()
+		const want = "(2 rows so far; model m: 9 calls, 64 rows in flight, 2 failed; Ctrl-C stops the query)"
+		kafkatest.Eventually(t, "the calls shown", func() error {
+			if screen := out.String(); !strings.Contains(screen, want) {
+				return fmt.Errorf("screen: %q", screen)
+			}
+			return nil
+		})
+	}
+	if err := sh.Run(t.Context(), "SELECT id FROM t"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestStatsCountWhatTheBrokerConfirmed: --stats shows refused and
 // unconfirmed acknowledgements apart from accepted ones, the accepts lost
 // (records whose rows were delivered and that come again), and the dead
