@@ -77,7 +77,7 @@ func TestDocsUseSamples(t *testing.T) {
 		}
 		text = append(text, b...)
 	}
-	for name, lang := range map[string]string{"lines.sql": "sql", "classify.py": "python"} {
+	for name, lang := range map[string]string{"lines.sql": "sql", "classify.py": "python", "department.sql": "sql", "department.py": "python"} {
 		b, err := os.ReadFile(filepath.Join(topTestdata, name))
 		if err != nil {
 			t.Fatal(err)

@@ -122,8 +122,8 @@ func readPage(t *testing.T, page string) ([]string, []block) {
 // The block needs what the test cannot give it (a real PostgreSQL, the
 // network, a secured listener, a share group another process holds, what
 // kfake lacks): it is checked without a broker, as written. Each statement
-// parses; CREATE, ALTER and DROP TABLE, SET and RESET run, since they need
-// no broker; each SELECT is planned against the tables defined so far; the
+// parses; CREATE, ALTER and DROP TABLE, CREATE and DROP MODEL, SET and
+// RESET run, since they need no broker (nor model); each SELECT is planned against the tables defined so far; the
 // rest (INSERT INTO, SHOW JOBS, the statements about the cluster) is only
 // parsed. REASON must be given.
 //
@@ -257,7 +257,7 @@ func (s *session) statement(st table.Statement, text string, run bool) error {
 	defer cancel()
 	if !run {
 		switch st.(type) {
-		case *table.CreateTable, *table.AlterTable, *table.DropTable, *table.SetOption, *table.Reset:
+		case *table.CreateTable, *table.AlterTable, *table.DropTable, *table.SetOption, *table.Reset, *table.CreateModel, *table.DropModel:
 			_, err := s.eng.Exec(ctx, text)
 			return err
 		case *table.Select:
