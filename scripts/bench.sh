@@ -15,7 +15,10 @@
 #   BENCH_N           orders per throughput topic (default 2000000)
 #   BENCH_RUNS        rounds of every contestant; the table shows medians (default 3)
 #   BENCH_PARTITIONS  partition counts of the throughput topics (default 1,8)
-#   BENCH_SECTIONS    parts to run: throughput,latency,workers,pool (default all)
+#   BENCH_SECTIONS    parts to run: throughput,latency,workers,pool,models (default all)
+#   BENCH_MODEL_JOBS  jobs of the models section's one process at 64 calls at
+#                     once (default 20000: 15.6 s at the ideal 1,280 rows/s);
+#                     its other configurations scale with it
 #   BENCH_OUT         results file or directory/ (default bench/results/)
 #   KAFKA_VERSION     as for scripts/kafka.sh (default: its default, CI's)
 #   KSHARE_BENCH_STATE_DIR  where the broker's pid is kept (default
@@ -38,7 +41,8 @@ say() { echo "bench.sh: $*" >&2; }
 n=${BENCH_N:-2000000}
 runs=${BENCH_RUNS:-3}
 partitions=${BENCH_PARTITIONS:-1,8}
-sections=${BENCH_SECTIONS:-throughput,latency,workers,pool}
+sections=${BENCH_SECTIONS:-throughput,latency,workers,pool,models}
+model_jobs=${BENCH_MODEL_JOBS:-20000}
 out=${BENCH_OUT:-$root/bench/results/}
 # scripts/kafka.sh's own default, so that the benchmark runs what CI tests.
 version=${KAFKA_VERSION:-$(sed -n 's/^version=\${KAFKA_VERSION:-\([0-9.]*\)}$/\1/p' scripts/kafka.sh)}
@@ -87,8 +91,9 @@ eval "$env_lines"
 broker_pid=$(<"$KSHARE_KAFKA_STATE_DIR/pid")
 
 # The jdbc contestants and psql's \copy write into a PostgreSQL server of
-# the run's own, unless KSHARE_PG_URL names one.
-if [[ -z ${KSHARE_PG_URL-} ]]; then
+# the run's own, unless KSHARE_PG_URL names one. Only the throughput
+# section has them.
+if [[ -z ${KSHARE_PG_URL-} && ,$sections, == *,throughput,* ]]; then
 	pg_started=1
 	pg_env=$(KSHARE_PG_STATE_DIR=$pg_state scripts/postgres.sh start)
 	eval "$pg_env"
@@ -98,7 +103,8 @@ bench/tmp/kbench suite \
 	--bootstrap "$KSHARE_KAFKA_BOOTSTRAP" \
 	--n "$n" --runs "$runs" --partitions "$partitions" --sections "$sections" \
 	--java-cp "$cache/kafka/$version/*" --kafka-version "$version" \
-	--kshare "$root/bench/tmp/kshare" --broker-pid "$broker_pid" --pg-url "$KSHARE_PG_URL" \
+	--kshare "$root/bench/tmp/kshare" --broker-pid "$broker_pid" --pg-url "${KSHARE_PG_URL-}" \
+	--model-jobs "$model_jobs" \
 	--out "$out" "$@" </dev/null
 
 say "done in $((SECONDS - start)) s"

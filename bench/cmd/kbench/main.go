@@ -13,14 +13,15 @@ import (
 )
 
 var commands = map[string]func(ctx context.Context, args []string) error{
-	"suite":       runSuite,
-	"load":        runLoad,
-	"franz":       runFranz,
-	"latency":     runLatency,
-	"workers":     runWorkers,
-	"echo-worker": runEchoWorker,
-	"group":       runGroup,
-	"table":       runTable,
+	"suite":        runSuite,
+	"load":         runLoad,
+	"franz":        runFranz,
+	"latency":      runLatency,
+	"workers":      runWorkers,
+	"echo-worker":  runEchoWorker,
+	"group":        runGroup,
+	"table":        runTable,
+	"model-server": runModelServer,
 }
 
 func main() {

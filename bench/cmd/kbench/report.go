@@ -21,12 +21,30 @@ type report struct {
 	latency               []latencyResult
 	workers               []workersResult
 	pool                  []poolResult
+	models                *modelsReport
 }
 
 // fileName is the results file's name: date, cores and Kafka version, as
-// bench/results/ keeps one file per run.
+// bench/results/ keeps one file per run, and the sections run when they
+// are not all of them ("-workers-pool").
 func (r *report) fileName() string {
-	return fmt.Sprintf("%s-%dc-kafka%s.md", r.started.Format("2006-01-02-1504"), runtime.NumCPU(), r.cfg.kafkaVersion)
+	only := r.sectionsRun()
+	suffix := ""
+	if len(only) > 0 && len(only) < len(allSections) {
+		suffix = "-" + strings.Join(only, "-")
+	}
+	return fmt.Sprintf("%s-%dc-kafka%s%s.md", r.started.Format("2006-01-02-1504"), runtime.NumCPU(), r.cfg.kafkaVersion, suffix)
+}
+
+// sectionsRun are the sections the run was asked for, in their order.
+func (r *report) sectionsRun() []string {
+	var run []string
+	for _, s := range allSections {
+		if r.cfg.sections[s] {
+			run = append(run, s)
+		}
+	}
+	return run
 }
 
 // summary is the medians of an entry's successful runs.
@@ -89,17 +107,25 @@ func (r *report) markdown() string {
 	cfg := r.cfg
 	p := func(format string, args ...any) { fmt.Fprintf(&w, format, args...) }
 	p("# kshare benchmark, %s\n\n", r.started.Format("2006-01-02"))
-	p("Written by `scripts/bench.sh` (`kbench suite`). Records/s count wall-clock time from the start of the contestant's process to its exit: ")
-	p("JVM or Go start-up, joining a fresh share group, reading all N records, acknowledging them and leaving. ")
-	p("\"Self-timed\" is the contestant's own view where it has one: the Java tool's nMsg.sec (from after JVM start-up), the franz-go loop's first to last poll, kshare's --stats rows/s (from the query's start). " +
-		"Ratios use the wall-clock figures, because start-up is a real cost of running a command; the self-timed column shows each without it.\n\n")
+	p("Written by `scripts/bench.sh` (`kbench suite`). ")
+	if cfg.sections["throughput"] || len(cfg.sections) == 0 {
+		p("Records/s count wall-clock time from the start of the contestant's process to its exit: ")
+		p("JVM or Go start-up, joining a fresh share group, reading all N records, acknowledging them and leaving. ")
+		p("\"Self-timed\" is the contestant's own view where it has one: the Java tool's nMsg.sec (from after JVM start-up), the franz-go loop's first to last poll, kshare's --stats rows/s (from the query's start). " +
+			"Ratios use the wall-clock figures, because start-up is a real cost of running a command; the self-timed column shows each without it.")
+	} else {
+		p("Sections run: %s.", strings.Join(r.sectionsRun(), ", "))
+	}
+	p("\n\n")
 	p("| | |\n|---|---|\n")
 	p("| date | %s |\n", r.started.Format("2006-01-02 15:04 MST"))
 	p("| machine | %d cores, %s, %s RAM |\n", runtime.NumCPU(), cpuModel(), memTotal())
 	p("| load average (1, 5, 15 min) | %s at the start, %s at the end: the machine was shared with other engineers' work |\n", r.loadBefore, r.loadAfter)
 	p("| Kafka | %s, one node (broker + controller) from scripts/kafka.sh, on the same machine |\n", cfg.kafkaVersion)
 	p("| Go, Java | %s, %s |\n", goVersion(), javaVersion())
-	p("| records | %s orders per topic, uncompressed, about %d bytes of JSON each |\n", thousands(cfg.n), len(orders.At(cfg.n/2).Append(nil)))
+	if cfg.sections["throughput"] || len(cfg.sections) == 0 {
+		p("| records | %s orders per topic, uncompressed, about %d bytes of JSON each |\n", thousands(cfg.n), len(orders.At(cfg.n/2).Append(nil)))
+	}
 	p("| runs | %d per contestant, alternating (A B C A B C ...); medians |\n", cfg.runs)
 	if cfg.candidate != "" {
 		p("| candidate build | %s (its rows are marked \"candidate build\") |\n", cfg.candidate)
@@ -168,6 +194,7 @@ func (r *report) markdown() string {
 	r.latencyTable(&w)
 	r.workersTable(&w)
 	r.poolTable(&w)
+	r.modelsTable(&w)
 	r.targetsTable(&w)
 	return w.String()
 }
@@ -408,6 +435,7 @@ func (r *report) targetsTable(w *strings.Builder) {
 	if one > 0 && sixteen > 0 {
 		cs = append(cs, targetCheck{"slow workers, default settings: 16 members >= 10x 1 member", ratio(sixteen, one), verdict(sixteen >= 10*one)})
 	}
+	cs = append(cs, r.models.targets()...)
 	if len(cs) == 0 {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,9 @@ import (
 	"github.com/kshare/kshare/bench/internal/measure"
 	"github.com/kshare/kshare/bench/internal/orders"
 )
+
+// allSections are the parts of the suite, in the order they run.
+var allSections = []string{"throughput", "latency", "workers", "pool", "models"}
 
 // suiteConfig is what `kbench suite` was asked to do.
 type suiteConfig struct {
@@ -40,6 +44,15 @@ type suiteConfig struct {
 	workersSeconds int
 	workersRecords int64
 	poolRows       int64
+
+	// The models section: the model server's answer time, the jobs of one
+	// process at 64 calls at once, the longest window, and how long a
+	// configuration's processes may take to all be calling.
+	modelDelay  time.Duration
+	modelJobs   int64
+	modelCap    time.Duration
+	modelWarmup time.Duration
+	modelWith   string // extra WITH pairs for the jobs table
 
 	kshareWith string // extra WITH pairs for kshare's tables
 	// tumbleKeys is the customers of the topic the windowed contestants
@@ -74,7 +87,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.candidate, "kshare-candidate", "", "another kshare `binary` (a fix to measure) whose SELECT * json, TUMBLE and INSERT run alongside")
 	fs.StringVar(&cfg.out, "out", "", "results `file` (markdown); the directory if it ends in /")
 	fs.IntVar(&cfg.brokerPID, "broker-pid", 0, "the broker's pid, to report its CPU time per run")
-	fs.StringVar(&sections, "sections", "throughput,latency,workers,pool", "which parts to run")
+	fs.StringVar(&sections, "sections", strings.Join(allSections, ","), "which parts to run")
 	fs.StringVar(&only, "only", "", "regular expression: run only the contestants whose id matches (java-t1, franz-c4, kshare-json-p4, ...)")
 	fs.DurationVar(&cfg.pause, "pause", time.Second, "pause between runs, so the broker settles the last group's leave")
 	fs.DurationVar(&cfg.runTimeout, "run-timeout", 15*time.Minute, "kill a contestant that runs longer")
@@ -88,8 +101,16 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.pgURL, "pg-url", os.Getenv("KSHARE_PG_URL"), "PostgreSQL `URL` (postgres://user:password@host:port/db) for the jdbc contestants and psql's \\copy")
 	fs.StringVar(&cfg.psql, "psql", "psql", "the psql `binary`")
 	fs.Int64Var(&cfg.poolRows, "pool-rows", 10_000, "rows of each 50 ms pool configuration (ten times as many for the trivial --persistent worker)")
+	fs.DurationVar(&cfg.modelDelay, "model-delay", 50*time.Millisecond, "how long the models section's model server takes to answer a call")
+	fs.Int64Var(&cfg.modelJobs, "model-jobs", 20_000, "jobs of the models section's one process at 64 calls at once; the other configurations get as many as take them as long at their ideal rate")
+	fs.DurationVar(&cfg.modelCap, "model-cap", time.Minute, "the longest measured window of a models configuration")
+	fs.StringVar(&cfg.modelWith, "model-with", "", "extra WITH pairs for the models section's jobs table, e.g. \"'properties.max.poll.records' = '2000'\" (the report says so)")
+	fs.DurationVar(&cfg.modelWarmup, "model-warmup", 5*time.Second, "the longest wait from a models configuration's first call until its window opens")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if cfg.modelDelay <= 0 || cfg.modelJobs < 1 || cfg.modelCap <= 0 {
+		return errors.New("--model-delay, --model-jobs and --model-cap must be positive")
 	}
 	if cfg.bootstrap == "" {
 		return errors.New("--bootstrap is required (or KSHARE_KAFKA_BOOTSTRAP)")
@@ -106,12 +127,12 @@ func runSuite(ctx context.Context, args []string) error {
 	}
 	cfg.sections = map[string]bool{}
 	for _, s := range strings.Split(sections, ",") {
-		switch s = strings.TrimSpace(s); s {
-		case "throughput", "latency", "workers", "pool":
+		switch s = strings.TrimSpace(s); {
+		case slices.Contains(allSections, s):
 			cfg.sections[s] = true
-		case "":
+		case s == "":
 		default:
-			return fmt.Errorf("--sections: unknown section %q (known: throughput, latency, workers, pool)", s)
+			return fmt.Errorf("--sections: unknown section %q (known: %s)", s, strings.Join(allSections, ", "))
 		}
 	}
 	if only != "" {
@@ -163,6 +184,9 @@ func runSuite(ctx context.Context, args []string) error {
 	}
 	if cfg.sections["pool"] {
 		rep.pool = poolSection(ctx, cfg)
+	}
+	if cfg.sections["models"] {
+		rep.models = modelsSection(ctx, cfg)
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
