@@ -22,6 +22,7 @@ import (
 	// The built-in components register themselves, so that one import of
 	// kshare is enough to read kafka-sharegroup and kafka tables in json or
 	// raw, and to write kafka, print and blackhole tables.
+	_ "github.com/kshare/kshare/format/debezium"
 	_ "github.com/kshare/kshare/format/json"
 	_ "github.com/kshare/kshare/format/raw"
 	_ "github.com/kshare/kshare/kafka"

@@ -1,0 +1,415 @@
+package debezium
+
+import (
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/kshare/kshare/format/internal/formattest"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// The golden files of this package are written as formattest's (cases
+// separated by blank lines; "schema:", "options:", then one value a line,
+// "!nil", "!empty", "!hex ..", "!q ..." for the bytes a line cannot hold;
+// "----", then the output), with outputs that show what formattest's do
+// not: each row's kind of change.
+//
+//	testdata/decode/*.txt   values in; each failed value ("value N: error"),
+//	                        then the rows with their kinds
+//	testdata/encode/*.txt   values in, decoded into rows with their kinds;
+//	                        each row encoded as a change of its kind, one
+//	                        line each ("-U {...}"), and the encoded values
+//	                        must decode to the same rows (see roundTrip)
+//
+// Run with -rewrite (formattest's flag) to regenerate the outputs.
+
+// rewriting reports formattest's -rewrite flag.
+func rewriting() bool {
+	f := flag.Lookup("rewrite")
+	if f == nil {
+		return false
+	}
+	b, _ := f.Value.(flag.Getter).Get().(bool)
+	return b
+}
+
+type goldenCase struct {
+	raw     []string
+	line    int
+	schema  string
+	options []options.KV
+	values  [][]byte
+	output  string
+}
+
+func readGolden(file string) ([]*goldenCase, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(string(data), "\n")
+	var cases []*goldenCase
+	for i := 0; i < len(lines); {
+		if strings.TrimSpace(lines[i]) == "" {
+			i++
+			continue
+		}
+		c := &goldenCase{line: i + 1}
+		inValues := false
+		for ; i < len(lines) && lines[i] != "----"; i++ {
+			l := lines[i]
+			c.raw = append(c.raw, l)
+			switch {
+			case !inValues && strings.HasPrefix(l, "#"):
+			case !inValues && strings.HasPrefix(l, "schema:"):
+				c.schema = strings.TrimSpace(strings.TrimPrefix(l, "schema:"))
+			case !inValues && strings.HasPrefix(l, "options:"):
+				for _, kv := range strings.Fields(strings.TrimPrefix(l, "options:")) {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok {
+						return nil, fmt.Errorf("%s:%d: option %q is not key=value", file, i+1, kv)
+					}
+					c.options = append(c.options, options.KV{Key: k, Value: v})
+				}
+			case l == "":
+				return nil, fmt.Errorf("%s:%d: blank line before ----", file, i+1)
+			default:
+				inValues = true
+				v, err := parseValue(l)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: %v", file, i+1, err)
+				}
+				c.values = append(c.values, v)
+			}
+		}
+		if i >= len(lines) {
+			return nil, fmt.Errorf("%s:%d: case without ----", file, c.line)
+		}
+		i++
+		var out strings.Builder
+		for ; i < len(lines) && lines[i] != ""; i++ {
+			out.WriteString(lines[i])
+			out.WriteByte('\n')
+		}
+		c.output = out.String()
+		cases = append(cases, c)
+	}
+	return cases, nil
+}
+
+func parseValue(l string) ([]byte, error) {
+	switch {
+	case l == "!nil":
+		return nil, nil
+	case l == "!empty":
+		return []byte{}, nil
+	case strings.HasPrefix(l, "!hex "):
+		return hex.DecodeString(strings.ReplaceAll(strings.TrimPrefix(l, "!hex "), " ", ""))
+	case strings.HasPrefix(l, "!q "):
+		s, err := strconv.Unquote(strings.TrimPrefix(l, "!q "))
+		return []byte(s), err
+	}
+	return []byte(l), nil
+}
+
+func writeGolden(file string, cases []*goldenCase) error {
+	var b strings.Builder
+	for i, c := range cases {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for _, l := range c.raw {
+			b.WriteString(l + "\n")
+		}
+		b.WriteString("----\n" + c.output)
+	}
+	return os.WriteFile(file, []byte(b.String()), 0o644)
+}
+
+// runGoldens runs every file of testdata/dir through run, which returns a
+// case's output, and compares it (or, with -rewrite, rewrites it).
+func runGoldens(t *testing.T, dir string, run func(t *testing.T, c *goldenCase) string) {
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files under testdata/%s: %v", dir, err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			cases, err := readGolden(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := false
+			for _, c := range cases {
+				got := run(t, c)
+				if got == c.output {
+					continue
+				}
+				if rewriting() {
+					c.output, changed = got, true
+					continue
+				}
+				t.Errorf("%s:%d: output differs\n--- got\n%s--- want\n%s", file, c.line, got, c.output)
+			}
+			if changed {
+				if err := writeGolden(file, cases); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// setup parses a case's columns and options: the error text when the
+// format refuses them.
+func setup(t *testing.T, c *goldenCase) ([]table.Column, options.Values, string) {
+	t.Helper()
+	cols, err := formattest.ParseColumns(c.schema)
+	if err != nil {
+		t.Fatalf("line %d: schema: %v", c.line, err)
+	}
+	vals, err := options.Parse(c.options, nil, Options)
+	if err != nil {
+		return nil, vals, fmt.Sprintf("options error: %v\n", err)
+	}
+	return cols, vals, ""
+}
+
+// decodeChanges decodes values into one batch with their kinds, checking
+// the contract of every call: a failed one appends nothing, neither rows
+// nor kinds, and returns an error of the kinds the contract names; a good
+// one appends as many kinds as rows. each is told every value's outcome.
+// Plain Decode, through a decoder of its own, must give the same rows.
+func decodeChanges(t *testing.T, mem memory.Allocator, f table.Format, cols []table.Column, vals options.Values, values [][]byte,
+	each func(k int, err error)) (arrow.RecordBatch, []table.RowKind) {
+	t.Helper()
+	dec, err := f.NewDecoder(cols, vals)
+	if err != nil {
+		t.Fatalf("decoder: %v", err)
+	}
+	plain, err := f.NewDecoder(cols, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := (&table.Schema{Columns: cols}).Arrow()
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	prb := array.NewRecordBuilder(mem, schema)
+	defer prb.Release()
+	changes := dec.(table.ChangeDecoder)
+	var kinds []table.RowKind
+	rows := 0
+	for k, v := range values {
+		before := formattest.Lengths(rb.Fields())
+		kindsBefore := slices.Clone(kinds)
+		n, out, err := changes.DecodeChanges(v, rb.Fields(), kinds)
+		pn, perr := plain.Decode(v, prb.Fields())
+		if pn != n || (perr == nil) != (err == nil) || (err != nil && perr.Error() != err.Error()) {
+			t.Errorf("value %d: Decode gives %d, %v; DecodeChanges %d, %v", k, pn, perr, n, err)
+		}
+		if err != nil {
+			var de *table.DecodeError
+			if !errors.As(err, &de) {
+				t.Errorf("value %d: error %T is not a *table.DecodeError: %v", k, err, err)
+			}
+			if n != 0 {
+				t.Errorf("value %d: %d rows with an error", k, n)
+			}
+			if !slices.Equal(out, kindsBefore) || len(out) != len(kinds) {
+				t.Errorf("value %d: a failed DecodeChanges changed the kinds: %v -> %v", k, kindsBefore, out)
+			}
+			if after := formattest.Lengths(rb.Fields()); !slices.Equal(before, after) {
+				t.Errorf("value %d: a failed DecodeChanges changed the builders: %v -> %v", k, before, after)
+			}
+		} else if len(out) != len(kinds)+n || !slices.Equal(out[:len(kinds)], kindsBefore) {
+			t.Errorf("value %d: %d rows and kinds %v -> %v", k, n, kindsBefore, out)
+		}
+		kinds = out
+		rows += n
+		if err := formattest.Aligned(rb.Fields(), rows); err != nil {
+			t.Errorf("value %d: %v", k, err)
+		}
+		each(k, err)
+	}
+	rec := rb.NewRecordBatch()
+	prec := prb.NewRecordBatch()
+	defer prec.Release()
+	if err := formattest.CheckBatch(rec, cols); err != nil {
+		t.Error(err)
+	}
+	var a, b strings.Builder
+	formattest.PrintBatch(&a, rec)
+	formattest.PrintBatch(&b, prec)
+	if a.String() != b.String() {
+		t.Errorf("Decode and DecodeChanges give other rows:\n%s\n%s", b.String(), a.String())
+	}
+	return rec, kinds
+}
+
+// printChanges writes rec's rows, each after its kind.
+func printChanges(out *strings.Builder, rec arrow.RecordBatch, kinds []table.RowKind) {
+	if rec.NumRows() == 0 {
+		out.WriteString("(no rows)\n")
+		return
+	}
+	names := []string{"kind"}
+	for _, f := range rec.Schema().Fields() {
+		names = append(names, f.Name)
+	}
+	out.WriteString(strings.Join(names, " | ") + "\n")
+	for r := 0; r < int(rec.NumRows()); r++ {
+		out.WriteString(kinds[r].String())
+		for c := 0; c < int(rec.NumCols()); c++ {
+			out.WriteString(" | " + formattest.Value(rec.Column(c), r))
+		}
+		out.WriteByte('\n')
+	}
+}
+
+// TestDecodeGolden runs testdata/decode/*.txt: every op, the schema
+// envelope, tombstones, every error, ignore-parse-errors.
+func TestDecodeGolden(t *testing.T) {
+	runGoldens(t, "decode", func(t *testing.T, c *goldenCase) string {
+		cols, vals, msg := setup(t, c)
+		if msg != "" {
+			return msg
+		}
+		if _, err := (Format{}).NewDecoder(cols, vals); err != nil {
+			return fmt.Sprintf("error: %v\n", err)
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		var out strings.Builder
+		rec, kinds := decodeChanges(t, mem, Format{}, cols, vals, c.values, func(k int, err error) {
+			if err != nil {
+				fmt.Fprintf(&out, "value %d: %v\n", k, err)
+			}
+		})
+		defer rec.Release()
+		printChanges(&out, rec, kinds)
+		return out.String()
+	})
+}
+
+// written is the kind a row comes back as once written: Flink's
+// debezium-json writes an update's rows as a delete and a create.
+func written(k table.RowKind) table.RowKind {
+	switch k {
+	case table.KindUpdateBefore:
+		return table.KindDelete
+	case table.KindUpdateAfter:
+		return table.KindInsert
+	}
+	return k
+}
+
+// TestEncodeGolden runs testdata/encode/*.txt: each kind of change written,
+// and the round trip of every type the json format reads.
+func TestEncodeGolden(t *testing.T) {
+	runGoldens(t, "encode", func(t *testing.T, c *goldenCase) string {
+		cols, vals, msg := setup(t, c)
+		if msg != "" {
+			return msg
+		}
+		enc, err := table.NewEncoder(Format{}, cols, vals)
+		if err != nil {
+			return fmt.Sprintf("error: %v\n", err)
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		rec, kinds := decodeChanges(t, mem, Format{}, cols, vals, c.values, func(k int, err error) {
+			if err != nil {
+				t.Fatalf("line %d: value %d must decode: %v", c.line, k, err)
+			}
+		})
+		defer rec.Release()
+		var out strings.Builder
+		roundTrip(t, mem, enc, cols, vals, rec, kinds, func(row int, v []byte, err error) {
+			if err != nil {
+				fmt.Fprintf(&out, "row %d: %v\n", row, err)
+				return
+			}
+			fmt.Fprintf(&out, "%s %s\n", kinds[row], formattest.ValueLine(v))
+		})
+		if rec.NumRows() == 0 {
+			out.WriteString("(no rows)\n")
+		}
+		return out.String()
+	})
+}
+
+// roundTrip encodes every row of rec as a change of its kind, each into a
+// buffer that holds bytes already (as a sink's does), tells each the
+// value or the error, then decodes the values and checks that the rows
+// come back the same, each with the kind it was written as (see written).
+// An insert written with Encode must be what EncodeChange writes.
+func roundTrip(t *testing.T, mem memory.Allocator, enc table.Encoder, cols []table.Column, vals options.Values,
+	rec arrow.RecordBatch, kinds []table.RowKind, each func(row int, v []byte, err error)) {
+	t.Helper()
+	ce := enc.(table.ChangeEncoder)
+	arrs := rec.Columns()
+	const pad = "prefix"
+	var values [][]byte
+	var rows []int
+	for r := 0; r < int(rec.NumRows()); r++ {
+		buf, null, err := ce.EncodeChange([]byte(pad), arrs, r, kinds[r])
+		if null {
+			t.Fatalf("row %d: a change is never a null value", r)
+		}
+		if err != nil {
+			var ee *table.EncodeError
+			if !errors.As(err, &ee) {
+				t.Errorf("row %d: error %T is not a *table.EncodeError: %v", r, err, err)
+			}
+			if string(buf) != pad {
+				t.Errorf("row %d: a failed EncodeChange changed the buffer to %q", r, buf)
+			}
+			each(r, nil, err)
+			continue
+		}
+		if !strings.HasPrefix(string(buf), pad) {
+			t.Fatalf("row %d: EncodeChange overwrote the buffer: %q", r, buf)
+		}
+		v := buf[len(pad):]
+		if kinds[r] == table.KindInsert {
+			if plain, _, err := enc.Encode(nil, arrs, r); err != nil || string(plain) != string(v) {
+				t.Errorf("row %d: Encode gives %s, %v; EncodeChange +I %s", r, plain, err, v)
+			}
+		}
+		each(r, v, nil)
+		values = append(values, v)
+		rows = append(rows, r)
+	}
+	back, backKinds := decodeChanges(t, mem, Format{}, cols, vals, values, func(k int, err error) {
+		if err != nil {
+			t.Errorf("encoded value %d does not decode: %v: %s", k, err, values[k])
+		}
+	})
+	defer back.Release()
+	if int(back.NumRows()) != len(rows) {
+		t.Fatalf("%d encoded rows decode to %d rows", len(rows), back.NumRows())
+	}
+	for k, r := range rows {
+		if want := written(kinds[r]); backKinds[k] != want {
+			t.Errorf("row %d: %s written, decodes as %s, want %s", r, kinds[r], backKinds[k], want)
+		}
+		for c := range arrs {
+			if want, got := formattest.Value(arrs[c], r), formattest.Value(back.Column(c), k); want != got {
+				t.Errorf("row %d column %s: written as %s, decodes to %s, want %s", r, cols[c].Name, values[k], got, want)
+			}
+		}
+	}
+}
