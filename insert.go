@@ -41,14 +41,19 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 		return nil, err
 	}
 	name := options.Cut(st.Table)
+	// What the query is whose rows update earlier ones, and its key.
+	kind, keys := "an aggregate query", "the GROUP BY columns"
+	if p.Changelog() {
+		kind, keys = fmt.Sprintf("changelog table '%s'", options.Cut(p.Table().Name())), fmt.Sprintf("the PRIMARY KEY of '%s'", options.Cut(p.Table().Name()))
+	}
 	if _, keyed := t.Bound.Connector.(table.KeyedConnector); keyed && p.Updating() && t.Bound.Def.PrimaryKey == nil {
-		return nil, fmt.Errorf("%w: INSERT INTO '%s' of an aggregate query: its rows update earlier ones (-U/+U), and table '%s' has no PRIMARY KEY by which connector '%s' could replace them; declare the GROUP BY columns as its key: PRIMARY KEY (...) NOT ENFORCED",
-			ErrUpdatingInsert, name, name, t.Bound.Connector.Name())
+		return nil, fmt.Errorf("%w: INSERT INTO '%s' of %s: its rows update earlier ones (-U/+U), and table '%s' has no PRIMARY KEY by which connector '%s' could replace them; declare %s as its key: PRIMARY KEY (...) NOT ENFORCED",
+			ErrUpdatingInsert, name, kind, name, t.Bound.Connector.Name(), keys)
 	}
 	if _, ok := sink.(table.ChangelogSink); p.Updating() && !ok {
-		return nil, fmt.Errorf("%w: INSERT INTO '%s' of an aggregate query: its rows update earlier ones (-U/+U), and connector '%s' appends records, so a reader would count each group many times; "+
-			"write them into an 'upsert-kafka' table (a topic keyed by the GROUP BY columns) or a 'jdbc' table with a PRIMARY KEY; 'print' and 'blackhole' tables take them too; or insert the rows before aggregation",
-			ErrUpdatingInsert, name, t.Bound.Connector.Name())
+		return nil, fmt.Errorf("%w: INSERT INTO '%s' of %s: its rows update earlier ones (-U/+U), and connector '%s' appends records, so a reader would count each row many times; "+
+			"write them into an 'upsert-kafka' table (a topic keyed by %s), a 'jdbc' table with a PRIMARY KEY, or a 'kafka' table in a changelog format ('format' = 'debezium-json'); 'print' and 'blackhole' tables take them too",
+			ErrUpdatingInsert, name, kind, t.Bound.Connector.Name(), keys)
 	}
 	if err := checkColumns(name, p.Columns(), sink.Columns()); err != nil {
 		return nil, err

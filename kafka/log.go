@@ -186,7 +186,8 @@ func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
 	}
 	ack := &logAck{named: st.named, part: st.rowPart, off: st.rowOff}
 	st.rowPart, st.rowOff = nil, nil
-	return table.Batch{Record: st.rb.NewBatch(), Ack: ack}, nil
+	rec := st.rb.NewBatch()
+	return table.Batch{Record: rec, Ack: ack, Kinds: st.rb.Kinds()}, nil
 }
 
 // Partitions are the partitions with records to read when the stream

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -79,7 +80,36 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	if err := s.encoders(b, phys, keyIdx); err != nil {
 		return nil, err
 	}
+	if _, ok := s.value.(table.ChangeEncoder); ok {
+		return changelogSink{s}, nil
+	}
 	return s, nil
+}
+
+// changelogSink is a kafka table in a changelog format (debezium-json): it
+// takes an updating query's changes and writes each as a record of its
+// kind.
+type changelogSink struct{ *sink }
+
+var _ table.ChangelogSink = changelogSink{}
+
+func (changelogSink) TakesChanges() {}
+
+func (c changelogSink) Open(ctx context.Context) (table.Writer, error) {
+	w, err := c.sink.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return changelogWriter{w.(*writer)}, nil
+}
+
+// changelogWriter writes changes in the table's changelog format.
+type changelogWriter struct{ *writer }
+
+var _ table.ChangelogWriter = changelogWriter{}
+
+func (w changelogWriter) WriteChanges(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+	return w.write(ctx, rec, kinds, done)
 }
 
 // encoders makes s's key encoder, of the columns keyIdx of phys in

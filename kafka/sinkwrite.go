@@ -255,11 +255,18 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 	return w.write(ctx, rec, nil, done)
 }
 
-// write writes rec's rows as records; with kinds (an upsert-kafka table's
-// changes), a -U row writes nothing and a -D row writes its key with no
-// value, a tombstone.
+// write writes rec's rows as records. With kinds, in a changelog format
+// (debezium-json) each row is written as a change of its kind; otherwise
+// (an upsert-kafka table's changes) a -U row writes nothing and a -D row
+// writes its key with no value, a tombstone.
 func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
 	n := int(rec.NumRows())
+	changes, _ := w.value.(table.ChangeEncoder)
+	if changes == nil || kinds == nil {
+		changes = nil // an upsert, or rows that are all inserts
+	}
+	upsert := kinds != nil && changes == nil
+	updates, _ := changes.(table.UpdateEncoder)
 	if int(rec.NumCols()) != len(w.sink.cols) {
 		return table.Errorf(w.table, "a batch of %d columns for a sink of %d", rec.NumCols(), len(w.sink.cols))
 	}
@@ -271,16 +278,31 @@ func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table
 		}
 		return w.scratch
 	}
-	var rows []int // with kinds: the rows that write a record
-	if kinds != nil {
+	// rows are the rows that write a record, when not all do: of an
+	// upsert, all but the -U rows; of a changelog whose format writes an
+	// update as one value, all but the +U right after a -U (the -U's
+	// record holds both).
+	var rows []int
+	paired := func(i int) bool {
+		return updates != nil && kinds[i] == table.KindUpdateBefore && i+1 < n && kinds[i+1] == table.KindUpdateAfter
+	}
+	switch {
+	case upsert:
 		for i := 0; i < n; i++ {
 			if kinds[i] != table.KindUpdateBefore {
 				rows = append(rows, i)
 			}
 		}
+	case updates != nil:
+		for i := 0; i < n; i++ {
+			rows = append(rows, i)
+			if paired(i) {
+				i++
+			}
+		}
 	}
 	count := n
-	if kinds != nil {
+	if rows != nil {
 		count = len(rows)
 	}
 	row := func(j int) int {
@@ -307,11 +329,19 @@ func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table
 			sp.ke = len(w.buf)
 		}
 		sp.vs = len(w.buf)
-		if kinds != nil && kinds[i] == table.KindDelete {
+		if upsert && kinds[i] == table.KindDelete {
 			valNull[j] = true // a tombstone
 			continue
 		}
-		if w.buf, valNull[j], err = w.value.Encode(w.buf, pick(w.valueIdx), i); err != nil {
+		switch {
+		case paired(i):
+			w.buf, err = updates.EncodeUpdate(w.buf, pick(w.valueIdx), i, i+1)
+		case changes != nil:
+			w.buf, valNull[j], err = changes.EncodeChange(w.buf, pick(w.valueIdx), i, kinds[i])
+		default:
+			w.buf, valNull[j], err = w.value.Encode(w.buf, pick(w.valueIdx), i)
+		}
+		if err != nil {
 			return &table.RowError{Row: i, Err: table.Errorf(w.table, "value: %w", err)}
 		}
 		sp.ve = len(w.buf)
@@ -357,7 +387,8 @@ func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table
 		// A flush is asked for already; it sends these records too.
 	}
 	w.stats.written.Add(int64(n))
-	// A -U row writes nothing: done with as soon as it is handed over.
+	// A row that writes no record of its own (an upsert's -U, an update's +U
+	// written with its -U) is done with as soon as it is handed over.
 	w.stats.acked.Add(int64(n - count))
 	if p.left.Add(-1) == 0 || !p.track {
 		// 'none': handed to the producer is delivered enough.

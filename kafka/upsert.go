@@ -115,6 +115,9 @@ func (upsertConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	if err := s.encoders(b, phys, key); err != nil {
 		return nil, err
 	}
+	if _, ok := s.value.(table.ChangeEncoder); ok {
+		return nil, table.Errorf(name, "'value.format' '%s' writes changes, and an 'upsert-kafka' table's values are rows (the latest of each key); give it a format of rows, such as 'json', or write the changelog to a 'kafka' table", b.Format.Name())
+	}
 	return &upsertSink{sink: s, key: key}, nil
 }
 

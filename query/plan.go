@@ -29,6 +29,9 @@ type Catalog interface {
 type Plan struct {
 	sql    string
 	tbl    *table.Table
+	// changelog: the table's rows are changes (a table.ChangelogFormat),
+	// which the query passes on with their kinds (see Updating).
+	changelog bool
 	cols   []table.Column
 	exprs  []node
 	where  node
@@ -80,17 +83,29 @@ func (p *Plan) Filters() bool {
 }
 
 // Updating reports whether the result is updating: a query with GROUP BY
-// or aggregate calls, whose rows are changes (Rows.Op) of a result table
-// rather than rows of their own. See "Aggregates" in Rows.
-func (p *Plan) Updating() bool { return p.agg != nil }
+// or aggregate calls, or over a changelog table (Changelog), whose rows
+// are changes (Rows.Op) of a result table rather than rows of their own.
+// See "Aggregates" in Rows.
+func (p *Plan) Updating() bool { return p.agg != nil || p.changelog }
+
+// Changelog reports whether the query reads a changelog table (its format
+// is a table.ChangelogFormat): its rows are the table's changes, passed on
+// row by row with their kinds, so the query is Updating without an
+// aggregate.
+func (p *Plan) Changelog() bool { return p.changelog }
 
 // UpsertKey are the positions among Columns of an updating query's GROUP
 // BY keys, in GROUP BY order: for each key, the first column that selects
 // it as it is. ok is false for a query that is not updating, and for one
 // that leaves a key out (or selects it only inside an expression), since
 // its rows then carry no key by which a destination could replace them.
-// An aggregate without GROUP BY has one row and an empty key.
+// An aggregate without GROUP BY has one row and an empty key. Over a
+// changelog table (see Updating) the key is the table's PRIMARY KEY, each
+// of its columns selected as it is; ok is false without one.
 func (p *Plan) UpsertKey() (cols []int, ok bool) {
+	if p.changelog {
+		return p.changelogKey()
+	}
 	if p.agg == nil {
 		return nil, false
 	}
@@ -107,6 +122,33 @@ func (p *Plan) UpsertKey() (cols []int, ok bool) {
 		if cols[k] < 0 {
 			return nil, false
 		}
+	}
+	return cols, true
+}
+
+// changelogKey is UpsertKey over a changelog table: where the query selects
+// each column of the table's PRIMARY KEY as it is.
+func (p *Plan) changelogKey() ([]int, bool) {
+	def := p.tbl.Bound.Def
+	if def.PrimaryKey == nil {
+		return nil, false
+	}
+	all := def.Columns()
+	var cols []int
+	for _, name := range def.PrimaryKey.Columns {
+		k := slices.IndexFunc(all, func(c table.Column) bool { return c.Name == name })
+		in := slices.Index(p.inputs, k) // its place in the batch exprs read
+		at := -1
+		for i, e := range p.exprs {
+			if c, isRef := e.(*colRef); isRef && in >= 0 && c.idx == in {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			return nil, false
+		}
+		cols = append(cols, at)
 	}
 	return cols, true
 }
@@ -295,6 +337,23 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: qualifiers, cols: cols}}
 	p.agg = &aggPlanner{p: p}
 	plan := &Plan{sql: rw.src, tbl: tbl, limit: -1}
+	if cf, ok := tbl.Bound.Format.(table.ChangelogFormat); ok {
+		// Its rows are changes: the query passes them on, each with its
+		// kind, row by row. What keeps state across rows cannot take
+		// them yet: its accumulators and windows fold inserts only.
+		plan.changelog = true
+		what := ""
+		switch {
+		case rw.window != nil:
+			what = "a window function"
+		case len(s.GroupBy) > 0 || s.Having != nil || hasAggCall(s.SelectExprs):
+			what = "GROUP BY and aggregates"
+		}
+		if what != "" {
+			return nil, errorf(ErrUnsupported, "table '%s' is a changelog (format '%s': its rows are inserts, updates and deletes), and %s take inserts only; select its rows as they are (with WHERE and expressions), or INSERT them into a table that takes changes and query that",
+				tbl.Name(), cf.Name(), what)
+		}
+	}
 	computed, err := planComputedColumns(tbl.Bound.Def)
 	if err != nil {
 		return nil, err

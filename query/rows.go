@@ -823,6 +823,13 @@ func (r *Rows) handOut(b table.Batch) bool {
 	}
 	r.curDrop = int64(seen - kept - countBelow(failed, seen))
 	r.cur, r.curOut, r.curSel = b.Ack, out, sel
+	if b.Kinds != nil {
+		// A changelog's rows keep their kinds.
+		r.curOps = make([]RowKind, len(sel))
+		for i, j := range sel {
+			r.curOps[i] = b.Kinds[j]
+		}
+	}
 	r.curMarks = make([]table.Disposition, len(sel))
 	if r.remaining >= 0 {
 		r.remaining -= int64(len(sel))
@@ -1060,15 +1067,16 @@ func (r *Rows) OutputBatch() arrow.RecordBatch {
 	if r.curOut == nil {
 		return nil
 	}
-	if r.curOps == nil {
+	if !r.plan.Updating() {
 		r.curOut.Retain()
 		return r.curOut
 	}
 	b := array.NewStringBuilder(r.opts.Alloc)
 	defer b.Release()
-	b.Reserve(len(r.curOps))
-	for _, op := range r.curOps {
-		b.Append(op.String())
+	n := int(r.curOut.NumRows())
+	b.Reserve(n)
+	for i := range n {
+		b.Append(r.Op(i).String())
 	}
 	ops := b.NewArray()
 	defer ops.Release()

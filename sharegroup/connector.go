@@ -34,6 +34,11 @@ func (kafkaConnector) Metadata() []table.MetadataKey { return Metadata }
 // NewSource checks the options that need more than one key to check and
 // prepares the members' configuration. It performs no I/O.
 func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
+	if cf, ok := b.Format.(table.ChangelogFormat); ok {
+		// A changelog is right only in the order it was written; a share
+		// group hands a partition's records to its members in any order.
+		return nil, table.Errorf(b.Def.Name, "format '%s' is a changelog, whose updates and deletes must be read in the order they were written, and a share group hands records out in no order; read its topic with 'connector' = 'kafka'", cf.Name())
+	}
 	v := b.Options
 	cc, err := kafkaclient.NewConfig(v)
 	if err != nil {

@@ -126,8 +126,11 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 			values, optionsOK = v, true
 		}
 	}
-	if _, ok := c.(KeyedConnector); c != nil && def.PrimaryKey != nil && !ok {
-		add(options.Errorf(ErrInvalidDefinition, "", "connector '%s' takes no PRIMARY KEY, since it does not write by key; remove the constraint (connector 'jdbc' takes one, and upserts by it)",
+	// A changelog's rows have a key too: the one its updates and deletes
+	// are by, which an upserting sink of its rows writes by.
+	_, changelog := f.(ChangelogFormat)
+	if _, ok := c.(KeyedConnector); c != nil && def.PrimaryKey != nil && !ok && !changelog {
+		add(options.Errorf(ErrInvalidDefinition, "", "connector '%s' takes no PRIMARY KEY, since it does not write by key; remove the constraint (connector 'jdbc' takes one, and upserts by it; so does a table in a changelog format such as 'debezium-json')",
 			c.Name()))
 	}
 	if c != nil {

@@ -66,6 +66,49 @@ type Decoder interface {
 	Decode(value []byte, cols []array.Builder) (int, error)
 }
 
+// A ChangelogFormat is a Format whose values are changes of a table, not
+// rows to append ('debezium-json'): each decoded row has a RowKind, and an
+// encoder writes a row with its kind. A table in such a format is
+// updating: its rows are a changelog, which only a ChangelogSink takes,
+// and which must be read in the order it was written (a 'kafka' table, not
+// a share group's). It is a capability found by type assertion; its
+// Decoders are ChangeDecoders and, if it writes, its Encoders
+// ChangeEncoders.
+type ChangelogFormat interface {
+	Format
+	// Changelog marks the format.
+	Changelog()
+}
+
+// A ChangeDecoder is a ChangelogFormat's Decoder: Decode appends the rows
+// a value holds and DecodeChanges says, besides, what kind of change each
+// is.
+type ChangeDecoder interface {
+	Decoder
+	// DecodeChanges is Decode, and appends to kinds the kind of each row
+	// it appended, in order; it returns the extended kinds. A change may
+	// give two rows (an update: -U with the row before, +U with the row
+	// after) or none (a value that holds no change, such as the tombstone
+	// a CDC tool writes after a delete: 0 rows, no error). On an error
+	// kinds is returned as it was given.
+	DecodeChanges(value []byte, cols []array.Builder, kinds []RowKind) (n int, out []RowKind, err error)
+}
+
+// A ChangeEncoder is a ChangelogFormat's Encoder: EncodeChange writes a row
+// as a change of the given kind (Encode writes it as an insert).
+type ChangeEncoder interface {
+	Encoder
+	EncodeChange(dst []byte, cols []arrow.Array, row int, kind RowKind) (out []byte, null bool, err error)
+}
+
+// An UpdateEncoder is a ChangeEncoder that writes an update, a -U row and
+// the +U row right after it, as one value (debezium-json's "u"), so that a
+// reader sees an update rather than a delete and an insert.
+type UpdateEncoder interface {
+	ChangeEncoder
+	EncodeUpdate(dst []byte, cols []arrow.Array, before, after int) (out []byte, err error)
+}
+
 // An EncodingFormat is a Format that also writes values: the sinks' side.
 // It is a capability found by type assertion (NewEncoder below), so that a
 // format that only reads stays a Format.
@@ -277,6 +320,9 @@ type PartitionID struct {
 type Batch struct {
 	Record arrow.RecordBatch
 	Ack    Acker
+	// Kinds are, for a changelog table (a ChangelogFormat), each row's
+	// kind of change; nil means every row is an insert.
+	Kinds []RowKind
 }
 
 // Disposition is what becomes of a row's record.

@@ -22,10 +22,14 @@ type Builder struct {
 	rb       *array.RecordBuilder
 	dataLen  []int // per field: bytes of the last batch's string or binary data
 	lastRows int   // rows of the last batch
-	dec      table.Decoder
-	physical []array.Builder
-	size     int
-	rows     int
+	// lastKinds are the last batch's kinds (see Kinds).
+	lastKinds []table.RowKind
+	dec       table.Decoder
+	changes   table.ChangeDecoder // dec, when it tells each row's kind
+	kinds     []table.RowKind     // of the rows since the last NewBatch, with changes
+	physical  []array.Builder
+	size      int
+	rows      int
 }
 
 // NewBuilder returns a Builder over schema whose decoder fills the fields at
@@ -55,7 +59,9 @@ func NewBuilder(alloc memory.Allocator, schema *arrow.Schema, physical []int, de
 		}
 		cols[i] = rb.Field(p)
 	}
-	return &Builder{rb: rb, dec: dec, physical: cols, size: size, dataLen: make([]int, schema.NumFields())}
+	b := &Builder{rb: rb, dec: dec, physical: cols, size: size, dataLen: make([]int, schema.NumFields())}
+	b.changes, _ = dec.(table.ChangeDecoder)
+	return b
 }
 
 // reserve makes room for the next batch up front, so that buffers are not
@@ -81,10 +87,21 @@ func (b *Builder) Append(value []byte) (int, error) {
 		b.rows++
 		return 1, nil
 	}
+	if b.changes != nil {
+		n, kinds, err := b.changes.DecodeChanges(value, b.physical, b.kinds)
+		b.kinds = kinds
+		b.rows += n
+		return n, err
+	}
 	n, err := b.dec.Decode(value, b.physical)
 	b.rows += n
 	return n, err
 }
+
+// Kinds are the kinds of change of the rows of the batch NewBatch returned
+// last, for a changelog format's decoder (table.ChangeDecoder); nil for
+// another format, whose rows are inserts. The slice is the caller's.
+func (b *Builder) Kinds() []table.RowKind { return b.lastKinds }
 
 // Field is the builder of schema field i, for filling the columns that are
 // not physical. It stays owned by the Builder.
@@ -121,6 +138,10 @@ func (b *Builder) NewBatch() arrow.RecordBatch {
 		rec = b.rb.NewRecordBatch()
 	}
 	b.lastRows, b.rows = b.rows, 0
+	b.lastKinds = nil
+	if b.changes != nil {
+		b.lastKinds, b.kinds = b.kinds, nil
+	}
 	b.reserve()
 	return rec
 }

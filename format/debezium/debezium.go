@@ -443,7 +443,7 @@ type encoder struct {
 	rows table.Encoder // the json format's
 }
 
-var _ table.ChangeEncoder = (*encoder)(nil)
+var _ table.UpdateEncoder = (*encoder)(nil)
 
 // Encode implements table.Encoder: the row as an insert.
 func (e *encoder) Encode(dst []byte, cols []arrow.Array, row int) ([]byte, bool, error) {
@@ -471,13 +471,36 @@ func (e *encoder) EncodeChange(dst []byte, cols []arrow.Array, row int, kind tab
 	default:
 		return dst, false, &table.EncodeError{Msg: fmt.Sprintf("unknown kind of change %d", kind)}
 	}
-	out, null, err := e.rows.Encode(append(dst, head...), cols, row)
+	out, err := e.row(append(dst, head...), cols, row)
 	if err != nil {
 		return dst, false, err
 	}
-	if null {
-		// The json format writes every row as an object.
-		panic("debezium: the json format wrote no value for a row")
-	}
 	return append(out, tail...), false, nil
+}
+
+// EncodeUpdate implements table.UpdateEncoder: an update as Debezium writes
+// it, one value with the row before and the row after, so that a reader
+// sees an update, not a delete and an insert. (Flink writes the two rows
+// as a "d" and a "c"; both read back, but only "u" reads back as the
+// update it was.)
+func (e *encoder) EncodeUpdate(dst []byte, cols []arrow.Array, before, after int) ([]byte, error) {
+	out, err := e.row(append(dst, `{"before":`...), cols, before)
+	if err == nil {
+		out, err = e.row(append(out, `,"after":`...), cols, after)
+	}
+	if err != nil {
+		return dst, err
+	}
+	return append(out, `,"op":"u"}`...), nil
+}
+
+// row appends the JSON object of row to dst.
+func (e *encoder) row(dst []byte, cols []arrow.Array, row int) ([]byte, error) {
+	out, null, err := e.rows.Encode(dst, cols, row)
+	if err == nil && null {
+		// The json format writes every row as an object; a format that
+		// did not could not stand inside an envelope.
+		err = &table.EncodeError{Msg: "the row gave no JSON object to put in the envelope"}
+	}
+	return out, err
 }

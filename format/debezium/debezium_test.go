@@ -104,6 +104,29 @@ func TestEncodeErrors(t *testing.T) {
 	if want := `{"before":null,"after":{"id":1,"d":"1970-01-01"},"op":"c"}`; err != nil || string(out) != want {
 		t.Errorf("got %s, %v; want %s", out, err, want)
 	}
+	// An update is one envelope with both rows; a row that cannot be
+	// written, before or after, leaves the buffer as it was.
+	ue := enc.(table.UpdateEncoder)
+	for _, c := range []struct{ before, after int }{{0, 1}, {1, 0}} {
+		if out, err := ue.EncodeUpdate([]byte("x"), rec.Columns(), c.before, c.after); !errors.As(err, &ee) || string(out) != "x" {
+			t.Errorf("update %d to %d: got %q, %v", c.before, c.after, out, err)
+		}
+	}
+	out, err = ue.EncodeUpdate([]byte("x"), rec.Columns(), 0, 0)
+	if want := `x{"before":{"id":1,"d":"1970-01-01"},"after":{"id":1,"d":"1970-01-01"},"op":"u"}`; err != nil || string(out) != want {
+		t.Errorf("update: got %s, %v; want %s", out, err, want)
+	}
+	// It reads back as the update it was.
+	dec, err := (Format{}).NewDecoder(cols, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
+	defer bs.Release()
+	n, kinds, err := dec.(table.ChangeDecoder).DecodeChanges(out[1:], bs.Fields(), nil)
+	if err != nil || n != 2 || len(kinds) != 2 || kinds[0] != table.KindUpdateBefore || kinds[1] != table.KindUpdateAfter {
+		t.Errorf("the update read back as %d rows %v, %v", n, kinds, err)
+	}
 }
 
 // TestNewEncoderErrors: the json format's refusals, named as this format's.
