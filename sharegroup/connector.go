@@ -53,6 +53,7 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 		modeSet:     v.Has(OptShareAcquireMode),
 		group:       v.String(OptShareGroupID),
 		parallelism: int(v.Int(OptParallelism)),
+		parallelSet: v.Has(OptParallelism),
 		startup:     v.String(OptStartupMode),
 		guarantee:   v.String(OptDeliveryGuarantee),
 		onError:     v.String(OptOnDecodeError),

@@ -36,6 +36,7 @@ type source struct {
 	topics      []string
 	pattern     *regexp.Regexp
 	parallelism int
+	parallelSet bool // the table set 'source.parallelism'
 	startup     string
 	guarantee   string
 	onError     string
@@ -75,13 +76,17 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 		strict:  s.recordLimit(len(partitions)),
 		maxPoll: s.maxPollRecs,
 		schema:  s.schema.Arrow(),
-		out:     make(chan item, s.parallelism),
 		log:     o.Logger.With("table", s.name, "group", s.group),
 		health:  kafkaclient.NewHealth(s.client.Seeds()),
 	}
 	if o.Limit > 0 {
 		st.bound(o.Limit)
 	}
+	members := s.parallelism
+	if o.Pace > 0 {
+		members = st.pace(o.Pace)
+	}
+	st.out = make(chan item, members)
 	if s.overLocks {
 		st.log.Warn(fmt.Sprintf("'%s' x '%s' = %d x %d exceeds the %d records of one partition that the broker locks at once by default "+
 			"(group.share.partition.max.record.locks): members will sit idle on a partition they share unless the broker's cap is raised; "+
@@ -94,7 +99,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	}
 	st.ctx, st.cancel = context.WithCancel(context.Background())
 	st.fetchCtx, st.stopFetch = context.WithCancel(st.ctx)
-	for i := 0; i < s.parallelism; i++ {
+	for i := 0; i < members; i++ {
 		m, err := s.newMember(st, i, o)
 		if err != nil {
 			// The members built so far have not joined (nothing polled),
@@ -257,6 +262,31 @@ func (st *stream) bound(limit int64) {
 	if !s.modeSet {
 		st.strict = true
 	}
+}
+
+// pace sizes the stream for a slow reader that works on about n records
+// at once (table.OpenOptions.Pace: a model's calls in flight) and returns
+// how many members to run. Each member polls at most 4n records, in
+// record_limit mode, so that a process holds about what it works on and
+// the broker's lock cap of a partition (2,000 records) is left to the other
+// processes of the group: 16 processes behind one partition each take their
+// share, where polls of 500 let four of them hold every record the broker
+// hands out. Two members, so that one fetches while the other's records
+// are worked on: a member polls again only once its last poll's records
+// are all settled, and one member alone leaves the reader idle at each
+// poll's end. What the table sets itself stands.
+func (st *stream) pace(n int) int {
+	s := st.src
+	if !s.pollSet {
+		st.maxPoll = int32(min(int64(st.maxPoll), 4*int64(n)))
+	}
+	if !s.modeSet {
+		st.strict = true
+	}
+	if s.parallelSet {
+		return s.parallelism
+	}
+	return max(s.parallelism, 2)
 }
 
 // connectError says what a user checks when the first contact fails.

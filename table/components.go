@@ -254,6 +254,12 @@ type OpenOptions struct {
 	// time. 0: no bound, or one that says nothing of how many records the
 	// reader needs (a WHERE that drops rows, an aggregation).
 	Limit int64
+	// Pace, if above 0, says the reader is slow: it works on about this
+	// many records at once (ML_PREDICT: the model's calls in flight). A
+	// source that takes records ahead of its reader then takes no more
+	// than it needs to keep the reader busy, and leaves the rest to the
+	// other readers of its share group (see kafka-sharegroup's Open).
+	Pace int
 }
 
 // A Stream is an open read of a table: a sequence of batches, each of which
