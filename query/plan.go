@@ -27,16 +27,16 @@ type Catalog interface {
 // Plan is a checked SELECT over one table, ready to Run any number of times.
 // A Plan is immutable.
 type Plan struct {
-	sql    string
-	tbl    *table.Table
+	sql string
+	tbl *table.Table
 	// changelog: the table's rows are changes (a table.ChangelogFormat),
 	// which the query passes on with their kinds (see Updating).
 	changelog bool
-	cols   []table.Column
-	exprs  []node
-	where  node
-	limit  int64 // -1: none
-	schema *arrow.Schema
+	cols      []table.Column
+	exprs     []node
+	where     node
+	limit     int64 // -1: none
+	schema    *arrow.Schema
 	// agg is the aggregation of a query with GROUP BY or aggregate calls,
 	// whose exprs are over its group batch; nil otherwise.
 	agg *aggPlan
