@@ -223,7 +223,7 @@ func TestSinkRefusals(t *testing.T) {
 	for _, c := range []struct{ with, want string }{
 		{"sink.delivery-guarantee=exactly-once", "needs Kafka transactions"},
 		{"key.format=json", "'key.format' needs 'key.fields'"},
-		{"key.format=jsn", "(did you mean 'json'? known: json, raw)"},
+		{"key.format=jsn", "(did you mean 'json'? known: debezium-json, json, raw)"},
 		{"value.fields-include=EXCEPT_KEY", "needs 'key.fields'"},
 		{"sink.partitioner=hash", "sink.partitioner"},
 		{"sink.parallelism=2", "one producer per job"},
