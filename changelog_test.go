@@ -203,3 +203,26 @@ func TestChangelogRefusals(t *testing.T) {
 		t.Errorf("a changelog into an append-only sink: %v", err)
 	}
 }
+
+// A changelog query's key is its table's PRIMARY KEY where the query
+// selects the key's columns as they are, whatever the case they are named
+// in; without them it has none.
+func TestChangelogUpsertKey(t *testing.T) {
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE counts (customer STRING, n BIGINT, PRIMARY KEY (CUSTOMER) NOT ENFORCED) WITH (
+	  'connector' = 'kafka', 'format' = 'debezium-json', 'properties.bootstrap.servers' = '127.0.0.1:9', 'topic' = 't')`)
+	for sql, want := range map[string][]int{
+		"SELECT n, customer FROM counts":        {1},
+		"SELECT n, Customer AS c FROM counts":   {1},
+		"SELECT n, UPPER(customer) FROM counts": nil,
+	} {
+		p, err := eng.Prepare(sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		got, ok := p.UpsertKey()
+		if !p.Updating() || !slices.Equal(got, want) || ok != (want != nil) {
+			t.Errorf("%s: key %v (%t), want %v", sql, got, ok, want)
+		}
+	}
+}

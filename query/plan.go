@@ -136,7 +136,7 @@ func (p *Plan) changelogKey() ([]int, bool) {
 	all := def.Columns()
 	var cols []int
 	for _, name := range def.PrimaryKey.Columns {
-		k := slices.IndexFunc(all, func(c table.Column) bool { return c.Name == name })
+		k := slices.IndexFunc(all, func(c table.Column) bool { return strings.EqualFold(c.Name, name) })
 		in := slices.Index(p.inputs, k) // its place in the batch exprs read
 		at := -1
 		for i, e := range p.exprs {
