@@ -374,7 +374,6 @@ func (m *member) shutdown() {
 		}
 		m.cur.releaseRest()
 	}
-	m.releaseFetchedAhead()
 	h, limit, start := m.st.health, m.st.src.client.RequestTimeout(), time.Now()
 	// Send every queued acknowledgement (the accepts of delivered rows and
 	// the releases above) on the open share session before leaving, rather
@@ -393,6 +392,18 @@ func (m *member) shutdown() {
 	}
 	if m.closeErr != nil {
 		m.st.log.Warn("acknowledgements not applied before leaving", "member", m.name, "err", m.closeErr)
+	}
+	// Only then what the client fetched ahead, in a request of its own:
+	// those records' locks may have run out while the last poll was being
+	// delivered, and a release of one that another consumer holds by now
+	// would make the broker refuse the accepts sent with it (see
+	// releaseExpired), handing rows already delivered out again.
+	if m.releaseFetchedAhead() > 0 {
+		ctx, cancel := h.CloseContext(start, limit)
+		if err := m.cl.FlushAcks(ctx); err != nil {
+			m.st.log.Debug("releasing records fetched ahead before leaving; leaving releases them too", "member", m.name, "err", err)
+		}
+		cancel()
 	}
 	// Leave with the same bound; Close then only tears down what is left.
 	ctx, cancel = h.CloseContext(start, limit)
@@ -427,8 +438,8 @@ func (m *member) shutdown() {
 // uncounted: taken here they are released with the rest and counted in
 // Stats.FetchedAhead, since their delivery count went up for nothing. A
 // fetch still on the wire is released by the broker when the member
-// leaves.
-func (m *member) releaseFetchedAhead() {
+// leaves. It returns how many it released.
+func (m *member) releaseFetchedAhead() int {
 	// A poll accepts whatever the one before left unmarked; every record
 	// of the member's last poll is settled by now (run releases those of
 	// a poll that failed).
@@ -444,6 +455,7 @@ func (m *member) releaseFetchedAhead() {
 		m.st.stats.fetchedAhead.Add(int64(n))
 		m.st.log.Debug("released records fetched ahead", "member", m.name, "records", n)
 	}
+	return n
 }
 
 // discard frees a member that never ran: Open failed after it was built.

@@ -557,6 +557,69 @@ func TestFetchedAheadReleasedAlone(t *testing.T) {
 	t.Logf("reader delivered %d, other consumer %d (%d before the release); %d released on arrival", len(r.seen), len(otherSeen), otherGot, s.ExpiredOnArrival)
 }
 
+// Records the client fetched ahead that are still in its buffer when the
+// stream stops are released as it leaves, and that release goes out apart
+// from the accepts of the rows delivered last: by then the fetched-ahead
+// records' locks may have run out and another consumer may hold them, and
+// Kafka refuses all of a partition's acknowledgements in a request when one
+// is invalid, which would hand the delivered rows out a second time.
+func TestFetchedAheadReleasedAloneOnClose(t *testing.T) {
+	defer sharegroup.SetPolicy(1, true)()
+	const lock = 2 * time.Second
+	addr, topic, group := kafkatest.LockedGroup(t, lock)
+	// Two producer batches: in batch_optimized mode a fetch takes one.
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(100)...)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)[100:]...)
+	ctx := kafkatest.Context(t)
+	st := open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "100", "scan.batch-size": "100"}), tabletest.CheckedAlloc(t))
+	defer st.Close()
+	r := newReader(t, st)
+	first, ids, err := r.next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 100 {
+		t.Fatalf("the first batch has %d rows, want the whole first poll of 100", len(ids))
+	}
+	// The other consumer accepts what it gets: the fetched-ahead records,
+	// once their locks run out.
+	other := pollOther(t, addr, topic, group, kgo.AckAccept)
+	kafkatest.Eventually(t, "the other consumer to take the fetched-ahead records", func() error {
+		if n := len(other.seen()); n < 100 {
+			return fmt.Errorf("%d of 100", n)
+		}
+		return nil
+	})
+	// The reader is done with its rows and the stream stops: the member
+	// leaves with the fetched-ahead poll still in its client's buffer.
+	st.(table.FetchStopper).StopFetching()
+	for _, id := range ids {
+		r.seen[id]++
+	}
+	first.Record.Release()
+	first.Ack.Done()
+	if err := st.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	// Two more lock durations: a refused accept would hand the delivered
+	// rows to the other consumer by then.
+	time.Sleep(2 * lock) // waiting for something that must not happen
+	otherSeen := other.stop()
+	for id := range r.seen {
+		if otherSeen[id] > 0 {
+			t.Errorf("id %d was delivered by the reader and by the other consumer", id)
+		}
+	}
+	s := st.Stats()
+	if s.Accepted != int64(len(r.seen)) || s.AckRefused != 0 || s.AcceptsLost != 0 || s.LockExpired != 0 {
+		t.Errorf("the reader delivered %d ids; stats %+v", len(r.seen), s)
+	}
+	if s.FetchedAhead == 0 {
+		t.Errorf("nothing was fetched ahead; the test proves nothing: %+v", s)
+	}
+	t.Logf("reader delivered %d, other consumer %d; %d fetched ahead", len(r.seen), len(otherSeen), s.FetchedAhead)
+}
+
 // otherConsumer is a second consumer of a share group that polls in the
 // background until stop, settles every record it gets with ack, and counts
 // the ids (the values) it got.
