@@ -10,6 +10,7 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
 )
 
@@ -22,11 +23,11 @@ type change struct {
 
 func (c change) String() string { return c.kind.String() + " " + c.row }
 
-// changesOf runs sql to its end and returns its rows with their kinds, in
-// the order they came.
+// changesOf runs sql to its end, over checked memory, and returns its rows
+// with their kinds, in the order they came.
 func changesOf(t *testing.T, eng *kshare.Engine, sql string) []change {
 	t.Helper()
-	rows, err := eng.Query(kafkatest.Context(t), sql)
+	rows, err := eng.Query(kafkatest.Context(t), sql, kshare.Allocator(tabletest.CheckedAlloc(t)))
 	if err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -69,6 +70,9 @@ type LogConfig struct {
 	// answered for that long ('scan.broker-unavailable-timeout'); 0 waits
 	// for them forever.
 	Unavailable time.Duration
+	// upsert, when set, makes the stream's upsertRows: an upsert-kafka
+	// table's records are changes of its rows (see upsertsource.go).
+	upsert func(memory.Allocator) (*upsertRows, error)
 }
 
 // watchEvery is how often a stream that waits for records looks at whether
@@ -83,6 +87,7 @@ type LogStream struct {
 	cfg    LogConfig
 	cl     *kgo.Client // nil when nothing is to be read
 	rb     *kafkarecord.Builder
+	upsert *upsertRows // nil: a record's rows are as its value gives them
 	health *kafkaclient.Health
 	log    *slog.Logger
 
@@ -135,11 +140,21 @@ func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
 		return st, nil
 	}
 	var err error
-	if st.rb, err = kafkarecord.NewBuilder(c.Table, o.Alloc, o.BatchSize); err != nil {
+	if c.upsert != nil {
+		if st.upsert, err = c.upsert(o.Alloc); err != nil {
+			return nil, err
+		}
+		st.rb, err = kafkarecord.NewDecoderBuilder(c.Table, st.schema, st.upsert.dec, o.Alloc, o.BatchSize)
+	} else {
+		st.rb, err = kafkarecord.NewBuilder(c.Table, o.Alloc, o.BatchSize)
+	}
+	if err != nil {
+		st.releaseUpsert()
 		return nil, err
 	}
 	if st.cl, err = kgo.NewClient(append(slices.Clip(c.Client), kgo.ConsumePartitions(at), st.health.Opt())...); err != nil {
 		st.rb.Release()
+		st.releaseUpsert()
 		return nil, table.Errorf(c.Table.Def.Name, "kafka client: %w", err)
 	}
 	return st, nil
@@ -266,7 +281,13 @@ func (st *LogStream) append(fs kgo.Fetches) error {
 			return
 		}
 		st.records.Add(1)
-		n, err := st.rb.Append(r.Value, r)
+		var n int
+		var err error
+		if st.upsert != nil {
+			n, err = st.upsert.append(st.rb, r)
+		} else {
+			n, err = st.rb.Append(r.Value, r)
+		}
 		switch {
 		case err == nil:
 			st.rows.Add(int64(n))
@@ -326,6 +347,14 @@ func (st *LogStream) Close() error {
 			st.rb.Release()
 			st.rb = nil
 		}
+		st.releaseUpsert()
 	})
 	return nil
+}
+
+func (st *LogStream) releaseUpsert() {
+	if st.upsert != nil {
+		st.upsert.release()
+		st.upsert = nil
+	}
 }

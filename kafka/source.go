@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -92,6 +93,12 @@ func (s *source) name() string { return options.Cut(s.bound.Def.Name) }
 // log is an error here, within the request timeout, not a stream that
 // waits.
 func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+	return s.open(ctx, o, nil)
+}
+
+// open is Open; an upsert-kafka table's stream turns records into changes
+// with what upsert makes (nil: rows as they are).
+func (s *source) open(ctx context.Context, o table.OpenOptions, upsert func(memory.Allocator) (*upsertRows, error)) (table.Stream, error) {
 	cl, err := kgo.NewClient(s.opts...)
 	if err != nil {
 		return nil, table.Errorf(s.name(), "kafka client: %w", err)
@@ -104,7 +111,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 		return nil, err
 	}
 	return OpenLog(LogConfig{Table: s.bound, Client: s.opts, Ranges: ranges, Unavailable: s.bound.Options.Duration(kafkaclient.OptBrokerUnavailableTimeout),
-		DecodeHint: "a value the format cannot decode ends the query; 'json.ignore-parse-errors' skips such values"}, o)
+		DecodeHint: "a value the format cannot decode ends the query; 'json.ignore-parse-errors' skips such values", upsert: upsert}, o)
 }
 
 // ranges lists what each partition of the table's topics is read from

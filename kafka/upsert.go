@@ -2,7 +2,7 @@ package kafka
 
 // This file is the 'upsert-kafka' connector, Flink's: a table whose topic
 // holds the latest row of each PRIMARY KEY, written from an updating
-// query's changes. INSERT INTO it writes each +I and +U as a record keyed
+// query's changes and read as a changelog (upsertsource.go). INSERT INTO it writes each +I and +U as a record keyed
 // by the row's key, and each -D as a tombstone (the key with no value); a
 // -U is not written, the +U after it replaces the row. A compacted topic
 // then keeps one record per key.
@@ -32,10 +32,11 @@ func init() { table.RegisterConnector(UpsertConnector) }
 type upsertConnector struct{}
 
 var (
-	_ table.Sinker         = upsertConnector{}
-	_ table.KeyedConnector = upsertConnector{}
-	_ table.ChangelogSink  = (*upsertSink)(nil)
-	_ table.KeyedSink      = (*upsertSink)(nil)
+	_ table.Sinker             = upsertConnector{}
+	_ table.KeyedConnector     = upsertConnector{}
+	_ table.ChangelogConnector = upsertConnector{}
+	_ table.ChangelogSink      = (*upsertSink)(nil)
+	_ table.KeyedSink          = (*upsertSink)(nil)
 )
 
 func (upsertConnector) Name() string                  { return UpsertName }
@@ -55,7 +56,7 @@ func sinkOption(k string) options.Option {
 var UpsertOptions = &options.Set{
 	Owner: "connector 'upsert-kafka'",
 	Options: slices.Concat([]options.Option{
-		described(kafkaclient.Topic, "The topic written: one. Make it compacted (cleanup.policy=compact: CREATE TOPIC t WITH ('cleanup.policy' = 'compact')) "+
+		described(kafkaclient.Topic, "The topic written and read: one. Make it compacted (cleanup.policy=compact: CREATE TOPIC t WITH ('cleanup.policy' = 'compact')) "+
 			"so that it keeps the latest record of each key."),
 		kafkaclient.Bootstrap,
 	}, kafkaclient.Client, kafkaclient.Refused, []options.Option{
@@ -66,6 +67,9 @@ var UpsertOptions = &options.Set{
 			return o
 		}(),
 		sinkOption(OptValueFieldsInclude),
+		{Key: OptBoundedMode, Type: options.Enum, Default: ModeUnbounded, Allowed: []string{ModeUnbounded, ModeLatest},
+			Description: "Where a query of the table ends: 'unbounded' never (it reads the topic from its start, then waits for new records until stopped); " +
+				"'latest-offset' at each partition's end when the query opens (the table as it is then)."},
 		sinkOption(OptSinkUnavailable),
 		sinkOption(OptCompression),
 		{Key: "sink.buffer-flush.max-rows", Type: options.Int, Min: 0, HasMin: true,
@@ -80,15 +84,30 @@ var UpsertOptions = &options.Set{
 	}),
 }
 
-// NewSource refuses a table without a PRIMARY KEY, as Flink does at
-// CREATE TABLE; kshare writes upsert-kafka tables but does not read them as
-// a changelog (yet).
+// NewSource reads the table's topic from its start as a changelog (see
+// upsertsource.go); a table without a PRIMARY KEY is refused, as Flink does
+// at CREATE TABLE.
 func (upsertConnector) NewSource(b *table.Bound) (table.Source, error) {
 	if b.Def.PrimaryKey == nil {
 		return nil, errNoUpsertKey
 	}
-	return table.WriteOnly(b.Def.Name, UpsertName, "read its topic as a log with connector 'kafka' (the latest record of a key is its row; one without a value deletes it)"), nil
+	v := b.Options
+	opts, err := kafkaclient.ClientOpts(v)
+	if err != nil {
+		return nil, err
+	}
+	topics := splitFields(v.String(OptTopic))
+	if len(topics) != 1 {
+		return nil, table.Errorf(options.Cut(b.Def.Name), "an 'upsert-kafka' table reads one topic ('%s' is '%s')", OptTopic, options.Cut(v.String(OptTopic)))
+	}
+	s := &source{bound: b, opts: opts, topics: topics, startup: ModeEarliest, bounded: v.String(OptBoundedMode),
+		timeout: v.Duration(kafkaclient.OptRequestTimeoutMs), seeds: v.String(kafkaclient.OptBootstrapServers)}
+	return &upsertSource{source: s, key: b.Def.KeyIndexes()}, nil
 }
+
+// ReadsChanges makes the connector a table.ChangelogConnector: a query
+// over its table gets the rows' inserts, updates and deletes.
+func (upsertConnector) ReadsChanges() {}
 
 // NewSink is the kafka sink keyed by the table's PRIMARY KEY, taking an
 // updating query's changes.

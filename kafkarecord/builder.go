@@ -29,17 +29,27 @@ func NewBuilder(b *table.Bound, alloc memory.Allocator, size int) (*Builder, err
 // NewSchemaBuilder is NewBuilder over schema, the Arrow form of b's schema
 // that a stream hands out, so that every batch of the stream shares it.
 func NewSchemaBuilder(b *table.Bound, schema *arrow.Schema, alloc memory.Allocator, size int) (*Builder, error) {
+	cols, _ := b.Def.Schema.Physical()
+	var dec table.Decoder
+	if len(cols) > 0 {
+		var err error
+		if dec, err = b.Format.NewDecoder(cols, b.Options); err != nil {
+			return nil, table.Errorf(b.Def.Name, "%w", err)
+		}
+	}
+	return NewDecoderBuilder(b, schema, dec, alloc, size)
+}
+
+// NewDecoderBuilder is NewSchemaBuilder with dec as the decoder of the
+// physical columns (nil for a table of metadata columns only), for a
+// connector that decodes more than a record's value (the key too).
+func NewDecoderBuilder(b *table.Bound, schema *arrow.Schema, dec table.Decoder, alloc memory.Allocator, size int) (*Builder, error) {
 	meta, err := metaColumns(&b.Def.Schema)
 	if err != nil {
 		return nil, err
 	}
-	cols, idx := b.Def.Schema.Physical()
-	var dec table.Decoder
-	if len(cols) > 0 {
-		if dec, err = b.Format.NewDecoder(cols, b.Options); err != nil {
-			return nil, table.Errorf(b.Def.Name, "%w", err)
-		}
-	} else {
+	_, idx := b.Def.Schema.Physical()
+	if dec == nil {
 		// A table of metadata columns only has nothing to decode: one
 		// row per record (nil would mean every column is physical).
 		idx = []int{}

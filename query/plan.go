@@ -29,7 +29,7 @@ type Catalog interface {
 type Plan struct {
 	sql string
 	tbl *table.Table
-	// changelog: the table's rows are changes (a table.ChangelogFormat),
+	// changelog: the table's rows are changes (table.Bound.Changelog),
 	// which the query passes on with their kinds (see Updating).
 	changelog bool
 	cols      []table.Column
@@ -89,9 +89,9 @@ func (p *Plan) Filters() bool {
 func (p *Plan) Updating() bool { return p.agg != nil || p.changelog }
 
 // Changelog reports whether the query reads a changelog table (its format
-// is a table.ChangelogFormat): its rows are the table's changes, passed on
-// row by row with their kinds, so the query is Updating without an
-// aggregate.
+// is a table.ChangelogFormat, or its connector a table.ChangelogConnector):
+// its rows are the table's changes, passed on row by row with their kinds,
+// so the query is Updating without an aggregate.
 func (p *Plan) Changelog() bool { return p.changelog }
 
 // UpsertKey are the positions among Columns of an updating query's GROUP
@@ -337,21 +337,21 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: qualifiers, cols: cols}}
 	p.agg = &aggPlanner{p: p}
 	plan := &Plan{sql: rw.src, tbl: tbl, limit: -1}
-	if cf, ok := tbl.Bound.Format.(table.ChangelogFormat); ok {
+	if what, ok := tbl.Bound.Changelog(); ok {
 		// Its rows are changes: the query passes them on, each with its
 		// kind, row by row. What keeps state across rows cannot take
 		// them yet: its accumulators and windows fold inserts only.
 		plan.changelog = true
-		what := ""
+		op := ""
 		switch {
 		case rw.window != nil:
-			what = "a window function"
+			op = "a window function"
 		case len(s.GroupBy) > 0 || s.Having != nil || hasAggCall(s.SelectExprs):
-			what = "GROUP BY and aggregates"
+			op = "GROUP BY and aggregates"
 		}
-		if what != "" {
-			return nil, errorf(ErrUnsupported, "table '%s' is a changelog (format '%s': its rows are inserts, updates and deletes), and %s take inserts only; select its rows as they are (with WHERE and expressions), or INSERT them into a table that takes changes and query that",
-				tbl.Name(), cf.Name(), what)
+		if op != "" {
+			return nil, errorf(ErrUnsupported, "table '%s' is a changelog (%s: its rows are inserts, updates and deletes), and %s take inserts only; select its rows as they are (with WHERE and expressions), or INSERT them into a table that takes changes and query that",
+				tbl.Name(), what, op)
 		}
 	}
 	computed, err := planComputedColumns(tbl.Bound.Def)

@@ -80,6 +80,29 @@ type ChangelogFormat interface {
 	Changelog()
 }
 
+// A ChangelogConnector reads its tables as changelogs whatever their format
+// ('upsert-kafka': a compacted topic read as the latest row of each key,
+// each new value an update and a record without one a delete). Its streams'
+// batches carry Kinds. It is a capability found by type assertion.
+type ChangelogConnector interface {
+	Connector
+	// ReadsChanges marks the connector.
+	ReadsChanges()
+}
+
+// Changelog reports whether b's rows are changes of a table rather than
+// rows of their own, and what makes them so, for messages: "format
+// 'debezium-json'" or "connector 'upsert-kafka'".
+func (b *Bound) Changelog() (what string, ok bool) {
+	if f, ok := b.Format.(ChangelogFormat); ok {
+		return "format '" + f.Name() + "'", true
+	}
+	if c, ok := b.Connector.(ChangelogConnector); ok {
+		return "connector '" + c.Name() + "'", true
+	}
+	return "", false
+}
+
 // A ChangeDecoder is a ChangelogFormat's Decoder: Decode appends the rows
 // a value holds and DecodeChanges says, besides, what kind of change each
 // is.

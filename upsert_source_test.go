@@ -1,0 +1,179 @@
+package kshare_test
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/table"
+)
+
+// upsertDDL is an upsert-kafka table of per-customer counts over topic,
+// read to the end it has when a query opens.
+func upsertDDL(name, addr, topic, include string) string {
+	return `CREATE TABLE ` + name + ` (customer STRING, n BIGINT, total BIGINT, PRIMARY KEY (customer) NOT ENFORCED) WITH (
+	  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json', 'value.fields-include' = '` + include + `',
+	  'properties.bootstrap.servers' = '` + addr + `', 'topic' = '` + topic + `', 'scan.bounded.mode' = 'latest-offset')`
+}
+
+// replay checks that changes are a valid changelog of a table keyed by its
+// first column (a key's first change is +I; -U and -D carry the row the key
+// has, a -U followed by the key's +U) and returns the rows it ends with.
+func replay(t *testing.T, changes []change) map[string]string {
+	t.Helper()
+	state := map[string]string{}
+	for i, c := range changes {
+		key, _, _ := strings.Cut(c.row, "|")
+		switch c.kind {
+		case table.KindInsert:
+			if _, ok := state[key]; ok {
+				t.Fatalf("change %d: %s inserts a key that has a row (%s)", i, c, state[key])
+			}
+			state[key] = c.row
+		case table.KindUpdateBefore:
+			if state[key] != c.row || i+1 == len(changes) || changes[i+1].kind != table.KindUpdateAfter || !strings.HasPrefix(changes[i+1].row, key+"|") {
+				t.Fatalf("change %d: %s does not remove the row the key has (%s) before its +U", i, c, state[key])
+			}
+		case table.KindUpdateAfter:
+			if _, ok := state[key]; !ok || changes[i-1].kind != table.KindUpdateBefore {
+				t.Fatalf("change %d: %s updates a key without a -U before it", i, c)
+			}
+			state[key] = c.row
+		case table.KindDelete:
+			if state[key] != c.row {
+				t.Fatalf("change %d: %s does not delete the row the key has (%s)", i, c, state[key])
+			}
+			delete(state, key)
+		}
+	}
+	return state
+}
+
+// An upsert-kafka table reads its topic as a changelog: a key's first
+// value inserts its row, a later one updates it, a tombstone deletes it
+// (and one for a key without a row is nothing), under both
+// 'value.fields-include' settings; the key columns come from the record's
+// key under EXCEPT_KEY.
+func TestUpsertKafkaSource(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Bootstrap(t)
+	for _, include := range []string{"ALL", "EXCEPT_KEY"} {
+		t.Run(include, func(t *testing.T) {
+			topic := kafkatest.Topic(t, addr, 3)
+			var rs []*kgo.Record
+			truth := map[string]string{}
+			put := func(c string, n, total int64) {
+				v := fmt.Sprintf(`{"n": %d, "total": %d}`, n, total)
+				if include == "ALL" {
+					v = fmt.Sprintf(`{"customer": %q, "n": %d, "total": %d}`, c, n, total)
+				}
+				rs = append(rs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, `{"customer": %q}`, c), Value: []byte(v)})
+				truth[c] = fmt.Sprintf("%s|%d|%d", c, n, total)
+			}
+			del := func(c string) {
+				rs = append(rs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, `{"customer": %q}`, c)})
+				delete(truth, c)
+			}
+			del("never") // a tombstone of a key without a row
+			for i := range 300 {
+				c := fmt.Sprintf("c%d", i%11)
+				put(c, int64(i/11+1), int64(i))
+				if i%37 == 36 {
+					del(c)
+				}
+			}
+			kafkatest.ProduceRecords(t, addr, rs...)
+			eng := kshare.New()
+			exec(t, eng, upsertDDL("counts", addr, topic, include))
+			got := changesOf(t, eng, "SELECT * FROM counts")
+			if state := replay(t, got); !maps.Equal(state, truth) {
+				t.Errorf("the changelog ends at %v, want %v", state, truth)
+			}
+			kinds := map[table.RowKind]int{}
+			for _, c := range got {
+				kinds[c.kind]++
+			}
+			if kinds[table.KindDelete] == 0 || kinds[table.KindUpdateAfter] == 0 || kinds[table.KindInsert] <= 11 {
+				t.Errorf("changes %v: the test wants inserts after deletes, updates and deletes", kinds)
+			}
+			// An aggregate cannot take it, and says what makes it a
+			// changelog.
+			_, err := eng.Query(kafkatest.Context(t), "SELECT COUNT(*) FROM counts")
+			if err == nil || !strings.Contains(err.Error(), "connector 'upsert-kafka'") {
+				t.Errorf("an aggregate over an upsert-kafka table: %v", err)
+			}
+		})
+	}
+}
+
+// An aggregate written into an upsert-kafka table reads back as a table
+// equal to the truth, and copied through kshare into a second upsert-kafka
+// table, reads back the same again.
+func TestUpsertKafkaRoundTrip(t *testing.T) {
+	t.Parallel()
+	const n = 900
+	addr := kafkatest.Bootstrap(t)
+	src := kafkatest.Topic(t, addr, 2)
+	var values [][]byte
+	wantN, wantTotal := map[string]int64{}, map[string]int64{}
+	for i := range n {
+		c, q := fmt.Sprintf("c%d", i%13), int64(i%7+1)
+		values = append(values, fmt.Appendf(nil, `{"customer": %q, "qty": %d}`, c, q))
+		wantN[c]++
+		wantTotal[c] += q
+	}
+	kafkatest.Produce(t, addr, src, values...)
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE orders (customer STRING, qty BIGINT) WITH ('connector' = 'kafka', 'format' = 'json',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+src+`', 'scan.startup.mode' = 'earliest-offset',
+	  'scan.bounded.mode' = 'latest-offset', 'scan.batch-size' = '50')`)
+	first, second := kafkatest.Topic(t, addr, 3), kafkatest.Topic(t, addr, 1)
+	exec(t, eng, upsertDDL("counts", addr, first, "ALL"))
+	exec(t, eng, upsertDDL("copied", addr, second, "EXCEPT_KEY"))
+	run := func(sql string) {
+		t.Helper()
+		res := exec(t, eng, sql)
+		if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	want := map[string]string{}
+	for c := range wantN {
+		want[c] = fmt.Sprintf("%s|%d|%d", c, wantN[c], wantTotal[c])
+	}
+	run("INSERT INTO counts SELECT customer, COUNT(*), SUM(qty) FROM orders GROUP BY customer")
+	if state := replay(t, changesOf(t, eng, "SELECT * FROM counts")); !maps.Equal(state, want) {
+		t.Errorf("read back, the table is %v, want %v", state, want)
+	}
+	run("INSERT INTO copied SELECT * FROM counts")
+	if state := replay(t, changesOf(t, eng, "SELECT * FROM copied")); !maps.Equal(state, want) {
+		t.Errorf("copied and read back, the table is %v, want %v", state, want)
+	}
+}
+
+// A record without a key cannot be a row of an upsert-kafka table: the
+// query ends with an error that names the record.
+func TestUpsertKafkaRecordWithoutKey(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	kafkatest.ProduceRecords(t, addr, &kgo.Record{Topic: topic, Value: []byte(`{"customer": "c1", "n": 1, "total": 1}`)})
+	eng := kshare.New()
+	exec(t, eng, upsertDDL("counts", addr, topic, "ALL"))
+	rows, err := eng.Query(kafkatest.Context(t), "SELECT * FROM counts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	err = rows.Err()
+	rows.Close()
+	if err == nil || !strings.Contains(err.Error(), "has no key") || !strings.Contains(err.Error(), topic) {
+		t.Errorf("a record without a key: %v", err)
+	}
+}
