@@ -21,39 +21,6 @@ func upsertDDL(name, addr, topic, include string) string {
 	  'properties.bootstrap.servers' = '` + addr + `', 'topic' = '` + topic + `', 'scan.bounded.mode' = 'latest-offset')`
 }
 
-// replay checks that changes are a valid changelog of a table keyed by its
-// first column (a key's first change is +I; -U and -D carry the row the key
-// has, a -U followed by the key's +U) and returns the rows it ends with.
-func replay(t *testing.T, changes []change) map[string]string {
-	t.Helper()
-	state := map[string]string{}
-	for i, c := range changes {
-		key, _, _ := strings.Cut(c.row, "|")
-		switch c.kind {
-		case table.KindInsert:
-			if _, ok := state[key]; ok {
-				t.Fatalf("change %d: %s inserts a key that has a row (%s)", i, c, state[key])
-			}
-			state[key] = c.row
-		case table.KindUpdateBefore:
-			if state[key] != c.row || i+1 == len(changes) || changes[i+1].kind != table.KindUpdateAfter || !strings.HasPrefix(changes[i+1].row, key+"|") {
-				t.Fatalf("change %d: %s does not remove the row the key has (%s) before its +U", i, c, state[key])
-			}
-		case table.KindUpdateAfter:
-			if _, ok := state[key]; !ok || changes[i-1].kind != table.KindUpdateBefore {
-				t.Fatalf("change %d: %s updates a key without a -U before it", i, c)
-			}
-			state[key] = c.row
-		case table.KindDelete:
-			if state[key] != c.row {
-				t.Fatalf("change %d: %s does not delete the row the key has (%s)", i, c, state[key])
-			}
-			delete(state, key)
-		}
-	}
-	return state
-}
-
 // An upsert-kafka table reads its topic as a changelog: a key's first
 // value inserts its row, a later one updates it, a tombstone deletes it
 // (and one for a key without a row is nothing), under both

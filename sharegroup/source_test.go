@@ -496,6 +496,69 @@ func TestSlowReaderKeepsLocks(t *testing.T) {
 	})
 }
 
+// fetchedAhead is a stream whose client always fetches ahead (prefetch 1)
+// over two producer batches of 100 records, with a lock of 2 s, its first
+// batch read, and another consumer of the group that accepts what it gets:
+// the fetched-ahead records, once their locks run out.
+type fetchedAhead struct {
+	st    table.Stream
+	r     *reader
+	first table.Batch
+	ids   []int64
+	other *otherConsumer
+}
+
+const fetchedAheadLock = 2 * time.Second
+
+func newFetchedAhead(t *testing.T, batchSize string) *fetchedAhead {
+	t.Cleanup(sharegroup.SetPolicy(1, true))
+	addr, topic, group := kafkatest.LockedGroup(t, fetchedAheadLock)
+	// Two producer batches: in batch_optimized mode a fetch takes one.
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(100)...)
+	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)[100:]...)
+	f := &fetchedAhead{st: open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "100", "scan.batch-size": batchSize}), tabletest.CheckedAlloc(t))}
+	t.Cleanup(func() { f.st.Close() })
+	f.r = newReader(t, f.st)
+	var err error
+	if f.first, f.ids, err = f.r.next(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	f.other = pollOther(t, addr, topic, group, kgo.AckAccept)
+	return f
+}
+
+// deliverFirst counts the first batch delivered and settles it.
+func (f *fetchedAhead) deliverFirst() {
+	for _, id := range f.ids {
+		f.r.seen[id]++
+	}
+	f.first.Record.Release()
+	f.first.Ack.Done()
+}
+
+// check waits two more lock durations, in which a refused accept would
+// hand the delivered rows to the other consumer, closes the stream, checks
+// that no row the reader delivered went to the other consumer and that the
+// reader's stats count every one accepted, and returns the stats and what
+// the other consumer got.
+func (f *fetchedAhead) check(t *testing.T) (table.Stats, map[int64]int) {
+	time.Sleep(2 * fetchedAheadLock) // waiting for something that must not happen
+	otherSeen := f.other.stop()
+	if err := f.st.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	for id := range f.r.seen {
+		if otherSeen[id] > 0 {
+			t.Errorf("id %d was delivered by the reader and by the other consumer", id)
+		}
+	}
+	s := f.st.Stats()
+	if s.Accepted != int64(len(f.r.seen)) || s.AckRefused != 0 || s.AcceptsLost != 0 || s.LockExpired != 0 {
+		t.Errorf("the reader delivered %d ids; stats %+v", len(f.r.seen), s)
+	}
+	return s, otherSeen
+}
+
 // A poll whose records the client fetched ahead, while the poll before was
 // still being delivered, can come with its locks run out: another consumer
 // may hold those records by then. They are released undelivered, and their
@@ -504,120 +567,51 @@ func TestSlowReaderKeepsLocks(t *testing.T) {
 // which would hand the delivered rows out a second time. franz-go fetches
 // ahead now and then on a busy machine; prefetch 1 makes it do so always.
 func TestFetchedAheadReleasedAlone(t *testing.T) {
-	defer sharegroup.SetPolicy(1, true)()
-	const lock = 2 * time.Second
-	addr, topic, group := kafkatest.LockedGroup(t, lock)
-	// Two producer batches: in batch_optimized mode a fetch takes one.
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(100)...)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)[100:]...)
+	f := newFetchedAhead(t, "20")
 	ctx := kafkatest.Context(t)
-	st := open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "100", "scan.batch-size": "20"}), tabletest.CheckedAlloc(t))
-	defer st.Close()
-	r := newReader(t, st)
-	first, ids, err := r.next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The other consumer accepts what it gets: the fetched-ahead records,
-	// once their locks run out.
-	other := pollOther(t, addr, topic, group, kgo.AckAccept)
-	time.Sleep(2 * lock) // the slow work itself, not a wait for a condition
-	for _, id := range ids {
-		r.seen[id]++
-	}
-	first.Record.Release()
-	first.Ack.Done()
+	time.Sleep(2 * fetchedAheadLock) // the slow work itself, not a wait for a condition
+	f.deliverFirst()
 	// The rest of the first poll, then whatever comes while the other
 	// consumer takes the second.
-	r.until(ctx, "the first poll's rows", func() bool { return len(r.seen) >= 100 })
-	waitStats(t, st, "the fetched-ahead poll released", func(s table.Stats) bool { return s.ExpiredOnArrival > 0 })
-	otherGot := len(other.seen())
+	f.r.until(ctx, "the first poll's rows", func() bool { return len(f.r.seen) >= 100 })
+	waitStats(t, f.st, "the fetched-ahead poll released", func(s table.Stats) bool { return s.ExpiredOnArrival > 0 })
+	otherGot := len(f.other.seen())
 	kafkatest.Eventually(t, "the other consumer to take every record the reader did not deliver", func() error {
-		if n := len(other.seen()); n+len(r.seen) < 200 {
-			return fmt.Errorf("%d + %d of 200", n, len(r.seen))
+		if n := len(f.other.seen()); n+len(f.r.seen) < 200 {
+			return fmt.Errorf("%d + %d of 200", n, len(f.r.seen))
 		}
 		return nil
 	})
-	// Two more lock durations: a refused accept would hand the delivered
-	// rows to the other consumer by then.
-	time.Sleep(2 * lock) // waiting for something that must not happen
-	otherSeen := other.stop()
-	if err := st.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	for id := range r.seen {
-		if otherSeen[id] > 0 {
-			t.Errorf("id %d was delivered by the reader and by the other consumer", id)
-		}
-	}
-	s := st.Stats()
-	if s.Accepted != int64(len(r.seen)) || s.AckRefused != 0 || s.LockExpired != 0 {
-		t.Errorf("the reader delivered %d ids; stats %+v", len(r.seen), s)
-	}
-	t.Logf("reader delivered %d, other consumer %d (%d before the release); %d released on arrival", len(r.seen), len(otherSeen), otherGot, s.ExpiredOnArrival)
+	s, otherSeen := f.check(t)
+	t.Logf("reader delivered %d, other consumer %d (%d before the release); %d released on arrival", len(f.r.seen), len(otherSeen), otherGot, s.ExpiredOnArrival)
 }
 
 // Records the client fetched ahead that are still in its buffer when the
 // stream stops are released as it leaves, and that release goes out apart
 // from the accepts of the rows delivered last: by then the fetched-ahead
 // records' locks may have run out and another consumer may hold them, and
-// Kafka refuses all of a partition's acknowledgements in a request when one
-// is invalid, which would hand the delivered rows out a second time.
+// a release of one of them sent with the accepts would have the broker
+// refuse those too.
 func TestFetchedAheadReleasedAloneOnClose(t *testing.T) {
-	defer sharegroup.SetPolicy(1, true)()
-	const lock = 2 * time.Second
-	addr, topic, group := kafkatest.LockedGroup(t, lock)
-	// Two producer batches: in batch_optimized mode a fetch takes one.
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(100)...)
-	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)[100:]...)
-	ctx := kafkatest.Context(t)
-	st := open(t, newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "100", "scan.batch-size": "100"}), tabletest.CheckedAlloc(t))
-	defer st.Close()
-	r := newReader(t, st)
-	first, ids, err := r.next(ctx)
-	if err != nil {
-		t.Fatal(err)
+	f := newFetchedAhead(t, "100")
+	if len(f.ids) != 100 {
+		t.Fatalf("the first batch has %d rows, want the whole first poll of 100", len(f.ids))
 	}
-	if len(ids) != 100 {
-		t.Fatalf("the first batch has %d rows, want the whole first poll of 100", len(ids))
-	}
-	// The other consumer accepts what it gets: the fetched-ahead records,
-	// once their locks run out.
-	other := pollOther(t, addr, topic, group, kgo.AckAccept)
 	kafkatest.Eventually(t, "the other consumer to take the fetched-ahead records", func() error {
-		if n := len(other.seen()); n < 100 {
+		if n := len(f.other.seen()); n < 100 {
 			return fmt.Errorf("%d of 100", n)
 		}
 		return nil
 	})
 	// The reader is done with its rows and the stream stops: the member
 	// leaves with the fetched-ahead poll still in its client's buffer.
-	st.(table.FetchStopper).StopFetching()
-	for _, id := range ids {
-		r.seen[id]++
-	}
-	first.Record.Release()
-	first.Ack.Done()
-	if err := st.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	// Two more lock durations: a refused accept would hand the delivered
-	// rows to the other consumer by then.
-	time.Sleep(2 * lock) // waiting for something that must not happen
-	otherSeen := other.stop()
-	for id := range r.seen {
-		if otherSeen[id] > 0 {
-			t.Errorf("id %d was delivered by the reader and by the other consumer", id)
-		}
-	}
-	s := st.Stats()
-	if s.Accepted != int64(len(r.seen)) || s.AckRefused != 0 || s.AcceptsLost != 0 || s.LockExpired != 0 {
-		t.Errorf("the reader delivered %d ids; stats %+v", len(r.seen), s)
-	}
+	f.st.(table.FetchStopper).StopFetching()
+	f.deliverFirst()
+	s, otherSeen := f.check(t)
 	if s.FetchedAhead == 0 {
 		t.Errorf("nothing was fetched ahead; the test proves nothing: %+v", s)
 	}
-	t.Logf("reader delivered %d, other consumer %d; %d fetched ahead", len(r.seen), len(otherSeen), s.FetchedAhead)
+	t.Logf("reader delivered %d, other consumer %d; %d fetched ahead", len(f.r.seen), len(otherSeen), s.FetchedAhead)
 }
 
 // otherConsumer is a second consumer of a share group that polls in the
