@@ -171,7 +171,7 @@ func (d *decoder) scan(value []byte) (none bool, err *scanErr) {
 		}
 		end, err = scanObject(value, i, 0, visit)
 	case 'n':
-		end, err = literal(value, i, "null")
+		end, err = skipValue(value, i, 0) // the literal null
 		none = true
 	default:
 		if end, err = skipValue(value, i, 0); err == nil {

@@ -167,7 +167,7 @@ func TestDocsOptions(t *testing.T) {
 	if doc[start:start+j] == want {
 		return
 	}
-	if !rewriting() {
+	if !formattest.Rewriting() {
 		t.Fatalf("the options table of format '%s' in docs/connectors.md is stale; run: go test ./format/debezium -run TestDocsOptions -rewrite", Name)
 	}
 	doc = doc[:start] + want + doc[start+j:]

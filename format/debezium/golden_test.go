@@ -1,14 +1,9 @@
 package debezium
 
 import (
-	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -34,154 +29,18 @@ import (
 //	                        line each ("-U {...}"), and the encoded values
 //	                        must decode to the same rows (see roundTrip)
 //
-// Run with -rewrite (formattest's flag) to regenerate the outputs.
-
-// rewriting reports formattest's -rewrite flag.
-func rewriting() bool {
-	f := flag.Lookup("rewrite")
-	if f == nil {
-		return false
-	}
-	b, _ := f.Value.(flag.Getter).Get().(bool)
-	return b
-}
-
-type goldenCase struct {
-	raw     []string
-	line    int
-	schema  string
-	options []options.KV
-	values  [][]byte
-	output  string
-}
-
-func readGolden(file string) ([]*goldenCase, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	lines := strings.Split(string(data), "\n")
-	var cases []*goldenCase
-	for i := 0; i < len(lines); {
-		if strings.TrimSpace(lines[i]) == "" {
-			i++
-			continue
-		}
-		c := &goldenCase{line: i + 1}
-		inValues := false
-		for ; i < len(lines) && lines[i] != "----"; i++ {
-			l := lines[i]
-			c.raw = append(c.raw, l)
-			switch {
-			case !inValues && strings.HasPrefix(l, "#"):
-			case !inValues && strings.HasPrefix(l, "schema:"):
-				c.schema = strings.TrimSpace(strings.TrimPrefix(l, "schema:"))
-			case !inValues && strings.HasPrefix(l, "options:"):
-				for _, kv := range strings.Fields(strings.TrimPrefix(l, "options:")) {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok {
-						return nil, fmt.Errorf("%s:%d: option %q is not key=value", file, i+1, kv)
-					}
-					c.options = append(c.options, options.KV{Key: k, Value: v})
-				}
-			case l == "":
-				return nil, fmt.Errorf("%s:%d: blank line before ----", file, i+1)
-			default:
-				inValues = true
-				v, err := parseValue(l)
-				if err != nil {
-					return nil, fmt.Errorf("%s:%d: %v", file, i+1, err)
-				}
-				c.values = append(c.values, v)
-			}
-		}
-		if i >= len(lines) {
-			return nil, fmt.Errorf("%s:%d: case without ----", file, c.line)
-		}
-		i++
-		var out strings.Builder
-		for ; i < len(lines) && lines[i] != ""; i++ {
-			out.WriteString(lines[i])
-			out.WriteByte('\n')
-		}
-		c.output = out.String()
-		cases = append(cases, c)
-	}
-	return cases, nil
-}
-
-func parseValue(l string) ([]byte, error) {
-	switch {
-	case l == "!nil":
-		return nil, nil
-	case l == "!empty":
-		return []byte{}, nil
-	case strings.HasPrefix(l, "!hex "):
-		return hex.DecodeString(strings.ReplaceAll(strings.TrimPrefix(l, "!hex "), " ", ""))
-	case strings.HasPrefix(l, "!q "):
-		s, err := strconv.Unquote(strings.TrimPrefix(l, "!q "))
-		return []byte(s), err
-	}
-	return []byte(l), nil
-}
-
-func writeGolden(file string, cases []*goldenCase) error {
-	var b strings.Builder
-	for i, c := range cases {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		for _, l := range c.raw {
-			b.WriteString(l + "\n")
-		}
-		b.WriteString("----\n" + c.output)
-	}
-	return os.WriteFile(file, []byte(b.String()), 0o644)
-}
-
-// runGoldens runs every file of testdata/dir through run, which returns a
-// case's output, and compares it (or, with -rewrite, rewrites it).
-func runGoldens(t *testing.T, dir string, run func(t *testing.T, c *goldenCase) string) {
-	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files under testdata/%s: %v", dir, err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			cases, err := readGolden(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			changed := false
-			for _, c := range cases {
-				got := run(t, c)
-				if got == c.output {
-					continue
-				}
-				if rewriting() {
-					c.output, changed = got, true
-					continue
-				}
-				t.Errorf("%s:%d: output differs\n--- got\n%s--- want\n%s", file, c.line, got, c.output)
-			}
-			if changed {
-				if err := writeGolden(file, cases); err != nil {
-					t.Fatal(err)
-				}
-			}
-		})
-	}
-}
+// formattest.RunFiles runs them; run with -rewrite (formattest's flag) to
+// regenerate the outputs.
 
 // setup parses a case's columns and options: the error text when the
 // format refuses them.
-func setup(t *testing.T, c *goldenCase) ([]table.Column, options.Values, string) {
+func setup(t *testing.T, c *formattest.Case) ([]table.Column, options.Values, string) {
 	t.Helper()
-	cols, err := formattest.ParseColumns(c.schema)
+	cols, err := formattest.ParseColumns(c.Schema)
 	if err != nil {
-		t.Fatalf("line %d: schema: %v", c.line, err)
+		t.Fatalf("line %d: schema: %v", c.Line(), err)
 	}
-	vals, err := options.Parse(c.options, nil, Options)
+	vals, err := options.Parse(c.Options, nil, Options)
 	if err != nil {
 		return nil, vals, fmt.Sprintf("options error: %v\n", err)
 	}
@@ -282,7 +141,7 @@ func printChanges(out *strings.Builder, rec arrow.RecordBatch, kinds []table.Row
 // TestDecodeGolden runs testdata/decode/*.txt: every op, the schema
 // envelope, tombstones, every error, ignore-parse-errors.
 func TestDecodeGolden(t *testing.T) {
-	runGoldens(t, "decode", func(t *testing.T, c *goldenCase) string {
+	formattest.RunFiles(t, "decode", func(t *testing.T, c *formattest.Case) string {
 		cols, vals, msg := setup(t, c)
 		if msg != "" {
 			return msg
@@ -293,7 +152,7 @@ func TestDecodeGolden(t *testing.T) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		var out strings.Builder
-		rec, kinds := decodeChanges(t, mem, Format{}, cols, vals, c.values, func(k int, err error) {
+		rec, kinds := decodeChanges(t, mem, Format{}, cols, vals, c.Values, func(k int, err error) {
 			if err != nil {
 				fmt.Fprintf(&out, "value %d: %v\n", k, err)
 			}
@@ -319,7 +178,7 @@ func written(k table.RowKind) table.RowKind {
 // TestEncodeGolden runs testdata/encode/*.txt: each kind of change written,
 // and the round trip of every type the json format reads.
 func TestEncodeGolden(t *testing.T) {
-	runGoldens(t, "encode", func(t *testing.T, c *goldenCase) string {
+	formattest.RunFiles(t, "encode", func(t *testing.T, c *formattest.Case) string {
 		cols, vals, msg := setup(t, c)
 		if msg != "" {
 			return msg
@@ -330,9 +189,9 @@ func TestEncodeGolden(t *testing.T) {
 		}
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
-		rec, kinds := decodeChanges(t, mem, Format{}, cols, vals, c.values, func(k int, err error) {
+		rec, kinds := decodeChanges(t, mem, Format{}, cols, vals, c.Values, func(k int, err error) {
 			if err != nil {
-				t.Fatalf("line %d: value %d must decode: %v", c.line, k, err)
+				t.Fatalf("line %d: value %d must decode: %v", c.Line(), k, err)
 			}
 		})
 		defer rec.Release()

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,15 +38,7 @@ func RunGoldens(t *testing.T, f table.Format) {
 // RunEncodeGolden runs every testdata/encode/*.txt file against format f,
 // which must be a table.EncodingFormat.
 func RunEncodeGolden(t *testing.T, f table.Format) {
-	files, err := filepath.Glob(filepath.Join("testdata", "encode", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files under testdata/encode/: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			runFile(t, file, func(c *Case) string { return encodeCase(t, f, c) })
-		})
-	}
+	RunFiles(t, "encode", func(t *testing.T, c *Case) string { return encodeCase(t, f, c) })
 }
 
 func encodeCase(t *testing.T, f table.Format, c *Case) string {

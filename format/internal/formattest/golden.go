@@ -49,30 +49,46 @@ type Case struct {
 	Output  string
 }
 
+// Line is the line of the file the case starts at, for messages.
+func (c *Case) Line() int { return c.line }
+
+// Rewriting reports the -rewrite flag: a test that compares text of its own
+// with a file rewrites the file instead.
+func Rewriting() bool { return *rewrite }
+
 // RunGolden runs every testdata/*.txt file against format f, each case with
 // a checked allocator that must be empty at the end.
 func RunGolden(t *testing.T, f table.Format) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
+	RunFiles(t, "", func(t *testing.T, c *Case) string { return RunCase(t, f, c) })
+}
+
+// RunFiles runs every case of the golden files testdata/dir/*.txt through
+// run, which returns the case's output, in a subtest per file, and compares
+// the output with the file's (with -rewrite, rewrites the file). A format
+// whose output shows more than RunCase's (a changelog's kinds) runs its
+// files with a run of its own.
+func RunFiles(t *testing.T, dir string, run func(t *testing.T, c *Case) string) {
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files under testdata/: %v", err)
+		t.Fatalf("no golden files under %s: %v", filepath.Join("testdata", dir), err)
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			runFile(t, file, func(c *Case) string { return RunCase(t, f, c) })
+			runFile(t, file, run)
 		})
 	}
 }
 
-// runFile runs every case of a golden file through run, which returns the
-// case's output, and compares or (with -rewrite) rewrites.
-func runFile(t *testing.T, file string, run func(*Case) string) {
+// runFile runs every case of a golden file through run and compares or
+// (with -rewrite) rewrites.
+func runFile(t *testing.T, file string, run func(*testing.T, *Case) string) {
 	cases, err := readGolden(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	changed := false
 	for _, c := range cases {
-		got := run(c)
+		got := run(t, c)
 		if got != c.Output {
 			if *rewrite {
 				c.Output = got
