@@ -14,6 +14,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/pipeline"
+	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 )
 
@@ -67,8 +68,21 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	if err != nil {
 		return nil, err
 	}
+	// An aggregate into a sink that writes exactly once by merging: each
+	// batch of changes is written as what it adds, with its records, and
+	// records delivered again that a write holds are not folded again.
+	var merge []table.MergeOp
+	var queryOpts []QueryOption
+	if mw, ok := w.(table.MergeWriter); ok && p.Updating() {
+		if merge, err = p.MergeOps(); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("%w: INSERT INTO '%s' of %s: table '%s' writes an aggregate exactly once by adding what each batch changes to the rows it holds, and %v",
+				ErrNotExactlyOnce, name, kind, name, err)
+		}
+		queryOpts = append(queryOpts, func(o *query.Options) { o.Applied = mw.Applied })
+	}
 	if _, ok := w.(table.OriginWriter); ok {
-		if err := checkOrigins(name, p); err != nil {
+		if err := checkOrigins(name, p, merge != nil); err != nil {
 			w.Close()
 			return nil, err
 		}
@@ -79,7 +93,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	// The job lives until it ends or is stopped, not for the call that
 	// started it; it keeps ctx's values.
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	rows, err := e.run(jctx, p, nil)
+	rows, err := e.run(jctx, p, queryOpts)
 	if err != nil {
 		cancel()
 		w.Close()
@@ -89,7 +103,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	e.jobSeq++
 	id := strconv.Itoa(e.jobSeq)
 	e.mu.Unlock()
-	opts := pipeline.Options{ID: id, Statement: st.String()}
+	opts := pipeline.Options{ID: id, Statement: st.String(), Merge: merge}
 	pr, prunes := w.(table.Pruner)
 	progress, tells := p.Table().Source.(table.ShareProgress)
 	if prunes && tells {
@@ -126,13 +140,14 @@ var ErrNotExactlyOnce = errors.New("cannot write exactly once")
 
 // checkOrigins refuses, for a sink that writes exactly once, a query whose
 // rows do not each come from one record a share group identifies: an
-// aggregate's row reflects many records, and other sources' records have
-// no identity that survives a redelivery.
+// aggregate's row reflects many records (unless the sink merges its
+// changes: merging), and other sources' records have no identity that
+// survives a redelivery.
 func checkOrigins(name string, p interface {
 	Updating() bool
 	Table() *table.Table
-}) error {
-	if p.Updating() {
+}, merging bool) error {
+	if p.Updating() && !merging {
 		return fmt.Errorf("%w: INSERT INTO '%s' of an aggregate query: table '%s' writes exactly once by storing, with its rows, the source record each row came from, and an aggregate's row reflects many records; "+
 			"write it 'at-least-once' (the key's last change wins), or insert the rows before aggregation", ErrNotExactlyOnce, name, name)
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 )
@@ -26,6 +28,11 @@ type Options struct {
 	// such as forgetting the identities of records settled for good.
 	Chore      func(ctx context.Context)
 	ChoreEvery time.Duration
+	// Merge, for an aggregate written into a table.MergeWriter, is how
+	// each column merges (query.Plan.MergeOps): the changes are written
+	// with WriteMerged and the records they reflect. nil writes changes
+	// as they are.
+	Merge []table.MergeOp
 }
 
 // Job is a running pipeline. It owns its goroutine, its query and its
@@ -107,8 +114,16 @@ func (j *Job) run(ctx context.Context) {
 	}
 	// A batch in flight holds a slot until it is settled.
 	slots := make(chan struct{}, j.opts.InFlight)
-	if cw, ok := j.w.(table.ChangelogWriter); ok && j.rows.Plan().Updating() {
-		j.writeChanges(ctx, cw)
+	if mw, ok := j.w.(table.MergeWriter); ok && j.opts.Merge != nil {
+		j.writeChanges(ctx, func(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+			origins, err := j.rows.ChangeOrigins()
+			if err != nil {
+				return err
+			}
+			return mw.WriteMerged(ctx, rec, kinds, j.opts.Merge, origins, done)
+		})
+	} else if cw, ok := j.w.(table.ChangelogWriter); ok && j.rows.Plan().Updating() {
+		j.writeChanges(ctx, cw.WriteChanges)
 	} else {
 		j.writeBatches(ctx, slots)
 	}
@@ -187,13 +202,14 @@ var errNoOrigin = errors.New("the sink writes exactly once, and needs each row's
 	"read a 'kafka-sharegroup' table with 'scan.delivery-guarantee' = 'at-least-once' (its default), or write the sink 'at-least-once'")
 
 // writeChanges writes the batches of an updating query (GROUP BY, windows)
-// one at a time: a batch's rows replace earlier ones, and the query settles
+// one at a time with write: a batch's rows replace earlier ones (or, merged,
+// add to them), and the query settles
 // a batch's records when Next moves past it (query.Rows), so Next comes
 // only once the sink acknowledged the batch. A batch the sink failed, or
 // that a Stop caught unacknowledged, has its records released
 // (query.Rows.ReleaseBatch, which ends the query: its groups still count
 // them).
-func (j *Job) writeChanges(ctx context.Context, cw table.ChangelogWriter) {
+func (j *Job) writeChanges(ctx context.Context, write func(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error) {
 	var kinds []table.RowKind
 	for j.rows.Next() {
 		rec := j.rows.RecordBatch()
@@ -202,7 +218,7 @@ func (j *Job) writeChanges(ctx context.Context, cw table.ChangelogWriter) {
 			kinds = append(kinds, j.rows.Op(i))
 		}
 		res := make(chan error, 1)
-		err := cw.WriteChanges(ctx, rec, kinds, func(err error) { res <- err })
+		err := write(ctx, rec, kinds, func(err error) { res <- err })
 		if err == nil {
 			select {
 			case err = <-res:
@@ -353,5 +369,5 @@ func (j *Job) Stats() table.JobStats {
 	}
 	return table.JobStats{State: j.state, Read: qs.Rows, Written: ws.Written, Acked: ws.Acked,
 		Accepted: qs.Source.Accepted, Released: qs.Source.Released, Rejected: qs.Source.Rejected,
-		Errors: ws.Failed, Err: j.err, Uptime: end.Sub(j.started), SourceDown: qs.Source.Unreachable, Sink: ws, Model: qs.Source.Model}
+		Errors: ws.Failed, Applied: qs.Applied, Err: j.err, Uptime: end.Sub(j.started), SourceDown: qs.Source.Unreachable, Sink: ws, Model: qs.Source.Model}
 }

@@ -19,6 +19,11 @@ import (
 
 // Options are a run's settings.
 type Options struct {
+	// Applied, when set, is asked about the records of an aggregate
+	// query's source rows that were delivered more than once: those it
+	// reports applied already (their effect is in the destination, see
+	// table.MergeWriter) are left out of the groups, and accepted.
+	Applied func(ctx context.Context, records []table.Origin) ([]bool, error)
 	// MaxRows ends the query after that many result rows, as LIMIT does
 	// (the smaller of the two wins); 0 means no bound. The shell's
 	// 'max-rows' setting.
@@ -155,6 +160,10 @@ type Stats struct {
 	// kafka connector's plain reader): it accepts nothing, filtered
 	// records included.
 	TakesNothing bool
+	// Applied counts the source rows of an aggregate query left out
+	// because their records, delivered again, were applied already
+	// (Options.Applied); their records are accepted like Filtered's.
+	Applied int64
 	// Unchanged counts the source rows of an aggregate query that changed
 	// no result row (a MAX that stayed, a group HAVING hides); their
 	// records are accepted like Filtered's.
@@ -273,6 +282,7 @@ type Rows struct {
 	selBuf   []int               // of an aggregate query: filter's rows' buffer
 	ident    []int               // of a query without WHERE: see identity
 	curIn    []int               // of an aggregate query: the source rows folded into the current batch
+	applied  int                 // of the last source batch folded: rows left out by Options.Applied
 
 	// agg is an aggregate query's groups; nil for other queries.
 	agg *aggState
@@ -979,6 +989,10 @@ func (r *Rows) Op(i int) RowKind {
 // the batch and ends the query (ok false).
 func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) (sel []int, ok bool) {
 	rec, sel, err := r.filter(b.Record)
+	r.applied = 0
+	if err == nil && len(sel) > 0 && r.opts.Applied != nil {
+		sel, err = r.dropApplied(b.Ack, sel)
+	}
 	if err == nil && len(sel) > 0 {
 		var in arrow.RecordBatch
 		if in, err = r.selected(rec, sel); err == nil {
@@ -1002,6 +1016,73 @@ func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) 
 	return sel, true
 }
 
+// dropApplied leaves out of sel the rows whose records Options.Applied
+// reports applied already. Only records delivered more than once are
+// asked about: a record's first delivery cannot have been applied.
+func (r *Rows) dropApplied(ack table.Acker, sel []int) ([]int, error) {
+	ro, ok := ack.(table.RowOrigins)
+	if !ok {
+		return sel, nil
+	}
+	var again []table.Origin
+	var at []int // the place in sel of each of again
+	for k, row := range sel {
+		if o, ok := ro.RowOrigin(row); ok && o.DeliveryCount > 1 {
+			again = append(again, o)
+			at = append(at, k)
+		}
+	}
+	if len(again) == 0 {
+		return sel, nil
+	}
+	applied, err := r.opts.Applied(r.ctx, again)
+	if err != nil {
+		return nil, fmt.Errorf("looking up the records delivered again: %w", err)
+	}
+	drop := make(map[int]bool)
+	for i, a := range applied {
+		if a {
+			drop[at[i]] = true
+		}
+	}
+	if len(drop) == 0 {
+		return sel, nil
+	}
+	kept := sel[:0:0]
+	for k, row := range sel {
+		if !drop[k] {
+			kept = append(kept, row)
+		}
+	}
+	r.applied = len(drop)
+	r.mu.Lock()
+	r.stats.Applied += int64(len(drop))
+	r.mu.Unlock()
+	return kept, nil
+}
+
+// ChangeOrigins are the records of the source rows the current batch of
+// an aggregate's changes reflects (table.MergeWriter): the rows folded
+// into the groups, not those WHERE dropped or whose records were applied
+// already. It is an error for another batch, or a source that does not
+// tell its records.
+func (r *Rows) ChangeOrigins() ([]table.Origin, error) {
+	if r.agg == nil || r.curOps == nil {
+		return nil, errors.New("the current batch is not an aggregate's changes")
+	}
+	ro, ok := r.cur.(table.RowOrigins)
+	if !ok {
+		return nil, errors.New("the source does not tell the records of its rows")
+	}
+	out := make([]table.Origin, len(r.curIn))
+	for i, row := range r.curIn {
+		if out[i], ok = ro.RowOrigin(row); !ok {
+			return nil, fmt.Errorf("the source does not tell the record of its row %d", row)
+		}
+	}
+	return out, nil
+}
+
 // handOutAgg folds a source batch into the groups and makes the groups'
 // changes the current result batch (see "Aggregates" in Rows). It returns
 // false when no group changed (the batch is then settled) or the query
@@ -1016,7 +1097,7 @@ func (r *Rows) handOutAgg(b table.Batch) bool {
 	if !ok {
 		return false
 	}
-	drop := int64(n - len(sel))
+	drop := int64(n - len(sel) - r.applied) // WHERE's
 	if res.out == nil {
 		// No group changed: WHERE or HAVING dropped the rows, or the
 		// groups' rows are what was delivered already. Processed, so

@@ -278,6 +278,10 @@ type JobStats struct {
 	Accepted, Released, Rejected int64
 	// Errors counts rows the sink refused or could not be sent.
 	Errors int64
+	// Applied counts the records of an aggregate written by merging
+	// (MergeWriter) that came again and that the destination held
+	// already: accepted without being folded again.
+	Applied int64
 	// Sink is the writer's own account: since when its brokers do not
 	// answer (Sink.Unreachable), the rows it dead-lettered.
 	Sink SinkStats

@@ -825,6 +825,45 @@ type OriginWriter interface {
 	WriteFrom(ctx context.Context, rec arrow.RecordBatch, origins []Origin, done func(error)) error
 }
 
+// MergeOp is how a column of an aggregate's result merges into the row a
+// destination holds for the same key, so that several replicas of one
+// query, each folding part of a share group's records, and the runs of one
+// query across restarts (each starting its groups from nothing) add up to
+// the totals of all records.
+type MergeOp uint8
+
+const (
+	// MergeKey is a GROUP BY column: part of the row's key.
+	MergeKey MergeOp = iota
+	// MergeAdd adds what the change adds (COUNT, SUM): the value after it
+	// less the value before it.
+	MergeAdd
+	// MergeMin keeps the smaller value (MIN over inserts).
+	MergeMin
+	// MergeMax keeps the larger value (MAX over inserts).
+	MergeMax
+)
+
+// A MergeWriter writes an aggregate's changes exactly once, from any number
+// of replicas of the query and across its restarts: each batch of changes
+// is written as the difference it makes, merged column by column into the
+// destination's rows, in one transaction with the identities of the source
+// records the batch reflects ('jdbc' with 'sink.delivery-guarantee' =
+// 'exactly-once'). A record delivered again whose identity a transaction
+// holds (Applied) is accepted without being folded again: its effect is
+// in the destination already.
+type MergeWriter interface {
+	Writer
+	// WriteMerged writes the changes rec (their kinds: +I, -U, +U; the -U
+	// of a key before its +U) that the records origins made, merging
+	// column i by ops[i]; done comes once they and the identities are
+	// durable, as for Write.
+	WriteMerged(ctx context.Context, rec arrow.RecordBatch, kinds []RowKind, ops []MergeOp, origins []Origin, done func(error)) error
+	// Applied reports which of records, each delivered more than once,
+	// a committed transaction reflects.
+	Applied(ctx context.Context, records []Origin) ([]bool, error)
+}
+
 // PartitionStart is where a share group stands on one partition: every
 // record of it before Offset is settled for good (accepted, rejected or
 // archived) and will never be delivered again.

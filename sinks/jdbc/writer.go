@@ -39,8 +39,11 @@ type batch struct {
 	n     int             // the written batch's rows (-U rows are not kept)
 	done  func(error)
 	// origins are the records of rows, for a writer that writes exactly
-	// once; nil otherwise.
+	// once; nil otherwise. Of a merged batch, the records its changes
+	// folded, not one a row.
 	origins []table.Origin
+	// merged: the rows are increments to merge (merge.go).
+	merged bool
 }
 
 // writer buffers batches and flushes them from its own goroutine, one
@@ -58,6 +61,10 @@ type writer struct {
 
 	// SQL of the statements, built once.
 	insertSQL, upsertSQL, deleteSQL string
+	// mergeSQL merges a row of increments (merge.go), made at the first
+	// WriteMerged under mu; lookup is Applied's.
+	mergeSQL string
+	lookup   *lookup
 	// byCopy: appends go in with COPY (see appendRows), else as pipelined
 	// INSERTs; the benchmark compares the two.
 	byCopy bool
@@ -87,7 +94,7 @@ var (
 )
 
 func newWriter(s *sink, t *target, conn *pgx.Conn, o *once) *writer {
-	w := &writer{s: s, t: t, conn: conn, once: o, byCopy: true, exited: make(chan struct{})}
+	w := &writer{s: s, t: t, conn: conn, once: o, byCopy: true, exited: make(chan struct{}), lookup: &lookup{streams: map[streamKey]int32{}}}
 	w.cond = sync.NewCond(&w.mu)
 	quoted := make([]string, len(t.cols))
 	params := make([]string, len(t.cols))
@@ -177,6 +184,12 @@ func (w *writer) queueBatch(rec arrow.RecordBatch, kinds []table.RowKind, origin
 			b.kinds = append(b.kinds, kind)
 		}
 	}
+	return w.enqueue(b)
+}
+
+// enqueue queues b for the flushes, waiting while twice
+// 'sink.buffer-flush.max-rows' rows are queued.
+func (w *writer) enqueue(b *batch) error {
 	w.mu.Lock()
 	for w.queued >= 2*w.s.maxRows && !w.closed {
 		w.cond.Wait()
@@ -187,7 +200,7 @@ func (w *writer) queueBatch(rec arrow.RecordBatch, kinds []table.RowKind, origin
 	}
 	w.queue = append(w.queue, b)
 	w.queued += len(b.rows)
-	w.written.Add(int64(n))
+	w.written.Add(int64(b.n))
 	w.cond.Broadcast()
 	w.mu.Unlock()
 	return nil
@@ -332,6 +345,9 @@ func (w *writer) flushOnce(bs []*batch, all bool) error {
 	if w.once != nil {
 		if err := w.numberStreams(ctx, bs); err != nil {
 			return err
+		}
+		if bs[0].merged {
+			return w.flushMerged(ctx, bs, all)
 		}
 	}
 	tx, err := w.conn.Begin(ctx)
@@ -508,6 +524,7 @@ func (w *writer) Close() error {
 	w.cond.Broadcast()
 	w.mu.Unlock()
 	<-w.exited
+	w.lookup.close()
 	if w.conn != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
