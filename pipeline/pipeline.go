@@ -156,6 +156,7 @@ func (j *Job) writeBatches(ctx context.Context, slots chan struct{}) {
 		}
 		settle := func(err error) {
 			if err != nil {
+				err = withRecord(h, err)
 				release(h)
 				if !j.isStopped() {
 					j.fail(fmt.Errorf("job %s: %w", j.opts.ID, err))
@@ -177,6 +178,31 @@ func (j *Job) writeBatches(ctx context.Context, slots chan struct{}) {
 			break
 		}
 	}
+}
+
+// withRecord is err with the source record of the row a sink refused (a
+// *table.RowError of h's batch) named first, when the source tells its
+// records: what a user needs to find the record, and to see that it went
+// back to the share group.
+func withRecord(h *query.Held, err error) error {
+	var re *table.RowError
+	if !errors.As(err, &re) || re.Row < 0 || re.Row >= h.Len() {
+		return err
+	}
+	ack, row := h.Source(re.Row)
+	ro, ok := ack.(table.RowOrigins)
+	if !ok {
+		return err
+	}
+	o, ok := ro.RowOrigin(row)
+	if !ok {
+		return err
+	}
+	delivery := ""
+	if o.DeliveryCount > 0 {
+		delivery = fmt.Sprintf(" (delivery %d)", o.DeliveryCount)
+	}
+	return fmt.Errorf("source record %s[%d]@%d%s: %w", o.Topic, o.Partition, o.Offset, delivery, err)
 }
 
 // heldOrigins tells the record and share group of each row of h, for an

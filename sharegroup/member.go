@@ -374,6 +374,17 @@ func (m *member) shutdown() {
 		}
 		m.cur.releaseRest()
 	}
+	// What the client fetched ahead: released with the accepts while its
+	// locks surely hold (a fetch of the moment the stream stopped, the
+	// common case), apart from them otherwise. A release of records whose
+	// locks ran out, which another consumer may hold by now, makes the
+	// broker refuse every acknowledgement of the partition sent with it
+	// (see releaseExpired): the rows delivered last would go out again.
+	ahead := m.takeFetchedAhead()
+	fresh := len(ahead) > 0 && m.lockDur > 0 && time.Until(m.lockDeadline(ahead)) >= m.lockDur/arrivalMargin
+	if fresh {
+		m.releaseAhead(ahead)
+	}
 	h, limit, start := m.st.health, m.st.src.client.RequestTimeout(), time.Now()
 	// Send every queued acknowledgement (the accepts of delivered rows and
 	// the releases above) on the open share session before leaving, rather
@@ -393,12 +404,8 @@ func (m *member) shutdown() {
 	if m.closeErr != nil {
 		m.st.log.Warn("acknowledgements not applied before leaving", "member", m.name, "err", m.closeErr)
 	}
-	// Only then what the client fetched ahead, in a request of its own:
-	// those records' locks may have run out while the last poll was being
-	// delivered, and a release of one that another consumer holds by now
-	// would make the broker refuse the accepts sent with it (see
-	// releaseExpired), handing rows already delivered out again.
-	if m.releaseFetchedAhead() > 0 {
+	if len(ahead) > 0 && !fresh {
+		m.releaseAhead(ahead)
 		ctx, cancel := h.CloseContext(start, limit)
 		if err := m.cl.FlushAcks(ctx); err != nil {
 			m.st.log.Debug("releasing records fetched ahead before leaving; leaving releases them too", "member", m.name, "err", err)
@@ -430,32 +437,30 @@ func (m *member) shutdown() {
 	m.rb.Release()
 }
 
-// releaseFetchedAhead releases, undelivered, what the client acquired
-// beyond the member's last poll. franz-go's strict pull can grant the next
-// fetch while a poll takes the buffered one (see locks.go); on a stream
-// that stops fetching (a LIMIT reached, a Close) that fetch's records wait
-// in the client's buffer. Leaving the group would release them too, but
-// uncounted: taken here they are released with the rest and counted in
-// Stats.FetchedAhead, since their delivery count went up for nothing. A
-// fetch still on the wire is released by the broker when the member
-// leaves. It returns how many it released.
-func (m *member) releaseFetchedAhead() int {
+// takeFetchedAhead takes what the client acquired beyond the member's
+// last poll. franz-go's strict pull can grant the next fetch while a poll
+// takes the buffered one (see locks.go); on a stream that stops fetching
+// (a LIMIT reached, a Close) that fetch's records wait in the client's
+// buffer. Leaving the group would release them too, but uncounted: taken
+// here they are released (releaseAhead) and counted in Stats.FetchedAhead,
+// since their delivery count went up for nothing. A fetch still on the
+// wire is released by the broker when the member leaves.
+func (m *member) takeFetchedAhead() []*kgo.Record {
 	// A poll accepts whatever the one before left unmarked; every record
 	// of the member's last poll is settled by now (run releases those of
 	// a poll that failed).
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // take what is buffered, wait for nothing
-	fs := m.cl.PollRecords(ctx, 0)
-	n := 0
-	fs.EachRecord(func(r *kgo.Record) {
+	return m.cl.PollRecords(ctx, 0).Records()
+}
+
+// releaseAhead releases, undelivered, records takeFetchedAhead took.
+func (m *member) releaseAhead(recs []*kgo.Record) {
+	for _, r := range recs {
 		r.Ack(kgo.AckRelease)
-		n++
-	})
-	if n > 0 {
-		m.st.stats.fetchedAhead.Add(int64(n))
-		m.st.log.Debug("released records fetched ahead", "member", m.name, "records", n)
 	}
-	return n
+	m.st.stats.fetchedAhead.Add(int64(len(recs)))
+	m.st.log.Debug("released records fetched ahead", "member", m.name, "records", len(recs))
 }
 
 // discard frees a member that never ran: Open failed after it was built.

@@ -208,6 +208,11 @@ func (r *runner) ended(j table.Job) error {
 		// An exactly-once sink found these rows' records written already.
 		attrs = append(attrs, "duplicates_skipped", st.Sink.Duplicates)
 	}
+	if st.Applied > 0 {
+		// An aggregate merged exactly once found these records, delivered
+		// again, in the destination already: not folded again.
+		attrs = append(attrs, "applied_skipped", st.Applied)
+	}
 	if st.Err != nil {
 		r.log.Error("job failed", append(attrs, "err", st.Err)...)
 		return st.Err

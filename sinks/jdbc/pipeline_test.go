@@ -238,11 +238,12 @@ func TestJdbcPipelineStatementErrors(t *testing.T) {
 }
 
 // A row PostgreSQL refuses fails the job with an error that names the
-// table, the constraint and the row; its records are not accepted.
+// table, the constraint, the row and its source record; its records are
+// not accepted.
 func TestJdbcPipelineRefusedRow(t *testing.T) {
 	pg := pgtest.Table(t, "v integer CONSTRAINT v_positive CHECK (v > 0)")
 	values := []string{"1", "2", "-3", "4"}
-	eng, _, _, _ := engine(t, values, "CREATE TABLE pg (v INT) "+with(t, pg, ""))
+	eng, _, topic, _ := engine(t, values, "CREATE TABLE pg (v INT) "+with(t, pg, ""))
 	res, err := eng.Exec(kafkatest.Context(t), "INSERT INTO pg SELECT CAST(v AS INT) FROM t")
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +253,7 @@ func TestJdbcPipelineRefusedRow(t *testing.T) {
 	if !errors.As(err, &rowErr) {
 		t.Fatalf("job ended with %v, want a RowError", err)
 	}
-	for _, part := range []string{"table 'pg'", pg, "v_positive", "(-3)"} {
+	for _, part := range []string{"table 'pg'", pg, "v_positive", "(-3)", "source record " + topic + "[0]@2 (delivery 1)"} {
 		if !strings.Contains(err.Error(), part) {
 			t.Errorf("error %q does not say %q", err, part)
 		}
