@@ -112,48 +112,72 @@ func (w changelogWriter) WriteChanges(ctx context.Context, rec arrow.RecordBatch
 	return w.write(ctx, rec, kinds, done)
 }
 
+// keyedLayout is how a keyed table's physical columns are split between
+// the record's key and its value: the key's columns (keyIdx of phys, in
+// 'key.format' with keyOpts) and the value's (all of them, unless
+// 'value.fields-include' is 'EXCEPT_KEY'). The sinks write by it and the
+// upsert-kafka source reads by it.
+type keyedLayout struct {
+	keyFormat  table.Format
+	keyOpts    options.Values
+	keyCols    []table.Column
+	valueCols  []table.Column
+	valueIdx   []int // positions in phys of valueCols
+	exceptKeys bool
+}
+
+func newKeyedLayout(b *table.Bound, phys []table.Column, keyIdx []int) (*keyedLayout, error) {
+	v := b.Options
+	l := &keyedLayout{valueCols: phys, valueIdx: indexes(len(phys))}
+	if len(keyIdx) == 0 {
+		return l, nil
+	}
+	inKey := map[int]bool{}
+	for _, i := range keyIdx {
+		l.keyCols = append(l.keyCols, phys[i])
+		inKey[i] = true
+	}
+	kf, err := table.LookupFormat(v.String(OptKeyFormat))
+	if err != nil {
+		return nil, err
+	}
+	l.keyFormat, l.keyOpts = kf, v
+	if kf != b.Format {
+		// The key format's own keys were not in the WITH clause's sets:
+		// it reads and writes with its defaults.
+		if l.keyOpts, err = options.Parse(nil, nil, kf.Options()); err != nil {
+			return nil, err
+		}
+	}
+	if v.String(OptValueFieldsInclude) == IncludeExceptKey {
+		l.exceptKeys = true
+		l.valueCols, l.valueIdx = nil, nil
+		for i, c := range phys {
+			if !inKey[i] {
+				l.valueCols, l.valueIdx = append(l.valueCols, c), append(l.valueIdx, i)
+			}
+		}
+	}
+	return l, nil
+}
+
 // encoders makes s's key encoder, of the columns keyIdx of phys in
 // 'key.format' (none when keyIdx is empty), and its value encoder, of the
 // columns 'value.fields-include' says in the table's format.
 func (s *sink) encoders(b *table.Bound, phys []table.Column, keyIdx []int) error {
-	v, name := b.Options, s.table
-	valueCols, valueIdx := phys, indexes(len(phys))
+	l, err := newKeyedLayout(b, phys, keyIdx)
+	if err != nil {
+		return err
+	}
 	if len(keyIdx) > 0 {
-		var keyCols []table.Column
-		inKey := map[int]bool{}
-		for _, i := range keyIdx {
-			keyCols = append(keyCols, phys[i])
-			inKey[i] = true
-		}
 		s.keyIdx = keyIdx
-		kf, err := table.LookupFormat(v.String(OptKeyFormat))
-		if err != nil {
-			return err
-		}
-		kv := v
-		if kf != b.Format {
-			// The key format's own keys were not in the WITH clause's
-			// sets: it writes with its defaults.
-			if kv, err = options.Parse(nil, nil, kf.Options()); err != nil {
-				return err
-			}
-		}
-		if s.key, err = table.NewEncoder(kf, keyCols, kv); err != nil {
-			return table.Errorf(name, "'%s': %w", OptKeyFormat, err)
-		}
-		if v.String(OptValueFieldsInclude) == IncludeExceptKey {
-			valueCols, valueIdx = nil, nil
-			for i, c := range phys {
-				if !inKey[i] {
-					valueCols, valueIdx = append(valueCols, c), append(valueIdx, i)
-				}
-			}
+		if s.key, err = table.NewEncoder(l.keyFormat, l.keyCols, l.keyOpts); err != nil {
+			return table.Errorf(s.table, "'%s': %w", OptKeyFormat, err)
 		}
 	}
-	s.valueIdx = valueIdx
-	var err error
-	if s.value, err = table.NewEncoder(b.Format, valueCols, v); err != nil {
-		return table.Errorf(name, "%w", err)
+	s.valueIdx = l.valueIdx
+	if s.value, err = table.NewEncoder(b.Format, l.valueCols, b.Options); err != nil {
+		return table.Errorf(s.table, "%w", err)
 	}
 	return nil
 }

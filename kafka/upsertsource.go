@@ -59,8 +59,9 @@ func (u *upsertRows) append(rb *kafkarecord.Builder, r *kgo.Record) (int, error)
 	if r.Key == nil {
 		return 0, fmt.Errorf("the record has no key, and an upsert-kafka table's rows are by key")
 	}
-	k := string(r.Key)
-	old, had := u.last[k]
+	// Looked up by string(r.Key) in place, which allocates no string; a
+	// key's bytes are copied only to store or update its value.
+	old, had := u.last[string(r.Key)]
 	u.dec.recKey = r.Key
 	switch {
 	case r.Value == nil && !had:
@@ -69,14 +70,15 @@ func (u *upsertRows) append(rb *kafkarecord.Builder, r *kgo.Record) (int, error)
 		u.dec.kind = table.KindDelete
 		n, err := rb.Append(old, r)
 		if err == nil {
-			delete(u.last, k)
+			delete(u.last, string(r.Key))
 		}
 		return n, err
 	case !had:
 		u.dec.kind = table.KindInsert
 		n, err := rb.Append(r.Value, r)
 		if err == nil {
-			u.last[k] = append([]byte(nil), r.Value...)
+			// A copy: the record's bytes alias its fetch's buffer.
+			u.last[string(r.Key)] = append([]byte(nil), r.Value...)
 		}
 		return n, err
 	}
@@ -94,7 +96,9 @@ func (u *upsertRows) append(rb *kafkarecord.Builder, r *kgo.Record) (int, error)
 		n, _ := rb.Append(old, r)
 		return before + n, err
 	}
-	u.last[k] = append([]byte(nil), r.Value...)
+	// The old value is decoded (into the batch's builders): its buffer
+	// takes the new one.
+	u.last[string(r.Key)] = append(old[:0], r.Value...)
 	return before + after, nil
 }
 
@@ -124,48 +128,26 @@ var _ table.ChangeDecoder = (*upsertDecoder)(nil)
 
 func newUpsertDecoder(b *table.Bound, keyIdx []int, alloc memory.Allocator) (*upsertDecoder, error) {
 	phys, _ := b.Def.Schema.Physical()
-	v, name := b.Options, options.Cut(b.Def.Name)
-	d := &upsertDecoder{}
-	valueCols := phys
-	d.valuePos = indexes(len(phys))
-	if v.String(OptValueFieldsInclude) == IncludeExceptKey {
-		inKey := map[int]bool{}
-		var keyCols []table.Column
-		for _, i := range keyIdx {
-			inKey[i] = true
-			keyCols = append(keyCols, phys[i])
-			d.keyPos = append(d.keyPos, i)
-		}
-		valueCols, d.valuePos = nil, nil
-		for i, c := range phys {
-			if !inKey[i] {
-				valueCols, d.valuePos = append(valueCols, c), append(d.valuePos, i)
-			}
-		}
-		kf, err := table.LookupFormat(v.String(OptKeyFormat))
-		if err != nil {
-			return nil, err
-		}
-		kv := v
-		if kf != b.Format {
-			// The key format's own keys were not in the WITH clause's
-			// sets: it reads with its defaults.
-			if kv, err = options.Parse(nil, nil, kf.Options()); err != nil {
-				return nil, err
-			}
-		}
-		if d.key, err = kf.NewDecoder(keyCols, kv); err != nil {
+	name := options.Cut(b.Def.Name)
+	l, err := newKeyedLayout(b, phys, keyIdx)
+	if err != nil {
+		return nil, err
+	}
+	d := &upsertDecoder{valuePos: l.valueIdx}
+	if l.exceptKeys {
+		// Under 'ALL' the value holds the key's columns too.
+		d.keyPos = keyIdx
+		if d.key, err = l.keyFormat.NewDecoder(l.keyCols, l.keyOpts); err != nil {
 			return nil, table.Errorf(name, "'%s': %w", OptKeyFormat, err)
 		}
 		if alloc == nil {
 			alloc = memory.DefaultAllocator
 		}
-		for _, c := range keyCols {
+		for _, c := range l.keyCols {
 			d.scratch = append(d.scratch, array.NewBuilder(alloc, c.Type.ArrowType()))
 		}
 	}
-	var err error
-	if d.value, err = b.Format.NewDecoder(valueCols, v); err != nil {
+	if d.value, err = b.Format.NewDecoder(l.valueCols, b.Options); err != nil {
 		return nil, table.Errorf(name, "%w", err)
 	}
 	if _, ok := d.value.(table.ChangeDecoder); ok {
