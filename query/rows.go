@@ -1039,24 +1039,26 @@ func (r *Rows) dropApplied(ack table.Acker, sel []int) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("looking up the records delivered again: %w", err)
 	}
-	drop := make(map[int]bool)
+	drop := make([]bool, len(sel))
+	n := 0
 	for i, a := range applied {
 		if a {
 			drop[at[i]] = true
+			n++
 		}
 	}
-	if len(drop) == 0 {
+	if n == 0 {
 		return sel, nil
 	}
-	kept := sel[:0:0]
+	kept := make([]int, 0, len(sel)-n)
 	for k, row := range sel {
 		if !drop[k] {
 			kept = append(kept, row)
 		}
 	}
-	r.applied = len(drop)
+	r.applied = n
 	r.mu.Lock()
-	r.stats.Applied += int64(len(drop))
+	r.stats.Applied += int64(n)
 	r.mu.Unlock()
 	return kept, nil
 }

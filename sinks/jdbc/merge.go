@@ -49,12 +49,12 @@ func (w onceWriter) WriteMerged(_ context.Context, rec arrow.RecordBatch, kinds 
 		}
 		return row
 	}
+	keyVals := make([]any, len(w.s.key))
 	keyOf := func(row []any) string {
-		vals := make([]any, len(w.s.key))
 		for i, k := range w.s.key {
-			vals[i] = row[k]
+			keyVals[i] = row[k]
 		}
-		return keyString(vals)
+		return keyString(keyVals)
 	}
 	before := map[string][]any{}
 	b := &batch{n: n, done: done, origins: origins, merged: true}
@@ -223,7 +223,7 @@ func (w *writer) storedOf(ctx context.Context, bs []*batch) (stored, total int, 
 type lookup struct {
 	mu      sync.Mutex
 	conn    *pgx.Conn
-	streams map[streamKey]int32 // 0: none yet
+	streams map[streamKey]int32 // the streams numbered so far
 }
 
 // Applied reports which of records a committed transaction stored.
@@ -247,18 +247,14 @@ func (w onceWriter) Applied(ctx context.Context, records []table.Origin) ([]bool
 		k := streamKey{o.Group, o.Topic}
 		s, ok := l.streams[k]
 		if !ok {
-			err := l.conn.QueryRow(ctx, w.once.streamSQL, w.once.target, k.group, k.topic).Scan(&s)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-				s = 0 // nothing of this stream was written yet
-			case err != nil:
+			var err error
+			if s, ok, err = w.once.lookStream(ctx, l.conn, k); err != nil {
 				return nil, w.s.errorf("looking up the records written: %w", err)
-			default:
-				l.streams[k] = s
 			}
-		}
-		if s == 0 {
-			continue
+			if !ok {
+				continue // nothing of this stream was written yet
+			}
+			l.streams[k] = s
 		}
 		rid := id{stream: s, partition: o.Partition, offset: o.Offset}
 		if at[rid] == nil {

@@ -154,15 +154,24 @@ func (w *writer) stream(ctx context.Context, k streamKey, create bool) (id int32
 			return 0, false, err
 		}
 	}
-	err = w.conn.QueryRow(ctx, w.once.streamSQL, w.once.target, k.group, k.topic).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) && !create {
-		return 0, false, nil
-	}
-	if err != nil {
+	if id, ok, err = w.once.lookStream(ctx, w.conn, k); err != nil || !ok {
+		if err == nil && create {
+			err = fmt.Errorf("the row of share group '%s', topic '%s' in %s is not there after its insert", k.group, k.topic, w.once.streamsIdent.Sanitize())
+		}
 		return 0, false, err
 	}
 	w.once.streams[k] = id
 	return id, true, nil
+}
+
+// lookStream finds the number of stream k on conn (ok false: there is
+// none).
+func (o *once) lookStream(ctx context.Context, conn *pgx.Conn, k streamKey) (id int32, ok bool, err error) {
+	err = conn.QueryRow(ctx, o.streamSQL, o.target, k.group, k.topic).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return id, err == nil, err
 }
 
 // numberStreams makes sure every stream of bs's records is numbered.
