@@ -84,6 +84,43 @@ func replay(t *testing.T, changes []change) map[string]string {
 	return state
 }
 
+// ordersEngine is an engine with table orders (customer, qty) over a topic
+// of partitions holding n orders of the given numbers of customers and
+// quantities, read to its end, and the truth of the per-customer count and
+// sum of qty, as "customer|count|sum".
+func ordersEngine(t *testing.T, addr string, partitions int32, n, customers, qtys int) (*kshare.Engine, map[string]string) {
+	t.Helper()
+	src := kafkatest.Topic(t, addr, partitions)
+	var values [][]byte
+	count, sum := map[string]int64{}, map[string]int64{}
+	for i := range n {
+		c, q := fmt.Sprintf("c%d", i%customers), int64(i%qtys+1)
+		values = append(values, fmt.Appendf(nil, `{"customer": %q, "qty": %d}`, c, q))
+		count[c]++
+		sum[c] += q
+	}
+	kafkatest.Produce(t, addr, src, values...)
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE orders (customer STRING, qty BIGINT) WITH ('connector' = 'kafka', 'format' = 'json',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+src+`', 'scan.startup.mode' = 'earliest-offset',
+	  'scan.bounded.mode' = 'latest-offset', 'scan.batch-size' = '50')`)
+	want := map[string]string{}
+	for c := range count {
+		want[c] = fmt.Sprintf("%s|%d|%d", c, count[c], sum[c])
+	}
+	return eng, want
+}
+
+// runToEnd runs an INSERT and waits for its job to end, failing t if it
+// fails.
+func runToEnd(t *testing.T, eng *kshare.Engine, sql string) {
+	t.Helper()
+	res := exec(t, eng, sql)
+	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
 // changelogDDL is a 'kafka' table of per-customer counts in debezium-json
 // over topic, read to its end.
 func changelogDDL(name, addr, topic string) string {
@@ -103,31 +140,12 @@ func TestDebeziumChangelogRoundTrip(t *testing.T) {
 	t.Parallel()
 	const n = 600
 	addr := kafkatest.Bootstrap(t)
-	src := kafkatest.Topic(t, addr, 1)
-	var values [][]byte
-	wantN, wantTotal := map[string]int64{}, map[string]int64{}
-	for i := range n {
-		c, q := fmt.Sprintf("c%d", i%7), int64(i%5+1)
-		values = append(values, fmt.Appendf(nil, `{"customer": %q, "qty": %d}`, c, q))
-		wantN[c]++
-		wantTotal[c] += q
-	}
-	kafkatest.Produce(t, addr, src, values...)
-	eng := kshare.New()
-	exec(t, eng, `CREATE TABLE orders (customer STRING, qty BIGINT) WITH ('connector' = 'kafka', 'format' = 'json',
-	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+src+`', 'scan.startup.mode' = 'earliest-offset',
-	  'scan.bounded.mode' = 'latest-offset', 'scan.batch-size' = '50')`)
+	eng, want := ordersEngine(t, addr, 1, n, 7, 5)
 	first, second := kafkatest.Topic(t, addr, 1), kafkatest.Topic(t, addr, 1)
 	exec(t, eng, changelogDDL("counts", addr, first))
 	exec(t, eng, changelogDDL("copied", addr, second))
 
-	run := func(sql string) {
-		t.Helper()
-		res := exec(t, eng, sql)
-		if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	run := func(sql string) { runToEnd(t, eng, sql) }
 	run("INSERT INTO counts SELECT customer, COUNT(*), SUM(qty) FROM orders GROUP BY customer")
 	got := changesOf(t, eng, "SELECT * FROM counts")
 
@@ -138,10 +156,6 @@ func TestDebeziumChangelogRoundTrip(t *testing.T) {
 		if c.kind == table.KindDelete {
 			t.Fatalf("change %d: %s, an aggregate of inserts deletes nothing", i, c)
 		}
-	}
-	want := map[string]string{}
-	for c := range wantN {
-		want[c] = fmt.Sprintf("%s|%d|%d", c, wantN[c], wantTotal[c])
 	}
 	if !maps.Equal(state, want) {
 		t.Errorf("the changelog ends at %v, want %v", state, want)

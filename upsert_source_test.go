@@ -85,39 +85,15 @@ func TestUpsertKafkaRoundTrip(t *testing.T) {
 	t.Parallel()
 	const n = 900
 	addr := kafkatest.Bootstrap(t)
-	src := kafkatest.Topic(t, addr, 2)
-	var values [][]byte
-	wantN, wantTotal := map[string]int64{}, map[string]int64{}
-	for i := range n {
-		c, q := fmt.Sprintf("c%d", i%13), int64(i%7+1)
-		values = append(values, fmt.Appendf(nil, `{"customer": %q, "qty": %d}`, c, q))
-		wantN[c]++
-		wantTotal[c] += q
-	}
-	kafkatest.Produce(t, addr, src, values...)
-	eng := kshare.New()
-	exec(t, eng, `CREATE TABLE orders (customer STRING, qty BIGINT) WITH ('connector' = 'kafka', 'format' = 'json',
-	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+src+`', 'scan.startup.mode' = 'earliest-offset',
-	  'scan.bounded.mode' = 'latest-offset', 'scan.batch-size' = '50')`)
+	eng, want := ordersEngine(t, addr, 2, n, 13, 7)
 	first, second := kafkatest.Topic(t, addr, 3), kafkatest.Topic(t, addr, 1)
 	exec(t, eng, upsertDDL("counts", addr, first, "ALL"))
 	exec(t, eng, upsertDDL("copied", addr, second, "EXCEPT_KEY"))
-	run := func(sql string) {
-		t.Helper()
-		res := exec(t, eng, sql)
-		if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	want := map[string]string{}
-	for c := range wantN {
-		want[c] = fmt.Sprintf("%s|%d|%d", c, wantN[c], wantTotal[c])
-	}
-	run("INSERT INTO counts SELECT customer, COUNT(*), SUM(qty) FROM orders GROUP BY customer")
+	runToEnd(t, eng, "INSERT INTO counts SELECT customer, COUNT(*), SUM(qty) FROM orders GROUP BY customer")
 	if state := replay(t, changesOf(t, eng, "SELECT * FROM counts")); !maps.Equal(state, want) {
 		t.Errorf("read back, the table is %v, want %v", state, want)
 	}
-	run("INSERT INTO copied SELECT * FROM counts")
+	runToEnd(t, eng, "INSERT INTO copied SELECT * FROM counts")
 	if state := replay(t, changesOf(t, eng, "SELECT * FROM copied")); !maps.Equal(state, want) {
 		t.Errorf("copied and read back, the table is %v, want %v", state, want)
 	}

@@ -52,20 +52,10 @@ func jdbcKillScenario(t *testing.T, n int, guarantee string) (total, distinct in
 	pg := pgtest.Table(t, "id bigint NOT NULL")
 	recs := pgtest.Name(t)
 	pgtest.AtEnd(t, fmt.Sprintf("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %[1]s_streams", recs))
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	password, _ := u.User.Password()
 	script := tableDDL("src", addr, topic, group, ", 'properties.max.poll.records' = '100', 'properties.share.acquire.mode' = 'record_limit'") + "\n" +
-		fmt.Sprintf("CREATE TABLE sink (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://%s%s?sslmode=disable', 'table-name' = '%s', "+
-			"'username' = '%s', 'password' = '%s', 'sink.delivery-guarantee' = '%s', 'sink.exactly-once.table' = '%s');\n",
-			u.Host, u.Path, pg, u.User.Username(), password, guarantee, recs) +
+		fmt.Sprintf("CREATE TABLE sink (id BIGINT) WITH (%s, 'sink.delivery-guarantee' = '%s', 'sink.exactly-once.table' = '%s');\n",
+			jdbcWith(t, pg), guarantee, recs) +
 		"INSERT INTO sink SELECT * FROM src;\n"
-	path := filepath.Join(t.TempDir(), "pipeline.sql")
-	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	count := func(what string) int {
 		v, err := strconv.Atoi(pgtest.Query(t, "SELECT "+what+" FROM "+pg)[0][0])
 		if err != nil {
@@ -73,37 +63,7 @@ func jdbcKillScenario(t *testing.T, n int, guarantee string) (total, distinct in
 		}
 		return v
 	}
-	type replica struct {
-		cmd    *exec.Cmd
-		stderr *watch.Buffer
-	}
-	replicas := make([]replica, 2)
-	start := func(i int) {
-		replicas[i].cmd, _, replicas[i].stderr = startKshare(t, "run", "-f", path)
-	}
-	for i := range replicas {
-		start(i)
-	}
-	// Four kills, the replicas in turn, each at a random point of its
-	// fifth of the ids.
-	for k := range 4 {
-		at := k*n/5 + n/10 + rand.IntN(n/5)
-		kafkatest.Eventually(t, fmt.Sprintf("%d rows in %s", at, pg), func() error {
-			if got := count("count(*)"); got < at {
-				return fmt.Errorf("%d rows", got)
-			}
-			return nil
-		})
-		r := replicas[k%2]
-		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		if code := waitExit(t, r.cmd); code != -1 {
-			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", k+1, code, r.stderr)
-		}
-		t.Logf("kill %d (replica %d): at %d rows (%d now)", k+1, k%2+1, at, count("count(*)"))
-		start(k % 2)
-	}
+	replicas := killReplicas(t, script, n, "rows in "+pg, func() int { return count("count(*)") })
 	kafkatest.Eventually(t, fmt.Sprintf("all %d ids in %s", n, pg), func() error {
 		if got := count("count(DISTINCT id)"); got < n {
 			return fmt.Errorf("%d ids", got)
@@ -123,4 +83,61 @@ func jdbcKillScenario(t *testing.T, n int, guarantee string) (total, distinct in
 	t.Logf("%s: the replicas that drained skipped %d rows written already", guarantee, skipped)
 	kafkatest.WaitLag(t, addr, group, topic, 0)
 	return count("count(*)"), count("count(DISTINCT id)")
+}
+
+// jdbcWith is the WITH pairs that make a 'jdbc' table write PostgreSQL
+// table pgTable on the test server.
+func jdbcWith(t *testing.T, pgTable string) string {
+	t.Helper()
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, _ := u.User.Password()
+	return fmt.Sprintf("'connector' = 'jdbc', 'url' = 'jdbc:postgresql://%s%s?sslmode=disable', 'table-name' = '%s', 'username' = '%s', 'password' = '%s'",
+		u.Host, u.Path, pgTable, u.User.Username(), password)
+}
+
+// replica is a `kshare run` process and its log.
+type replica struct {
+	cmd    *exec.Cmd
+	stderr *watch.Buffer
+}
+
+// killReplicas starts two `kshare run` replicas of script and SIGKILLs
+// them in turn four times, each at a random point of its fifth of n by
+// progress (what it counts), starting each again at once. It returns the
+// replicas running.
+func killReplicas(t *testing.T, script string, n int, what string, progress func() int) []replica {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pipeline.sql")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	replicas := make([]replica, 2)
+	start := func(i int) {
+		replicas[i].cmd, _, replicas[i].stderr = startKshare(t, "run", "-f", path)
+	}
+	for i := range replicas {
+		start(i)
+	}
+	for k := range 4 {
+		at := k*n/5 + n/10 + rand.IntN(n/5)
+		kafkatest.Eventually(t, fmt.Sprintf("%d %s", at, what), func() error {
+			if got := progress(); got < at {
+				return fmt.Errorf("%d", got)
+			}
+			return nil
+		})
+		r := replicas[k%2]
+		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if code := waitExit(t, r.cmd); code != -1 {
+			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", k+1, code, r.stderr)
+		}
+		t.Logf("kill %d (replica %d): at %d %s (%d now)", k+1, k%2+1, at, what, progress())
+		start(k % 2)
+	}
+	return replicas
 }

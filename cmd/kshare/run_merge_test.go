@@ -2,20 +2,13 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/pgtest"
-	"github.com/kshare/kshare/internal/watch"
 )
 
 // TestRunJdbcAggregateKilled: two `kshare run` replicas of one aggregating
@@ -42,25 +35,14 @@ func TestRunJdbcAggregateKilled(t *testing.T) {
 	pg := pgtest.Table(t, "customer text PRIMARY KEY, n bigint NOT NULL, total numeric(38, 2)")
 	recs := pgtest.Name(t)
 	pgtest.AtEnd(t, fmt.Sprintf("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %[1]s_streams", recs))
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	password, _ := u.User.Password()
 	// Polls of 100 in record_limit mode, so that two replicas on one
 	// partition both get records (see TestRunTwoProcessesSplitOnePartition).
 	script := fmt.Sprintf("CREATE TABLE src (customer STRING, price DECIMAL(10, 2)) WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s', "+
 		"'topic' = '%s', 'share-group-id' = '%s', 'format' = 'json', 'properties.max.poll.records' = '100', 'properties.share.acquire.mode' = 'record_limit');\n",
 		addr, topic, group) +
-		fmt.Sprintf("CREATE TABLE sums (customer STRING, n BIGINT NOT NULL, total DECIMAL(38, 2), PRIMARY KEY (customer) NOT ENFORCED) WITH ('connector' = 'jdbc', "+
-			"'url' = 'jdbc:postgresql://%s%s?sslmode=disable', 'table-name' = '%s', 'username' = '%s', 'password' = '%s', "+
-			"'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '%s');\n",
-			u.Host, u.Path, pg, u.User.Username(), password, recs) +
+		fmt.Sprintf("CREATE TABLE sums (customer STRING, n BIGINT NOT NULL, total DECIMAL(38, 2), PRIMARY KEY (customer) NOT ENFORCED) WITH (%s, "+
+			"'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '%s');\n", jdbcWith(t, pg), recs) +
 		"INSERT INTO sums SELECT customer, COUNT(*), SUM(price) FROM src GROUP BY customer;\n"
-	path := filepath.Join(t.TempDir(), "pipeline.sql")
-	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	folded := func() int {
 		v, err := strconv.Atoi(pgtest.Query(t, "SELECT coalesce(sum(n), 0) FROM "+pg)[0][0])
 		if err != nil {
@@ -68,37 +50,7 @@ func TestRunJdbcAggregateKilled(t *testing.T) {
 		}
 		return v
 	}
-	type replica struct {
-		cmd    *exec.Cmd
-		stderr *watch.Buffer
-	}
-	replicas := make([]replica, 2)
-	start := func(i int) {
-		replicas[i].cmd, _, replicas[i].stderr = startKshare(t, "run", "-f", path)
-	}
-	for i := range replicas {
-		start(i)
-	}
-	// Four kills, the replicas in turn, each at a random point of its
-	// fifth of the records.
-	for k := range 4 {
-		at := k*n/5 + n/10 + rand.IntN(n/5)
-		kafkatest.Eventually(t, fmt.Sprintf("%d records folded into %s", at, pg), func() error {
-			if got := folded(); got < at {
-				return fmt.Errorf("%d records", got)
-			}
-			return nil
-		})
-		r := replicas[k%2]
-		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		if code := waitExit(t, r.cmd); code != -1 {
-			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", k+1, code, r.stderr)
-		}
-		t.Logf("kill %d (replica %d): at %d records (%d now)", k+1, k%2+1, at, folded())
-		start(k % 2)
-	}
+	replicas := killReplicas(t, script, n, "records folded into "+pg, folded)
 	kafkatest.Eventually(t, fmt.Sprintf("all %d records folded into %s", n, pg), func() error {
 		if got := folded(); got < n {
 			return fmt.Errorf("%d records", got)
