@@ -151,13 +151,20 @@ func TestCommandTimeoutKillsGroup(t *testing.T) {
 		t.Fatalf("Run = %v, want the group killed at the deadline", err)
 	}
 	// The child held the program's output pipe, so Run, which waits for
-	// the pipe to close, returned after it died. Its parent gone, it waits
-	// to be reaped by init as a zombie.
+	// the pipe to close, returned as it died: its files close on its way
+	// out, a moment before it is a zombie (seen in CI: still in state R
+	// right after Run). Its parent gone, it waits to be reaped by init as
+	// a zombie, or is gone; a child the kill missed would sleep (S) for a
+	// minute.
 	pid := readPid(t, pidFile)
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil && !strings.Contains(string(stat), ") Z ") {
-		t.Errorf("the background child (pid %d) still runs: %s", pid, stat)
+	var stat []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var err error
+		if stat, err = os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
 	}
+	t.Errorf("the background child (pid %d) still runs: %s", pid, stat)
 }
 
 // Of a program's output, --out keeps the first maxCapture bytes and says
