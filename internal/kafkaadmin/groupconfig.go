@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,7 +24,8 @@ var ErrNoConfig = errors.New("no group config to set")
 
 // SetShareGroupConfig sets the given group-level configs (for example
 // share.auto.offset.reset=earliest or share.record.lock.duration.ms=5000) on
-// the group named group, leaving its other configs as they are. The group
+// the group named group, leaving its other configs as they are, and waits
+// until the broker describes them so (see awaitGroupConfig). The group
 // need not exist yet: a share group reads its configs when it first fetches,
 // which is why share.auto.offset.reset must be set before the first consumer
 // joins.
@@ -88,7 +90,60 @@ func SetShareGroupConfig(ctx context.Context, cl Requester, group string, cfg ma
 	if !found {
 		return fmt.Errorf("setting config of share group %q: the broker's answer does not mention the group", group)
 	}
-	return nil
+	return awaitGroupConfig(ctx, cl, group, cfg)
+}
+
+// awaitGroupConfig waits until the broker describes the group's configs as
+// cfg sets them. Kafka answers IncrementalAlterConfigs once the controller
+// has committed the change, and the broker applies it from its metadata
+// log a moment later: on a loaded machine a describe sent at once showed
+// the old value in a quarter of 200 tries (Kafka 4.3.1, up to 6 ms late),
+// and a consumer that joined in that moment started the group at the
+// latest offset while the caller had set earliest. The wait is on the
+// broker the request goes to; on a cluster of several brokers another may
+// apply the change a moment later still.
+func awaitGroupConfig(ctx context.Context, cl Requester, group string, cfg map[string]string) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, configApplyWait)
+		defer cancel()
+	}
+	pause := 2 * time.Millisecond
+	for {
+		cs, err := DescribeGroupConfigs(ctx, cl, group)
+		if err != nil {
+			return fmt.Errorf("setting config of share group %q: the broker took it, but reading it back failed: %w", group, err)
+		}
+		pending := pendingConfigs(cs, cfg)
+		if len(pending) == 0 {
+			return nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("setting config of share group %q: the broker took it, but still describes %v as before: %w", group, pending, ctx.Err())
+		case <-t.C:
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// configApplyWait bounds awaitGroupConfig when its context has no
+// deadline: a broker applies a committed change in milliseconds.
+const configApplyWait = 30 * time.Second
+
+// pendingConfigs are the keys of cfg whose value cs does not show yet,
+// sorted.
+func pendingConfigs(cs []GroupConfig, cfg map[string]string) []string {
+	var pending []string
+	for k, v := range cfg {
+		if !slices.ContainsFunc(cs, func(c GroupConfig) bool { return c.Name == k && c.Value == v }) {
+			pending = append(pending, k)
+		}
+	}
+	slices.Sort(pending)
+	return pending
 }
 
 // RefusedError is SetShareGroupConfig's error when the broker refuses the
