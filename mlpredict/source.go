@@ -189,7 +189,6 @@ func (st *stream) pull() {
 			st.end(err)
 			return
 		}
-		n := int(b.Record.NumRows())
 		st.mu.Lock()
 		if st.stopped {
 			st.mu.Unlock()
@@ -197,12 +196,59 @@ func (st *stream) pull() {
 			st.end(context.Canceled)
 			return
 		}
+		if st.need > 0 {
+			b = cut(b, st.need-st.given-int64(st.held))
+		}
+		n := int(b.Record.NumRows())
 		st.held += n
 		st.inFlight++
 		st.calls.Add(1)
 		st.mu.Unlock()
 		go st.call(b)
 	}
+}
+
+// cut keeps the first room rows of b for the model and releases the
+// records of the others, which the reader does not need: a LIMIT's
+// input may bring more than it asked in one batch (two members each
+// polling up to the limit, say). The cut falls between records, so that
+// no record is both answered and released; a first record of more rows
+// than room is kept whole.
+func cut(b table.Batch, room int64) table.Batch {
+	n := b.Record.NumRows()
+	if room >= n {
+		return b
+	}
+	k := max(room, 1)
+	if ro, ok := b.Ack.(table.RowOrigins); ok {
+		same := func(i int64) bool {
+			a, okA := ro.RowOrigin(int(i - 1))
+			c, okC := ro.RowOrigin(int(i))
+			return okA && okC && a.Topic == c.Topic && a.Partition == c.Partition && a.Offset == c.Offset
+		}
+		j := k
+		for j > 0 && same(j) {
+			j--
+		}
+		if j == 0 {
+			for j = k; j < n && same(j); j++ {
+			}
+		}
+		k = j
+	}
+	if k >= n {
+		return b
+	}
+	for row := k; row < n; row++ {
+		b.Ack.Mark(int(row), table.Release)
+	}
+	rec := b.Record.NewSlice(0, k)
+	b.Record.Release()
+	b.Record = rec
+	if b.Kinds != nil {
+		b.Kinds = b.Kinds[:k]
+	}
+	return b
 }
 
 // end records why pull stopped and wakes Next.

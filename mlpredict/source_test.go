@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -300,5 +301,74 @@ func TestCompletionOrder(t *testing.T) {
 	}
 	if want := []string{"quick", "held"}; !slices.Equal(got, want) {
 		t.Errorf("batches out in the order %v, want %v", got, want)
+	}
+}
+
+// A reader that needs n rows (a LIMIT) has the model called for no more:
+// rows of a batch beyond them are released uncalled, and the cut falls
+// between records, so that no record is both answered and released.
+func TestLimitCallsNoMoreThanItNeeds(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		recordRows int
+		batches    [][]string
+		limit      int64
+		calls      int64
+		rows       []string
+		log        []string
+	}{
+		{"a second batch cut", 1, [][]string{{"a", "b"}, {"c", "d"}}, 3, 3,
+			[]string{"0|a|A", "1|b|B", "2|c|C"},
+			[]string{"b0: done: accept 0-1", "b1: done: accept 0, release 1", "close (0 unread)"}},
+		{"a record not split", 2, [][]string{{"a", "b", "c", "d"}}, 3, 2,
+			[]string{"0|a|A", "1|b|B"},
+			[]string{"b0: done: accept 0-1, release 2-3", "close (0 unread)"}},
+		{"a first record kept whole", 3, [][]string{{"a", "b", "c"}}, 1, 3,
+			[]string{"0|a|A", "1|b|B", "2|c|C"},
+			[]string{"b0: done: accept 0-2", "close (0 unread)"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mem := tabletest.CheckedAlloc(t)
+			src := &tabletest.Source{Topic: "jobs", RecordRows: c.recordRows}
+			var calls atomic.Int64
+			s := setup(t, mem, func(ctx context.Context, p string) (json.RawMessage, error) {
+				calls.Add(1)
+				return answer(ctx, p)
+			}, src, c.batches...)
+			st, err := s.Open(context.Background(), table.OpenOptions{Alloc: mem, Limit: c.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Read as a LIMIT does: up to the rows it needs, then close.
+			var got []string
+			for int64(len(got)) < c.limit {
+				b, err := st.Next(context.Background())
+				if err != nil {
+					break
+				}
+				for i := range int(b.Record.NumRows()) {
+					var vs []string
+					for _, col := range b.Record.Columns() {
+						vs = append(vs, col.ValueStr(i))
+					}
+					got = append(got, strings.Join(vs, "|"))
+				}
+				b.Ack.Done()
+				b.Record.Release()
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, c.rows) {
+				t.Errorf("rows %v, want %v", got, c.rows)
+			}
+			st.Close()
+			if n := calls.Load(); n != c.calls {
+				t.Errorf("%d calls, want %d", n, c.calls)
+			}
+			log := src.Log()
+			slices.Sort(log)
+			if !slices.Equal(log, c.log) {
+				t.Errorf("log %q, want %q", log, c.log)
+			}
+		})
 	}
 }
