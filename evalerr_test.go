@@ -48,7 +48,7 @@ func TestInsertEvalErrorDeadLettered(t *testing.T) {
 	  'scan.on-eval-error' = 'dead-letter', 'scan.dead-letter.topic' = '`+dlq+`')`)
 	exec(t, eng, `CREATE TABLE `+"`out`"+` (id STRING, q INT) WITH ('connector' = 'kafka', 'format' = 'json',
 	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+out+`', 'scan.bounded.mode' = 'latest-offset')`)
-	exec(t, eng, `SET 'idle-timeout' = '`+idle().String()+`'`)
+	exec(t, eng, `SET 'idle-timeout' = '`+kafkatest.Idle().String()+`'`)
 
 	res := exec(t, eng, "INSERT INTO `out` SELECT CAST(id AS STRING), 100 / d FROM src")
 	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
@@ -80,7 +80,7 @@ func TestInsertEvalErrorDeadLettered(t *testing.T) {
 			t.Errorf("dead letter %d: key %q value %q headers %v; want k%s, %s, %v", i, d.Key, d.Value, got, bad[i], recs[id].Value, want)
 		}
 	}
-	if left, _ := values(t, eng, "SELECT CAST(id AS STRING) FROM src", kshare.IdleTimeout(idle())); len(left) != 0 {
+	if left, _ := values(t, eng, "SELECT CAST(id AS STRING) FROM src", kshare.IdleTimeout(kafkatest.Idle())); len(left) != 0 {
 		t.Errorf("the source group still has %v after the job", left)
 	}
 	reg := prometheus.NewPedanticRegistry()
@@ -114,7 +114,7 @@ func TestSelectEvalErrorRejectsTheWholeRecord(t *testing.T) {
 	exec(t, eng, `CREATE TABLE src (id INT, d INT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
 	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+src+`', 'share-group-id' = '`+kafkatest.GroupName(t)+`',
 	  'scan.startup.mode' = 'earliest-offset', 'scan.on-eval-error' = 'reject')`)
-	rows, err := eng.Query(kafkatest.Context(t), "SELECT CAST(id AS STRING), 100 / d FROM src", kshare.IdleTimeout(idle()))
+	rows, err := eng.Query(kafkatest.Context(t), "SELECT CAST(id AS STRING), 100 / d FROM src", kshare.IdleTimeout(kafkatest.Idle()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSelectEvalErrorRejectsTheWholeRecord(t *testing.T) {
 		t.Errorf("ids %v (err %v), %d rows left out, %d records, %d delivered; want [3], 2, 1, 1",
 			got, rows.Err(), st.EvalFailed, st.Source.EvalErrors, st.Delivered)
 	}
-	if left, _ := values(t, eng, "SELECT CAST(id AS STRING) FROM src", kshare.IdleTimeout(idle())); len(left) != 0 {
+	if left, _ := values(t, eng, "SELECT CAST(id AS STRING) FROM src", kshare.IdleTimeout(kafkatest.Idle())); len(left) != 0 {
 		t.Errorf("the group still has %v: the rejected record came back", left)
 	}
 }

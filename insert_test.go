@@ -22,8 +22,8 @@ import (
 
 // sinkEngine is kafkaEngine's t (raw v STRING over a share group holding
 // values) and table out, a 'kafka' table (raw v STRING) over a new topic
-// that a SELECT reads to its end. Queries and jobs end after idle()
-// without records (idle).
+// that a SELECT reads to its end. Queries and jobs end after
+// kafkatest.Idle() without records.
 func sinkEngine(t *testing.T, values ...string) (eng *kshare.Engine, addr, outTopic string) {
 	t.Helper()
 	eng = kafkaEngine(t, values...)
@@ -31,21 +31,12 @@ func sinkEngine(t *testing.T, values ...string) (eng *kshare.Engine, addr, outTo
 	outTopic = kafkatest.Topic(t, addr, 2)
 	exec(t, eng, `CREATE TABLE `+"`out`"+` (v STRING) WITH ('connector' = 'kafka', 'format' = 'raw',
 	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+outTopic+`', 'scan.bounded.mode' = 'latest-offset')`)
-	exec(t, eng, `SET 'idle-timeout' = '`+idle().String()+`'`)
+	exec(t, eng, `SET 'idle-timeout' = '`+kafkatest.Idle().String()+`'`)
 	return eng, addr, outTopic
 }
 
 // Every source record is in the sink, and accepted only then: the group
 // has nothing left.
-// idle is how long a query waits for a record before it ends: on a real
-// broker joining a share group alone takes seconds.
-func idle() time.Duration {
-	if kafkatest.Real() {
-		return 8 * time.Second
-	}
-	return time.Second
-}
-
 func TestInsertIntoKafka(t *testing.T) {
 	const n = 500
 	eng, _, _ := sinkEngine(t, numbers(n)...)
@@ -64,7 +55,7 @@ func TestInsertIntoKafka(t *testing.T) {
 	if !slices.Equal(sorted(got), numbers(n)) {
 		t.Errorf("sink holds %d records, want the %d ids", len(got), n)
 	}
-	if left, _ := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(idle())); len(left) != 0 {
+	if left, _ := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(kafkatest.Idle())); len(left) != 0 {
 		t.Errorf("the source group still has %d records after the job", len(left))
 	}
 	if jobs := eng.Jobs(); len(jobs) != 1 || jobs[0].ID() != "1" {
@@ -86,7 +77,7 @@ func TestInsertProduceFailureReleases(t *testing.T) {
 	if st := res.Job.Stats(); st.State != table.JobFailed || st.Errors == 0 || st.Released == 0 {
 		t.Errorf("stats %+v, want FAILED with errors and released records", st)
 	}
-	again, _ := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(idle()))
+	again, _ := values(t, eng, "SELECT v FROM t", kshare.IdleTimeout(kafkatest.Idle()))
 	found := false
 	for _, v := range again {
 		found = found || v == big

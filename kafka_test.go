@@ -176,7 +176,7 @@ func TestKafkaLimitTakesOnlyWhatItNeeds(t *testing.T) {
 	counts := map[int32]int{}
 	eachRow(t, eng, "SELECT dc FROM t", func(b arrow.RecordBatch, i int) {
 		counts[b.Column(0).(*array.Int32).Value(i)]++
-	}, kshare.IdleTimeout(idle()))
+	}, kshare.IdleTimeout(kafkatest.Idle()))
 	// Ideally 12 - ahead records come for the first time and the rest for
 	// the second. A fetch that a closing query's client had in flight
 	// can also have acquired some (seen in CI: one record came a third

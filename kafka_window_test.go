@@ -247,7 +247,7 @@ func TestKafkaWindowsOneRowEach(t *testing.T) {
 					exec(t, eng, `CREATE TABLE `+table+` (customer STRING, price BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH (
 				  'connector' = 'kafka-sharegroup', 'format' = 'json', 'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
 				  'share-group-id' = '`+kafkatest.GroupName(t)+`', 'scan.startup.mode' = 'earliest-offset')`)
-					opts = append(opts, kshare.IdleTimeout(idle()))
+					opts = append(opts, kshare.IdleTimeout(kafkatest.Idle()))
 				}
 				want := map[string]string{} // window and customer: "count sum"
 				type agg struct{ n, sum int64 }

@@ -67,7 +67,7 @@ func predictOn(t *testing.T, addr, topic, group, extra string) *predictSetup {
 	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`'`+extra+`)`)
 	exec(t, eng, `CREATE MODEL m INPUT (prompt STRING) OUTPUT (label STRING) WITH ('provider' = 'openai',
 	  'endpoint' = '`+srv.ChatURL()+`', 'model' = 'test', 'api-key' = '`+predictKey+`', 'retry-num' = '2')`)
-	exec(t, eng, `SET 'idle-timeout' = '`+idle().String()+`'`)
+	exec(t, eng, `SET 'idle-timeout' = '`+kafkatest.Idle().String()+`'`)
 	return &predictSetup{eng: eng, srv: srv, addr: addr, topic: topic, group: group}
 }
 
@@ -413,7 +413,7 @@ func TestPredictSlowerThanTheLock(t *testing.T) {
 		got, _ := values(t, eng, "SELECT CAST(id AS STRING) FROM jobs", kshare.IdleTimeout(2*lock))
 		other <- got
 	}()
-	got := rowsOf(t, p.eng, "SELECT id, prompt, label, dc FROM ML_PREDICT(TABLE jobs, MODEL m, DESCRIPTOR(prompt))", kshare.IdleTimeout(2*idle()))
+	got := rowsOf(t, p.eng, "SELECT id, prompt, label, dc FROM ML_PREDICT(TABLE jobs, MODEL m, DESCRIPTOR(prompt))", kshare.IdleTimeout(2*kafkatest.Idle()))
 	var want []string
 	for _, r := range jobRows(ids(n)...) {
 		want = append(want, r+"|1")

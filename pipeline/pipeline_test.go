@@ -68,7 +68,7 @@ func TestStopReleasesUnacknowledged(t *testing.T) {
 	if err := job.Wait(kafkatest.Context(t)); err != nil {
 		t.Errorf("Wait after Stop: %v, want nil", err)
 	}
-	got, _ := count(kafkatest.Context(t), t, eng, kshare.IdleTimeout(idle()))
+	got, _ := count(kafkatest.Context(t), t, eng, kshare.IdleTimeout(kafkatest.Idle()))
 	if got != n {
 		t.Errorf("the group hands out %d records after Stop, want all %d", got, n)
 	}
@@ -88,13 +88,6 @@ func count(ctx context.Context, t *testing.T, eng *kshare.Engine, opts ...kshare
 	}
 	rows.Close()
 	return n, rows.Err()
-}
-
-func idle() time.Duration {
-	if kafkatest.Real() {
-		return 8 * time.Second
-	}
-	return time.Second
 }
 
 // gate is a sink whose writes are acknowledged when open is called (and
@@ -353,7 +346,7 @@ func TestChangesNotWrittenAreReleased(t *testing.T) {
 			if c.state == table.JobFailed && (st.Err == nil || !strings.Contains(st.Err.Error(), "disk full")) {
 				t.Errorf("job error %v, want the sink's", st.Err)
 			}
-			got, _ := count(kafkatest.Context(t), t, eng, kshare.IdleTimeout(idle()))
+			got, _ := count(kafkatest.Context(t), t, eng, kshare.IdleTimeout(kafkatest.Idle()))
 			if got != len(vs) {
 				t.Errorf("the group hands out %d records after the job, want all %d", got, len(vs))
 			}

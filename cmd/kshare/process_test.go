@@ -436,6 +436,11 @@ func TestExportKilled(t *testing.T) {
 func exportKilledThenRest(t *testing.T, ddl, query, first string, killAt int64, after time.Duration, second string) {
 	t.Helper()
 	cmd, _, stderr := startKshare(t, "export", "--init", ddl, "--query", query, "--out", first)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the first export's stderr:\n%s", stderr)
+		}
+	})
 	waitFileSize(t, first, killAt)
 	time.Sleep(after)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {

@@ -59,6 +59,22 @@ const (
 	HeartbeatInterval = 500 * time.Millisecond
 )
 
+// Idle is the idle timeout of a test's query or job that must end once
+// its share group has no more records. A query's first wait counts from
+// its start, so it covers joining the group: seconds on the real broker,
+// a heartbeat interval or two on kfake, and more on a busy machine under
+// the race detector (with 1 s there, a query of CI's kfake run ended
+// before its first record came).
+func Idle() time.Duration {
+	switch {
+	case Real():
+		return 8 * time.Second
+	case raceDetector:
+		return 3 * time.Second
+	}
+	return 2 * time.Second
+}
+
 // Real reports whether tests run against a real broker (EnvBootstrap set).
 func Real() bool { return os.Getenv(EnvBootstrap) != "" }
 
@@ -464,6 +480,37 @@ func Eventually(t testing.TB, what string, check func() error) {
 	if err := watch.Wait(Context(t), check); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
+}
+
+// DescribeOnFailure logs share group group's state (its members and what
+// each is assigned, its start offset and lag per partition) when the test
+// fails: what a failure that ends in waiting for records needs to tell a
+// group that never started from one whose records went elsewhere.
+func DescribeOnFailure(t testing.TB, addr, group string) {
+	t.Helper()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		adm := kadm.NewClient(newClient(t, addr))
+		defer adm.Close()
+		gs, err := adm.DescribeShareGroups(ctx, group)
+		g := gs[group]
+		t.Logf("share group %s: state %q, epoch %d, assignment epoch %d, %d members (%v)", group, g.GroupState, g.GroupEpoch, g.AssignmentEpoch, len(g.Members), errors.Join(err, g.Err))
+		for _, m := range g.Members {
+			t.Logf("  member %s (client %s): assigned %v", m.MemberID, m.ClientID, m.Assignment.Sorted())
+		}
+		offs, err := adm.DescribeShareGroupOffsets(ctx, group)
+		o := offs[group]
+		t.Logf("share group %s offsets (%v):", group, errors.Join(err, o.Err))
+		for topic, ps := range o.Offsets {
+			for p, so := range ps {
+				t.Logf("  %s[%d]: start offset %d, lag %d (%v)", topic, p, so.StartOffset, so.Lag, so.Err)
+			}
+		}
+	})
 }
 
 // WaitLag waits until share group group's lag on partition 0 of topic is

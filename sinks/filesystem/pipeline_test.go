@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
@@ -13,18 +12,9 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// idle is how long a job waits for a record before its input ends: on a
-// real broker joining a share group alone takes seconds.
-func idle() time.Duration {
-	if kafkatest.Real() {
-		return 8 * time.Second
-	}
-	return 3 * time.Second
-}
-
 // pipeline makes an engine with table t (raw v STRING) over a share group
 // holding the ids 0 to n-1, and table out, a filesystem table over dir in
-// format with the extra WITH pairs; a job's input ends after idle().
+// format with the extra WITH pairs; a job's input ends after kafkatest.Idle().
 func pipeline(t *testing.T, n int, dir, format, extra string) *kshare.Engine {
 	t.Helper()
 	vs := make([][]byte, n)
@@ -37,7 +27,7 @@ func pipeline(t *testing.T, n int, dir, format, extra string) *kshare.Engine {
 		`CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw', 'bootstrap.servers' = '` + addr +
 			`', 'topic' = '` + topic + `', 'share-group-id' = '` + group + `', 'scan.batch-size' = '25')`,
 		`CREATE TABLE ` + "`out`" + ` (v STRING) WITH ('connector' = 'filesystem', 'path' = '` + dir + `', 'format' = '` + format + `'` + extra + `)`,
-		`SET 'idle-timeout' = '` + idle().String() + `'`,
+		`SET 'idle-timeout' = '` + kafkatest.Idle().String() + `'`,
 	} {
 		if _, err := eng.Exec(kafkatest.Context(t), sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)
@@ -76,7 +66,7 @@ func heldPart(t *testing.T, n int, format string) (*kshare.Engine, table.Job, st
 // left counts the records the group still hands out.
 func left(t *testing.T, eng *kshare.Engine) int {
 	t.Helper()
-	rows, err := eng.Query(kafkatest.Context(t), "SELECT v FROM t", kshare.IdleTimeout(idle()))
+	rows, err := eng.Query(kafkatest.Context(t), "SELECT v FROM t", kshare.IdleTimeout(kafkatest.Idle()))
 	if err != nil {
 		t.Fatal(err)
 	}

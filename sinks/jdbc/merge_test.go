@@ -55,7 +55,7 @@ func mergedEngine(t *testing.T, addr, topic, group, pgTable, recs string) *kshar
 		  'properties.share.acquire.mode' = 'record_limit', 'properties.max.poll.records' = '40')`,
 		`CREATE TABLE pg (customer STRING, n BIGINT NOT NULL, total DECIMAL(38, 2), lo DECIMAL(10, 2), hi DECIMAL(10, 2), PRIMARY KEY (customer) NOT ENFORCED) ` +
 			with(t, pgTable, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'"),
-		`SET 'idle-timeout' = '` + idle().String() + `'`,
+		`SET 'idle-timeout' = '` + kafkatest.Idle().String() + `'`,
 	} {
 		if _, err := eng.Exec(kafkatest.Context(t), sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,18 +16,9 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// idle is how long a job waits for a record before its input ends: on a
-// real broker joining a share group alone takes seconds.
-func idle() time.Duration {
-	if kafkatest.Real() {
-		return 8 * time.Second
-	}
-	return 3 * time.Second
-}
-
 // engine makes an engine with table t (raw v STRING) over a new share
 // group holding values, and the tables of ddl; a job's input ends after
-// idle(). It returns the group's coordinates for WaitLag.
+// kafkatest.Idle(). It returns the group's coordinates for WaitLag.
 func engine(t *testing.T, values []string, ddl ...string) (eng *kshare.Engine, addr, topic, group string) {
 	t.Helper()
 	vs := make([][]byte, len(values))
@@ -40,7 +30,7 @@ func engine(t *testing.T, values []string, ddl ...string) (eng *kshare.Engine, a
 	stmts := append([]string{
 		`CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw', 'bootstrap.servers' = '` + addr +
 			`', 'topic' = '` + topic + `', 'share-group-id' = '` + group + `', 'scan.batch-size' = '50')`,
-		`SET 'idle-timeout' = '` + idle().String() + `'`,
+		`SET 'idle-timeout' = '` + kafkatest.Idle().String() + `'`,
 	}, ddl...)
 	for _, sql := range stmts {
 		if _, err := eng.Exec(kafkatest.Context(t), sql); err != nil {
