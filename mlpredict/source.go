@@ -81,12 +81,14 @@ func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 		log:    o.Logger.With("table", s.Table, "model", s.Model.Def.Name),
 		ctx:    sctx,
 		cancel: cancel,
-		// A batch more than the calls allowed waits at the model's slots,
-		// so that a slot a call frees is taken at once by a row of it,
-		// not when a whole batch's calls have ended: with exactly the
-		// calls allowed held, one process at 64 calls of 50 ms reached
-		// 0.84x the ideal rate, with a batch more 0.87x.
-		hold:   limit + inOpts.BatchSize,
+		// Two batches more than the calls allowed wait at the model's
+		// slots, so that a slot a call frees is taken at once by a row
+		// of them, not when a whole batch's calls have ended and the
+		// input has given the next: with exactly the calls allowed held,
+		// one process at 64 calls of 50 ms reached 0.84x the ideal rate,
+		// with a batch more 0.87x to 0.90x, with two 0.90x to 0.91x
+		// (1,150 to 1,165 rows/s against 1,140 to 1,149, side by side).
+		hold:   limit + 2*inOpts.BatchSize,
 		batch:  inOpts.BatchSize,
 		need:   o.Limit,
 		ready:  make(chan struct{}, 1),
