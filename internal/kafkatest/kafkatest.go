@@ -513,21 +513,47 @@ func DescribeOnFailure(t testing.TB, addr, group string) {
 	})
 }
 
-// WaitLag waits until share group group's lag on partition 0 of topic is
-// want: that many records are neither accepted nor archived, as the broker
-// says (Kafka 4.3 persists a group's start offset a few seconds after the
-// acknowledgements that move it).
+// WaitLag waits until share group group's lag on topic is want: that many
+// records, over all its partitions, are neither accepted nor archived, as
+// the broker says (Kafka 4.3 persists a group's start offset a few seconds
+// after the acknowledgements that move it). A partition that holds no
+// record counts as no lag: the broker may never report a start offset for
+// it (keyless records all went to the other partition of a two-partition
+// topic, and its lag stayed unknown for a minute).
 func WaitLag(t testing.TB, addr, group, topic string, want int64) {
 	t.Helper()
 	adm := Admin(t, addr)
 	Eventually(t, fmt.Sprintf("the group's lag at %d", want), func() error {
+		ends, err := adm.ListEndOffsets(Context(t), topic)
+		if err != nil {
+			return err
+		}
 		res, err := adm.DescribeShareGroupOffsets(Context(t), group)
 		if err != nil {
 			return err
 		}
-		o, ok := res[group].Offsets.Lookup(topic, 0)
-		if !ok || o.Err != nil || o.Lag != want {
-			return fmt.Errorf("offsets %+v (found %v), want lag %d", o, ok, want)
+		var lag int64
+		var errs []error
+		ends.Each(func(e kadm.ListedOffset) {
+			if e.Err != nil {
+				errs = append(errs, e.Err)
+				return
+			}
+			if e.Offset == 0 {
+				return // holds no record
+			}
+			o, ok := res[group].Offsets.Lookup(topic, e.Partition)
+			if !ok || o.Err != nil || o.Lag < 0 {
+				errs = append(errs, fmt.Errorf("partition %d: offsets %+v (found %v)", e.Partition, o, ok))
+				return
+			}
+			lag += o.Lag
+		})
+		if len(errs) > 0 {
+			return fmt.Errorf("want lag %d: %w", want, errors.Join(errs...))
+		}
+		if lag != want {
+			return fmt.Errorf("lag %d over the topic's partitions, want %d", lag, want)
 		}
 		return nil
 	})
