@@ -37,6 +37,10 @@ type accum interface {
 	// batch's group batch takes a group's row before the batch from it
 	// (see fold). A slot kept is reset before it goes to a group.
 	keep(dst, src []int32)
+	// save appends group g's state to b (see aggsave.go); load reads it
+	// into group g, which is a new group's, and returns the rest of b.
+	save(b []byte, g int32) []byte
+	load(b []byte, g int32) ([]byte, error)
 }
 
 func newAccum(c *aggCall) accum {
@@ -743,6 +747,16 @@ func (s *aggState) live() int { return int(s.n) - len(s.free) }
 // newGroup adds a group whose keys are row i's; the caller files it
 // under its key.
 func (s *aggState) newGroup(i int) int32 {
+	g := s.slot()
+	for k := range s.keys {
+		s.keys[k].set(g, &s.kv[k], i)
+	}
+	return g
+}
+
+// slot is a new group's slot, its state that of a group without rows;
+// the caller sets its keys and files it under them.
+func (s *aggState) slot() int32 {
 	var g int32
 	if n := len(s.free); n > 0 {
 		// A dropped group's slot, reset by drop.
@@ -765,9 +779,6 @@ func (s *aggState) newGroup(i int) int32 {
 				a.reset(g)
 			}
 		}
-	}
-	for k := range s.keys {
-		s.keys[k].set(g, &s.kv[k], i)
 	}
 	return g
 }

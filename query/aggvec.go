@@ -137,24 +137,42 @@ func (v *vec) appendKey(b []byte, i int) []byte {
 	case pInt:
 		return binary.LittleEndian.AppendUint64(b, uint64(v.ints[i]))
 	case pFloat:
-		f := v.flts[i]
-		switch {
-		case f == 0:
-			f = 0 // -0 groups with 0
-		case math.IsNaN(f):
-			f = math.NaN()
-		}
-		return binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+		return keyFloat(b, v.flts[i])
 	case pDec:
-		d := v.decs[i]
-		b = binary.LittleEndian.AppendUint64(b, d.LowBits())
-		return binary.LittleEndian.AppendUint64(b, uint64(d.HighBits()))
+		return appendDec(b, v.decs[i])
 	case pStr:
-		s := v.str(i)
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		return append(b, s...)
+		return appendText(b, v.str(i))
 	}
-	if v.bools.Value(i) {
+	return appendBool(b, v.bools.Value(i))
+}
+
+// keyFloat appends f to a group key: -0 groups with 0, and every NaN
+// with every other.
+func keyFloat(b []byte, f float64) []byte {
+	switch {
+	case f == 0:
+		f = 0
+	case math.IsNaN(f):
+		f = math.NaN()
+	}
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+}
+
+// appendDec appends d's 16 bytes, low half first.
+func appendDec(b []byte, d decimal128.Num) []byte {
+	b = binary.LittleEndian.AppendUint64(b, d.LowBits())
+	return binary.LittleEndian.AppendUint64(b, uint64(d.HighBits()))
+}
+
+// appendText appends s preceded by its length, so that texts one after
+// the other cannot run into each other.
+func appendText[T string | []byte](b []byte, s T) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
 		return append(b, 1)
 	}
 	return append(b, 0)

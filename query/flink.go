@@ -40,7 +40,9 @@ var FlinkSettings = map[string]FlinkSetting{
 	"parallelism.default": {
 		Why: "a table's consumers are its 'source.parallelism' option"},
 	"execution.checkpointing.interval": {
-		Why: "kshare acknowledges records to Kafka instead of checkpointing"},
+		Why: "kshare stores a job's state after each batch its sink confirmed, then acknowledges its records"},
+	"execution.checkpointing.dir": {Setting: SettingStateDir, Map: localDir},
+	"state.checkpoints.dir":       {Setting: SettingStateDir, Map: localDir},
 }
 
 // FlinkPrefixes are the namespaces of Flink's configuration. A key under
@@ -73,4 +75,17 @@ func resultMode(v string) (string, error) {
 		return m, nil
 	}
 	return "", fmt.Errorf("must be one of 'tableau', 'table', 'changelog', got '%s'", options.Cut(v))
+}
+
+// localDir maps a Flink checkpoint directory, a URI, to a local path:
+// 'file:///var/lib/x' is '/var/lib/x'; a path is itself; another scheme
+// (s3://, hdfs://) is refused, since kshare keeps state on the local disk.
+func localDir(v string) (string, error) {
+	if rest, ok := strings.CutPrefix(v, "file://"); ok {
+		return rest, nil
+	}
+	if i := strings.Index(v, "://"); i > 0 {
+		return "", fmt.Errorf("must be a local directory ('/var/lib/kshare/job1' or 'file:///var/lib/kshare/job1'): kshare keeps state on the machine's disk, got '%s'", options.Cut(v))
+	}
+	return v, nil
 }

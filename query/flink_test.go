@@ -1,6 +1,7 @@
 package query
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,5 +59,31 @@ func TestAllowedLatenessSetting(t *testing.T) {
 	}
 	if _, err := s.Set(SettingAllowedLateness, "-1s"); err == nil {
 		t.Error("SET 'window.allowed-lateness' = '-1s': no error")
+	}
+}
+
+// Flink's checkpoint directory keys are kshare's 'state-dir': a file:// URI
+// is its path, a path itself, and a remote file system is refused with
+// what to write instead.
+func TestStateDirSetting(t *testing.T) {
+	s := DefaultSettings()
+	if s.StateDir != "" {
+		t.Fatalf("default state-dir %q, want in memory", s.StateDir)
+	}
+	for _, c := range []struct{ key, value, want string }{
+		{"execution.checkpointing.dir", "file:///var/lib/kshare/job1", "/var/lib/kshare/job1"},
+		{"state.checkpoints.dir", "/tmp/ck", "/tmp/ck"},
+		{SettingStateDir, "state", "state"},
+	} {
+		if _, err := s.Set(c.key, c.value); err != nil || s.StateDir != c.want {
+			t.Errorf("SET '%s' = '%s': %v, state-dir %q, want %q", c.key, c.value, err, s.StateDir, c.want)
+		}
+	}
+	_, err := s.Set("execution.checkpointing.dir", "s3://bucket/ck")
+	if err == nil || !strings.Contains(err.Error(), "must be a local directory") || s.StateDir != "state" {
+		t.Errorf("SET 'execution.checkpointing.dir' = 's3://bucket/ck': %v (state-dir now %q)", err, s.StateDir)
+	}
+	if err := s.Reset("execution.checkpointing.dir"); err != nil || s.StateDir != "" {
+		t.Errorf("RESET: %v, state-dir %q", err, s.StateDir)
 	}
 }

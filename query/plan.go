@@ -94,6 +94,12 @@ func (p *Plan) Updating() bool { return p.agg != nil || p.changelog }
 // so the query is Updating without an aggregate.
 func (p *Plan) Changelog() bool { return p.changelog }
 
+// KeepsGroups reports whether the query is an aggregate whose groups a
+// State can keep (Options.State): GROUP BY or aggregates, not over
+// windows (a window aggregation holds its records until its rows are
+// delivered) nor over a changelog.
+func (p *Plan) KeepsGroups() bool { return p.agg != nil && p.window == nil && !p.changelog }
+
 // UpsertKey are the positions among Columns of an updating query's GROUP
 // BY keys, in GROUP BY order: for each key, the first column that selects
 // it as it is. ok is false for a query that is not updating, and for one

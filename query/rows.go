@@ -24,6 +24,11 @@ type Options struct {
 	// reports applied already (their effect is in the destination, see
 	// table.MergeWriter) are left out of the groups, and accepted.
 	Applied func(ctx context.Context, records []table.Origin) ([]bool, error)
+	// State, when set, keeps an aggregate query's groups (GROUP BY, not
+	// a window): Run reads back the groups it holds, each batch's groups
+	// and records are stored in it before the records are accepted, and
+	// it answers for Applied when Applied is not set (see State).
+	State State
 	// MaxRows ends the query after that many result rows, as LIMIT does
 	// (the smaller of the two wins); 0 means no bound. The shell's
 	// 'max-rows' setting.
@@ -164,6 +169,9 @@ type Stats struct {
 	// because their records, delivered again, were applied already
 	// (Options.Applied); their records are accepted like Filtered's.
 	Applied int64
+	// Restored counts the groups an aggregate query read back from its
+	// State when it started; Committed, the batches it stored there.
+	Restored, Committed int64
 	// Unchanged counts the source rows of an aggregate query that changed
 	// no result row (a MAX that stayed, a group HAVING hides); their
 	// records are accepted like Filtered's.
@@ -286,6 +294,8 @@ type Rows struct {
 
 	// agg is an aggregate query's groups; nil for other queries.
 	agg *aggState
+	// stateBuf is the buffers of a Commit to Options.State.
+	stateBuf stateWrite
 	// win is a window aggregation's time and held batches; nil for other
 	// queries. winRows makes the rows of a window TVF, of an aggregation
 	// (win's) or of a query that reads them as they are; nil without one.
@@ -327,6 +337,19 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	r.refs.Store(1)
 	if p.agg != nil {
 		r.agg = newAggState(p.agg)
+	}
+	if o.State != nil {
+		if p.agg == nil || p.window != nil {
+			stopFetching()
+			return nil, fmt.Errorf("%w: only an aggregate query (GROUP BY, not a window) keeps a state", ErrState)
+		}
+		if err := r.restore(); err != nil {
+			stopFetching()
+			return nil, err
+		}
+		if r.opts.Applied == nil {
+			r.opts.Applied = o.State.Applied
+		}
 	}
 	switch {
 	case p.window != nil && p.agg == nil:
@@ -579,6 +602,18 @@ func distinctRows(sel []int) int {
 func (r *Rows) settle() {
 	if r.cur == nil {
 		return
+	}
+	if r.opts.State != nil && r.curOps != nil && r.spoiled == nil {
+		if err := r.commitState(r.cur, r.curIn); err != nil {
+			// Not stored, so not accepted: the records go back, and
+			// the groups, which count them, are of no more use.
+			r.cur.Abandon()
+			r.curOut.Release()
+			r.cur, r.curOut, r.curSel, r.curMarks, r.curDrop = nil, nil, nil, nil, 0
+			r.curOps, r.curIn = nil, nil
+			r.finish(EndError, err)
+			return
+		}
 	}
 	r.settleBatch(r.cur, r.curOut, r.curMarks, r.curDrop)
 	r.cur, r.curOut, r.curSel, r.curMarks, r.curDrop = nil, nil, nil, nil, 0
@@ -1103,7 +1138,15 @@ func (r *Rows) handOutAgg(b table.Batch) bool {
 	if res.out == nil {
 		// No group changed: WHERE or HAVING dropped the rows, or the
 		// groups' rows are what was delivered already. Processed, so
-		// accepted.
+		// accepted, once the groups (which may have changed behind a
+		// HAVING) are stored.
+		if r.opts.State != nil && len(sel) > 0 {
+			if err := r.commitState(b.Ack, sel); err != nil {
+				b.Ack.Abandon()
+				r.finish(EndError, err)
+				return false
+			}
+		}
 		b.Ack.Done()
 		r.mu.Lock()
 		r.stats.Filtered += drop

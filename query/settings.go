@@ -45,6 +45,11 @@ const (
 	// after its end, for late records to update its row
 	// (Options.AllowedLateness); '0' drops it once the row is final.
 	SettingAllowedLateness = "window.allowed-lateness"
+	// SettingStateDir is the directory where the INSERT jobs started
+	// after it keep an aggregate's state (a folder per job, see package
+	// state), so that a job started again continues its counts; '' keeps
+	// it in memory. The engine reads it; a query run alone ignores it.
+	SettingStateDir = "state-dir"
 )
 
 // SettingOptions declares the session settings; SET and RESET accept these
@@ -66,6 +71,8 @@ var SettingOptions = &options.Set{
 			Description: "Emit the running result of open windows once this many records wait for a delivered row, so that the records locked stay under the broker's cap per partition (group.share.partition.max.record.locks, 2000 by default)."},
 		{Key: SettingSourceIdle, Type: options.Duration, Default: DefaultSourceIdleTimeout.String(),
 			Description: "An event-time window's watermark is the smallest over the partitions read (each one's largest event time less the WATERMARK's delay); a partition that delivered no record for this long stops holding it back, and once every partition is idle the watermark moves on with processing time so that open windows close. '0' never does either: a partition then holds the watermark back until it delivers. Flink's 'table.exec.source.idle-timeout'."},
+		{Key: SettingStateDir, Type: options.String, Default: "",
+			Description: "A directory where each INSERT job started after this keeps the state of its aggregate (GROUP BY) in a folder of its own, so that the job, started again on the same directory, continues its counts; the job's records are accepted only once their effect is stored there, and a record delivered again is not counted twice. '' (the default) keeps the state in memory: a job started again counts from nothing. Flink's 'execution.checkpointing.dir'; `kshare run --state-dir`."},
 		{Key: SettingAllowedLateness, Type: options.Duration, Default: DefaultAllowedLateness.String(),
 			Description: "Keep a window's state this long after its end (in event time), so that a late record updates its row (-U, +U); after that a late record updates nothing (it never starts a second row for its window) and is counted as late beyond allowed lateness. The state held grows with the keys times the windows open or within this lateness. '0' drops a window's state once its row is final. Flink's 'table.exec.emit.allow-lateness'."},
 	},
@@ -84,6 +91,8 @@ type Settings struct {
 	// AllowedLateness is 'window.allowed-lateness': 0 drops a window's
 	// state once its row is final.
 	AllowedLateness time.Duration
+	// StateDir is 'state-dir': '' keeps jobs' state in memory.
+	StateDir string
 }
 
 // DefaultSettings are the settings of a new session: output 'table', no
@@ -178,13 +187,15 @@ func (s *Settings) apply(key string, v options.Values) {
 		*n = v.Int(key)
 	} else if key == SettingOutput {
 		s.Output = v.String(key)
+	} else if key == SettingStateDir {
+		s.StateDir = v.String(key)
 	}
 }
 
 // List is every setting with its current value, sorted by key, as SET
 // alone shows them.
 func (s Settings) List() []options.KV {
-	out := []options.KV{{Key: SettingOutput, Value: s.Output}}
+	out := []options.KV{{Key: SettingOutput, Value: s.Output}, {Key: SettingStateDir, Value: s.StateDir}}
 	for k, d := range s.durations() {
 		out = append(out, options.KV{Key: k, Value: d.String()})
 	}

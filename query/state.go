@@ -1,0 +1,105 @@
+package query
+
+// This file keeps an aggregate query's groups in a State, so that the
+// query can be started again and continue.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kshare/kshare/table"
+)
+
+// State is where an aggregate query (GROUP BY, not a window) keeps its
+// groups, so that a query started again on the same State continues from
+// them (Options.State). Package state keeps one in a directory.
+//
+// The query writes a batch's effect once the caller moved past the batch
+// (a pipeline: once its sink confirmed the changes), and only then accepts
+// the batch's records: the groups that the batch changed and the records
+// it folded go in one Commit, atomic and durable before it returns. A
+// record the share group hands out again after that (the process died
+// before its acknowledgement reached the broker) is found by Applied and
+// accepted without being counted again, so that the groups count each
+// record once: an exactly-once effect on the state, with a sink that is
+// written at least once (a change may be written again after a crash;
+// its rows are the same ones).
+type State interface {
+	// Groups calls fn with the value of every group stored, in any order.
+	Groups(fn func(value []byte) error) error
+	// Commit stores the groups' new values (keys[i] holds values[i]) and
+	// the records whose rows they folded, in one write that is durable
+	// when Commit returns. It must not keep keys and values, whose bytes
+	// the query reuses.
+	Commit(keys, values [][]byte, records []table.Origin) error
+	// Applied reports which of records a Commit stored.
+	Applied(ctx context.Context, records []table.Origin) ([]bool, error)
+}
+
+// ErrState is returned when a query cannot use its State: its groups
+// could not be read back, or a batch's could not be stored.
+var ErrState = errors.New("state")
+
+// stateWrite is the buffers of one Commit.
+type stateWrite struct {
+	keys, values [][]byte
+	kbuf, vbuf   []byte
+}
+
+// restore reads the groups o.State holds into r's.
+func (r *Rows) restore() error {
+	if !r.agg.saves() {
+		return fmt.Errorf("%w: a window aggregation keeps its state in memory only; run it without a state directory", ErrState)
+	}
+	n := 0
+	err := r.opts.State.Groups(func(v []byte) error {
+		n++
+		return r.agg.restoreGroup(v)
+	})
+	if err != nil {
+		return fmt.Errorf("%w: reading the stored groups back (%d read): %w", ErrState, n, err)
+	}
+	r.stats.Restored = int64(n)
+	return nil
+}
+
+// commitState stores the groups the last folded batch touched and the
+// records of its source rows sel, before they are accepted.
+func (r *Rows) commitState(ack table.Acker, sel []int) error {
+	w := &r.stateBuf
+	w.keys, w.values, w.kbuf, w.vbuf = w.keys[:0], w.values[:0], w.kbuf[:0], w.vbuf[:0]
+	// The buffers grow while they are appended to, so the places are
+	// kept and the slices made once both are complete.
+	var kends, vends []int
+	for _, g := range r.agg.touched {
+		w.kbuf, w.vbuf = r.agg.saveGroup(w.kbuf, w.vbuf, g)
+		kends, vends = append(kends, len(w.kbuf)), append(vends, len(w.vbuf))
+	}
+	k0, v0 := 0, 0
+	for i := range kends {
+		w.keys = append(w.keys, w.kbuf[k0:kends[i]])
+		w.values = append(w.values, w.vbuf[v0:vends[i]])
+		k0, v0 = kends[i], vends[i]
+	}
+	var records []table.Origin
+	if len(sel) > 0 {
+		ro, ok := ack.(table.RowOrigins)
+		if !ok {
+			return fmt.Errorf("%w: the source does not tell the records of its rows, so a restarted query could not tell them apart", ErrState)
+		}
+		records = make([]table.Origin, len(sel))
+		for i, row := range sel {
+			if records[i], ok = ro.RowOrigin(row); !ok {
+				return fmt.Errorf("%w: the source does not tell the record of its row %d", ErrState, row)
+			}
+		}
+	}
+	if err := r.opts.State.Commit(w.keys, w.values, records); err != nil {
+		return fmt.Errorf("%w: storing the groups of a batch: %w", ErrState, err)
+	}
+	r.mu.Lock()
+	r.stats.Committed++
+	r.mu.Unlock()
+	return nil
+}
