@@ -1,0 +1,255 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/kshare/kshare/table"
+)
+
+// The keys: one prefix byte says what a key is.
+const (
+	metaQuery   = "mquery"   // the text of the query whose state it is
+	metaVersion = "mversion" // layoutVersion
+	groupPrefix = 'g'        // 'g' + a group's key: the group's value
+	recPrefix   = 'r'        // 'r' + group, topic, partition, offset: a record folded
+)
+
+// layoutVersion is how this package lays the keys out; a directory
+// written by another layout is refused.
+const layoutVersion = "1"
+
+// ErrOtherQuery is returned by Open for a directory that holds the state
+// of another query.
+var ErrOtherQuery = errors.New("the state directory holds another query's state")
+
+// Store is a query's state in a directory (see the package doc). Its
+// methods are safe for concurrent use.
+type Store struct {
+	dir string
+	db  *pebble.DB
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Open opens the state in dir for query (the text that names the query:
+// its statement), making the directory when it does not exist. A
+// directory that another query wrote is refused with ErrOtherQuery; one
+// that another process has open, or that cannot be written, with an
+// error that says so.
+func Open(dir, query string, log *slog.Logger) (*Store, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	dir = abs(dir)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("state directory %s: %w; choose a directory kshare can create and write", dir, err)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLog{log.With("state", dir)}})
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("state directory %s: %w; choose a directory kshare can write", dir, err)
+		}
+		return nil, fmt.Errorf("state directory %s: %w (is another kshare running on it? each job needs a directory of its own)", dir, err)
+	}
+	s := &Store{dir: dir, db: db}
+	if err := s.claim(query); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// claim makes the directory query's: an empty one is marked as such, one
+// that is marked for another query (or another layout) is refused.
+func (s *Store) claim(query string) error {
+	version, err := s.get(metaVersion)
+	if err != nil {
+		return err
+	}
+	stored, err := s.get(metaQuery)
+	if err != nil {
+		return err
+	}
+	if version == nil && stored == nil {
+		b := s.db.NewBatch()
+		defer b.Close()
+		b.Set([]byte(metaVersion), []byte(layoutVersion), nil)
+		b.Set([]byte(metaQuery), []byte(query), nil)
+		if err := b.Commit(pebble.Sync); err != nil {
+			return fmt.Errorf("state directory %s: %w", s.dir, err)
+		}
+		return nil
+	}
+	if string(version) != layoutVersion {
+		return fmt.Errorf("state directory %s was written by another version of kshare (layout %q, this one reads %q); use a new directory", s.dir, version, layoutVersion)
+	}
+	if string(stored) != query {
+		return fmt.Errorf("%w: %s holds the state of\n  %s\nand this job is\n  %s\nuse another directory for it, or remove %s to start its state from nothing",
+			ErrOtherQuery, s.dir, stored, query, s.dir)
+	}
+	return nil
+}
+
+// get is the value of key, nil when there is none.
+func (s *Store) get(key string) ([]byte, error) {
+	v, closer, err := s.db.Get([]byte(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state directory %s: %w", s.dir, err)
+	}
+	defer closer.Close()
+	return bytes.Clone(v), nil
+}
+
+// Dir is the directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Groups calls fn with the value of every group stored (query.State).
+func (s *Store) Groups(fn func(value []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{groupPrefix}, UpperBound: []byte{groupPrefix + 1}})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if err := fn(it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return it.Close()
+}
+
+// Commit stores the groups and the records in one write, synced to disk
+// before it returns (query.State).
+func (s *Store) Commit(keys, values [][]byte, records []table.Origin) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	var k []byte
+	for i, key := range keys {
+		k = append(append(k[:0], groupPrefix), key...)
+		if err := b.Set(k, values[i], nil); err != nil {
+			return err
+		}
+	}
+	for _, o := range records {
+		if err := b.Set(recordKey(k[:0], o.Group, o.Topic, o.Partition, o.Offset), nil, nil); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("state directory %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// Applied reports which of records a Commit stored (query.State).
+func (s *Store) Applied(_ context.Context, records []table.Origin) ([]bool, error) {
+	out := make([]bool, len(records))
+	var k []byte
+	for i, o := range records {
+		k = recordKey(k[:0], o.Group, o.Topic, o.Partition, o.Offset)
+		_, closer, err := s.db.Get(k)
+		switch {
+		case err == nil:
+			out[i] = true
+			closer.Close()
+		case !errors.Is(err, pebble.ErrNotFound):
+			return nil, fmt.Errorf("state directory %s: %w", s.dir, err)
+		}
+	}
+	return out, nil
+}
+
+// Prune forgets the records of group before starts: the share group will
+// never deliver them again, so no redelivery needs them (table.Pruner).
+func (s *Store) Prune(group string, starts []table.PartitionStart) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, st := range starts {
+		from := recordKey(nil, group, st.Topic, st.Partition, 0)
+		to := recordKey(nil, group, st.Topic, st.Partition, st.Offset)
+		if err := b.DeleteRange(from, to, nil); err != nil {
+			return err
+		}
+	}
+	return b.Commit(pebble.NoSync)
+}
+
+// Records counts the records stored, for tests and stats: it reads them
+// all.
+func (s *Store) Records() (int, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{recPrefix}, UpperBound: []byte{recPrefix + 1}})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		n++
+	}
+	return n, it.Close()
+}
+
+// Close closes the store; the directory keeps the state.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.db.Close()
+}
+
+// recordKey appends the key of a record: its group and topic (each
+// preceded by its length), then its partition and offset in big-endian
+// order, so that a partition's records are in offset order and those
+// before an offset are one range.
+func recordKey(b []byte, group, topic string, partition int32, offset int64) []byte {
+	b = append(b, recPrefix)
+	b = binary.AppendUvarint(b, uint64(len(group)))
+	b = append(b, group...)
+	b = binary.AppendUvarint(b, uint64(len(topic)))
+	b = append(b, topic...)
+	b = binary.BigEndian.AppendUint32(b, uint32(partition))
+	return binary.BigEndian.AppendUint64(b, uint64(offset))
+}
+
+// pebbleLog sends Pebble's log lines to the job's log: its information at
+// debug level, its errors as warnings.
+type pebbleLog struct{ log *slog.Logger }
+
+func (l pebbleLog) Infof(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLog) Errorf(format string, args ...any) {
+	l.log.Warn(fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLog) Fatalf(format string, args ...any) {
+	// Pebble calls Fatalf for what it cannot go on after (a corrupt
+	// store); it expects the process to end.
+	l.log.Error(fmt.Sprintf(format, args...))
+	panic(fmt.Sprintf("state: "+format, args...))
+}
+
+// abs is dir made absolute for messages, or dir when it cannot be.
+func abs(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
+}

@@ -1,0 +1,121 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kshare/kshare/table"
+)
+
+func origin(part int32, off int64) table.Origin {
+	return table.Origin{Group: "g1", Topic: "orders", Partition: part, Offset: off, DeliveryCount: 2}
+}
+
+func groups(t *testing.T, s *Store) []string {
+	t.Helper()
+	var out []string
+	if err := s.Groups(func(v []byte) error { out = append(out, string(v)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// What a Commit stores is there after the store is closed and opened
+// again: a group's latest value, and the records, found by Applied.
+func TestCommitSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "INSERT INTO a SELECT k, COUNT(*) FROM t GROUP BY k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit([][]byte{[]byte("k1"), []byte("k2")}, [][]byte{[]byte("one"), []byte("two")}, []table.Origin{origin(0, 1), origin(0, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit([][]byte{[]byte("k1")}, [][]byte{[]byte("one, again")}, []table.Origin{origin(1, 7)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, "INSERT INTO a SELECT k, COUNT(*) FROM t GROUP BY k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, want := groups(t, s), []string{"one, again", "two"}; !slices.Equal(got, want) {
+		t.Errorf("groups %q, want %q", got, want)
+	}
+	other := origin(0, 1)
+	other.Group = "g2"
+	got, err := s.Applied(context.Background(), []table.Origin{origin(0, 1), origin(0, 3), origin(1, 7), origin(0, 2), other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, false, true, true, false}; !slices.Equal(got, want) {
+		t.Errorf("Applied %v, want %v", got, want)
+	}
+}
+
+// Prune forgets the records of a partition before its start offset, and
+// no others.
+func TestPrune(t *testing.T) {
+	s, err := Open(t.TempDir(), "q", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var recs []table.Origin
+	for off := range int64(10) {
+		recs = append(recs, origin(0, off), origin(1, off))
+	}
+	if err := s.Commit(nil, nil, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prune("g1", []table.PartitionStart{{Topic: "orders", Partition: 0, Offset: 6}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Records(); err != nil || n != 14 {
+		t.Fatalf("%d records left (%v), want 14", n, err)
+	}
+	got, err := s.Applied(context.Background(), []table.Origin{origin(0, 5), origin(0, 6), origin(1, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, true, true}; !slices.Equal(got, want) {
+		t.Errorf("Applied %v, want %v", got, want)
+	}
+}
+
+// A directory is one query's: another query, a directory that is a file,
+// and a directory another store has open are each refused with an error
+// that says what to do.
+func TestOpenRefuses(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "INSERT INTO a SELECT k, COUNT(*) FROM t GROUP BY k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, "INSERT INTO a SELECT k, SUM(x) FROM t GROUP BY k", nil)
+	if err == nil || !strings.Contains(err.Error(), "is another kshare running on it") {
+		t.Errorf("a directory open elsewhere: %v", err)
+	}
+	s.Close()
+	_, err = Open(dir, "INSERT INTO a SELECT k, SUM(x) FROM t GROUP BY k", nil)
+	if !errors.Is(err, ErrOtherQuery) || !strings.Contains(err.Error(), "COUNT(*)") || !strings.Contains(err.Error(), "use another directory") {
+		t.Errorf("another query's directory: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(filepath.Join(file, "state"), "q", nil)
+	if err == nil || !strings.Contains(err.Error(), "choose a directory") {
+		t.Errorf("a directory under a file: %v", err)
+	}
+}
