@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/pipeline"
 	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/state"
 	"github.com/kshare/kshare/table"
 )
 
@@ -90,6 +92,16 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	if lw, ok := w.(table.LoggingWriter); ok && e.log != nil {
 		lw.SetLogger(e.log)
 	}
+	// An aggregate whose groups are kept in the session's state
+	// directory: a job started again there continues its counts.
+	var store *state.Store
+	if dir := e.Settings().StateDir; dir != "" && p.KeepsGroups() && merge == nil {
+		if store, err = e.openState(dir, name, st.String(), p); err != nil {
+			w.Close()
+			return nil, err
+		}
+		queryOpts = append(queryOpts, func(o *query.Options) { o.State = store })
+	}
 	// The job lives until it ends or is stopped, not for the call that
 	// started it; it keeps ctx's values.
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -97,6 +109,9 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	if err != nil {
 		cancel()
 		w.Close()
+		if store != nil {
+			store.Close()
+		}
 		return nil, err
 	}
 	e.mu.Lock()
@@ -104,19 +119,30 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	id := strconv.Itoa(e.jobSeq)
 	e.mu.Unlock()
 	opts := pipeline.Options{ID: id, Statement: st.String(), Merge: merge}
+	if store != nil {
+		opts.State = store
+	}
 	pr, prunes := w.(table.Pruner)
 	progress, tells := p.Table().Source.(table.ShareProgress)
-	if prunes && tells {
+	if store != nil && tells {
+		// The state forgets the records the share group has settled for
+		// good, as a Pruner sink does.
+		opts.Chore, opts.ChoreEvery = func(ctx context.Context) {
+			group, starts, err := progress.ShareStartOffsets(ctx)
+			if err == nil {
+				err = store.Prune(group, starts)
+			}
+			if err != nil {
+				e.logger().Warn("could not forget the records the share group settled; the state keeps them until the next try", "job", id, "err", err)
+			}
+		}, time.Minute
+	} else if prunes && tells {
 		// The sink forgets the records the share group has settled for
 		// good, so that what it keeps stays the size of what is in flight.
 		opts.Chore, opts.ChoreEvery = func(ctx context.Context) {
 			group, starts, err := progress.ShareStartOffsets(ctx)
 			if err != nil {
-				log := e.log
-				if log == nil {
-					log = slog.Default()
-				}
-				log.Warn("could not learn where the share group stands; the sink keeps the records it wrote until the next try", "job", id, "err", err)
+				e.logger().Warn("could not learn where the share group stands; the sink keeps the records it wrote until the next try", "job", id, "err", err)
 				return
 			}
 			pr.Prune(group, starts)
@@ -301,4 +327,62 @@ func (e *Engine) showJobs() *table.Result {
 			st.Uptime.Round(time.Second).String(), calls})
 	}
 	return res
+}
+
+// ErrStateDir is returned for an INSERT that cannot keep its state in the
+// session's 'state-dir'.
+var ErrStateDir = errors.New("cannot keep the job's state")
+
+// openState opens the state folder of a job into table name: a folder of
+// dir named after the table ("orders_by_customer", then
+// "orders_by_customer-2" for a second job into it in this session). The
+// folder remembers statement, so that another query is refused there.
+func (e *Engine) openState(dir, name, statement string, p *query.Plan) (*state.Store, error) {
+	if _, ok := p.Table().Source.(table.ShareProgress); !ok {
+		return nil, fmt.Errorf("%w: 'state-dir' keeps the groups of a query over a share group (connector 'kafka-sharegroup'), whose records are accepted once the groups that count them are stored; table '%s' is read by connector '%s', which a restarted job reads again from its start, so its state would count records twice: RESET 'state-dir' before this INSERT",
+			ErrStateDir, options.Cut(p.Table().Name()), p.Table().Bound.Connector.Name())
+	}
+	folder := stateFolder(name)
+	e.mu.Lock()
+	if e.stateDirs == nil {
+		e.stateDirs = map[string]bool{}
+	}
+	base := folder
+	for n := 2; e.stateDirs[filepath.Join(dir, folder)]; n++ {
+		folder = fmt.Sprintf("%s-%d", base, n)
+	}
+	path := filepath.Join(dir, folder)
+	e.stateDirs[path] = true
+	e.mu.Unlock()
+	store, err := state.Open(path, statement, e.logger())
+	if err != nil {
+		e.mu.Lock()
+		delete(e.stateDirs, path)
+		e.mu.Unlock()
+		return nil, fmt.Errorf("%w: INSERT INTO '%s': %w", ErrStateDir, options.Cut(name), err)
+	}
+	return store, nil
+}
+
+// stateFolder is a table name as a folder name: letters, digits, '-',
+// '_' and '.' kept, anything else '_'.
+func stateFolder(name string) string {
+	b := []byte(strings.ToLower(name))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || b[0] == '.' {
+		return "_" + string(b)
+	}
+	return string(b)
+}
+
+// logger is the engine's logger, slog.Default() when none was set.
+func (e *Engine) logger() *slog.Logger {
+	if e.log == nil {
+		return slog.Default()
+	}
+	return e.log
 }

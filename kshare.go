@@ -55,6 +55,9 @@ type Engine struct {
 	// jobs are the jobs INSERT started; jobSeq numbers them.
 	jobs   []*pipeline.Job
 	jobSeq int
+	// stateDirs are the state folders the session's jobs opened, so that
+	// two jobs into one table get two.
+	stateDirs map[string]bool
 	// reading are the queries run started (a job's among them) that had
 	// not ended when last looked at, so that DROP TOPIC can name what
 	// reads a topic.
@@ -111,6 +114,16 @@ func (e *Engine) Settings() query.Settings {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.settings
+}
+
+// Set changes one of the session's settings, as SET 'key' = 'value' does
+// (query.SettingOptions, and Flink's keys that map to them), for a program
+// or a command-line flag that sets one without writing SQL.
+func (e *Engine) Set(key, value string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, err := e.settings.Set(key, value)
+	return err
 }
 
 // ErrSelectInExec is returned by Exec for a script with a SELECT: a query

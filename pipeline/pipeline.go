@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -33,6 +34,9 @@ type Options struct {
 	// with WriteMerged and the records they reflect. nil writes changes
 	// as they are.
 	Merge []table.MergeOp
+	// State, when set, is the query's state (query.Options.State), closed
+	// once the query is: after the last batch's groups are stored.
+	State io.Closer
 }
 
 // Job is a running pipeline. It owns its goroutine, its query and its
@@ -128,6 +132,11 @@ func (j *Job) run(ctx context.Context) {
 		j.writeBatches(ctx, slots)
 	}
 	j.end(ctx, slots)
+	if j.opts.State != nil {
+		if err := j.opts.State.Close(); err != nil {
+			j.fail(fmt.Errorf("job %s: closing its state: %w", j.opts.ID, err))
+		}
+	}
 }
 
 // writeBatches writes the batches of a query without aggregation, up to
@@ -395,5 +404,5 @@ func (j *Job) Stats() table.JobStats {
 	}
 	return table.JobStats{State: j.state, Read: qs.Rows, Written: ws.Written, Acked: ws.Acked,
 		Accepted: qs.Source.Accepted, Released: qs.Source.Released, Rejected: qs.Source.Rejected,
-		Errors: ws.Failed, Applied: qs.Applied, Err: j.err, Uptime: end.Sub(j.started), SourceDown: qs.Source.Unreachable, Sink: ws, Model: qs.Source.Model}
+		Errors: ws.Failed, Applied: qs.Applied, Restored: qs.Restored, Err: j.err, Uptime: end.Sub(j.started), SourceDown: qs.Source.Unreachable, Sink: ws, Model: qs.Source.Model}
 }

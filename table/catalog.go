@@ -279,9 +279,13 @@ type JobStats struct {
 	// Errors counts rows the sink refused or could not be sent.
 	Errors int64
 	// Applied counts the records of an aggregate written by merging
-	// (MergeWriter) that came again and that the destination held
-	// already: accepted without being folded again.
+	// (MergeWriter), or kept in a state directory, that came again and
+	// that the destination (or the state) held already: accepted without
+	// being folded again.
 	Applied int64
+	// Restored counts the groups an aggregate job read back from its
+	// state directory when it started.
+	Restored int64
 	// Sink is the writer's own account: since when its brokers do not
 	// answer (Sink.Unreachable), the rows it dead-lettered.
 	Sink SinkStats

@@ -18,7 +18,7 @@ func init() {
 	})
 }
 
-const runSynopsis = "-f FILE... [--log-format text|json] [--metrics-addr HOST:PORT] [--drain-timeout D]"
+const runSynopsis = "-f FILE... [--state-dir DIR] [--log-format text|json] [--metrics-addr HOST:PORT] [--drain-timeout D]"
 
 // defaultDrainTimeout is --drain-timeout's default: within the 30 s that
 // Kubernetes (terminationGracePeriodSeconds) and systemd (TimeoutStopSec,
@@ -41,6 +41,7 @@ type runFlags struct {
 	logFormat   string
 	metricsAddr string
 	drain       time.Duration
+	stateDir    string
 	help        bool
 }
 
@@ -52,6 +53,7 @@ func runRunCmd(ctx context.Context, std stdio, args []string) error {
 	fs.BoolVar(&f.help, "h", false, "print this help")
 	fs.BoolVar(&f.help, "help", false, "print this help")
 	fs.Var(scriptFlag{list: &f.scripts, file: true}, "f", "run the statements of `file` (CREATE TABLE, SET, INSERT INTO ... SELECT); repeatable, in order")
+	fs.StringVar(&f.stateDir, "state-dir", "", "keep each aggregate job's state in a folder of `dir`, so that kshare run started again on it continues the counts (the 'state-dir' setting; a SET in the script comes after it)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "how the log on standard error is written: text (key=value) or json (one object per line)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz at http://`host:port` while running")
 	options.DurationVar(fs, &f.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or SIGINT, wait this `duration` for the sink to acknowledge the batches in flight, then release what is left")
@@ -99,5 +101,12 @@ record to one of them.
     with status 1 and the job's error.
   - When every job has finished its input (a bounded source, or the
     'idle-timeout' setting), kshare run exits 0.
+  - --state-dir keeps the groups of each aggregate job (GROUP BY) in a
+    folder of its own there (named after the table it writes), and
+    accepts a job's records only once the groups that count them are
+    stored: killed and started again on the same directory, the job
+    continues its counts, and a record the share group hands out again
+    is not counted twice. Without it an aggregate job started again
+    counts from nothing.
 
 `

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/parse"
+	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/sqlshell"
 	"github.com/kshare/kshare/table"
 )
@@ -78,6 +79,11 @@ func (r *runner) run(ctx context.Context, f runFlags) error {
 			"healthz", "http://"+m.addr.String()+"/healthz", "readyz", "http://"+m.addr.String()+"/readyz")
 	}
 	eng := engine{kshare.New(kshare.WithLogger(r.log))}
+	if f.stateDir != "" {
+		if err := eng.Set(query.SettingStateDir, f.stateDir); err != nil {
+			return fmt.Errorf("--state-dir: %w", err)
+		}
+	}
 	for i, s := range f.scripts {
 		if err := execScript(ctx, eng, s.name, texts[i], r.result); err != nil {
 			// What started is stopped: its records go back to the group.
@@ -209,9 +215,13 @@ func (r *runner) ended(j table.Job) error {
 		attrs = append(attrs, "duplicates_skipped", st.Sink.Duplicates)
 	}
 	if st.Applied > 0 {
-		// An aggregate merged exactly once found these records, delivered
-		// again, in the destination already: not folded again.
+		// An aggregate merged exactly once (or kept in a state directory)
+		// found these records, delivered again, in the destination (or
+		// the state) already: not folded again.
 		attrs = append(attrs, "applied_skipped", st.Applied)
+	}
+	if st.Restored > 0 {
+		attrs = append(attrs, "groups_restored", st.Restored)
 	}
 	if st.Err != nil {
 		r.log.Error("job failed", append(attrs, "err", st.Err)...)

@@ -1,0 +1,106 @@
+package kshare_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/state"
+)
+
+// stateOrders are n orders of customers c0..c9 as JSON values, starting at
+// order from, and adds them to the truth, as "customer|count|sum".
+func stateOrders(from, n int, count, sum map[string]int) [][]byte {
+	var out [][]byte
+	for i := from; i < from+n; i++ {
+		c, q := fmt.Sprintf("c%d", i%10), i%7+1
+		out = append(out, fmt.Appendf(nil, `{"customer": %q, "qty": %d}`, c, q))
+		count[c]++
+		sum[c] += q
+	}
+	return out
+}
+
+// An aggregate job with a state directory, started again in a new session
+// on the same directory, continues its groups: the changelog both jobs
+// wrote is a valid one (the second job's first change of a group retracts
+// the row the first job left) and ends at the counts and sums of every
+// order, though the second job counted only the orders produced after the
+// first ended.
+func TestStateDirContinuesAJob(t *testing.T) {
+	t.Parallel()
+	addr, topic, group := kafkatest.Queue(t, 2)
+	out := kafkatest.Topic(t, addr, 1)
+	dir := t.TempDir()
+	count, sum := map[string]int{}, map[string]int{}
+	kafkatest.Produce(t, addr, topic, stateOrders(0, 300, count, sum)...)
+	insert := "INSERT INTO counts SELECT customer, COUNT(*), SUM(qty) FROM orders GROUP BY customer"
+	session := func() *kshare.Engine {
+		eng := kshare.New()
+		exec(t, eng, "SET 'execution.checkpointing.dir' = 'file://"+dir+"'")
+		exec(t, eng, fmt.Sprintf("SET 'idle-timeout' = '%s'", kafkatest.Idle()))
+		exec(t, eng, `CREATE TABLE orders (customer STRING, qty BIGINT) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+		  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`', 'properties.max.poll.records' = '50')`)
+		exec(t, eng, changelogDDL("counts", addr, out))
+		return eng
+	}
+	first := exec(t, session(), insert)
+	if err := first.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := first.Job.Stats(); st.Accepted != 300 || st.Restored != 0 {
+		t.Fatalf("first job: %d records accepted, %d groups restored; want 300 and none", st.Accepted, st.Restored)
+	}
+	kafkatest.Produce(t, addr, topic, stateOrders(300, 200, count, sum)...)
+	eng := session()
+	second := exec(t, eng, insert)
+	if err := second.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := second.Job.Stats(); st.Accepted != 200 || st.Restored != 10 {
+		t.Errorf("second job: %d records accepted, %d groups restored; want 200 and 10", st.Accepted, st.Restored)
+	}
+	got := replay(t, changesOf(t, eng, "SELECT * FROM counts"))
+	want := map[string]string{}
+	for c := range count {
+		want[c] = fmt.Sprintf("%s|%d|%d", c, count[c], sum[c])
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the changelog ends at\n %v\nwant\n %v", got, want)
+	}
+
+	// Another query on the same folder (in a new session: a session's
+	// second job into a table gets a folder of its own) is refused,
+	// saying what to do.
+	_, err := session().Exec(kafkatest.Context(t), "INSERT INTO counts SELECT customer, COUNT(*), MAX(qty) FROM orders GROUP BY customer")
+	if !errors.Is(err, kshare.ErrStateDir) || !errors.Is(err, state.ErrOtherQuery) || !strings.Contains(err.Error(), "use another directory") {
+		t.Errorf("another query on the job's folder: %v", err)
+	}
+}
+
+// A state directory is refused for a source that a restarted job reads
+// from its start (a plain 'kafka' table), and ignored by a query without
+// groups to keep.
+func TestStateDirRefusals(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	eng := kshare.New()
+	exec(t, eng, "SET 'state-dir' = '"+t.TempDir()+"'")
+	exec(t, eng, `CREATE TABLE plain (customer STRING, qty BIGINT) WITH ('connector' = 'kafka', 'format' = 'json',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset')`)
+	exec(t, eng, `CREATE TABLE counts (customer STRING, n BIGINT) WITH ('connector' = 'blackhole')`)
+	_, err := eng.Exec(kafkatest.Context(t), "INSERT INTO counts SELECT customer, COUNT(*) FROM plain GROUP BY customer")
+	if !errors.Is(err, kshare.ErrStateDir) || !strings.Contains(err.Error(), "connector 'kafka'") || !strings.Contains(err.Error(), "RESET 'state-dir'") {
+		t.Errorf("a GROUP BY over a kafka table with a state directory: %v", err)
+	}
+	exec(t, eng, `CREATE TABLE copy (customer STRING, qty BIGINT) WITH ('connector' = 'blackhole')`)
+	res := exec(t, eng, "INSERT INTO copy SELECT * FROM plain")
+	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Errorf("a query without groups, with a state directory set: %v", err)
+	}
+}
