@@ -397,7 +397,11 @@ func TestExportKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for lock expiry")
 	}
-	const n = 10000
+	// 30,000 rows of about 6 bytes: the kill at 20,000 bytes lands a
+	// few thousand rows in, and the export cannot write the rest in the
+	// moment between a check of the file's size and the kill (10,000 did,
+	// on an idle machine, once in five runs).
+	const n = 30000
 	addr, topic, group := idTopic(t, 0, n)
 	// Small batches make many write+sync rounds, so the kill lands in the
 	// middle of the export.
@@ -453,7 +457,15 @@ func exportKilledThenRest(t *testing.T, ddl, query, first string, killAt int64, 
 	// brokers) by more than the broker's sweep may lag on a loaded
 	// machine: with 15 s a run in CI, the machine also running a
 	// benchmark, idled out with most records not delivered again.
-	cmd, _, stderr = startKshare(t, "export", "--init", ddl, "--query", "SELECT id FROM orders", "--out", second, "--idle-timeout", "25s")
+	//
+	// It reads in polls and batches of 500 whatever the first export's
+	// were: the rest may be nearly every record, and polls of 10 under
+	// the race detector took it past a minute (one CI run).
+	larger := filepath.Join(t.TempDir(), "larger.sql")
+	if err := os.WriteFile(larger, []byte("ALTER TABLE orders SET ('scan.batch-size' = '500', 'properties.max.poll.records' = '500');\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, stderr = startKshare(t, "export", "--init", ddl, "--init", larger, "--query", "SELECT id FROM orders", "--out", second, "--idle-timeout", "25s")
 	if code := waitExit(t, cmd); code != 0 {
 		t.Fatalf("second export exited with %d, want 0; stderr:\n%s", code, stderr)
 	}
