@@ -94,7 +94,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	}
 	// An aggregate whose groups are kept in the session's state
 	// directory: a job started again there continues its counts.
-	var store *state.Store
+	var store *jobState
 	if dir := e.Settings().StateDir; dir != "" && p.KeepsGroups() && merge == nil {
 		if store, err = e.openState(dir, name, st.String(), p); err != nil {
 			w.Close()
@@ -298,12 +298,12 @@ func (e *Engine) StopJob(id string) error {
 }
 
 // JobColumns are the columns of SHOW JOBS.
-var JobColumns = []string{"job id", "statement", "state", "rows read", "rows written", "accepted", "released", "rejected", "errors", "uptime", "model calls"}
+var JobColumns = []string{"job id", "statement", "state", "rows read", "rows written", "accepted", "released", "rejected", "errors", "uptime", "model calls", "state kept"}
 
 // jobTypes are the types of JobColumns: the counts are numbers.
 var jobTypes = func() []*table.DataType {
 	s, n := table.StringType(), table.BigIntType()
-	return []*table.DataType{s, s, s, n, n, n, n, n, n, s, s}
+	return []*table.DataType{s, s, s, n, n, n, n, n, n, s, s, s}
 }()
 
 func (e *Engine) showJobs() *table.Result {
@@ -323,8 +323,15 @@ func (e *Engine) showJobs() *table.Result {
 		if st.Model != nil {
 			calls = st.Model.Summary()
 		}
+		kept := "" // in memory
+		if s := st.Kept; s.Dir != "" {
+			kept = fmt.Sprintf("%s: %d groups, %d batches stored", s.Dir, s.Groups, s.Stored)
+			if !s.Last.IsZero() {
+				kept += fmt.Sprintf(", the last %s ago", time.Since(s.Last).Round(time.Second))
+			}
+		}
 		res.Rows = append(res.Rows, []string{j.ID(), j.Statement(), state, n(st.Read), n(st.Written), n(st.Accepted), n(st.Released), n(st.Rejected), n(st.Errors),
-			st.Uptime.Round(time.Second).String(), calls})
+			st.Uptime.Round(time.Second).String(), calls, kept})
 	}
 	return res
 }
@@ -337,7 +344,7 @@ var ErrStateDir = errors.New("cannot keep the job's state")
 // dir named after the table ("orders_by_customer", then
 // "orders_by_customer-2" for a second job into it in this session). The
 // folder remembers statement, so that another query is refused there.
-func (e *Engine) openState(dir, name, statement string, p *query.Plan) (*state.Store, error) {
+func (e *Engine) openState(dir, name, statement string, p *query.Plan) (*jobState, error) {
 	if _, ok := p.Table().Source.(table.ShareProgress); !ok {
 		return nil, fmt.Errorf("%w: 'state-dir' keeps the groups of a query over a share group (connector 'kafka-sharegroup'), whose records are accepted once the groups that count them are stored; table '%s' is read by connector '%s', which a restarted job reads again from its start, so its state would count records twice: RESET 'state-dir' before this INSERT",
 			ErrStateDir, options.Cut(p.Table().Name()), p.Table().Bound.Connector.Name())
@@ -361,7 +368,25 @@ func (e *Engine) openState(dir, name, statement string, p *query.Plan) (*state.S
 		e.mu.Unlock()
 		return nil, fmt.Errorf("%w: INSERT INTO '%s': %w", ErrStateDir, options.Cut(name), err)
 	}
-	return store, nil
+	return &jobState{Store: store, free: func() {
+		e.mu.Lock()
+		delete(e.stateDirs, path)
+		e.mu.Unlock()
+	}}, nil
+}
+
+// jobState is a job's state folder. Closing it (at the job's end) frees
+// the folder, so that the session's next job into the table, a STOP JOB
+// and the same INSERT again say, continues from it.
+type jobState struct {
+	*state.Store
+	free func()
+}
+
+func (s *jobState) Close() error {
+	err := s.Store.Close()
+	s.free()
+	return err
 }
 
 // stateFolder is a table name as a folder name: letters, digits, '-',

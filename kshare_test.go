@@ -161,10 +161,18 @@ func TestSettingsReachQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Rows; len(got) != 8 || got[0][1] != "5s" || got[1][0] != "max-column-width" || got[1][1] != "60" || got[2][1] != "1" || got[3][1] != "table" ||
-		got[4][0] != "window.allowed-lateness" || got[4][1] != "10m0s" ||
-		got[5][0] != "window.early-fire" || got[5][1] != "0s" || got[6][0] != "window.idle-timeout" || got[6][1] != "10s" || got[7][0] != "window.max-held-records" || got[7][1] != "1000" {
-		t.Errorf("SET: %v", got)
+	want := [][2]string{
+		{"idle-timeout", "5s"}, {"max-column-width", "60"}, {"max-rows", "1"}, {"output", "table"}, {"state-dir", ""},
+		{"window.allowed-lateness", "10m0s"}, {"window.early-fire", "0s"}, {"window.idle-timeout", "10s"}, {"window.max-held-records", "1000"},
+	}
+	if got := res.Rows; len(got) != len(want) {
+		t.Errorf("SET: %v, want %v", got, want)
+	} else {
+		for i, w := range want {
+			if got[i][0] != w[0] || got[i][1] != w[1] {
+				t.Errorf("SET row %d: %v, want %v", i, got[i], w)
+			}
+		}
 	}
 	if s := eng.Settings(); s.MaxRows != 1 || s.IdleTimeout != 5*time.Second {
 		t.Errorf("settings %+v", s)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +73,21 @@ func TestStateDirContinuesAJob(t *testing.T) {
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("the changelog ends at\n %v\nwant\n %v", got, want)
+	}
+
+	// The job ended and freed its folder: the same INSERT again in the
+	// same session continues from it rather than from a folder of its own.
+	third := exec(t, eng, insert)
+	if err := third.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := third.Job.Stats(); st.Restored != 10 {
+		t.Errorf("the same INSERT again in the session restored %d groups, want 10", st.Restored)
+	}
+	show := exec(t, eng, "SHOW JOBS")
+	kept := show.Rows[0][slices.Index(show.Columns, "state kept")]
+	if !strings.HasPrefix(kept, filepath.Join(dir, "counts")+": 10 groups, ") {
+		t.Errorf("SHOW JOBS says the second job kept its state %q, want in %s, 10 groups", kept, filepath.Join(dir, "counts"))
 	}
 
 	// Another query on the same folder (in a new session: a session's

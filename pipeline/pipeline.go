@@ -404,5 +404,14 @@ func (j *Job) Stats() table.JobStats {
 	}
 	return table.JobStats{State: j.state, Read: qs.Rows, Written: ws.Written, Acked: ws.Acked,
 		Accepted: qs.Source.Accepted, Released: qs.Source.Released, Rejected: qs.Source.Rejected,
-		Errors: ws.Failed, Applied: qs.Applied, Restored: qs.Restored, Err: j.err, Uptime: end.Sub(j.started), SourceDown: qs.Source.Unreachable, Sink: ws, Model: qs.Source.Model}
+		Errors: ws.Failed, Applied: qs.Applied, Restored: qs.Restored,
+		Kept: table.KeptStats{Dir: stateDir(j.opts.State), Stored: qs.Committed, Groups: qs.Groups, Last: qs.LastCommit}, Err: j.err, Uptime: end.Sub(j.started), SourceDown: qs.Source.Unreachable, Sink: ws, Model: qs.Source.Model}
+}
+
+// stateDir is the folder of a job's state, "" for none.
+func stateDir(st io.Closer) string {
+	if d, ok := st.(interface{ Dir() string }); ok {
+		return d.Dir()
+	}
+	return ""
 }

@@ -170,8 +170,11 @@ type Stats struct {
 	// (Options.Applied); their records are accepted like Filtered's.
 	Applied int64
 	// Restored counts the groups an aggregate query read back from its
-	// State when it started; Committed, the batches it stored there.
-	Restored, Committed int64
+	// State when it started; Committed, the batches it stored there;
+	// Groups, the groups it held at the last of them, and LastCommit
+	// when that was.
+	Restored, Committed, Groups int64
+	LastCommit                  time.Time
 	// Unchanged counts the source rows of an aggregate query that changed
 	// no result row (a MAX that stayed, a group HAVING hides); their
 	// records are accepted like Filtered's.

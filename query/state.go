@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kshare/kshare/table"
 )
@@ -100,6 +101,8 @@ func (r *Rows) commitState(ack table.Acker, sel []int) error {
 	}
 	r.mu.Lock()
 	r.stats.Committed++
+	r.stats.Groups = int64(r.agg.live())
+	r.stats.LastCommit = time.Now()
 	r.mu.Unlock()
 	return nil
 }

@@ -286,6 +286,9 @@ type JobStats struct {
 	// Restored counts the groups an aggregate job read back from its
 	// state directory when it started.
 	Restored int64
+	// Kept is where the job keeps its state; its zero value for a job
+	// that keeps it in memory.
+	Kept KeptStats
 	// Sink is the writer's own account: since when its brokers do not
 	// answer (Sink.Unreachable), the rows it dead-lettered.
 	Sink SinkStats
@@ -299,6 +302,16 @@ type JobStats struct {
 	// Model counts the calls of the model the job reads through
 	// (ML_PREDICT); nil for a job without one.
 	Model *ModelStats
+}
+
+// KeptStats is a job's account of the state it keeps in a directory.
+type KeptStats struct {
+	// Dir is the job's folder; "" when its state is in memory.
+	Dir string
+	// Stored counts the batches whose groups and records it stored;
+	// Groups, the groups at the last of them, and Last when that was.
+	Stored, Groups int64
+	Last           time.Time
 }
 
 // Columns of DESCRIBE's result.
