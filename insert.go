@@ -44,24 +44,33 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 		return nil, err
 	}
 	name := options.Cut(st.Table)
+	stateDir := e.Settings().StateDir
+	// A window aggregation whose windows the state directory keeps
+	// writes each window's row once: its rows are inserts.
+	keepsWindows := stateDir != "" && p.KeepsWindows()
+	updating := p.Updating() && !keepsWindows
 	// What the query is whose rows update earlier ones, and its key.
-	kind, keys := "an aggregate query", "the GROUP BY columns"
-	if p.Changelog() {
+	kind, keys, hint := "an aggregate query", "the GROUP BY columns", ""
+	switch {
+	case p.Changelog():
 		kind, keys = fmt.Sprintf("changelog table '%s'", options.Cut(p.Table().Name())), fmt.Sprintf("the PRIMARY KEY of '%s'", options.Cut(p.Table().Name()))
+	case p.KeepsWindows():
+		kind = "a window aggregation"
+		hint = "; or keep the job's state in a directory (SET 'state-dir' = '/var/lib/kshare', or kshare run --state-dir), with which each window's row is written once, when the watermark passes its end"
 	}
-	if _, keyed := t.Bound.Connector.(table.KeyedConnector); keyed && p.Updating() && t.Bound.Def.PrimaryKey == nil {
+	if _, keyed := t.Bound.Connector.(table.KeyedConnector); keyed && updating && t.Bound.Def.PrimaryKey == nil {
 		return nil, fmt.Errorf("%w: INSERT INTO '%s' of %s: its rows update earlier ones (-U/+U), and table '%s' has no PRIMARY KEY by which connector '%s' could replace them; declare %s as its key: PRIMARY KEY (...) NOT ENFORCED",
 			ErrUpdatingInsert, name, kind, name, t.Bound.Connector.Name(), keys)
 	}
-	if _, ok := sink.(table.ChangelogSink); p.Updating() && !ok {
+	if _, ok := sink.(table.ChangelogSink); updating && !ok {
 		return nil, fmt.Errorf("%w: INSERT INTO '%s' of %s: its rows update earlier ones (-U/+U), and connector '%s' appends records, so a reader would count each row many times; "+
-			"write them into an 'upsert-kafka' table (a topic keyed by %s), a 'jdbc' table with a PRIMARY KEY, or a 'kafka' table in a changelog format ('format' = 'debezium-json'); 'print' and 'blackhole' tables take them too",
-			ErrUpdatingInsert, name, kind, t.Bound.Connector.Name(), keys)
+			"write them into an 'upsert-kafka' table (a topic keyed by %s), a 'jdbc' table with a PRIMARY KEY, or a 'kafka' table in a changelog format ('format' = 'debezium-json'); 'print' and 'blackhole' tables take them too%s",
+			ErrUpdatingInsert, name, kind, t.Bound.Connector.Name(), keys, hint)
 	}
 	if err := checkColumns(name, p.Columns(), sink.Columns()); err != nil {
 		return nil, err
 	}
-	if ks, ok := sink.(table.KeyedSink); ok && p.Updating() {
+	if ks, ok := sink.(table.KeyedSink); ok && updating {
 		if err := checkKey(name, p, ks); err != nil {
 			return nil, err
 		}
@@ -75,7 +84,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	// records delivered again that a write holds are not folded again.
 	var merge []table.MergeOp
 	var queryOpts []QueryOption
-	if mw, ok := w.(table.MergeWriter); ok && p.Updating() {
+	if mw, ok := w.(table.MergeWriter); ok && updating {
 		if merge, err = p.MergeOps(); err != nil {
 			w.Close()
 			return nil, fmt.Errorf("%w: INSERT INTO '%s' of %s: table '%s' writes an aggregate exactly once by adding what each batch changes to the rows it holds, and %v",
@@ -92,15 +101,22 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	if lw, ok := w.(table.LoggingWriter); ok && e.log != nil {
 		lw.SetLogger(e.log)
 	}
-	// An aggregate whose groups are kept in the session's state
-	// directory: a job started again there continues its counts.
+	// An aggregate whose groups (or windows) are kept in the session's
+	// state directory: a job started again there continues its counts.
 	var store *jobState
-	if dir := e.Settings().StateDir; dir != "" && p.KeepsGroups() && merge == nil {
-		if store, err = e.openState(dir, name, st.String(), p); err != nil {
+	if stateDir != "" && (p.KeepsGroups() || keepsWindows) && merge == nil {
+		if store, err = e.openState(stateDir, name, st.String(), p); err != nil {
 			w.Close()
 			return nil, err
 		}
 		queryOpts = append(queryOpts, func(o *query.Options) { o.State = store })
+	}
+	if err := e.joinTxn(ctx, name, w, store); err != nil {
+		w.Close()
+		if store != nil {
+			store.Close()
+		}
+		return nil, err
 	}
 	// The job lives until it ends or is stopped, not for the call that
 	// started it; it keeps ctx's values.
@@ -346,7 +362,7 @@ var ErrStateDir = errors.New("cannot keep the job's state")
 // folder remembers statement, so that another query is refused there.
 func (e *Engine) openState(dir, name, statement string, p *query.Plan) (*jobState, error) {
 	if _, ok := p.Table().Source.(table.ShareProgress); !ok {
-		return nil, fmt.Errorf("%w: 'state-dir' keeps the groups of a query over a share group (connector 'kafka-sharegroup'), whose records are accepted once the groups that count them are stored; table '%s' is read by connector '%s', which a restarted job reads again from its start, so its state would count records twice: RESET 'state-dir' before this INSERT",
+		return nil, fmt.Errorf("%w: 'state-dir' keeps the groups and windows of a query over a share group (connector 'kafka-sharegroup'), whose records are accepted once the groups that count them are stored; table '%s' is read by connector '%s', which a restarted job reads again from its start, so its state would count records twice: RESET 'state-dir' before this INSERT",
 			ErrStateDir, options.Cut(p.Table().Name()), p.Table().Bound.Connector.Name())
 	}
 	folder := stateFolder(name)
@@ -381,6 +397,86 @@ func (e *Engine) openState(dir, name, statement string, p *query.Plan) (*jobStat
 type jobState struct {
 	*state.Store
 	free func()
+	// txn is the job's sink when it writes in transactions that commit
+	// with the state (table.TxnWriter); nil otherwise.
+	txn table.TxnWriter
+}
+
+// txnTimeout bounds the calls a commit makes to a transactional sink.
+const txnTimeout = time.Minute
+
+// Commit stores a batch's state (query.State) and, for a sink that writes
+// in transactions, the token of the transaction that holds the batch's
+// rows, in one write; then it commits that transaction. A process that
+// dies in between leaves the token, and the next run commits the
+// transaction (joinTxn) before it writes anything.
+func (s *jobState) Commit(keys, values [][]byte, records []table.Origin) error {
+	if s.txn == nil {
+		return s.Store.Commit(keys, values, records)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), txnTimeout)
+	defer cancel()
+	token, err := s.txn.Prepare(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.CommitTxn(keys, values, records, token); err != nil {
+		return err
+	}
+	if token == nil {
+		return nil
+	}
+	if err := s.txn.Commit(ctx); err != nil {
+		return err
+	}
+	// Committed: the token goes before the next transaction begins. A run
+	// that found it after that one began would end that one instead (an
+	// EndTxn names the producer and epoch, not the transaction).
+	return s.Store.CommitTxn(nil, nil, nil, nil)
+}
+
+// joinTxn ties a sink that writes exactly once in transactions to the
+// job's state: it needs one, and the transaction a previous run of the
+// job left prepared in it is finished first.
+func (e *Engine) joinTxn(ctx context.Context, name string, w table.Writer, store *jobState) error {
+	tw, ok := w.(table.TxnWriter)
+	if !ok || !tw.Transactional() {
+		if store == nil {
+			return nil
+		}
+		token, err := store.Txn()
+		if err != nil {
+			return fmt.Errorf("%w: INSERT INTO '%s': %w", ErrStateDir, name, err)
+		}
+		if token != nil {
+			return fmt.Errorf("%w: INSERT INTO '%s': the job's state in %s holds a transaction of its sink that a previous run left unfinished, and table '%s' no longer writes in transactions; set its 'sink.delivery-guarantee' back to 'exactly-once' so that the transaction is finished, or use another state directory",
+				ErrStateDir, name, store.Dir(), name)
+		}
+		return nil
+	}
+	if store == nil {
+		return fmt.Errorf("%w: INSERT INTO '%s': table '%s' writes exactly once, in Kafka transactions committed with the job's state, and this job keeps none: "+
+			"set a state directory (SET 'state-dir' = '/var/lib/kshare', or kshare run --state-dir) for a GROUP BY or window aggregation over a 'kafka-sharegroup' table, or write 'at-least-once'",
+			ErrNotExactlyOnce, name, name)
+	}
+	store.txn = tw
+	token, err := store.Txn()
+	if err == nil && token != nil {
+		rctx, cancel := context.WithTimeout(ctx, txnTimeout)
+		err = tw.Recover(rctx, token)
+		cancel()
+		if err == nil {
+			// Committed, or its rows written again in a transaction now
+			// open: that one commits as every other does (its token
+			// stored first), and the token goes.
+			err = store.Commit(nil, nil, nil)
+		}
+	}
+	if err != nil {
+		store.txn = nil
+		return fmt.Errorf("%w: INSERT INTO '%s': %w", ErrStateDir, name, err)
+	}
+	return nil
 }
 
 func (s *jobState) Close() error {

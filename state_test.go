@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/state"
@@ -119,5 +121,106 @@ func TestStateDirRefusals(t *testing.T) {
 	res := exec(t, eng, "INSERT INTO copy SELECT * FROM plain")
 	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
 		t.Errorf("a query without groups, with a state directory set: %v", err)
+	}
+}
+
+// produceEvents writes events from to from+n-1 to topic's two partitions,
+// event i at second i of the day, the even ones to partition 0.
+func produceEvents(t *testing.T, addr, topic string, from, n int) {
+	var parts []int32
+	var values []string
+	for i := from; i < from+n; i++ {
+		parts = append(parts, int32(i%2))
+		values = append(values, fmt.Sprintf(`{"id": %d, "ts": "2024-01-01 %02d:%02d:%02d"}`, i, i/3600, i/60%60, i%60))
+	}
+	produceTo(t, addr, topic, parts, values)
+}
+
+// A window aggregation with a state directory writes each window's row
+// once, so a plain 'kafka' topic takes it; stopped with windows open and
+// started again in a new session on the same directory, the job continues
+// them: the topic ends with every window once, with the count and sum of
+// exactly its events; written exactly once, in transactions, a
+// read_committed reader sees the same. Without a state directory the same
+// INSERT is refused, saying how to make it work.
+func TestStateDirWindowsOnce(t *testing.T) {
+	t.Parallel()
+	for _, guarantee := range []string{"at-least-once", "exactly-once"} {
+		t.Run(guarantee, func(t *testing.T) {
+			t.Parallel()
+			stateDirWindows(t, guarantee)
+		})
+	}
+}
+
+func stateDirWindows(t *testing.T, guarantee string) {
+	addr, topic, group := kafkatest.Queue(t, 2)
+	out := kafkatest.Topic(t, addr, 1)
+	dir := t.TempDir()
+	produceEvents(t, addr, topic, 0, 400)
+	insert := "INSERT INTO per_minute SELECT window_start, window_end, COUNT(*), SUM(id) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end"
+	session := func(stateDir string, idle bool) *kshare.Engine {
+		eng := kshare.New()
+		if stateDir != "" {
+			exec(t, eng, "SET 'state-dir' = '"+stateDir+"'")
+		}
+		if idle {
+			exec(t, eng, fmt.Sprintf("SET 'idle-timeout' = '%s'", kafkatest.Idle()))
+		}
+		exec(t, eng, `CREATE TABLE ev (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+		  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`', 'properties.max.poll.records' = '50')`)
+		exec(t, eng, `CREATE TABLE per_minute (window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT, s BIGINT) WITH ('connector' = 'kafka', 'format' = 'json',
+		  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+out+`', 'sink.delivery-guarantee' = '`+guarantee+`')`)
+		return eng
+	}
+	_, err := session("", false).Exec(kafkatest.Context(t), insert)
+	if !errors.Is(err, kshare.ErrUpdatingInsert) || !strings.Contains(err.Error(), "SET 'state-dir'") {
+		t.Errorf("a window aggregation into a kafka table without a state directory: %v", err)
+	}
+	if guarantee == "exactly-once" {
+		_, err := session(dir, false).Exec(kafkatest.Context(t), "INSERT INTO per_minute SELECT ts, ts, id, id FROM ev")
+		if !errors.Is(err, kshare.ErrNotExactlyOnce) || !strings.Contains(err.Error(), "write 'at-least-once'") {
+			t.Errorf("a query that keeps no state into an exactly-once kafka table: %v", err)
+		}
+	}
+
+	eng := session(dir, false)
+	first := exec(t, eng, insert)
+	kafkatest.Eventually(t, "the first job to accept the first 400 events", func() error {
+		if st := first.Job.Stats(); st.Accepted < 400 {
+			return fmt.Errorf("%d accepted", st.Accepted)
+		}
+		return nil
+	})
+	exec(t, eng, "STOP JOB '"+first.Job.ID()+"'")
+	if err := first.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	written := first.Job.Stats().Written
+	if written == 0 || written >= 7 {
+		t.Fatalf("the first job wrote %d rows, want the windows its watermark passed and not the open ones", written)
+	}
+
+	produceEvents(t, addr, topic, 400, 200)
+	second := exec(t, session(dir, true), insert)
+	if err := second.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := second.Job.Stats(); st.Accepted != 200 || st.Restored == 0 || st.Written+written != 10 {
+		t.Errorf("second job: %d accepted, %d groups restored, %d rows written after %d; want 200, some and 10 in all", st.Accepted, st.Restored, st.Written, written)
+	}
+	got := map[string]int{}
+	for _, r := range kafkatest.ReadTopic(t, addr, out, 10, kgo.FetchIsolationLevel(kgo.ReadCommitted())) {
+		got[string(r.Value)]++
+	}
+	for w := range 10 {
+		row := fmt.Sprintf(`{"window_start":"2024-01-01 00:%02d:00","window_end":"2024-01-01 00:%02d:00","n":60,"s":%d}`, w, w+1, 60*60*w+59*60/2)
+		if got[row] != 1 {
+			t.Errorf("window %d: %d rows %s", w, got[row], row)
+		}
+		delete(got, row)
+	}
+	if len(got) != 0 {
+		t.Errorf("rows beside the ten windows: %v", got)
 	}
 }

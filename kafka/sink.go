@@ -44,6 +44,13 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(kafkaclient.OptRequestTimeoutMs),
 		unavailable: v.Duration(OptSinkUnavailable), seeds: splitList(v.String(kafkaclient.OptBootstrapServers), ","), deadTopic: v.String(OptSinkDeadLetter),
 		none: v.String(OptDeliveryGuarantee) == GuaranteeNone, ts: -1, headers: -1}
+	if v.String(OptDeliveryGuarantee) == GuaranteeExactlyOnce {
+		prefix := v.String(OptTransactionalIDPrefix)
+		if prefix == "" {
+			prefix = "kshare-" + s.topic
+		}
+		s.txnID = transactionalID(prefix)
+	}
 	s.compression = compressionCodecs[v.String(OptCompression)]
 	switch v.String(OptSinkPartitioner) {
 	case PartitionerFixed:
@@ -207,6 +214,7 @@ type sink struct {
 	unavailable  time.Duration // 'sink.broker-unavailable-timeout'; 0: forever
 	deadTopic    string        // 'sink.dead-letter.topic'; validateSink allows it only with 'dead-letter'
 	none         bool          // sink.delivery-guarantee 'none'
+	txnID        string        // 'exactly-once': the producer's transactional.id; '' otherwise
 	compression  kgo.CompressionCodec
 	cols         []table.Column
 	key, value   table.Encoder
@@ -238,7 +246,7 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 		return nil, err
 	}
 	w := &writer{sink: s, limit: limit, health: kafkaclient.NewHealth(s.seeds), stop: make(chan struct{}), flying: map[*pending]struct{}{},
-		flushes: make(chan struct{}, 1)}
+		flushes: make(chan struct{}, 1), txn: txnState{id: s.txnID}}
 	w.flushCtx, w.flushCancel = context.WithCancel(context.Background())
 	if w.cl, err = s.producer(limit, w.health); err != nil {
 		return nil, err
@@ -282,6 +290,9 @@ func (s *sink) producer(limit int32, h *kafkaclient.Health) (*kgo.Client, error)
 	// The linger is franz-go's; the writer ends it by a flush once a
 	// Write's records are all buffered (writer.flush).
 	opts := append(s.clientOpts(h), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(s.topic))
+	if s.txnID != "" {
+		opts = append(opts, kgo.TransactionalID(s.txnID))
+	}
 	opts = append(opts, kafkaclient.ProducerLimits(limit)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

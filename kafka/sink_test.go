@@ -51,8 +51,8 @@ func batch(t *testing.T, ids ...int64) arrow.RecordBatch {
 	return rec
 }
 
-// write writes rec to b's topic and returns what done said.
-func write(t *testing.T, b *ktable.Bound, rec arrow.RecordBatch) (ktable.SinkStats, error) {
+// openWriter opens a writer of b's sink.
+func openWriter(t *testing.T, b *ktable.Bound) ktable.Writer {
 	t.Helper()
 	s, err := ktable.NewSink(b)
 	if err != nil {
@@ -62,11 +62,18 @@ func write(t *testing.T, b *ktable.Bound, rec arrow.RecordBatch) (ktable.SinkSta
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// write writes rec to b's topic and returns what done said.
+func write(t *testing.T, b *ktable.Bound, rec arrow.RecordBatch) (ktable.SinkStats, error) {
+	t.Helper()
+	w := openWriter(t, b)
 	res := make(chan error, 1)
 	if err := w.Write(kafkatest.Context(t), rec, func(err error) { res <- err }); err != nil {
 		t.Fatal(err)
 	}
-	err = <-res
+	err := <-res
 	st := w.Stats()
 	if cerr := w.Close(); cerr != nil {
 		t.Fatal(cerr)
@@ -221,7 +228,7 @@ func TestSinkRefusedDeadLetterFails(t *testing.T) {
 
 func TestSinkRefusals(t *testing.T) {
 	for _, c := range []struct{ with, want string }{
-		{"sink.delivery-guarantee=exactly-once", "needs Kafka transactions"},
+		{"sink.transactional-id-prefix=job1", "'sink.transactional-id-prefix' is used only with 'sink.delivery-guarantee' = 'exactly-once' (it is 'at-least-once')"},
 		{"key.format=json", "'key.format' needs 'key.fields'"},
 		{"key.format=jsn", "(did you mean 'json'? known: debezium-json, json, raw)"},
 		{"value.fields-include=EXCEPT_KEY", "needs 'key.fields'"},

@@ -55,7 +55,12 @@ var sinkOptions = []options.Option{
 			"'fixed' partition 0 (Flink's: each writer one partition; an INSERT has one writer), 'round-robin' each partition in turn."},
 	{Key: OptDeliveryGuarantee, Type: options.Enum, Default: GuaranteeAtLeastOnce, Allowed: []string{GuaranteeAtLeastOnce, GuaranteeNone, GuaranteeExactlyOnce},
 		Description: "'at-least-once': a source record is accepted only once every row it gave was acknowledged by the sink's brokers (acks=all, idempotent producer); " +
-			"'none': accepted once its rows are handed to the producer, so a failed produce loses them. 'exactly-once' is refused (no Kafka transactions)."},
+			"'none': accepted once its rows are handed to the producer, so a failed produce loses them; " +
+			"'exactly-once': rows written in Kafka transactions committed with the job's state, so a read_committed reader sees each row once across crashes " +
+			"(needs a state directory and an aggregate or window query)."},
+	{Key: OptTransactionalIDPrefix, Type: options.String,
+		Description: "With 'sink.delivery-guarantee' = 'exactly-once': the prefix of the producer's transactional.id ('-0' is appended); by default 'kshare-' and the topic. " +
+			"Two jobs writing exactly once at the same time need different prefixes: a producer with the same id fences the other's."},
 	// 60 s, as 'scan.broker-unavailable-timeout': a broker restart or a
 	// leader's failover (seconds to a few tens of seconds) is ridden out;
 	// a sink gone for good fails the job within a minute rather than
@@ -117,9 +122,13 @@ func checkKeyFields(s string) error {
 // validateSink checks the sink's rules between keys.
 func validateSink(v options.Values) options.Errors {
 	var errs options.Errors
-	if v.String(OptDeliveryGuarantee) == GuaranteeExactlyOnce {
-		errs = append(errs, options.Errorf(options.ErrInvalid, OptDeliveryGuarantee,
-			"'%s' = '%s' is not supported: it needs Kafka transactions, which kshare does not write; use 'at-least-once' (duplicates possible, nothing lost)", OptDeliveryGuarantee, GuaranteeExactlyOnce))
+	exactly := v.String(OptDeliveryGuarantee) == GuaranteeExactlyOnce
+	if v.Has(OptTransactionalIDPrefix) && !exactly {
+		errs = append(errs, options.Errorf(options.ErrConflict, OptTransactionalIDPrefix, "'%s' is used only with '%s' = '%s' (it is '%s')", OptTransactionalIDPrefix, OptDeliveryGuarantee, GuaranteeExactlyOnce, v.String(OptDeliveryGuarantee)))
+	}
+	if exactly && v.String(OptSinkOnRefused) == RefusedDeadLetter {
+		errs = append(errs, options.Errorf(options.ErrConflict, OptSinkOnRefused, "'%s' = '%s' cannot go with '%s' = '%s': a dead letter is written outside the transaction; use '%s' = '%s'",
+			OptSinkOnRefused, RefusedDeadLetter, OptDeliveryGuarantee, GuaranteeExactlyOnce, OptSinkOnRefused, RefusedFail))
 	}
 	// A key format with nothing to write, or key columns with no format
 	// to write them in, would be silently ignored.

@@ -64,6 +64,9 @@ type writer struct {
 	mu     sync.Mutex
 	flying map[*pending]struct{}
 	broken error
+
+	// txn is the transaction of an exactly-once sink (txn.go).
+	txn txnState
 }
 
 var _ table.LoggingWriter = (*writer)(nil)
@@ -373,6 +376,16 @@ func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table
 		w.mu.Unlock()
 		return err
 	}
+	w.mu.Unlock()
+	if err := w.begin(); err != nil {
+		return err
+	}
+	for i := range recs {
+		if w.txn.id != "" {
+			w.txn.kept = append(w.txn.kept, &recs[i])
+		}
+	}
+	w.mu.Lock()
 	w.flying[p] = struct{}{}
 	w.mu.Unlock()
 	p.left.Store(int64(count) + 1)

@@ -34,6 +34,9 @@ const (
 	OptBoundedOffsets   = "scan.bounded.specific-offsets"
 	OptBatchSize        = kafkarecord.OptBatchSize
 	OptIsolationLevel   = "properties.isolation.level"
+
+	IsolationUncommitted = "read_uncommitted"
+	IsolationCommitted   = "read_committed"
 )
 
 // Values of 'scan.startup.mode' and 'scan.bounded.mode', as Flink spells them.
@@ -62,6 +65,10 @@ var Options = &options.Set{
 			"the topics are those that match when a query opens (topics created later are not picked up)."),
 	}, positions[0].options(), positions[1].options(), []options.Option{
 		kafkarecord.BatchSize,
+		{Key: OptIsolationLevel, Type: options.Enum, Default: IsolationUncommitted, Allowed: []string{IsolationUncommitted, IsolationCommitted},
+			Description: "Which records a read sees: 'read_uncommitted' (Kafka's default) every record, those of transactions aborted or still open too; " +
+				"'read_committed' only those of committed transactions (and records written outside transactions), and no further than the first transaction still open: " +
+				"how to read a topic an 'exactly-once' sink writes."},
 		kafkaclient.BrokerUnavailableTimeout,
 		kafkaclient.Bootstrap,
 	}, kafkaclient.Client, kafkaclient.Refused, []options.Option{
@@ -69,11 +76,9 @@ var Options = &options.Set{
 		{Key: "properties.group.id", Refused: "a plain reader joins no consumer group; leave it out (the 'kafka-sharegroup' connector reads as a share group)"},
 		{Key: "properties.auto.offset.reset", Refused: "use 'scan.startup.mode'"},
 		{Key: "properties.enable.auto.commit", Refused: "a plain reader commits no offsets"},
-		{Key: OptIsolationLevel, Refused: "records are read as Kafka's default read_uncommitted reads them; read_committed is not supported yet"},
 		{Key: "properties.key.deserializer", Refused: "the record key is the 'key' metadata column (key BYTES METADATA VIRTUAL)"},
 		{Key: "properties.value.deserializer", Refused: "values are decoded by the table's 'format'"},
 	}, sinkOptions, []options.Option{
-		{Key: "sink.transactional-id-prefix", Refused: "exactly-once delivery (Kafka transactions) is not supported; the sink writes at least once"},
 		{Key: "sink.parallelism", Refused: "an INSERT writes from one producer per job; run more jobs (more processes of one pipeline) to write in parallel"},
 		{Key: "key.fields-prefix", Refused: "key columns are named as the value's; leave it out"},
 	}),

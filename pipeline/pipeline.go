@@ -128,6 +128,21 @@ func (j *Job) run(ctx context.Context) {
 		})
 	} else if cw, ok := j.w.(table.ChangelogWriter); ok && j.rows.Plan().Updating() {
 		j.writeChanges(ctx, cw.WriteChanges)
+	} else if j.rows.Plan().Updating() && j.rows.InsertOnly() {
+		// A window aggregation whose rows come once (query.Rows.InsertOnly;
+		// INSERT checked it): each batch is appended, and settled once the
+		// sink acknowledged it, as an updating one is.
+		j.writeChanges(ctx, func(ctx context.Context, rec arrow.RecordBatch, _ []table.RowKind, done func(error)) error {
+			if err := j.w.Write(ctx, rec, done); err != nil {
+				return err
+			}
+			if f, ok := j.w.(table.Flusher); ok {
+				// A writer that acknowledges when it commits (filesystem
+				// parts) commits now: the next batch waits for this one.
+				f.Flush()
+			}
+			return nil
+		})
 	} else {
 		j.writeBatches(ctx, slots)
 	}

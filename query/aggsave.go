@@ -203,11 +203,6 @@ func (a *distinctAcc) load(b []byte, g int32) ([]byte, error) {
 	return a.inner.load(b, g)
 }
 
-// saves says whether the state can be stored: a window's groups are
-// kept apart by window and dropped as windows close, which a stored
-// group does not yet follow.
-func (s *aggState) saves() bool { return s.part < 0 && s.snap == nil }
-
 // saveGroup returns group g's key and value as the State keeps them,
 // appended to key and val.
 func (s *aggState) saveGroup(key, val []byte, g int32) ([]byte, []byte) {
@@ -224,41 +219,42 @@ func (s *aggState) saveGroup(key, val []byte, g int32) ([]byte, []byte) {
 	return key, val
 }
 
-// restoreGroup adds the group that saveGroup wrote as val. It is for a
-// query that has folded nothing yet: a group already there is an error.
-func (s *aggState) restoreGroup(val []byte) error {
+// restoreGroup adds the group that saveGroup wrote as val, and returns
+// it. It is for a query that has folded nothing yet: a group already
+// there is an error.
+func (s *aggState) restoreGroup(val []byte) (int32, error) {
 	if len(val) == 0 || val[0] != groupVersion {
-		return fmt.Errorf("stored group of an unknown version (%d bytes); the state was written by another version of kshare", len(val))
+		return 0, fmt.Errorf("stored group of an unknown version (%d bytes); the state was written by another version of kshare", len(val))
 	}
 	g := s.slot()
 	b := val[1:]
 	var err error
 	for k := range s.keys {
 		if b, err = s.keys[k].readSaved(b, g); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	for _, a := range s.accs {
 		if b, err = a.load(b, g); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if len(b) != 0 {
-		return fmt.Errorf("stored group has %d bytes more than the query's groups hold; the state was written by another query", len(b))
+		return 0, fmt.Errorf("stored group has %d bytes more than the query's groups hold; the state was written by another query", len(b))
 	}
 	if len(s.keys) == 1 && s.keys[0].ph == pStr {
 		if !s.keys[0].valid[g] {
 			if s.nullGroup >= 0 {
-				return errors.New("the NULL group is stored twice")
+				return 0, errors.New("the NULL group is stored twice")
 			}
 			s.nullGroup = g
-			return nil
+			return g, nil
 		}
 		if _, dup := s.groups[s.keys[0].strs[g]]; dup {
-			return fmt.Errorf("group %q is stored twice", s.keys[0].strs[g])
+			return 0, fmt.Errorf("group %q is stored twice", s.keys[0].strs[g])
 		}
 		s.groups[s.keys[0].strs[g]] = g
-		return nil
+		return g, nil
 	}
 	var key []byte
 	for k := range s.keys {
@@ -266,9 +262,14 @@ func (s *aggState) restoreGroup(val []byte) error {
 			key = s.keys[k].appendKey(key, g)
 		}
 	}
-	if _, dup := s.groups[string(key)]; dup {
-		return errors.New("a group is stored twice")
+	t := s.groups
+	if s.part >= 0 {
+		// A window's group, filed under its window_start.
+		t = s.partition(s.keys[s.part].ints[g])
 	}
-	s.groups[string(key)] = g
-	return nil
+	if _, dup := t[string(key)]; dup {
+		return 0, errors.New("a group is stored twice")
+	}
+	t[string(key)] = g
+	return g, nil
 }

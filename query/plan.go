@@ -96,9 +96,14 @@ func (p *Plan) Changelog() bool { return p.changelog }
 
 // KeepsGroups reports whether the query is an aggregate whose groups a
 // State can keep (Options.State): GROUP BY or aggregates, not over
-// windows (a window aggregation holds its records until its rows are
-// delivered) nor over a changelog.
+// windows (see KeepsWindows) nor over a changelog.
 func (p *Plan) KeepsGroups() bool { return p.agg != nil && p.window == nil && !p.changelog }
+
+// KeepsWindows reports whether the query is a window aggregation, whose
+// open windows and watermark a State can keep (Options.State). With one,
+// each window's row comes once and the result is insert-only
+// (Rows.InsertOnly); without, the result is updating.
+func (p *Plan) KeepsWindows() bool { return p.agg != nil && p.window != nil && !p.changelog }
 
 // UpsertKey are the positions among Columns of an updating query's GROUP
 // BY keys, in GROUP BY order: for each key, the first column that selects

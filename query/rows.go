@@ -341,19 +341,6 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 	if p.agg != nil {
 		r.agg = newAggState(p.agg)
 	}
-	if o.State != nil {
-		if p.agg == nil || p.window != nil {
-			stopFetching()
-			return nil, fmt.Errorf("%w: only an aggregate query (GROUP BY, not a window) keeps a state", ErrState)
-		}
-		if err := r.restore(); err != nil {
-			stopFetching()
-			return nil, err
-		}
-		if r.opts.Applied == nil {
-			r.opts.Applied = o.State.Applied
-		}
-	}
 	switch {
 	case p.window != nil && p.agg == nil:
 		r.winRows = newWindowRows(p)
@@ -368,6 +355,12 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 			r.agg.implied = p.window.endKey
 		}
 		r.agg.part, r.agg.parts = p.window.startKey, map[int64]map[string]int32{}
+	}
+	if o.State != nil {
+		if err := r.openState(); err != nil {
+			stopFetching()
+			return nil, err
+		}
 	}
 	if n, ok := p.Limit(); ok {
 		r.remaining, r.capReason = n, EndLimit
@@ -1026,10 +1019,30 @@ func (r *Rows) Op(i int) RowKind {
 // fold, if any; it releases the batch's record. On an error it abandons
 // the batch and ends the query (ok false).
 func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) (sel []int, ok bool) {
-	rec, sel, err := r.filter(b.Record)
 	r.applied = 0
-	if err == nil && len(sel) > 0 && r.opts.Applied != nil {
-		sel, err = r.dropApplied(b.Ack, sel)
+	var skip []bool
+	var err error
+	if r.opts.Applied != nil {
+		skip, err = r.appliedRows(b.Ack, int(b.Record.NumRows()))
+	}
+	var rec arrow.RecordBatch
+	if err == nil {
+		if r.winRows != nil {
+			// A window's rows are made without the applied ones.
+			r.winRows.skip = skip
+		}
+		rec, sel, err = r.filter(b.Record)
+		if r.winRows != nil {
+			r.winRows.skip = nil
+		} else if skip != nil {
+			kept := sel[:0]
+			for _, row := range sel {
+				if !skip[row] {
+					kept = append(kept, row)
+				}
+			}
+			sel = kept
+		}
 	}
 	if err == nil && len(sel) > 0 {
 		var in arrow.RecordBatch
@@ -1054,51 +1067,46 @@ func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) 
 	return sel, true
 }
 
-// dropApplied leaves out of sel the rows whose records Options.Applied
-// reports applied already. Only records delivered more than once are
-// asked about: a record's first delivery cannot have been applied.
-func (r *Rows) dropApplied(ack table.Acker, sel []int) ([]int, error) {
+// appliedRows says which of a source batch's n rows have records that
+// Options.Applied reports applied already (nil for none), to be left out.
+// Only records delivered more than once are asked about: a record's first
+// delivery cannot have been applied.
+func (r *Rows) appliedRows(ack table.Acker, n int) ([]bool, error) {
 	ro, ok := ack.(table.RowOrigins)
 	if !ok {
-		return sel, nil
+		return nil, nil
 	}
 	var again []table.Origin
-	var at []int // the place in sel of each of again
-	for k, row := range sel {
+	var at []int // the row of each of again
+	for row := range n {
 		if o, ok := ro.RowOrigin(row); ok && o.DeliveryCount > 1 {
 			again = append(again, o)
-			at = append(at, k)
+			at = append(at, row)
 		}
 	}
 	if len(again) == 0 {
-		return sel, nil
+		return nil, nil
 	}
 	applied, err := r.opts.Applied(r.ctx, again)
 	if err != nil {
 		return nil, fmt.Errorf("looking up the records delivered again: %w", err)
 	}
-	drop := make([]bool, len(sel))
-	n := 0
+	var skip []bool
+	k := 0
 	for i, a := range applied {
 		if a {
-			drop[at[i]] = true
-			n++
+			if skip == nil {
+				skip = make([]bool, n)
+			}
+			skip[at[i]] = true
+			k++
 		}
 	}
-	if n == 0 {
-		return sel, nil
-	}
-	kept := make([]int, 0, len(sel)-n)
-	for k, row := range sel {
-		if !drop[k] {
-			kept = append(kept, row)
-		}
-	}
-	r.applied = n
+	r.applied = k
 	r.mu.Lock()
-	r.stats.Applied += int64(n)
+	r.stats.Applied += int64(k)
 	r.mu.Unlock()
-	return kept, nil
+	return skip, nil
 }
 
 // ChangeOrigins are the records of the source rows the current batch of

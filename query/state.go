@@ -12,8 +12,8 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// State is where an aggregate query (GROUP BY, not a window) keeps its
-// groups, so that a query started again on the same State continues from
+// State is where an aggregate query (GROUP BY, or a window aggregation:
+// see windowstate.go) keeps its groups, so that a query started again on the same State continues from
 // them (Options.State). Package state keeps one in a directory.
 //
 // The query writes a batch's effect once the caller moved past the batch
@@ -29,9 +29,9 @@ import (
 type State interface {
 	// Groups calls fn with the value of every group stored, in any order.
 	Groups(fn func(value []byte) error) error
-	// Commit stores the groups' new values (keys[i] holds values[i]) and
-	// the records whose rows they folded, in one write that is durable
-	// when Commit returns. It must not keep keys and values, whose bytes
+	// Commit stores the groups' new values (keys[i] holds values[i]; a
+	// nil value deletes keys[i]) and the records whose rows they folded,
+	// in one write that is durable when Commit returns. It must not keep keys and values, whose bytes
 	// the query reuses.
 	Commit(keys, values [][]byte, records []table.Origin) error
 	// Applied reports which of records a Commit stored.
@@ -48,15 +48,62 @@ type stateWrite struct {
 	kbuf, vbuf   []byte
 }
 
-// restore reads the groups o.State holds into r's.
-func (r *Rows) restore() error {
-	if !r.agg.saves() {
-		return fmt.Errorf("%w: a window aggregation keeps its state in memory only; run it without a state directory", ErrState)
+func (w *stateWrite) reset() {
+	w.keys, w.values, w.kbuf, w.vbuf = w.keys[:0], w.values[:0], w.kbuf[:0], w.vbuf[:0]
+}
+
+// addGroups appends the keys and values of groups gs of s.
+func (w *stateWrite) addGroups(s *aggState, gs []int32) {
+	// The buffers grow while they are appended to, so the places are
+	// kept and the slices made once both are complete.
+	var kends, vends []int
+	for _, g := range gs {
+		w.kbuf, w.vbuf = s.saveGroup(w.kbuf, w.vbuf, g)
+		kends, vends = append(kends, len(w.kbuf)), append(vends, len(w.vbuf))
 	}
-	n := 0
+	k0, v0 := 0, 0
+	for i := range kends {
+		w.keys = append(w.keys, w.kbuf[k0:kends[i]])
+		w.values = append(w.values, w.vbuf[v0:vends[i]])
+		k0, v0 = kends[i], vends[i]
+	}
+}
+
+// openState sets the query up to keep its groups in Options.State and
+// reads back those it holds.
+func (r *Rows) openState() error {
+	p := r.plan
+	if p.agg == nil || p.changelog {
+		return fmt.Errorf("%w: only an aggregate query (GROUP BY, or a window aggregation) keeps a state", ErrState)
+	}
+	if r.win != nil {
+		if err := r.storeWindows(r.opts); err != nil {
+			return err
+		}
+	}
+	if err := r.restore(); err != nil {
+		return err
+	}
+	if r.opts.Applied == nil {
+		r.opts.Applied = r.opts.State.Applied
+	}
+	return nil
+}
+
+// restore reads the groups o.State holds into r's, and for a window
+// aggregation its open windows and watermark.
+func (r *Rows) restore() error {
+	n, now := 0, time.Now()
 	err := r.opts.State.Groups(func(v []byte) error {
+		if len(v) > 0 && v[0] == marksVersion && r.win != nil {
+			return r.win.restoreMarks(v, now)
+		}
 		n++
-		return r.agg.restoreGroup(v)
+		g, err := r.agg.restoreGroup(v)
+		if err == nil && r.win != nil {
+			r.adopt(g)
+		}
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("%w: reading the stored groups back (%d read): %w", ErrState, n, err)
@@ -68,21 +115,12 @@ func (r *Rows) restore() error {
 // commitState stores the groups the last folded batch touched and the
 // records of its source rows sel, before they are accepted.
 func (r *Rows) commitState(ack table.Acker, sel []int) error {
+	if r.win != nil {
+		return r.commitWindows()
+	}
 	w := &r.stateBuf
-	w.keys, w.values, w.kbuf, w.vbuf = w.keys[:0], w.values[:0], w.kbuf[:0], w.vbuf[:0]
-	// The buffers grow while they are appended to, so the places are
-	// kept and the slices made once both are complete.
-	var kends, vends []int
-	for _, g := range r.agg.touched {
-		w.kbuf, w.vbuf = r.agg.saveGroup(w.kbuf, w.vbuf, g)
-		kends, vends = append(kends, len(w.kbuf)), append(vends, len(w.vbuf))
-	}
-	k0, v0 := 0, 0
-	for i := range kends {
-		w.keys = append(w.keys, w.kbuf[k0:kends[i]])
-		w.values = append(w.values, w.vbuf[v0:vends[i]])
-		k0, v0 = kends[i], vends[i]
-	}
+	w.reset()
+	w.addGroups(r.agg, r.agg.touched)
 	var records []table.Origin
 	if len(sel) > 0 {
 		ro, ok := ack.(table.RowOrigins)
@@ -96,8 +134,15 @@ func (r *Rows) commitState(ack table.Acker, sel []int) error {
 			}
 		}
 	}
+	return r.commit(records, "the groups")
+}
+
+// commit hands what r.stateBuf holds and records to the State in one
+// Commit, and counts it; what names what is stored, for an error.
+func (r *Rows) commit(records []table.Origin, what string) error {
+	w := &r.stateBuf
 	if err := r.opts.State.Commit(w.keys, w.values, records); err != nil {
-		return fmt.Errorf("%w: storing the groups of a batch: %w", ErrState, err)
+		return fmt.Errorf("%w: storing %s of a batch: %w", ErrState, what, err)
 	}
 	r.mu.Lock()
 	r.stats.Committed++

@@ -89,6 +89,9 @@ type windowRows struct {
 	times       []int64
 	batchLate   int64
 	batchBeyond int64
+	// skip, while a batch is expanded, are its rows to leave out (their
+	// records applied already: Options.Applied); nil for none.
+	skip []bool
 }
 
 func newWindowRows(p *Plan) *windowRows {
@@ -106,6 +109,18 @@ func (x *windowRows) sources(sel []int) []int {
 	out := make([]int, len(sel))
 	for k, s := range sel {
 		out[k] = x.idx[s]
+	}
+	return out
+}
+
+// sourceRows are the rows of the input that rows sel of the batch expand
+// made last came from, each once.
+func (x *windowRows) sourceRows(sel []int) []int {
+	var out []int
+	for _, s := range sel {
+		if i := x.idx[s]; len(out) == 0 || out[len(out)-1] != i {
+			out = append(out, i)
+		}
 	}
 	return out
 }
@@ -164,12 +179,37 @@ type winState struct {
 	acceptFolded bool
 	folded       table.Acker
 	foldedRows   int64
+	// saves: the windows are kept in Options.State (windowstate.go);
+	// nil when they are not.
+	saves *winSaves
 }
 
 // holds reports whether the window holds its source batches until a
 // delivered row reflects them, and so must emit early to keep the records
 // locked under the broker's cap.
 func (w *winState) holds() bool { return !w.locksNothing && !w.acceptFolded }
+
+// track notes that group g changed: a new one (fresh) of the window that
+// ends at end is filed under it. A slot of a dropped group keeps its
+// emittedAt, which is before this batch: the new group's batches wait for
+// its row.
+func (w *winState) track(g int32, fresh bool, end int64) {
+	for int(g) >= len(w.end) {
+		w.end = append(w.end, 0)
+		w.emittedAt = append(w.emittedAt, 0)
+		w.shown = append(w.shown, false)
+		w.isDirty = append(w.isDirty, false)
+	}
+	if fresh {
+		w.end[g] = end
+		w.byEnd[end] = append(w.byEnd[end], g)
+		w.minEnd = min(w.minEnd, end)
+	}
+	if !w.isDirty[g] {
+		w.isDirty[g] = true
+		w.dirty = append(w.dirty, g)
+	}
+}
 
 // pendBatch is a source batch held until its groups' rows are delivered.
 type pendBatch struct {
@@ -207,6 +247,10 @@ func (w *winState) dropLimit() int64 {
 func (r *Rows) dropClosed() {
 	w := r.win
 	limit := w.dropLimit()
+	if w.eof && w.saves != nil {
+		// Every window's row is out: none stays stored to come again.
+		limit = math.MaxInt64
+	}
 	if w.minEnd > limit {
 		return
 	}
@@ -222,6 +266,9 @@ func (r *Rows) dropClosed() {
 			w.shown[g] = false
 		}
 		gone = append(gone, gs...)
+	}
+	if w.saves != nil {
+		r.noteDropped(gone)
 	}
 	r.agg.drop(gone)
 }
@@ -277,6 +324,10 @@ func (w *windowRows) expand(ec *evalCtx, full arrow.RecordBatch, wm, limit int64
 		}
 		t := toMillis(int64(ts.Value(i)), unit)
 		times = append(times, t)
+		if w.skip != nil && w.skip[i] {
+			// Folded before: its time still counts for the watermark.
+			continue
+		}
 		late := !w.wp.proctime && t < wm
 		if late {
 			w.batchLate++
@@ -351,7 +402,7 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	}
 	var groups []int32
 	var fresh []bool
-	_, ok := r.foldSource(b, func(in arrow.RecordBatch) error {
+	sel, ok := r.foldSource(b, func(in arrow.RecordBatch) error {
 		err := r.agg.update(r.ec, in)
 		if err == nil {
 			groups, fresh = slices.Clone(r.agg.touched), r.agg.fresh
@@ -361,27 +412,17 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	if !ok {
 		return false
 	}
+	if w.saves != nil {
+		if err := w.noteSaves(groups, b.Ack, w.sourceRows(sel)); err != nil {
+			b.Ack.Abandon()
+			r.finish(EndError, err)
+			return false
+		}
+	}
 	w.seq++
 	ends := r.agg.keys[w.wp.endKey]
 	for t, g := range groups {
-		for int(g) >= len(w.end) {
-			w.end = append(w.end, 0)
-			w.emittedAt = append(w.emittedAt, 0)
-			w.shown = append(w.shown, false)
-			w.isDirty = append(w.isDirty, false)
-		}
-		if fresh[t] {
-			// A slot of a dropped group keeps its emittedAt, which is
-			// before this batch: the new group's batches wait for its row.
-			end := ends.ints[g]
-			w.end[g] = end
-			w.byEnd[end] = append(w.byEnd[end], g)
-			w.minEnd = min(w.minEnd, end)
-		}
-		if !w.isDirty[g] {
-			w.isDirty[g] = true
-			w.dirty = append(w.dirty, g)
-		}
+		w.track(g, fresh[t], ends.ints[g])
 	}
 	r.mu.Lock()
 	r.stats.Late += w.batchLate
@@ -393,8 +434,11 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	}
 	r.mu.Unlock()
 	switch {
-	case len(groups) == 0:
+	case len(groups) == 0 && w.saves == nil:
 		b.Ack.Done()
+	case len(groups) == 0:
+		// Accepted once the watermark it moved is stored.
+		w.folded, w.foldedRows = b.Ack, 0
 	case w.acceptFolded:
 		w.folded, w.foldedRows = b.Ack, n
 	default:
@@ -533,6 +577,13 @@ func (r *Rows) winEmit() bool {
 	if res.out == nil {
 		// Every emitted row is as delivered before: they reflect these
 		// batches already.
+		if w.saves != nil {
+			if err := r.commitWindows(); err != nil {
+				ready.Abandon()
+				r.finish(EndError, err)
+				return false
+			}
+		}
 		ready.Done()
 		r.mu.Lock()
 		r.stats.Unchanged += rows
@@ -549,6 +600,14 @@ func (r *Rows) acceptFolded() {
 	w := r.win
 	if w.folded == nil {
 		return
+	}
+	if w.saves != nil {
+		if err := r.commitWindows(); err != nil {
+			w.folded.Abandon()
+			w.folded = nil
+			r.finish(EndError, err)
+			return
+		}
 	}
 	w.folded.Done()
 	r.mu.Lock()

@@ -20,6 +20,7 @@ import (
 const (
 	metaQuery   = "mquery"   // the text of the query whose state it is
 	metaVersion = "mversion" // layoutVersion
+	metaTxn     = "mtxn"     // the token of a sink's transaction (CommitTxn)
 	groupPrefix = 'g'        // 'g' + a group's key: the group's value
 	recPrefix   = 'r'        // 'r' + group, topic, partition, offset: a record folded
 )
@@ -132,15 +133,46 @@ func (s *Store) Groups(fn func(value []byte) error) error {
 	return it.Close()
 }
 
-// Commit stores the groups and the records in one write, synced to disk
-// before it returns (query.State).
+// Commit stores the groups (a nil value deletes its key) and the records
+// in one write, synced to disk before it returns (query.State).
 func (s *Store) Commit(keys, values [][]byte, records []table.Origin) error {
+	return s.commit(keys, values, records, false, nil)
+}
+
+// CommitTxn is Commit that also stores token, the transaction of a sink
+// that commits with the state (table.TxnWriter), in the same write; a nil
+// token deletes the one stored.
+func (s *Store) CommitTxn(keys, values [][]byte, records []table.Origin, token []byte) error {
+	return s.commit(keys, values, records, true, token)
+}
+
+// Txn is the token CommitTxn stored last; nil for none.
+func (s *Store) Txn() ([]byte, error) { return s.get(metaTxn) }
+
+func (s *Store) commit(keys, values [][]byte, records []table.Origin, txn bool, token []byte) error {
 	b := s.db.NewBatch()
 	defer b.Close()
+	if txn {
+		var err error
+		if token == nil {
+			err = b.Delete([]byte(metaTxn), nil)
+		} else {
+			err = b.Set([]byte(metaTxn), token, nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	var k []byte
 	for i, key := range keys {
 		k = append(append(k[:0], groupPrefix), key...)
-		if err := b.Set(k, values[i], nil); err != nil {
+		var err error
+		if values[i] == nil {
+			err = b.Delete(k, nil)
+		} else {
+			err = b.Set(k, values[i], nil)
+		}
+		if err != nil {
 			return err
 		}
 	}

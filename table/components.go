@@ -825,6 +825,32 @@ type OriginWriter interface {
 	WriteFrom(ctx context.Context, rec arrow.RecordBatch, origins []Origin, done func(error)) error
 }
 
+// A TxnWriter writes in transactions that commit with a job's state (a
+// 'kafka' table with 'sink.delivery-guarantee' = 'exactly-once'): what it
+// acknowledged since the last commit is in an open transaction that a
+// reader with read_committed does not see. The job stores the token
+// Prepare returns together with its state, in one durable write, and only
+// then calls Commit; a job started again on that state first hands the
+// stored token to Recover, which finishes that transaction (commits it,
+// or, if it can no longer be committed, writes its records again in a new
+// one), so that each row is seen once whatever instant the process died
+// at. It is a capability found by type assertion.
+type TxnWriter interface {
+	Writer
+	// Transactional reports whether the writer writes in transactions
+	// (its table says exactly once); the others need none of this.
+	Transactional() bool
+	// Prepare returns the token of the open transaction once everything
+	// written in it is acknowledged; nil when nothing was written since
+	// the last Commit.
+	Prepare(ctx context.Context) ([]byte, error)
+	// Commit commits the transaction Prepare returned the token of.
+	Commit(ctx context.Context) error
+	// Recover finishes the transaction of a token a job stored, before
+	// anything is written.
+	Recover(ctx context.Context, token []byte) error
+}
+
 // MergeOp is how a column of an aggregate's result merges into the row a
 // destination holds for the same key, so that several replicas of one
 // query, each folding part of a share group's records, and the runs of one

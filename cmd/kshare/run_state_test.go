@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/pgtest"
+	"github.com/kshare/kshare/internal/watch"
 )
 
 // TestRunStateDirKilled: `kshare run --state-dir` of a GROUP BY over a
@@ -40,24 +42,7 @@ func TestRunStateDirKilled(t *testing.T) {
 	}
 	stateDir := t.TempDir()
 	folded := func() int { return countedIn(t, pg) }
-	cmd, _, stderr := startKshare(t, "run", "--state-dir", stateDir, "-f", path)
-	for k := range 3 {
-		at := k*n/4 + n/8 + rand.IntN(n/4)
-		kafkatest.Eventually(t, fmt.Sprintf("%d records counted in %s", at, pg), func() error {
-			if got := folded(); got < at {
-				return fmt.Errorf("%d", got)
-			}
-			return nil
-		})
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		if code := waitExit(t, cmd); code != -1 {
-			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", k+1, code, stderr)
-		}
-		t.Logf("kill %d: at %d records counted (%d now)", k+1, at, folded())
-		cmd, _, stderr = startKshare(t, "run", "--state-dir", stateDir, "-f", path)
-	}
+	cmd, stderr := killRuns(t, []string{"run", "--state-dir", stateDir, "-f", path}, n, "records counted in "+pg, folded)
 	kafkatest.Eventually(t, fmt.Sprintf("all %d records counted in %s", n, pg), func() error {
 		if got := folded(); got < n {
 			return fmt.Errorf("%d records", got)
@@ -81,4 +66,30 @@ func TestRunStateDirKilled(t *testing.T) {
 		t.Errorf("the table counts %d records, want %d", got, n)
 	}
 	truth.check(t, pg)
+}
+
+// killRuns starts kshare with args and SIGKILLs it three times, each once
+// progress reaches a random point in its own quarter of total, starting
+// it again at once; it returns the last run.
+func killRuns(t *testing.T, args []string, total int, what string, progress func() int) (*exec.Cmd, *watch.Buffer) {
+	t.Helper()
+	cmd, _, stderr := startKshare(t, args...)
+	for k := range 3 {
+		at := k*total/4 + total/8 + rand.IntN(total/4)
+		kafkatest.Eventually(t, fmt.Sprintf("%d %s", at, what), func() error {
+			if got := progress(); got < at {
+				return fmt.Errorf("%d", got)
+			}
+			return nil
+		})
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if code := waitExit(t, cmd); code != -1 {
+			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", k+1, code, stderr)
+		}
+		t.Logf("kill %d: at %d %s (%d now)", k+1, at, what, progress())
+		cmd, _, stderr = startKshare(t, args...)
+	}
+	return cmd, stderr
 }

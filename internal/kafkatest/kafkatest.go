@@ -353,11 +353,12 @@ func ProduceRecords(t testing.TB, addr string, rs ...*kgo.Record) {
 	}
 }
 
-// ReadTopic reads topic from its start, as a plain consumer, until it has n
-// records (or more, from the last fetch), and returns them.
-func ReadTopic(t testing.TB, addr, topic string, n int) []*kgo.Record {
+// ReadTopic reads topic from its start, as a plain consumer (with opts
+// too), until it has n records (or more, from the last fetch), and returns
+// them.
+func ReadTopic(t testing.TB, addr, topic string, n int, opts ...kgo.Opt) []*kgo.Record {
 	t.Helper()
-	cl := Client(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl := Client(t, addr, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	var out []*kgo.Record
 	ctx := Context(t)
 	for len(out) < n {
@@ -408,6 +409,12 @@ func Queue(t testing.TB, partitions int32, values ...[]byte) (addr, topic, group
 // kfake a cluster of the test's own with that broker-wide lock.
 func LockedGroup(t testing.TB, lock time.Duration) (addr, topic, group string) {
 	t.Helper()
+	return LockedQueue(t, lock, 1)
+}
+
+// LockedQueue is LockedGroup with a topic of partitions partitions.
+func LockedQueue(t testing.TB, lock time.Duration, partitions int32) (addr, topic, group string) {
+	t.Helper()
 	ms := strconv.Itoa(int(lock.Milliseconds()))
 	if Real() {
 		addr = Bootstrap(t)
@@ -417,7 +424,7 @@ func LockedGroup(t testing.TB, lock time.Duration) (addr, topic, group string) {
 			"share.record.lock.sweep.interval.ms": "100",
 		})).ListenAddrs()[0]
 	}
-	topic = Topic(t, addr, 1)
+	topic = Topic(t, addr, partitions)
 	group = ShareGroup(t, addr)
 	SetGroupConfig(t, addr, group, map[string]string{"share.record.lock.duration.ms": ms})
 	return addr, topic, group
