@@ -50,6 +50,16 @@ func TestRunHealthAndJSONLog(t *testing.T) {
 			t.Errorf("GET %s: %d %q (%v), want 200 and %q", path, code, body, err, want)
 		}
 	}
+	// The job's own metrics: its state and the records it accepted.
+	kafkatest.Eventually(t, "the job's metrics", func() error {
+		_, body, err := get("/metrics")
+		for _, want := range []string{`kshare_job_state{job="1",state="RUNNING"} 1`, `kshare_job_records_total{job="1",outcome="accepted"} 10`, `kshare_job_rows_total{job="1",stage="acked"} 10`} {
+			if err == nil && !strings.Contains(body, want) {
+				err = fmt.Errorf("no %s in:\n%s", want, body)
+			}
+		}
+		return err
+	})
 	log := stopRun(t, cmd, stderr, defaultDrainTimeout+5*time.Second)
 	msgs := map[string]bool{}
 	for _, text := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/parse"
+	"github.com/kshare/kshare/pipeline"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/sqlshell"
 	"github.com/kshare/kshare/table"
@@ -66,11 +67,12 @@ func (r *runner) run(ctx context.Context, f runFlags) error {
 	if err := checkRunScripts(f.scripts, texts); err != nil {
 		return err
 	}
+	eng := engine{kshare.New(kshare.WithLogger(r.log))}
 	if f.metricsAddr != "" {
 		m, err := startMetrics(f.metricsAddr, map[string]http.Handler{
 			"/healthz": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }),
 			"/readyz":  http.HandlerFunc(r.serveReady),
-		})
+		}, pipeline.Collector(eng.Jobs))
 		if err != nil {
 			return err
 		}
@@ -78,7 +80,6 @@ func (r *runner) run(ctx context.Context, f runFlags) error {
 		r.log.Info("serving metrics and health", "metrics", "http://"+m.addr.String()+"/metrics",
 			"healthz", "http://"+m.addr.String()+"/healthz", "readyz", "http://"+m.addr.String()+"/readyz")
 	}
-	eng := engine{kshare.New(kshare.WithLogger(r.log))}
 	if f.stateDir != "" {
 		if err := eng.Set(query.SettingStateDir, f.stateDir); err != nil {
 			return fmt.Errorf("--state-dir: %w", err)

@@ -374,6 +374,17 @@ func TestPipelineChecks(t *testing.T) {
 		t.Error("a tumble run without stats passed")
 	}
 
+	windows := tumbleInsertContestant(&suiteConfig{}, 1)
+	wline := "job 1 started: INSERT INTO 'per_minute'\njob 1 finished: 40 rows written, 1000 records accepted, 0 records released\n"
+	if n, _, err := windows.check(tg, measure.Result{Stderr: []byte(wline)}); err != nil || n != 1000 {
+		t.Errorf("windowed insert check = %d, %v", n, err)
+	}
+	for _, bad := range []string{strings.Replace(wline, "1000 records", "990 records", 1), strings.Replace(wline, "40 rows", "0 rows", 1), strings.Replace(wline, "finished", "failed", 1)} {
+		if _, _, err := windows.check(tg, measure.Result{Stderr: []byte(bad)}); err == nil {
+			t.Errorf("windowed insert check passed %q", bad)
+		}
+	}
+
 	insert := insertContestant(&suiteConfig{}, 1)
 	line := "table 'orders' created\njob 1 started: INSERT INTO 'kafka_sink'\njob 1 finished: 1000 rows written, 1000 records accepted, 0 records released\n"
 	if n, _, err := insert.check(tg, measure.Result{Stderr: []byte(line)}); err != nil || n != 1000 {
@@ -405,7 +416,7 @@ func TestPipelineContestantsRun(t *testing.T) {
 	if _, err := load(ctx, loadConfig{bootstrap: addr, topic: tg.topic, partitions: tg.partitions, n: tg.n, customers: 50}); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []contestant{tumbleContestant(cfg, 2), insertContestant(cfg, 2)} {
+	for _, c := range []contestant{tumbleContestant(cfg, 2), insertContestant(cfg, 2), tumbleInsertContestant(cfg, 2)} {
 		s := runOne(ctx, cfg, c, tg, strings.ToLower(kafkatest.GroupName(t)))
 		if s.err != nil {
 			t.Errorf("%s: %v", c.id, s.err)

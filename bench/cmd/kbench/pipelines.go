@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"time"
@@ -168,4 +169,62 @@ func topicRecords(ctx context.Context, bootstrap, topic string) (int64, error) {
 		n += o.Offset
 	})
 	return n, ferr
+}
+
+// tumbleInsertSQL is the script of the windowed INSERT contestant: the
+// session's idle timeout ends its job once the topic is drained, its state
+// directory is a fresh folder of the run, and its sink table writes the
+// windows' rows exactly once, in Kafka transactions.
+func tumbleInsertSQL(cfg *suiteConfig, par int, t target, group string) string {
+	return fmt.Sprintf("SET 'idle-timeout' = '%s'; SET 'state-dir' = '%s'; ", tumbleIdle, filepath.Join(cfg.workDir, group+"-state")) +
+		ordersDDL(cfg, tumbleColumns, "json", par, t, group) + "; " +
+		fmt.Sprintf("CREATE TABLE per_minute (window_start TIMESTAMP(3), window_end TIMESTAMP(3), customer_id STRING, orders BIGINT) WITH ('connector' = 'kafka', 'topic' = '%s', "+
+			"'properties.bootstrap.servers' = '%s', 'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = '%s'); ", sinkTopic(group), cfg.bootstrap, group) +
+		"INSERT INTO per_minute " + tumbleQuery
+}
+
+// tumbleInsertContestant runs the TUMBLE count per customer as an INSERT
+// INTO a kafka topic, exactly once, with a state directory (its windows
+// and their records stored before the records are accepted, each window's
+// row written once in a transaction): what a checkpointed windowed
+// pipeline costs against the same query exported to CSV and against
+// SELECT *. The session's idle timeout ends it; every record must be
+// accepted.
+func tumbleInsertContestant(cfg *suiteConfig, par int) contestant {
+	c := kshareRun(cfg, fmt.Sprintf("kshare INSERT INTO kafka sink, TUMBLE 1 min COUNT(*) per customer, state dir, exactly once, parallelism %d", par), fmt.Sprintf("kshare-tumble-kafka-p%d", par), par)
+	c.idleEnd = tumbleIdle
+	c.setup = func(ctx context.Context, t target, group string) (func(context.Context) error, error) {
+		topic := sinkTopic(group)
+		cl, err := newClient(cfg.bootstrap)
+		if err != nil {
+			return nil, err
+		}
+		defer cl.Close()
+		if err := createTopic(ctx, newAdmin(cl), topic, t.partitions, nil); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) error {
+			err := deleteTopics(ctx, cfg.bootstrap, topic)
+			if rerr := os.RemoveAll(filepath.Join(cfg.workDir, group+"-state")); err == nil {
+				err = rerr
+			}
+			return err
+		}, nil
+	}
+	c.args = func(t target, group string) []string {
+		return []string{"-e", tumbleInsertSQL(cfg, par, t, group)}
+	}
+	c.check = func(t target, res measure.Result) (int64, float64, error) {
+		m := jobLine.FindSubmatch(res.Stderr)
+		if m == nil {
+			return 0, 0, fmt.Errorf("no 'job ... written, ... accepted' line on kshare's stderr: %q", tailString(res.Stderr, 300))
+		}
+		written, _ := strconv.ParseInt(string(m[2]), 10, 64)
+		accepted, _ := strconv.ParseInt(string(m[3]), 10, 64)
+		if state := string(m[1]); state != "finished" || written == 0 || accepted < t.n {
+			return accepted, 0, fmt.Errorf("the job ended %s with %d window rows written and %d records accepted of %d", state, written, accepted, t.n)
+		}
+		return t.n, 0, nil
+	}
+	return c
 }

@@ -252,7 +252,7 @@ func (cfg *suiteConfig) contestants(partitions int) []contestant {
 			cs = append(cs, kshareContestant(cfg, p, k))
 		}
 		tumble, insert := tumbleContestant(cfg, k), insertContestant(cfg, k)
-		cs = append(cs, tumble, insert)
+		cs = append(cs, tumble, insert, tumbleInsertContestant(cfg, k))
 		if k == 1 {
 			// A jdbc job writes through one connection whatever its
 			// source's parallelism.
