@@ -30,10 +30,13 @@ func BenchmarkCommit(b *testing.B) {
 			off := int64(0)
 			b.ResetTimer()
 			for range b.N {
+				// A poll's records: consecutive offsets of three
+				// partitions.
+				per := (c.records + 2) / 3
 				for i := range recs {
-					recs[i] = table.Origin{Group: "g", Topic: "orders", Partition: int32(i % 3), Offset: off}
-					off++
+					recs[i] = table.Origin{Group: "g", Topic: "orders", Partition: int32(i / per), Offset: off + int64(i%per)}
 				}
+				off += int64(per)
 				if err := s.Commit(keys, values, recs); err != nil {
 					b.Fatal(err)
 				}

@@ -2,13 +2,16 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -22,7 +25,7 @@ const (
 	metaVersion = "mversion" // layoutVersion
 	metaTxn     = "mtxn"     // the token of a sink's transaction (CommitTxn)
 	groupPrefix = 'g'        // 'g' + a group's key: the group's value
-	recPrefix   = 'r'        // 'r' + group, topic, partition, offset: a record folded
+	recPrefix   = 'r'        // 'r' + group, topic, partition, first offset: a run of records folded (runs)
 )
 
 // layoutVersion is how this package lays the keys out; a directory
@@ -176,8 +179,8 @@ func (s *Store) commit(keys, values [][]byte, records []table.Origin, txn bool, 
 			return err
 		}
 	}
-	for _, o := range records {
-		if err := b.Set(recordKey(k[:0], o.Group, o.Topic, o.Partition, o.Offset), nil, nil); err != nil {
+	for _, r := range runs(records) {
+		if err := b.Set(recordKey(k[:0], r.Group, r.Topic, r.Partition, r.Offset), binary.BigEndian.AppendUint64(nil, uint64(r.end)), nil); err != nil {
 			return err
 		}
 	}
@@ -187,18 +190,77 @@ func (s *Store) commit(keys, values [][]byte, records []table.Origin, txn bool, 
 	return nil
 }
 
+// run is the records of one partition from Offset up to end (exclusive).
+type run struct {
+	table.Origin
+	end int64
+}
+
+// runs are records as runs of consecutive offsets, each stored as one key
+// (its first record's) whose value is the offset after its last: a batch
+// of a share group holds mostly consecutive offsets of a few partitions,
+// so a commit writes a few keys rather than one per record.
+func runs(records []table.Origin) []run {
+	if len(records) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(records)
+	slices.SortFunc(sorted, func(a, b table.Origin) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
+	})
+	var out []run
+	for _, o := range sorted {
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if last.Group == o.Group && last.Topic == o.Topic && last.Partition == o.Partition && o.Offset <= last.end {
+				last.end = max(last.end, o.Offset+1)
+				continue
+			}
+		}
+		out = append(out, run{Origin: o, end: o.Offset + 1})
+	}
+	return out
+}
+
+// runEnd is the offset after the last record of the run a stored value
+// describes; a value of the first layout, one key per record, is empty.
+func runEnd(start int64, value []byte) int64 {
+	if len(value) != 8 {
+		return start + 1
+	}
+	return int64(binary.BigEndian.Uint64(value))
+}
+
+// partitionRuns bounds an iterator to the runs of one partition.
+func partitionRuns(group, topic string, partition int32) *pebble.IterOptions {
+	lo := recordKey(nil, group, topic, partition, 0)
+	hi := recordKey(nil, group, topic, partition, math.MaxInt64)
+	return &pebble.IterOptions{LowerBound: lo, UpperBound: hi}
+}
+
+// runAt returns the run of it that holds offset, if any: the last run
+// starting at or before it.
+func runAt(it *pebble.Iterator, group, topic string, partition int32, offset int64, buf []byte) (start, end int64, ok bool) {
+	if !it.SeekLT(recordKey(buf[:0], group, topic, partition, offset+1)) {
+		return 0, 0, false
+	}
+	key := it.Key()
+	start = int64(binary.BigEndian.Uint64(key[len(key)-8:]))
+	end = runEnd(start, it.Value())
+	return start, end, offset < end
+}
+
 // Applied reports which of records a Commit stored (query.State).
 func (s *Store) Applied(_ context.Context, records []table.Origin) ([]bool, error) {
 	out := make([]bool, len(records))
-	var k []byte
+	var buf []byte
 	for i, o := range records {
-		k = recordKey(k[:0], o.Group, o.Topic, o.Partition, o.Offset)
-		_, closer, err := s.db.Get(k)
-		switch {
-		case err == nil:
-			out[i] = true
-			closer.Close()
-		case !errors.Is(err, pebble.ErrNotFound):
+		it, err := s.db.NewIter(partitionRuns(o.Group, o.Topic, o.Partition))
+		if err != nil {
+			return nil, fmt.Errorf("state directory %s: %w", s.dir, err)
+		}
+		_, _, out[i] = runAt(it, o.Group, o.Topic, o.Partition, o.Offset, buf)
+		if err := it.Close(); err != nil {
 			return nil, fmt.Errorf("state directory %s: %w", s.dir, err)
 		}
 	}
@@ -207,12 +269,24 @@ func (s *Store) Applied(_ context.Context, records []table.Origin) ([]bool, erro
 
 // Prune forgets the records of group before starts: the share group will
 // never deliver them again, so no redelivery needs them (table.Pruner).
+// A run that reaches past its partition's start is kept whole.
 func (s *Store) Prune(group string, starts []table.PartitionStart) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	for _, st := range starts {
+		upTo := st.Offset
+		it, err := s.db.NewIter(partitionRuns(group, st.Topic, st.Partition))
+		if err != nil {
+			return err
+		}
+		if start, end, ok := runAt(it, group, st.Topic, st.Partition, st.Offset-1, nil); ok && end > st.Offset {
+			upTo = start
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
 		from := recordKey(nil, group, st.Topic, st.Partition, 0)
-		to := recordKey(nil, group, st.Topic, st.Partition, st.Offset)
+		to := recordKey(nil, group, st.Topic, st.Partition, upTo)
 		if err := b.DeleteRange(from, to, nil); err != nil {
 			return err
 		}
@@ -220,8 +294,8 @@ func (s *Store) Prune(group string, starts []table.PartitionStart) error {
 	return b.Commit(pebble.NoSync)
 }
 
-// Records counts the records stored, for tests and stats: it reads them
-// all.
+// Records counts the records stored, for tests and stats: it reads every
+// run.
 func (s *Store) Records() (int, error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{recPrefix}, UpperBound: []byte{recPrefix + 1}})
 	if err != nil {
@@ -229,7 +303,9 @@ func (s *Store) Records() (int, error) {
 	}
 	n := 0
 	for it.First(); it.Valid(); it.Next() {
-		n++
+		key := it.Key()
+		start := int64(binary.BigEndian.Uint64(key[len(key)-8:]))
+		n += int(runEnd(start, it.Value()) - start)
 	}
 	return n, it.Close()
 }

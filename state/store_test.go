@@ -63,19 +63,26 @@ func TestCommitSurvivesReopen(t *testing.T) {
 }
 
 // Prune forgets the records of a partition before its start offset, and
-// no others.
+// no others; a run of records stored together that reaches past the start
+// is kept whole.
 func TestPrune(t *testing.T) {
 	s, err := Open(t.TempDir(), "q", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var recs []table.Origin
-	for off := range int64(10) {
-		recs = append(recs, origin(0, off), origin(1, off))
+	// Two commits: offsets 0-5 and 6-9 of partitions 0 and 1.
+	for _, span := range [][2]int64{{0, 6}, {6, 10}} {
+		var recs []table.Origin
+		for off := span[0]; off < span[1]; off++ {
+			recs = append(recs, origin(0, off), origin(1, off))
+		}
+		if err := s.Commit(nil, nil, recs); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := s.Commit(nil, nil, recs); err != nil {
-		t.Fatal(err)
+	if n, err := s.Records(); err != nil || n != 20 {
+		t.Fatalf("%d records stored (%v), want 20", n, err)
 	}
 	if err := s.Prune("g1", []table.PartitionStart{{Topic: "orders", Partition: 0, Offset: 6}}); err != nil {
 		t.Fatal(err)
@@ -83,12 +90,33 @@ func TestPrune(t *testing.T) {
 	if n, err := s.Records(); err != nil || n != 14 {
 		t.Fatalf("%d records left (%v), want 14", n, err)
 	}
-	got, err := s.Applied(context.Background(), []table.Origin{origin(0, 5), origin(0, 6), origin(1, 0)})
+	got, err := s.Applied(context.Background(), []table.Origin{origin(0, 5), origin(0, 6), origin(1, 0), origin(0, 10)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []bool{false, true, true}; !slices.Equal(got, want) {
+	if want := []bool{false, true, true, false}; !slices.Equal(got, want) {
 		t.Errorf("Applied %v, want %v", got, want)
+	}
+	// A start inside the run of 6-9 keeps it: 8 and 9 may still come.
+	if err := s.Prune("g1", []table.PartitionStart{{Topic: "orders", Partition: 0, Offset: 8}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Applied(context.Background(), []table.Origin{origin(0, 8), origin(0, 9)}); err != nil || !slices.Equal(got, []bool{true, true}) {
+		t.Errorf("after a start inside a run: Applied %v (%v), want both", got, err)
+	}
+}
+
+// A commit stores records as runs of consecutive offsets: one key per run,
+// whatever their order in the commit, duplicates and gaps told apart.
+func TestRuns(t *testing.T) {
+	recs := []table.Origin{origin(0, 7), origin(0, 3), origin(1, 3), origin(0, 4), origin(0, 5), origin(0, 4), origin(0, 9)}
+	got := runs(recs)
+	want := []run{{origin(0, 3), 6}, {origin(0, 7), 8}, {origin(0, 9), 10}, {origin(1, 3), 4}}
+	same := func(a, b run) bool {
+		return a.Topic == b.Topic && a.Partition == b.Partition && a.Offset == b.Offset && a.end == b.end
+	}
+	if !slices.EqualFunc(got, want, same) {
+		t.Errorf("runs %v, want %v", got, want)
 	}
 }
 
