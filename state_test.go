@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -222,5 +223,52 @@ func stateDirWindows(t *testing.T, guarantee string) {
 	}
 	if len(got) != 0 {
 		t.Errorf("rows beside the ten windows: %v", got)
+	}
+}
+
+// A window aggregation with a state directory writes its rows into a
+// 'filesystem' table too: each window's row once, each batch of them
+// committed as a part before its records are accepted.
+func TestStateDirWindowsToFiles(t *testing.T) {
+	t.Parallel()
+	addr, topic, group := kafkatest.Queue(t, 2)
+	produceEvents(t, addr, topic, 0, 200)
+	parts := t.TempDir()
+	eng := kshare.New()
+	exec(t, eng, "SET 'state-dir' = '"+t.TempDir()+"'")
+	exec(t, eng, fmt.Sprintf("SET 'idle-timeout' = '%s'", kafkatest.Idle()))
+	exec(t, eng, `CREATE TABLE ev (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`', 'properties.max.poll.records' = '50')`)
+	exec(t, eng, `CREATE TABLE per_minute (window_start TIMESTAMP(3), n BIGINT) WITH ('connector' = 'filesystem', 'path' = '`+parts+`', 'format' = 'json')`)
+	res := exec(t, eng, "INSERT INTO per_minute SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end")
+	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := res.Job.Stats(); st.Accepted != 200 || st.Written != 4 {
+		t.Errorf("the job accepted %d records and wrote %d rows; want 200 and the 4 windows", st.Accepted, st.Written)
+	}
+	var rows []string
+	ents, err := os.ReadDir(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "part-") {
+			t.Errorf("%s left in the table's folder", e.Name())
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(parts, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, strings.Split(strings.TrimSpace(string(b)), "\n")...)
+	}
+	slices.Sort(rows)
+	want := []string{
+		`{"window_start":"2024-01-01 00:00:00","n":60}`, `{"window_start":"2024-01-01 00:01:00","n":60}`,
+		`{"window_start":"2024-01-01 00:02:00","n":60}`, `{"window_start":"2024-01-01 00:03:00","n":20}`,
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("the parts hold %q, want %q", rows, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -70,10 +71,18 @@ func TestRunStateDirKilled(t *testing.T) {
 
 // killRuns starts kshare with args and SIGKILLs it three times, each once
 // progress reaches a random point in its own quarter of total, starting
-// it again at once; it returns the last run.
-func killRuns(t *testing.T, args []string, total int, what string, progress func() int) (*exec.Cmd, *watch.Buffer) {
+// it again at once; it returns the last run. started, if set, is given
+// each run's standard output as it starts.
+func killRuns(t *testing.T, args []string, total int, what string, progress func() int, started ...func(stdout *watch.Buffer)) (*exec.Cmd, *watch.Buffer) {
 	t.Helper()
-	cmd, _, stderr := startKshare(t, args...)
+	start := func() (*exec.Cmd, *watch.Buffer) {
+		cmd, stdout, stderr := startKshare(t, args...)
+		for _, f := range started {
+			f(stdout)
+		}
+		return cmd, stderr
+	}
+	cmd, stderr := start()
 	for k := range 3 {
 		at := k*total/4 + total/8 + rand.IntN(total/4)
 		kafkatest.Eventually(t, fmt.Sprintf("%d %s", at, what), func() error {
@@ -89,7 +98,90 @@ func killRuns(t *testing.T, args []string, total int, what string, progress func
 			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", k+1, code, stderr)
 		}
 		t.Logf("kill %d: at %d %s (%d now)", k+1, at, what, progress())
-		cmd, _, stderr = startKshare(t, args...)
+		cmd, stderr = start()
 	}
 	return cmd, stderr
+}
+
+// printed replays the changelog lines a print sink wrote ("+I[c07, 3,
+// 4.50]", "-U[...]", "+U[...]", "-D[...]") keyed by their first value:
+// the rows it ends at, each customer's count and total. A line a kill cut
+// short is left out.
+func printed(outs []*watch.Buffer) map[string][2]string {
+	rows := map[string][2]string{}
+	for _, out := range outs {
+		for _, line := range strings.Split(out.String(), "\n") {
+			if len(line) < 4 || !strings.HasSuffix(line, "]") || line[2] != '[' {
+				continue
+			}
+			f := strings.Split(line[3:len(line)-1], ", ")
+			if len(f) != 3 {
+				continue
+			}
+			switch line[:2] {
+			case "+I", "+U":
+				rows[f[0]] = [2]string{f[1], f[2]}
+			case "-U", "-D":
+				delete(rows, f[0])
+			}
+		}
+	}
+	return rows
+}
+
+// TestRunStateDirPrintKilled: `kshare run --state-dir` of a GROUP BY over
+// a share group whose changelog goes to 'print' (standard output), is
+// SIGKILLed three times at random points and started again on the same
+// state directory each time. Replayed by key, the changelog of all the
+// runs ends at exactly every customer's count and sum: each run continues
+// the groups the last one stored, and no record is counted twice.
+func TestRunStateDirPrintKilled(t *testing.T) {
+	const n, customers = 30000, 20
+	addr, topic, group := kafkatest.LockedGroup(t, 3*time.Second)
+	truth := customerOrders(t, addr, topic, n, customers)
+	script := fmt.Sprintf("CREATE TABLE src (customer STRING, price DECIMAL(10, 2)) WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '%s', "+
+		"'topic' = '%s', 'share-group-id' = '%s', 'format' = 'json', 'properties.max.poll.records' = '50', 'scan.batch-size' = '50');\n"+
+		"CREATE TABLE sums (customer STRING, n BIGINT, total DECIMAL(38, 2)) WITH ('connector' = 'print');\n"+
+		"INSERT INTO sums SELECT customer, COUNT(*), SUM(price) FROM src GROUP BY customer;\n", addr, topic, group)
+	path := filepath.Join(t.TempDir(), "pipeline.sql")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var outs []*watch.Buffer
+	counted := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		sum := 0
+		for _, r := range printed(outs) {
+			v, _ := strconv.Atoi(r[0])
+			sum += v
+		}
+		return sum
+	}
+	cmd, stderr := killRuns(t, []string{"run", "--state-dir", t.TempDir(), "-f", path}, n, "records counted in the printed changelog", counted,
+		func(stdout *watch.Buffer) {
+			mu.Lock()
+			outs = append(outs, stdout)
+			mu.Unlock()
+		})
+	kafkatest.Eventually(t, fmt.Sprintf("all %d records counted in the printed changelog", n), func() error {
+		if got := counted(); got < n {
+			return fmt.Errorf("%d records", got)
+		}
+		return nil
+	})
+	stopRun(t, cmd, stderr, defaultDrainTimeout+5*time.Second)
+	mu.Lock()
+	rows := printed(outs)
+	mu.Unlock()
+	for c, k := range truth.count {
+		want := [2]string{strconv.Itoa(k), fmt.Sprintf("%d.%02d", truth.cents[c]/100, truth.cents[c]%100)}
+		if rows[c] != want {
+			t.Errorf("customer %s: the changelog ends at %v, want %v", c, rows[c], want)
+		}
+	}
+	if len(rows) != customers {
+		t.Errorf("the changelog ends at %d customers, want %d", len(rows), customers)
+	}
 }
