@@ -323,10 +323,23 @@ func (st *stream) Next(ctx context.Context) (table.Batch, error) {
 		if len(st.done) > 0 {
 			r := st.done[0]
 			st.done = st.done[1:]
-			st.held -= int(r.b.Record.NumRows())
+			// Its rows count as handed out from the moment they are no
+			// longer held, so that pull, woken now, does not take them
+			// for room under a LIMIT; settle takes back those it does not
+			// hand out.
+			rows := r.b.Record.NumRows()
+			st.held -= int(rows)
+			st.given += rows
 			st.mu.Unlock()
 			st.cond.Broadcast()
 			b, ok, err := st.settle(r)
+			handed := int64(0)
+			if ok && err == nil {
+				handed = b.Record.NumRows()
+			}
+			if rows > handed {
+				st.takeBack(rows - handed)
+			}
 			if err != nil || ok {
 				return b, err
 			}
@@ -411,10 +424,17 @@ func (st *stream) settle(r result) (table.Batch, bool, error) {
 		ack.Abandon()
 		return table.Batch{}, false, table.Errorf(st.src.Table, "ML_PREDICT: %w", err)
 	}
-	st.mu.Lock()
-	st.given += int64(len(sel))
-	st.mu.Unlock()
 	return table.Batch{Record: rec, Ack: &selAck{in: ack, sel: sel}}, true, nil
+}
+
+// takeBack uncounts n rows Next counted as handed out and did not hand
+// out (released, rejected, or a failed batch), and wakes pull: there is
+// room for them again.
+func (st *stream) takeBack(n int64) {
+	st.mu.Lock()
+	st.given -= n
+	st.mu.Unlock()
+	st.cond.Broadcast()
 }
 
 // rejected logs a row the model refused under a table without a policy
