@@ -371,17 +371,13 @@ func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table
 		}
 	}
 	p := &pending{done: done, track: !w.none, w: w, ctx: ctx, recs: recs, rows: rows}
-	w.mu.Lock()
-	if err := w.broken; err != nil {
-		w.mu.Unlock()
-		return err
-	}
-	w.mu.Unlock()
-	if err := w.begin(); err != nil {
-		return err
-	}
-	for i := range recs {
-		if w.txn.id != "" {
+	if w.txn.id != "" {
+		// Writes come one at a time (a job's); the transaction's
+		// fields are the writing goroutine's.
+		if err := w.begin(); err != nil {
+			return err
+		}
+		for i := range recs {
 			w.txn.kept = append(w.txn.kept, &recs[i])
 		}
 	}
