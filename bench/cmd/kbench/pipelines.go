@@ -75,8 +75,32 @@ func tumbleContestant(cfg *suiteConfig, par int) contestant {
 	return c
 }
 
-// sinkTopic is the topic a run of the INSERT contestant writes.
+// sinkTopic is the topic a run of an INSERT contestant writes.
 func sinkTopic(group string) string { return group + "-sink" }
+
+// createSinkTopic makes the sink topic of a run of an INSERT contestant,
+// with the source's partitions, and returns its name.
+func createSinkTopic(ctx context.Context, cfg *suiteConfig, t target, group string) (string, error) {
+	topic := sinkTopic(group)
+	cl, err := newClient(cfg.bootstrap)
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	return topic, createTopic(ctx, newAdmin(cl), topic, t.partitions, nil)
+}
+
+// jobEnd reads the shell's line for the job of an INSERT contestant: how
+// the job ended, the rows it wrote and the records it accepted.
+func jobEnd(res measure.Result) (state string, written, accepted int64, err error) {
+	m := jobLine.FindSubmatch(res.Stderr)
+	if m == nil {
+		return "", 0, 0, fmt.Errorf("no 'job ... written, ... accepted' line on kshare's stderr: %q", tailString(res.Stderr, 300))
+	}
+	written, _ = strconv.ParseInt(string(m[2]), 10, 64)
+	accepted, _ = strconv.ParseInt(string(m[3]), 10, 64)
+	return string(m[1]), written, accepted, nil
+}
 
 // insertSQL is the script of the INSERT contestant: the source table, a
 // `kafka` sink table with the same columns and format, and the INSERT.
@@ -101,13 +125,8 @@ var jobLine = regexp.MustCompile(`job \S+ (\w+): (\d+) rows? written, (\d+) reco
 func insertContestant(cfg *suiteConfig, par int) contestant {
 	c := kshareRun(cfg, fmt.Sprintf("kshare INSERT INTO kafka sink SELECT *, json to json, parallelism %d", par), fmt.Sprintf("kshare-insert-p%d", par), par)
 	c.setup = func(ctx context.Context, t target, group string) (func(context.Context) error, error) {
-		topic := sinkTopic(group)
-		cl, err := newClient(cfg.bootstrap)
+		topic, err := createSinkTopic(ctx, cfg, t, group)
 		if err != nil {
-			return nil, err
-		}
-		defer cl.Close()
-		if err := createTopic(ctx, newAdmin(cl), topic, t.partitions, nil); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context) error {
@@ -134,18 +153,14 @@ func insertContestant(cfg *suiteConfig, par int) contestant {
 // insertCheck reads the shell's line for the job of an INSERT contestant:
 // it must have finished with every record's row written and accepted.
 func insertCheck(t target, res measure.Result) (int64, float64, error) {
-	{
-		m := jobLine.FindSubmatch(res.Stderr)
-		if m == nil {
-			return 0, 0, fmt.Errorf("no 'job ... written, ... accepted' line on kshare's stderr: %q", tailString(res.Stderr, 300))
-		}
-		written, _ := strconv.ParseInt(string(m[2]), 10, 64)
-		accepted, _ := strconv.ParseInt(string(m[3]), 10, 64)
-		if state := string(m[1]); state != "finished" || written < t.n || accepted < t.n {
-			return written, 0, fmt.Errorf("the job ended %s with %d rows written and %d records accepted of %d", state, written, accepted, t.n)
-		}
-		return t.n, 0, nil
+	state, written, accepted, err := jobEnd(res)
+	if err != nil {
+		return 0, 0, err
 	}
+	if state != "finished" || written < t.n || accepted < t.n {
+		return written, 0, fmt.Errorf("the job ended %s with %d rows written and %d records accepted of %d", state, written, accepted, t.n)
+	}
+	return t.n, 0, nil
 }
 
 // topicRecords is how many records topic holds: the sum of its partitions'
@@ -194,13 +209,8 @@ func tumbleInsertContestant(cfg *suiteConfig, par int) contestant {
 	c := kshareRun(cfg, fmt.Sprintf("kshare INSERT INTO kafka sink, TUMBLE 1 min COUNT(*) per customer, state dir, exactly once, parallelism %d", par), fmt.Sprintf("kshare-tumble-kafka-p%d", par), par)
 	c.idleEnd = tumbleIdle
 	c.setup = func(ctx context.Context, t target, group string) (func(context.Context) error, error) {
-		topic := sinkTopic(group)
-		cl, err := newClient(cfg.bootstrap)
+		topic, err := createSinkTopic(ctx, cfg, t, group)
 		if err != nil {
-			return nil, err
-		}
-		defer cl.Close()
-		if err := createTopic(ctx, newAdmin(cl), topic, t.partitions, nil); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context) error {
@@ -215,13 +225,11 @@ func tumbleInsertContestant(cfg *suiteConfig, par int) contestant {
 		return []string{"-e", tumbleInsertSQL(cfg, par, t, group)}
 	}
 	c.check = func(t target, res measure.Result) (int64, float64, error) {
-		m := jobLine.FindSubmatch(res.Stderr)
-		if m == nil {
-			return 0, 0, fmt.Errorf("no 'job ... written, ... accepted' line on kshare's stderr: %q", tailString(res.Stderr, 300))
+		state, written, accepted, err := jobEnd(res)
+		if err != nil {
+			return 0, 0, err
 		}
-		written, _ := strconv.ParseInt(string(m[2]), 10, 64)
-		accepted, _ := strconv.ParseInt(string(m[3]), 10, 64)
-		if state := string(m[1]); state != "finished" || written == 0 || accepted < t.n {
+		if state != "finished" || written == 0 || accepted < t.n {
 			return accepted, 0, fmt.Errorf("the job ended %s with %d window rows written and %d records accepted of %d", state, written, accepted, t.n)
 		}
 		return t.n, 0, nil
