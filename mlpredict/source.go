@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/model"
@@ -424,7 +423,7 @@ func (st *stream) settle(r result) (table.Batch, bool, error) {
 		ack.Abandon()
 		return table.Batch{}, false, table.Errorf(st.src.Table, "ML_PREDICT: %w", err)
 	}
-	return table.Batch{Record: rec, Ack: &selAck{in: ack, sel: sel}}, true, nil
+	return table.Batch{Record: rec, Ack: table.MapAck(ack, sel)}, true, nil
 }
 
 // takeBack uncounts n rows Next counted as handed out and did not hand
@@ -451,40 +450,15 @@ func (st *stream) rejected(ack table.Acker, row int, err error) {
 
 // join is the rows sel of src followed by the same rows of out.
 func (st *stream) join(src, out arrow.RecordBatch, sel []int) (arrow.RecordBatch, error) {
-	all := len(sel) == int(src.NumRows())
-	cols := make([]arrow.Array, 0, st.schema.NumFields())
-	defer func() {
-		for _, c := range cols {
-			c.Release()
-		}
-	}()
-	var idx arrow.Array
-	if !all {
-		ib := array.NewInt32Builder(st.mem)
-		for _, i := range sel {
-			ib.Append(int32(i))
-		}
-		idx = ib.NewArray()
-		ib.Release()
-		defer idx.Release()
+	cols, err := table.Take(st.mem, append(slices.Clone(src.Columns()), out.Columns()...), sel)
+	if err != nil {
+		return nil, err
 	}
-	ctx := compute.WithAllocator(context.Background(), st.mem)
-	for _, rec := range []arrow.RecordBatch{src, out} {
-		for k := range int(rec.NumCols()) {
-			c := rec.Column(k)
-			if all {
-				c.Retain()
-				cols = append(cols, c)
-				continue
-			}
-			t, err := compute.TakeArray(ctx, c, idx)
-			if err != nil {
-				return nil, err
-			}
-			cols = append(cols, t)
-		}
+	rec := array.NewRecordBatch(st.schema, cols, int64(len(sel)))
+	for _, c := range cols {
+		c.Release()
 	}
-	return array.NewRecordBatch(st.schema, cols, int64(len(sel))), nil
+	return rec, nil
 }
 
 // drop gives back a source batch nobody will read.
@@ -552,53 +526,4 @@ func (st *stream) Close() error {
 		err = fmt.Errorf("model '%s': %w", options.Cut(st.src.Model.Def.Name), perr)
 	}
 	return err
-}
-
-// selAck settles a result batch: its row i is the source batch's row
-// sel[i].
-type selAck struct {
-	in  table.Acker
-	sel []int
-}
-
-var (
-	_ table.RowFailer  = (*selAck)(nil)
-	_ table.RowOrigins = (*selAck)(nil)
-)
-
-func (a *selAck) Mark(row int, d table.Disposition) {
-	if row >= 0 && row < len(a.sel) {
-		a.in.Mark(a.sel[row], d)
-	}
-}
-
-func (a *selAck) Done()    { a.in.Done() }
-func (a *selAck) Abandon() { a.in.Abandon() }
-
-// FailsRows reports the source's policy: a query over ML_PREDICT settles
-// the rows it cannot evaluate as a query over the table does.
-func (a *selAck) FailsRows() bool {
-	rf, ok := a.in.(table.RowFailer)
-	return ok && rf.FailsRows()
-}
-
-// FailRow fails the source row behind row and returns the result rows its
-// record gave.
-func (a *selAck) FailRow(row int, err error) (from, to int) {
-	rf, ok := a.in.(table.RowFailer)
-	if !ok || row < 0 || row >= len(a.sel) {
-		return row, row + 1
-	}
-	sf, stt := rf.FailRow(a.sel[row], err)
-	from, _ = slices.BinarySearch(a.sel, sf)
-	to, _ = slices.BinarySearch(a.sel, stt)
-	return min(from, row), max(to, row+1)
-}
-
-func (a *selAck) RowOrigin(row int) (table.Origin, bool) {
-	ro, ok := a.in.(table.RowOrigins)
-	if !ok || row < 0 || row >= len(a.sel) {
-		return table.Origin{}, false
-	}
-	return ro.RowOrigin(a.sel[row])
 }

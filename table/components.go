@@ -470,6 +470,9 @@ type Stats struct {
 	// Model counts the model calls of a stream read through a model
 	// (ML_PREDICT); nil for other streams.
 	Model *ModelStats
+	// Lookup counts the lookups of a stream joined with a looked-up table
+	// (a lookup join); nil for other streams.
+	Lookup *LookupStats
 	// Unreachable is when the stream's brokers (Brokers) stopped
 	// answering, while none answers; zero otherwise.
 	Unreachable time.Time
