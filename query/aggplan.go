@@ -138,6 +138,12 @@ func (a *aggPlanner) expr(e sqlparser.Expr, src string) (node, bool, error) {
 func (a *aggPlanner) sameColumn(e sqlparser.Expr, key node) bool {
 	c, ok := e.(*sqlparser.ColName)
 	kr, kok := key.(*colRef)
+	if ok && kok && len(a.p.scope.sides) > 0 {
+		// A join's sides may share a name: GROUP BY o.id and SELECT c.id
+		// are two columns.
+		k, _, found, err := a.p.sideColumn(c)
+		return found && err == nil && k == kr.idx
+	}
 	return ok && kok && strings.EqualFold(c.Name.String(), kr.col.Name) &&
 		(c.Qualifier.Name.IsEmpty() || a.p.isQualifier(c.Qualifier.Name.String()))
 }

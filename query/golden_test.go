@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/internal/tabletest"
+	"github.com/kshare/kshare/lookup"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
@@ -196,9 +197,19 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 	}
 	// A SELECT without FROM has a source of its own, with no log.
 	src, _ := p.Table().Source.(*tabletest.Source)
-	logFrom := 0
+	// A lookup join: the stream's settling, then the lookups the
+	// looked-up table's source logged.
+	var looked *tabletest.Source
+	if j, ok := p.Table().Source.(*lookup.Source); ok {
+		src, _ = j.Input.(*tabletest.Source)
+		looked, _ = j.Right.(*tabletest.Source)
+	}
+	logFrom, lookedFrom := 0, 0
 	if src != nil {
 		logFrom = len(src.Log())
+	}
+	if looked != nil {
+		lookedFrom = len(looked.Log())
 	}
 	rows, err := Run(context.Background(), p, o)
 	if err != nil {
@@ -245,6 +256,9 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 	}
 	if _, ok := args["acks"]; ok {
 		out = append(out, src.Log()[logFrom:]...)
+		if looked != nil {
+			out = append(out, looked.Log()[lookedFrom:]...)
+		}
 	}
 	return out
 }

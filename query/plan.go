@@ -247,6 +247,9 @@ type scope struct {
 	// cols are all the table's columns, computed ones included, in the
 	// order declared.
 	cols *table.Schema
+	// sides are the tables of a join, whose columns cols holds one after
+	// the other (see join.go); nil for a query of one table.
+	sides []*side
 }
 
 type planner struct {
@@ -300,7 +303,7 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 		return nil, unsupportedClause(strings.ToUpper(strings.TrimSpace(s.Lock)))
 	}
 	if len(s.From) != 1 {
-		return nil, unsupportedClause("JOIN", "a FROM list of several tables")
+		return nil, unsupportedClause("a FROM list of several tables", "a join is a lookup join: FROM orders AS o [LEFT] JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id")
 	}
 	if noFrom(rw, s) {
 		return planNoFrom(rw, s)
@@ -327,9 +330,12 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 		}
 		alias = te.As.String()
 	case *sqlparser.JoinTableExpr:
-		return nil, unsupportedClause("JOIN")
+		return planJoin(rw, s, te, cat)
 	default:
 		return nil, unsupportedClause("a parenthesized FROM clause")
+	}
+	if rw.asOf != nil {
+		return nil, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF belongs to a lookup join: FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id")
 	}
 	tbl, err := cat.Lookup(name)
 	if err != nil {
@@ -344,8 +350,14 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 
 // planTable plans s over tbl, whose name (or alias) is in qualifiers.
 func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers []string) (*Plan, error) {
+	return planTableIn(rw, s, tbl, qualifiers, nil)
+}
+
+// planTableIn plans s over tbl, which is the join of sides when there are
+// any.
+func planTableIn(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers []string, sides []*side) (*Plan, error) {
 	cols := &table.Schema{Columns: tbl.Bound.Def.Columns()}
-	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: qualifiers, cols: cols}}
+	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: qualifiers, cols: cols, sides: sides}}
 	p.agg = &aggPlanner{p: p}
 	plan := &Plan{sql: rw.src, tbl: tbl, limit: -1}
 	if what, ok := tbl.Bound.Changelog(); ok {
@@ -456,8 +468,17 @@ func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
 	for i, it := range items {
 		switch it := it.(type) {
 		case *sqlparser.StarExpr:
-			if q := it.TableName.Name.String(); q != "" && !p.isQualifier(q) {
+			q := it.TableName.Name.String()
+			if q != "" && !p.isQualifier(q) {
 				return p.unknownQualifier(q, q+".*")
+			}
+			if sd := p.sideNamed(q); sd != nil {
+				for i, k := range sd.at {
+					c := cols[k]
+					plan.exprs = append(plan.exprs, p.ref(k, c, q+"."+sd.names[i]))
+					plan.cols = append(plan.cols, table.Column{Name: sd.names[i], Type: c.Type, Comment: c.Comment})
+				}
+				continue
 			}
 			for k, c := range cols {
 				plan.exprs = append(plan.exprs, p.ref(k, c, c.Name))
@@ -522,6 +543,12 @@ func (p *planner) column(c *sqlparser.ColName) (node, error) {
 		if !c.Qualifier.Qualifier.IsEmpty() || !p.isQualifier(q) {
 			return nil, p.unknownQualifier(sqlparser.String(c.Qualifier), p.textOf(c))
 		}
+	}
+	if k, col, ok, err := p.sideColumn(c); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return p.ref(k, col, p.textOf(c)), nil
 	}
 	s := p.scope.cols
 	if k := s.Index(name); k >= 0 {

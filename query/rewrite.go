@@ -422,6 +422,9 @@ type rewritten struct {
 	// unknowns are the parsed IsExprs that were (see markUnknowns).
 	isOps    []bool
 	unknowns map[*sqlparser.IsExpr]bool
+	// asOf is the FOR SYSTEM_TIME AS OF of a lookup join, taken out of
+	// the text (see join.go); nil without one.
+	asOf *systemTime
 }
 
 // text is t as written.
@@ -491,6 +494,12 @@ func (rw *rewritten) flinkSyntax(toks []parse.Token) (map[int]int, error) {
 		switch {
 		case isWindowTVF(toks, i):
 			end, err := rw.windowTVF(toks, i)
+			if err != nil {
+				return nil, err
+			}
+			i = end
+		case isSystemTime(toks, i):
+			end, err := rw.systemTimeClause(toks, i)
 			if err != nil {
 				return nil, err
 			}

@@ -616,6 +616,16 @@ func WriteStats(w io.Writer, rows int64, st query.Stats) {
 		count("model tokens out", m.TokensOut, false)
 		count("model rows in flight", m.RowsInFlight, false)
 	}
+	if l := src.Lookup; l != nil {
+		// A lookup join: the queries sent to the looked-up table, and
+		// what the cache answered.
+		count("lookup queries", l.Queries, true)
+		count("lookup keys asked", l.Keys, true)
+		count("lookup rows found", l.Rows, true)
+		count("lookup cache hits", l.Hits, false)
+		count("lookup cache misses", l.Misses, false)
+		count("lookup retries", l.Retries, false)
+	}
 }
 
 // isShellCommand recognizes the shell's own commands, which are not SQL:

@@ -27,7 +27,7 @@ var TableOptions = &options.Set{
 	Owner: "every table",
 	Options: []options.Option{
 		{Key: KeyConnector, Type: options.String, Required: true,
-			Description: "Connector that reads the table: 'kafka-sharegroup' (a share group's queue) or 'kafka' (the topic's log, read without taking); or that only writes it: 'filesystem' (files in a directory), 'jdbc' (a PostgreSQL table), 'print', 'blackhole'."},
+			Description: "Connector that reads the table: 'kafka-sharegroup' (a share group's queue) or 'kafka' (the topic's log, read without taking); or that writes it: 'filesystem' (files in a directory), 'jdbc' (a PostgreSQL table, also looked up by key in a lookup join), 'print', 'blackhole'."},
 		{Key: KeyFormat, Aliases: []string{KeyValueFormat}, Type: options.String, Required: true,
 			Description: "Format of the record values: 'json' or 'raw'; of a 'filesystem' table's files, 'csv', 'json' or 'parquet'. Required by every connector but 'print' and 'blackhole', which take none."},
 	},

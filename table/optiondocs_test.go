@@ -49,7 +49,8 @@ var connectorIntros = map[string]string{
 		"Without a PRIMARY KEY it appends (COPY); with `PRIMARY KEY (...) NOT ENFORCED` it upserts by the key " +
 		"(INSERT ... ON CONFLICT DO UPDATE, DELETE for a retraction) and takes an updating query's changes, such as a GROUP BY's, " +
 		"keyed by the same columns. A batch is acknowledged, and its source records accepted, once the transaction holding its rows " +
-		"committed: at least once, or exactly once with 'sink.delivery-guarantee' = 'exactly-once'. It takes no 'format' and cannot be read. " +
+		"committed: at least once, or exactly once with 'sink.delivery-guarantee' = 'exactly-once'. It takes no 'format'. " +
+		"It is not read as a stream, but its rows are looked up by key in a [lookup join](sql.md#lookup-joins) ('lookup.*'). " +
 		"See [the jdbc sink](#the-jdbc-sink-postgresql) below the table.",
 	"upsert-kafka": "Flink's upsert-kafka sink: a topic that holds the latest row of each PRIMARY KEY. INSERT INTO it writes " +
 		"each +I and +U row as a record keyed by the row's key ('key.format') with the row as its value ('value.format'), each -D " +

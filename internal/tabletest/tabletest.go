@@ -149,6 +149,11 @@ type Source struct {
 	// before any record arrives (table.Partitioned), as a
 	// kafka-sharegroup stream names its topics'.
 	Named []int32
+	// LookupCfg, if set, is how a lookup join caches and retries this
+	// source's lookups (see OpenLookup); nil: no cache, no retries.
+	LookupCfg *table.LookupConfig
+	// LookupFailures is how many lookups fail from now on (see OpenLookup).
+	LookupFailures int
 
 	mu       sync.Mutex
 	log      []string
@@ -509,3 +514,96 @@ func IDBatches(t testing.TB, mem memory.Allocator, schema *arrow.Schema, batches
 	}
 	return out
 }
+
+// OpenLookup makes every Source a table.LookupSource, for the planner's
+// tests of lookup joins: a lookup finds, for each key, the rows of
+// Batches (in order) whose columns at o.Keys have the key's values (by
+// their text, ValueStr). The Source's columns are taken to be the table's
+// physical ones (a looked-up table in a test has no metadata columns).
+// Each lookup is logged ("lookup: 2 keys, 3 rows"); LookupFailures, while
+// above 0, makes the next lookup fail ("fake lookup: database gone") and
+// counts down.
+func (s *Source) OpenLookup(ctx context.Context, o table.LookupOptions) (table.Lookuper, error) {
+	if s.OpenErr != nil {
+		return nil, s.OpenErr
+	}
+	mem := o.Alloc
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	return &lookuper{src: s, keys: o.Keys, mem: mem}, nil
+}
+
+// LookupConfig is the source's LookupCfg, or no cache and no retries.
+func (s *Source) LookupConfig() table.LookupConfig {
+	if s.LookupCfg != nil {
+		return *s.LookupCfg
+	}
+	return table.LookupConfig{}
+}
+
+type lookuper struct {
+	src  *Source
+	keys []int
+	mem  memory.Allocator
+}
+
+func (l *lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
+	s := l.src
+	s.mu.Lock()
+	if s.LookupFailures > 0 {
+		s.LookupFailures--
+		s.log = append(s.log, fmt.Sprintf("lookup: %d keys, failed", keys.NumRows()))
+		s.mu.Unlock()
+		return nil, nil, errors.New("fake lookup: database gone")
+	}
+	s.mu.Unlock()
+	var parts []arrow.RecordBatch
+	var of []int
+	for i := range int(keys.NumRows()) {
+		for _, b := range s.Batches {
+			for r := range int(b.NumRows()) {
+				match := true
+				for k, c := range l.keys {
+					col := b.Column(c)
+					if col.IsNull(r) || col.ValueStr(r) != keys.Column(k).ValueStr(i) {
+						match = false
+						break
+					}
+				}
+				if match {
+					parts = append(parts, b.NewSlice(int64(r), int64(r+1)))
+					of = append(of, i)
+				}
+			}
+		}
+	}
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	cols := make([]arrow.Array, len(s.Schema.Fields()))
+	for c := range cols {
+		var err error
+		if len(parts) == 0 {
+			cols[c] = array.MakeArrayOfNull(l.mem, s.Schema.Field(c).Type, 0)
+			continue
+		}
+		pieces := make([]arrow.Array, len(parts))
+		for p, r := range parts {
+			pieces[p] = r.Column(c)
+		}
+		if cols[c], err = array.Concatenate(pieces, l.mem); err != nil {
+			return nil, nil, err
+		}
+	}
+	out := array.NewRecordBatch(s.Schema, cols, int64(len(of)))
+	for _, c := range cols {
+		c.Release()
+	}
+	s.logf("lookup: %d keys, %d rows", keys.NumRows(), len(of))
+	return out, of, nil
+}
+
+func (l *lookuper) Close() error { return nil }

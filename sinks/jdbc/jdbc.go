@@ -40,9 +40,10 @@ func (connector) Metadata() []table.MetadataKey { return nil }
 func (connector) TakesNoFormat()                {}
 func (connector) TakesPrimaryKey()              {}
 
-// NewSource: kshare writes jdbc tables but does not read them (yet).
+// NewSource: kshare writes jdbc tables and looks their rows up in a
+// lookup join (see lookup.go), but does not read them as a stream.
 func (connector) NewSource(b *table.Bound) (table.Source, error) {
-	return table.WriteOnly(b.Def.Name, sinkspec.JDBC, "read the PostgreSQL table with psql or another client"), nil
+	return newLookupSource(b)
 }
 
 // ConnectTimeout bounds each attempt to connect (Open's and a retry's), so
@@ -135,14 +136,9 @@ func (s *sink) addr() string {
 // Open connects and checks the PostgreSQL table, so that an INSERT that
 // cannot write fails before anything is read.
 func (s *sink) Open(ctx context.Context) (table.Writer, error) {
-	conn, err := s.connect(ctx)
+	conn, t, err := s.connectChecked(ctx)
 	if err != nil {
 		return nil, err
-	}
-	t, err := s.inspect(ctx, conn)
-	if err != nil {
-		conn.Close(context.Background())
-		return nil, s.scrub(err)
 	}
 	if s.onceTable == "" {
 		return newWriter(s, t, conn, nil), nil
@@ -153,6 +149,20 @@ func (s *sink) Open(ctx context.Context) (table.Writer, error) {
 		return nil, s.scrub(err)
 	}
 	return onceWriter{newWriter(s, t, conn, o)}, nil
+}
+
+// connectChecked connects and checks the PostgreSQL table (inspect).
+func (s *sink) connectChecked(ctx context.Context) (*pgx.Conn, *target, error) {
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := s.inspect(ctx, conn)
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, nil, s.scrub(err)
+	}
+	return conn, t, nil
 }
 
 // connect opens a connection, within ConnectTimeout, and says what went

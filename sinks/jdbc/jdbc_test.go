@@ -420,7 +420,7 @@ func TestJdbcOptions(t *testing.T) {
 			t.Errorf("%s: %v", u, err)
 		}
 	}
-	// A jdbc table cannot be read.
+	// A jdbc table is not read as a stream: it is written, or looked up.
 	b, err := table.Bind(def)
 	if err != nil {
 		t.Fatal(err)
@@ -429,7 +429,7 @@ func TestJdbcOptions(t *testing.T) {
 	if err == nil {
 		_, err = src.Open(context.Background(), table.OpenOptions{})
 	}
-	if err == nil || !strings.Contains(err.Error(), "table 'out' has connector 'jdbc', which kshare writes but cannot read; use it as the target of INSERT INTO, and read the PostgreSQL table with psql or another client") {
+	if err == nil || !strings.Contains(err.Error(), "table 'out': connector 'jdbc' does not read the PostgreSQL table as a stream; use it as the target of INSERT INTO, or look its rows up by key in a lookup join") {
 		t.Errorf("reading a jdbc table: %v", err)
 	}
 }

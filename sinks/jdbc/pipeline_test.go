@@ -203,7 +203,7 @@ func TestJdbcPipelineStatementErrors(t *testing.T) {
 		{"INSERT INTO once SELECT v, CAST(1 AS BIGINT) FROM plain", kshare.ErrNotExactlyOnce,
 			"INSERT INTO 'once' from table 'plain' (connector 'kafka'): table 'once' writes exactly once by storing the share group and coordinates of the record each row came from, and only a 'kafka-sharegroup' table tells them"},
 		{"SELECT * FROM bykey", nil,
-			"table 'bykey' has connector 'jdbc', which kshare writes but cannot read"},
+			"connector 'jdbc' does not read the PostgreSQL table as a stream; use it as the target of INSERT INTO, or look its rows up by key in a lookup join"},
 	} {
 		var err error
 		if strings.HasPrefix(tc.sql, "SELECT") {

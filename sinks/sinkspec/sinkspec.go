@@ -98,6 +98,20 @@ const (
 	OptJDBCGuarantee    = "sink.delivery-guarantee"
 	OptExactlyOnceTable = "sink.exactly-once.table"
 	OptPruneInterval    = "sink.exactly-once.prune-interval"
+
+	// The keys of a 'jdbc' table looked up in a lookup join, Flink's.
+	OptLookupCache             = "lookup.cache"
+	OptLookupMaxRows           = "lookup.partial-cache.max-rows"
+	OptLookupExpireAfterWrite  = "lookup.partial-cache.expire-after-write"
+	OptLookupExpireAfterAccess = "lookup.partial-cache.expire-after-access"
+	OptLookupCacheMissingKey   = "lookup.partial-cache.cache-missing-key"
+	OptLookupMaxRetries        = "lookup.max-retries"
+)
+
+// The values of 'lookup.cache'.
+const (
+	LookupCacheNone    = "NONE"
+	LookupCachePartial = "PARTIAL"
 )
 
 // The values of 'sink.delivery-guarantee' of a 'jdbc' table.
@@ -160,6 +174,28 @@ var JDBCOptions = &options.Set{Owner: "connector 'jdbc'", Options: []options.Opt
 	Description: "With 'sink.delivery-guarantee' = 'exactly-once': how often the job asks the share group where it stands on each partition " +
 		"(its start offset: every record before it is settled for good and never delivered again) and deletes the rows of " +
 		"'sink.exactly-once.table' that name those records, so that the table stays the size of what is in flight.",
+}, {
+	Key: OptLookupCache, Type: options.Enum, Default: LookupCacheNone, Allowed: []string{LookupCacheNone, LookupCachePartial},
+	Description: "In a lookup join (JOIN t FOR SYSTEM_TIME AS OF s.proc_time): 'NONE' looks every batch's keys up in the database; " +
+		"'PARTIAL' keeps the rows found for the last keys in memory, bounded by 'lookup.partial-cache.max-rows' and the expiries, " +
+		"and asks the database only for the keys it does not keep. A cached row may be older than the database's.",
+}, {
+	Key: OptLookupMaxRows, Type: options.Int, Min: 1, HasMin: true, Unit: options.Rows,
+	Description: "With 'lookup.cache' = 'PARTIAL': the most keys kept (with their rows, or with none when 'cache-missing-key' keeps " +
+		"keys without a row); the least recently used goes first. 'PARTIAL' needs it or an expiry.",
+}, {
+	Key: OptLookupExpireAfterWrite, Type: options.Duration, BareMillis: true, Min: int64(time.Millisecond), HasMin: true,
+	Description: "With 'lookup.cache' = 'PARTIAL': a key is looked up again this long after it was.",
+}, {
+	Key: OptLookupExpireAfterAccess, Type: options.Duration, BareMillis: true, Min: int64(time.Millisecond), HasMin: true,
+	Description: "With 'lookup.cache' = 'PARTIAL': a key not used for this long is dropped.",
+}, {
+	Key: OptLookupCacheMissingKey, Type: options.Bool, Default: "true",
+	Description: "With 'lookup.cache' = 'PARTIAL': also keep keys the database has no row for, so that they are not asked for again.",
+}, {
+	Key: OptLookupMaxRetries, Type: options.Int, Default: "3", Min: 0, HasMin: true, Max: 100, HasMax: true,
+	Description: "How often a lookup that failed (the server restarted, a timeout) is tried again, after 100 ms doubling to 2 s; then the " +
+		"batch's records are released (the share group hands them out again) and the query fails with the error.",
 }, {
 	Key: OptSinkParallelism, Type: options.Int, Min: 1, HasMin: true, Max: 1024, HasMax: true,
 	Description: "Accepted so that Flink's DDL runs as it is; each INSERT job writes through one connection whatever it says, " +

@@ -1,0 +1,427 @@
+package query
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/xwb1989/sqlparser"
+
+	"github.com/kshare/kshare/lookup"
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/parse"
+	"github.com/kshare/kshare/table"
+)
+
+// This file plans a lookup join, as Flink SQL writes one:
+//
+//	FROM orders AS o [LEFT] JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c
+//	  ON o.customer_id = c.id [AND ...]
+//
+// The stream's table (orders) is read through a lookup.Source that appends
+// the looked-up table's columns to each row, so the rest of the plan reads
+// one table whose columns come from two sides: o.x and c.y resolve against
+// their side (scope.sides), a name both sides have must be qualified.
+
+// systemTime is the FOR SYSTEM_TIME AS OF the rewrite took out.
+type systemTime struct {
+	at        int    // where FOR is in the source
+	table     string // the table it follows
+	qualifier string // of the time attribute, "" if unqualified
+	column    string
+}
+
+// isSystemTime reports whether toks[i:] starts FOR SYSTEM_TIME AS OF.
+func isSystemTime(toks []parse.Token, i int) bool {
+	return i+3 < len(toks) && toks[i].IsWord("for") && toks[i+1].IsWord("system_time") && toks[i+2].IsWord("as") && toks[i+3].IsWord("of")
+}
+
+// systemTimeClause takes FOR SYSTEM_TIME AS OF [q.]column out of the
+// statement (sqlparser has no such clause) and keeps it for the planner;
+// it returns the index of its last token.
+func (rw *rewritten) systemTimeClause(toks []parse.Token, i int) (int, error) {
+	if rw.asOf != nil {
+		return 0, syntaxAt(rw.src, toks[i].Start, "a query joins one looked-up table: FOR SYSTEM_TIME AS OF is written twice")
+	}
+	if i == 0 || !isName(toks[i-1]) {
+		return 0, syntaxAt(rw.src, toks[i].Start, "FOR SYSTEM_TIME AS OF follows the name of the looked-up table: JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c")
+	}
+	st := &systemTime{at: toks[i].Start, table: toks[i-1].Val}
+	j := i + 4
+	switch {
+	case j+2 < len(toks) && isName(toks[j]) && toks[j+1].IsSymbol(".") && isName(toks[j+2]):
+		st.qualifier, st.column = toks[j].Val, toks[j+2].Val
+		j += 2
+	case j < len(toks) && isName(toks[j]):
+		st.column = toks[j].Val
+	default:
+		return 0, syntaxAt(rw.src, toks[i].Start, "FOR SYSTEM_TIME AS OF takes the stream's time attribute, a column AS PROCTIME(): FOR SYSTEM_TIME AS OF o.proc_time")
+	}
+	rw.asOf = st
+	rw.edits = append(rw.edits, edit{toks[i].Start, toks[j].End, ""})
+	return j, nil
+}
+
+// side is one table of a join in the planner's scope: its qualifier and
+// where each of its columns is among the scope's, by lower-case name.
+type side struct {
+	table     string
+	qualifier string
+	names     []string // its columns' names, in its order
+	at        []int    // each one's position in the scope's columns
+}
+
+func (s *side) index(name string) int {
+	for i, n := range s.names {
+		if strings.EqualFold(n, name) {
+			return s.at[i]
+		}
+	}
+	return -1
+}
+
+// planJoin plans a SELECT whose FROM is a join.
+func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, cat Catalog) (*Plan, error) {
+	example := "FROM orders AS o [LEFT] JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id"
+	var outer bool
+	switch je.Join {
+	case sqlparser.JoinStr:
+	case sqlparser.LeftJoinStr:
+		outer = true
+	case sqlparser.RightJoinStr:
+		return nil, unsupportedClause("RIGHT JOIN", "a lookup join looks rows of the right table up for each row of the left: write it as "+example)
+	default:
+		return nil, unsupportedClause(strings.ToUpper(je.Join), "a lookup join is JOIN or LEFT JOIN: "+example)
+	}
+	lt, la, err := joinSide(je.LeftExpr)
+	if err != nil {
+		return nil, err
+	}
+	rtn, ra, err := joinSide(je.RightExpr)
+	if err != nil {
+		return nil, err
+	}
+	if rw.asOf == nil {
+		return nil, errorf(ErrUnsupported, "JOIN of '%s' with '%s': kshare joins a stream with a table it looks up, which needs FOR SYSTEM_TIME AS OF the stream's processing time after the looked-up table: %s; joins of two streams are not supported yet",
+			options.Cut(lt), options.Cut(rtn), example)
+	}
+	if !strings.EqualFold(rw.asOf.table, rtn) {
+		return nil, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF follows table '%s', and the looked-up table is the JOIN's right side ('%s'): %s",
+			options.Cut(rw.asOf.table), options.Cut(rtn), example)
+	}
+	left, err := cat.Lookup(lt)
+	if err != nil {
+		return nil, unknownTable(cat, err)
+	}
+	right, err := cat.Lookup(rtn)
+	if err != nil {
+		return nil, unknownTable(cat, err)
+	}
+	if la == "" {
+		la = left.Name()
+	}
+	if ra == "" {
+		ra = right.Name()
+	}
+	if strings.EqualFold(la, ra) {
+		return nil, errorf(ErrUnsupported, "both sides of the JOIN are called '%s'; give one an alias (JOIN %s AS c)", options.Cut(la), table.QuoteIdent(rtn))
+	}
+	if left.Source == nil {
+		return nil, errorf(ErrUnsupported, "table '%s' cannot be read", options.Cut(left.Name()))
+	}
+	if what, ok := left.Bound.Changelog(); ok {
+		return nil, errorf(ErrUnsupported, "table '%s' is a changelog (%s); a lookup join takes a table of inserts on its left", options.Cut(left.Name()), what)
+	}
+	look, ok := right.Source.(table.LookupSource)
+	if !ok {
+		conn := "?"
+		if right.Bound.Connector != nil {
+			conn = right.Bound.Connector.Name()
+		}
+		return nil, errorf(ErrUnsupported, "table '%s' (connector '%s') cannot be looked up by key; the right side of a lookup join is a 'jdbc' table", options.Cut(right.Name()), conn)
+	}
+	if err := checkAsOf(rw.asOf, left, la); err != nil {
+		return nil, err
+	}
+	// The joined table: the left's columns (computed ones included), then
+	// the right's physical columns, renamed where a name is taken so that
+	// every column of the scope has its own (Flink's SELECT * does the
+	// same: id, id0).
+	ld := left.Bound.Def
+	d := ld.Clone()
+	rcols, _ := right.Bound.Def.Schema.Physical()
+	taken := map[string]bool{}
+	for _, c := range ld.Columns() {
+		taken[strings.ToLower(c.Name)] = true
+	}
+	ls := &side{table: left.Name(), qualifier: la}
+	rs := &side{table: right.Name(), qualifier: ra}
+	for _, c := range ld.Columns() {
+		ls.names = append(ls.names, c.Name)
+	}
+	var internal []string
+	for _, c := range rcols {
+		n := c.Name
+		for k := 0; taken[strings.ToLower(n)]; k++ {
+			n = fmt.Sprintf("%s%d", c.Name, k)
+		}
+		taken[strings.ToLower(n)] = true
+		internal = append(internal, n)
+		rs.names = append(rs.names, c.Name)
+		rc := c
+		rc.Name = n
+		if outer {
+			rc.Type = rc.Type.WithNotNull(false)
+		}
+		d.Schema.Columns = append(d.Schema.Columns, rc)
+	}
+	all := d.Columns()
+	for _, n := range ls.names {
+		ls.at = append(ls.at, slices.IndexFunc(all, func(c table.Column) bool { return c.Name == n }))
+	}
+	for _, n := range internal {
+		rs.at = append(rs.at, slices.IndexFunc(all, func(c table.Column) bool { return c.Name == n }))
+	}
+	sides := []*side{ls, rs}
+	keys, rkeys, rest, err := joinKeys(rw, je.Condition, sides, ld, rcols, outer)
+	if err != nil {
+		return nil, err
+	}
+	if rest != nil {
+		if s.Where == nil || s.Where.Expr == nil {
+			s.Where = &sqlparser.Where{Type: sqlparser.WhereStr, Expr: rest}
+		} else {
+			s.Where.Expr = &sqlparser.AndExpr{Left: &sqlparser.ParenExpr{Expr: rest}, Right: &sqlparser.ParenExpr{Expr: s.Where.Expr}}
+		}
+	}
+	b := *left.Bound
+	b.Def = d
+	src := &lookup.Source{Table: left.Name(), Lookup: right.Name(), Input: left.Source, Right: look,
+		RightColumns: rcols, Keys: keys, RightKeys: rkeys, Outer: outer}
+	joined := &table.Table{Bound: &b, Source: src}
+	return planTableIn(rw, s, joined, []string{la, ra}, sides)
+}
+
+// joinSide is the table and alias of one side of a join.
+func joinSide(te sqlparser.TableExpr) (name, alias string, err error) {
+	at, ok := te.(*sqlparser.AliasedTableExpr)
+	if !ok {
+		return "", "", unsupportedClause("a join of more than two tables")
+	}
+	tn, ok := at.Expr.(sqlparser.TableName)
+	if !ok {
+		return "", "", unsupportedClause("a subquery in a JOIN")
+	}
+	if !tn.Qualifier.IsEmpty() {
+		return "", "", errorf(ErrUnsupported, "qualified table name %s.%s is not supported; name the table alone", tn.Qualifier.String(), tn.Name.String())
+	}
+	return tn.Name.String(), at.As.String(), nil
+}
+
+// checkAsOf checks that FOR SYSTEM_TIME AS OF names the left table's
+// processing time.
+func checkAsOf(st *systemTime, left *table.Table, alias string) error {
+	if st.qualifier != "" && !strings.EqualFold(st.qualifier, alias) && !strings.EqualFold(st.qualifier, left.Name()) {
+		return errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF %s.%s: '%s' is not the JOIN's left table ('%s'); name its time attribute: %s.proc_time",
+			options.Cut(st.qualifier), options.Cut(st.column), options.Cut(st.qualifier), options.Cut(alias), alias)
+	}
+	d := left.Bound.Def
+	k := d.Index(st.column)
+	if k < 0 {
+		return errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF: table '%s' has no column '%s'", options.Cut(left.Name()), options.Cut(st.column))
+	}
+	c := d.Columns()[k]
+	if c.IsProctime() {
+		return nil
+	}
+	if d.Watermark != nil && strings.EqualFold(d.Watermark.Column, c.Name) {
+		return errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join (the version of the row valid at '%s') is not supported; a lookup join reads the row as it is when the record is read: add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time",
+			options.Cut(c.Name), options.Cut(c.Name), options.Cut(left.Name()), alias)
+	}
+	return errorf(ErrType, "FOR SYSTEM_TIME AS OF %s: the column is not a processing time attribute; add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time",
+		options.Cut(c.Name), options.Cut(left.Name()), alias)
+}
+
+// joinKeys reads ON: its equalities of a left and a right column are the
+// lookup's keys, in the order written; the rest (rest, nil if none) is a
+// filter on the joined rows, which only an inner join can take.
+func joinKeys(rw *rewritten, cond sqlparser.JoinCondition, sides []*side, ld *table.Definition, rcols []table.Column, outer bool) (keys, rkeys []int, rest sqlparser.Expr, err error) {
+	if len(cond.Using) > 0 {
+		return nil, nil, nil, unsupportedClause("JOIN ... USING", "write ON o.customer_id = c.id")
+	}
+	if cond.On == nil {
+		return nil, nil, nil, errorf(ErrSyntax, "a lookup join needs ON with an equality of a column of each side: ON o.customer_id = c.id")
+	}
+	var conj []sqlparser.Expr
+	var split func(e sqlparser.Expr)
+	split = func(e sqlparser.Expr) {
+		switch x := e.(type) {
+		case *sqlparser.AndExpr:
+			split(x.Left)
+			split(x.Right)
+		case *sqlparser.ParenExpr:
+			if _, ok := x.Expr.(*sqlparser.AndExpr); ok {
+				split(x.Expr)
+				return
+			}
+			conj = append(conj, e)
+		default:
+			conj = append(conj, e)
+		}
+	}
+	split(cond.On)
+	src := ld.Schema.Columns
+	for _, e := range conj {
+		l, r, ok := keyPair(e, sides)
+		if !ok {
+			if outer {
+				return nil, nil, nil, errorf(ErrUnsupported, "LEFT JOIN ... ON takes equalities of a column of each side only, and '%s' is not one; put it in WHERE (it then filters the joined rows) or use JOIN",
+					options.Cut(sqlparser.String(e)))
+			}
+			if rest == nil {
+				rest = e
+			} else {
+				rest = &sqlparser.AndExpr{Left: rest, Right: e}
+			}
+			continue
+		}
+		lname := sides[0].names[l]
+		k := slices.IndexFunc(src, func(c table.Column) bool { return strings.EqualFold(c.Name, lname) })
+		if k < 0 {
+			return nil, nil, nil, errorf(ErrUnsupported, "join key '%s' is a computed column of table '%s'; a lookup join's keys are columns the table reads", options.Cut(lname), options.Cut(sides[0].table))
+		}
+		lt, rt := src[k].Type, rcols[r].Type
+		if !joinable(lt, rt) {
+			return nil, nil, nil, errorf(ErrType, "join key %s.%s is %s and %s.%s is %s; the keys of a lookup join have one type (integers of any width go together)",
+				options.Cut(sides[0].qualifier), options.Cut(lname), tn(lt), options.Cut(sides[1].qualifier), options.Cut(rcols[r].Name), tn(rt))
+		}
+		keys = append(keys, k)
+		rkeys = append(rkeys, r)
+	}
+	if len(keys) == 0 {
+		return nil, nil, nil, errorf(ErrUnsupported, "ON needs an equality of a column of '%s' and one of '%s' (ON %s.customer_id = %s.id): the looked-up table is read by key",
+			options.Cut(sides[0].qualifier), options.Cut(sides[1].qualifier), sides[0].qualifier, sides[1].qualifier)
+	}
+	return keys, rkeys, rest, nil
+}
+
+// keyPair reports whether e is l = r of a column of each side: l is the
+// left column's index among its side's, r the right's.
+func keyPair(e sqlparser.Expr, sides []*side) (l, r int, ok bool) {
+	c, isCmp := e.(*sqlparser.ComparisonExpr)
+	if !isCmp || c.Operator != sqlparser.EqualStr {
+		return 0, 0, false
+	}
+	a, aok := c.Left.(*sqlparser.ColName)
+	b, bok := c.Right.(*sqlparser.ColName)
+	if !aok || !bok {
+		return 0, 0, false
+	}
+	sa, ia := sideOf(a, sides)
+	sb, ib := sideOf(b, sides)
+	switch {
+	case sa == 0 && sb == 1:
+		return ia, ib, true
+	case sa == 1 && sb == 0:
+		return ib, ia, true
+	}
+	return 0, 0, false
+}
+
+// sideOf finds which side c names (and its index among that side's
+// columns); -1 when none or both.
+func sideOf(c *sqlparser.ColName, sides []*side) (int, int) {
+	q := c.Qualifier.Name.String()
+	found, at := -1, -1
+	for k, s := range sides {
+		if q != "" && !strings.EqualFold(q, s.qualifier) {
+			continue
+		}
+		for i, n := range s.names {
+			if strings.EqualFold(n, c.Name.String()) {
+				if found >= 0 {
+					return -1, -1
+				}
+				found, at = k, i
+			}
+		}
+	}
+	return found, at
+}
+
+// joinable reports whether columns of types a and b can be join keys.
+func joinable(a, b *table.DataType) bool {
+	if a.WithNotNull(false).Equal(b.WithNotNull(false)) {
+		return true
+	}
+	isInt := func(t *table.DataType) bool {
+		switch t.Kind {
+		case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+			return true
+		}
+		return false
+	}
+	return isInt(a) && isInt(b)
+}
+
+// sideColumn resolves a column of a join's scope: q.name against side q,
+// a bare name against the side that has it (an error if both do). ok is
+// false outside a join.
+func (p *planner) sideColumn(c *sqlparser.ColName) (k int, col table.Column, ok bool, err error) {
+	if len(p.scope.sides) == 0 {
+		return 0, table.Column{}, false, nil
+	}
+	name := c.Name.String()
+	q := c.Qualifier.Name.String()
+	var hits []*side
+	for _, s := range p.scope.sides {
+		if q != "" && !strings.EqualFold(q, s.qualifier) {
+			continue
+		}
+		if s.index(name) >= 0 {
+			hits = append(hits, s)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		var all, bare []string
+		for _, s := range p.scope.sides {
+			if q != "" && strings.EqualFold(q, s.qualifier) {
+				return 0, table.Column{}, true, &Error{Kind: ErrUnknownColumn, Msg: fmt.Sprintf("unknown column '%s' of '%s' (table '%s'; its columns: %s)",
+					options.Cut(name), options.Cut(s.qualifier), options.Cut(s.table), strings.Join(s.names, ", "))}
+			}
+			for _, n := range s.names {
+				all = append(all, s.qualifier+"."+n)
+				bare = append(bare, n)
+			}
+		}
+		if q != "" {
+			return 0, table.Column{}, false, nil // not a side: the caller says so
+		}
+		msg := fmt.Sprintf("unknown column '%s' in the join of '%s' and '%s'", options.Cut(name), options.Cut(p.scope.sides[0].table), options.Cut(p.scope.sides[1].table))
+		if best := suggest(name, bare); best != "" {
+			msg += fmt.Sprintf(" (did you mean '%s'?)", all[slices.Index(bare, best)])
+		} else {
+			msg += fmt.Sprintf(" (columns: %s)", strings.Join(all, ", "))
+		}
+		return 0, table.Column{}, true, &Error{Kind: ErrUnknownColumn, Msg: msg}
+	case 1:
+		k = hits[0].index(name)
+		col = p.scope.cols.Columns[k]
+		col.Name = hits[0].names[slices.Index(hits[0].at, k)]
+		return k, col, true, nil
+	}
+	return 0, table.Column{}, true, &Error{Kind: ErrUnknownColumn, Msg: fmt.Sprintf("column '%s' is ambiguous: both '%s' and '%s' have it; write %s.%s or %s.%s",
+		options.Cut(name), options.Cut(hits[0].qualifier), options.Cut(hits[1].qualifier), hits[0].qualifier, name, hits[1].qualifier, name)}
+}
+
+// sideNamed is the side of a join that q qualifies; nil for none (or
+// outside a join).
+func (p *planner) sideNamed(q string) *side {
+	for _, s := range p.scope.sides {
+		if q != "" && strings.EqualFold(q, s.qualifier) {
+			return s
+		}
+	}
+	return nil
+}
