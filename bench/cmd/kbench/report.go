@@ -348,6 +348,7 @@ func (b *block) pipelineTargets() []targetCheck {
 			}
 		}
 	}
+	cs = append(cs, b.lookupTargets()...)
 	return append(cs, b.jdbcTargets()...)
 }
 

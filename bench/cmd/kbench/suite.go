@@ -253,6 +253,7 @@ func (cfg *suiteConfig) contestants(partitions int) []contestant {
 		}
 		tumble, insert := tumbleContestant(cfg, k), insertContestant(cfg, k)
 		cs = append(cs, tumble, insert, tumbleInsertContestant(cfg, k))
+		cs = append(cs, lookupContestant(cfg, k, true), lookupContestant(cfg, k, false))
 		if k == 1 {
 			// A jdbc job writes through one connection whatever its
 			// source's parallelism.
