@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -100,6 +101,9 @@ type LogStream struct {
 	slot    map[table.PartitionID]int32
 	rowPart []int32
 	rowOff  []int64
+	// pos is the next offset to read of each partition: past every record
+	// appended so far, those that gave no row too (Positions).
+	pos map[table.PartitionID]int64
 	// Counts for Stats, which may be called while Next waits.
 	records, rows, decodeErrors atomic.Int64
 
@@ -205,6 +209,16 @@ func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
 	return table.Batch{Record: rec, Ack: ack, Kinds: st.rb.Kinds()}, nil
 }
 
+// Positions are the next offset to read of each partition that has given
+// a record: every record before it is in a batch Next handed out (Next
+// puts every record it fetched into the batch it returns). Call it
+// between Nexts.
+func (st *LogStream) Positions() map[table.PartitionID]int64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return maps.Clone(st.pos)
+}
+
 // Partitions are the partitions with records to read when the stream
 // opened (table.Partitioned).
 func (st *LogStream) Partitions() []table.PartitionID { return st.named }
@@ -281,6 +295,10 @@ func (st *LogStream) append(fs kgo.Fetches) error {
 			return
 		}
 		st.records.Add(1)
+		if st.pos == nil {
+			st.pos = map[table.PartitionID]int64{}
+		}
+		st.pos[table.PartitionID{Topic: r.Topic, Partition: r.Partition}] = r.Offset + 1
 		var n int
 		var err error
 		if st.upsert != nil {

@@ -81,6 +81,15 @@ func (s *side) index(name string) int {
 }
 
 // planJoin plans a SELECT whose FROM is a join.
+//
+// A join of two streams without a time bound (a regular join) is refused,
+// naming the lookup join: it would keep every row of both sides for as
+// long as the query runs, and with share groups a record is only accepted
+// once its effect is safe, so each kept row would hold its record locked
+// (or, with a state directory, the state would grow without end). Flink
+// bounds such state with 'table.exec.state.ttl', which silently drops
+// matches once a row expires; kshare answers no query wrongly, so a join
+// of two streams waits for a time bound (an interval join) to be planned.
 func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, cat Catalog) (*Plan, error) {
 	example := "FROM orders AS o [LEFT] JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id"
 	var outer bool

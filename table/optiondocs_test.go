@@ -56,8 +56,9 @@ var connectorIntros = map[string]string{
 		"each +I and +U row as a record keyed by the row's key ('key.format') with the row as its value ('value.format'), each -D " +
 		"as a tombstone (the key with no value), and nothing for a -U; so it takes an aggregate's changes keyed by its GROUP BY " +
 		"columns, and plain rows as upserts. A record is accepted once the broker acknowledged the records of its batch. " +
-		"The table needs `PRIMARY KEY (...) NOT ENFORCED`; a compacted topic keeps one record per key. kshare does not read it as " +
-		"a changelog yet: read its topic with connector `kafka`. See [the upsert-kafka sink](#the-upsert-kafka-sink) below the table.",
+		"The table needs `PRIMARY KEY (...) NOT ENFORCED`; a compacted topic keeps one record per key. Read, it is the changelog of " +
+		"its rows from the topic's start, and a table a [lookup join](sql.md#lookup-joins) follows and reads by key. " +
+		"See [the upsert-kafka sink](#the-upsert-kafka-sink) below the table.",
 	"blackhole": "Flink's blackhole sink: INSERT INTO it discards every row and acknowledges it at once, to run or time a pipeline " +
 		"without a destination. It takes no 'format' and cannot be read.",
 }

@@ -1,0 +1,416 @@
+package kafka
+
+// This file makes a changelog read from Kafka a table that a lookup join
+// reads by key (FROM s JOIN t FOR SYSTEM_TIME AS OF s.proc_time ON ...):
+// an 'upsert-kafka' table, or a 'kafka' table of changes (debezium-json)
+// with a PRIMARY KEY. A follower reads the topic from its start and keeps
+// going, keeping the latest row of each key in memory; a lookup first waits
+// until the follower has read everything the topic held when the lookup
+// began (its end offsets then), so that a row read after a change of its
+// key was produced meets the changed row. Flink's processing-time temporal
+// join against a compacted topic does the same from its state.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/table"
+)
+
+// catchUpLimit bounds how long a lookup waits for the follower to reach the
+// topic's end: a partition whose last offsets hold no record to read (a
+// transaction's marker) is never reached, and a lookup then goes on with
+// what was read. A variable for tests.
+var catchUpLimit = 2 * time.Second
+
+var (
+	_ table.LookupSource     = (*upsertSource)(nil)
+	_ table.LookupConfigurer = (*upsertSource)(nil)
+	_ table.LookupSource     = (*source)(nil)
+	_ table.LookupConfigurer = (*source)(nil)
+)
+
+// OpenLookup follows the upsert-kafka table's topic for a lookup join.
+func (u *upsertSource) OpenLookup(ctx context.Context, o table.LookupOptions) (table.Lookuper, error) {
+	return u.follow(ctx, o, func(alloc memory.Allocator) (*upsertRows, error) { return newUpsertRows(u.bound, u.key, alloc) })
+}
+
+// OpenLookup follows a kafka table of changes (a ChangelogFormat) with a
+// PRIMARY KEY for a lookup join; other kafka tables are a log, not a table
+// of rows by key, and are refused.
+func (s *source) OpenLookup(ctx context.Context, o table.LookupOptions) (table.Lookuper, error) {
+	if _, ok := s.bound.Format.(table.ChangelogFormat); !ok || s.bound.Def.PrimaryKey == nil {
+		return nil, table.Errorf(s.bound.Def.Name, "a lookup join reads a table of rows by key: a 'kafka' table qualifies with a changelog format "+
+			"('debezium-json') and a PRIMARY KEY; use an 'upsert-kafka' table for a compacted topic of rows")
+	}
+	return s.follow(ctx, o, nil)
+}
+
+// LookupConfig: the follower answers from memory, so nothing is cached in
+// front of it; a lookup that fails (the follower's read failed) is not
+// tried again, since the follower has stopped.
+func (s *source) LookupConfig() table.LookupConfig { return table.LookupConfig{} }
+
+// follow checks that the lookup's keys are the table's PRIMARY KEY, starts
+// the follower from the topic's start and waits until it has read up to
+// the end offsets of now.
+func (s *source) follow(ctx context.Context, o table.LookupOptions, upsert func(memory.Allocator) (*upsertRows, error)) (table.Lookuper, error) {
+	def := s.bound.Def
+	phys, at := def.Schema.Physical()
+	key := def.KeyIndexes()
+	keyNames := func(idx []int) string {
+		var ns []string
+		for _, k := range idx {
+			ns = append(ns, phys[k].Name)
+		}
+		return strings.Join(ns, ", ")
+	}
+	if !sameSet(o.Keys, key) {
+		return nil, table.Errorf(def.Name, "a temporal join reads this table by its PRIMARY KEY (%s), and the join's ON gives %s; "+
+			"join on the key's columns", keyNames(key), keyNames(o.Keys))
+	}
+	if o.Alloc == nil {
+		o.Alloc = memory.DefaultAllocator
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	follow := *s
+	follow.startup, follow.bounded = ModeEarliest, ModeUnbounded
+	st, err := follow.open(ctx, table.OpenOptions{Alloc: o.Alloc, Logger: o.Logger}, upsert)
+	if err != nil {
+		return nil, err
+	}
+	log, ok := st.(*LogStream)
+	if !ok {
+		st.Close()
+		return nil, fmt.Errorf("kafka: the follower of table '%s' is not a log stream", options.Cut(def.Name))
+	}
+	cl, err := kgo.NewClient(s.opts...)
+	if err != nil {
+		log.Close()
+		return nil, table.Errorf(def.Name, "kafka client: %w", err)
+	}
+	f := &follower{src: s, log: log, adm: kadm.NewClient(cl), cl: cl, keys: o.Keys, phys: at, mem: o.Alloc,
+		rows: map[string]slot{}, pos: map[table.PartitionID]int64{}, done: make(chan struct{})}
+	f.cond = sync.NewCond(&f.mu)
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	go f.run()
+	if err := f.catchUp(ctx); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// sameSet reports whether a and b hold the same positions.
+func sameSet(a, b []int) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// follower keeps the latest row of each key of a changelog topic. Its
+// goroutine (run) applies the changes; Lookup reads them.
+type follower struct {
+	src  *source
+	log  *LogStream
+	adm  *kadm.Client
+	cl   *kgo.Client
+	keys []int // positions among the physical columns of the lookup's key, in its order
+	phys []int // positions of the physical columns among the stream's columns
+	mem  memory.Allocator
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when run returns
+
+	mu   sync.Mutex
+	cond *sync.Cond // signals progress of pos, or the end of run
+	rows map[string]slot
+	pos  map[table.PartitionID]int64 // the next offset to read of each partition
+	err  error                       // why run ended
+}
+
+// slot is where a key's row is: a row of a block.
+type slot struct {
+	b   *block
+	row int
+}
+
+// block is a record of the rows the follower keeps, released when none of
+// its rows is any key's row any more.
+type block struct {
+	rec  arrow.RecordBatch
+	live int
+}
+
+func (b *block) drop() {
+	if b.live--; b.live == 0 {
+		b.rec.Release()
+	}
+}
+
+// run applies the stream's changes until Close or an error.
+func (f *follower) run() {
+	defer close(f.done)
+	for {
+		b, err := f.log.Next(f.ctx)
+		if err == nil {
+			err = f.apply(b)
+			b.Record.Release()
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the topic's read ended")
+			}
+			f.mu.Lock()
+			f.err = err
+			f.cond.Broadcast()
+			f.mu.Unlock()
+			return
+		}
+	}
+}
+
+// apply keeps the rows of b's inserts and updates (+I, +U) by key, and
+// forgets the keys b deletes (-D); a -U says nothing the +U after it does
+// not.
+func (f *follower) apply(b table.Batch) error {
+	rec := b.Record
+	keyCols := make([]arrow.Array, len(f.keys))
+	for i, k := range f.keys {
+		keyCols[i] = rec.Column(f.phys[k])
+	}
+	last := map[string]int{} // key -> its last row of b, -1 for a delete
+	var order []string
+	for i := range int(rec.NumRows()) {
+		kind := table.KindInsert
+		if b.Kinds != nil {
+			kind = b.Kinds[i]
+		}
+		if kind == table.KindUpdateBefore {
+			continue
+		}
+		k, ok := keyString(keyCols, i)
+		if !ok {
+			continue // a row without a key is no key's row
+		}
+		if _, seen := last[k]; !seen {
+			order = append(order, k)
+		}
+		last[k] = i
+		if kind == table.KindDelete {
+			last[k] = -1
+		}
+	}
+	var keep []int
+	for _, k := range order {
+		if r := last[k]; r >= 0 {
+			keep = append(keep, r)
+		}
+	}
+	slices.Sort(keep)
+	var blk *block
+	if len(keep) > 0 {
+		cols := make([]arrow.Array, len(f.phys))
+		for i, p := range f.phys {
+			cols[i] = rec.Column(p)
+		}
+		taken, err := table.Take(f.mem, cols, keep)
+		if err != nil {
+			return err
+		}
+		fs := make([]arrow.Field, len(f.phys))
+		for i, p := range f.phys {
+			fs[i] = rec.Schema().Field(p)
+		}
+		blk = &block{rec: array.NewRecordBatch(arrow.NewSchema(fs, nil), taken, int64(len(keep)))}
+		for _, c := range taken {
+			c.Release()
+		}
+	}
+	// The offsets the batch covers: every record up to the last of each
+	// partition (a record that gave no row too, whose offset the stream
+	// counted as read).
+	pos := f.log.Positions()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range order {
+		if old, ok := f.rows[k]; ok {
+			old.b.drop()
+			delete(f.rows, k)
+		}
+		if r := last[k]; r >= 0 {
+			i, _ := slices.BinarySearch(keep, r)
+			f.rows[k] = slot{b: blk, row: i}
+			blk.live++
+		}
+	}
+	for p, o := range pos {
+		f.pos[p] = max(f.pos[p], o)
+	}
+	f.cond.Broadcast()
+	return nil
+}
+
+// keyString is row i's key as one comparable string (each value's text,
+// length first); ok is false when a key column is NULL.
+func keyString(cols []arrow.Array, i int) (string, bool) {
+	var sb strings.Builder
+	for _, c := range cols {
+		if c.IsNull(i) {
+			return "", false
+		}
+		v := c.ValueStr(i)
+		sb.WriteString(strconv.Itoa(len(v)))
+		sb.WriteByte(':')
+		sb.WriteString(v)
+	}
+	return sb.String(), true
+}
+
+// catchUp waits until the follower has read up to the end offsets of now
+// (catchUpLimit at most), or failed.
+func (f *follower) catchUp(ctx context.Context) error {
+	topics := f.src.topics
+	ends, err := f.adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return f.src.connectError(err)
+	}
+	want := map[table.PartitionID]int64{}
+	var lerr error
+	ends.Each(func(e kadm.ListedOffset) {
+		if e.Err != nil {
+			lerr = errors.Join(lerr, fmt.Errorf("%s/%d: %w", e.Topic, e.Partition, e.Err))
+			return
+		}
+		if e.Offset > 0 {
+			want[table.PartitionID{Topic: e.Topic, Partition: e.Partition}] = e.Offset
+		}
+	})
+	if lerr != nil {
+		return table.Errorf(f.src.bound.Def.Name, "listing the end offsets to look up: %w", lerr)
+	}
+	deadline := time.Now().Add(catchUpLimit)
+	timer := time.AfterFunc(catchUpLimit, func() {
+		f.mu.Lock()
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	})
+	defer timer.Stop()
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	})
+	defer stop()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		if f.err != nil {
+			return table.Errorf(f.src.bound.Def.Name, "following the topic for lookups: %w", f.err)
+		}
+		behind := false
+		for p, end := range want {
+			if f.pos[p] < end {
+				behind = true
+				break
+			}
+		}
+		if !behind || time.Now().After(deadline) {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f.cond.Wait()
+	}
+}
+
+// Lookup catches up with the topic, then finds each key's row.
+func (f *follower) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
+	if err := f.catchUp(ctx); err != nil {
+		return nil, nil, err
+	}
+	cols := make([]arrow.Array, keys.NumCols())
+	for i := range cols {
+		cols[i] = keys.Column(i)
+	}
+	var of []int
+	var parts []arrow.RecordBatch
+	f.mu.Lock()
+	for i := range int(keys.NumRows()) {
+		k, ok := keyString(cols, i)
+		if !ok {
+			continue
+		}
+		if s, ok := f.rows[k]; ok {
+			parts = append(parts, s.b.rec.NewSlice(int64(s.row), int64(s.row+1)))
+			of = append(of, i)
+		}
+	}
+	f.mu.Unlock()
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	def := f.src.bound.Def
+	phys, _ := def.Schema.Physical()
+	schema := (&table.Schema{Columns: phys}).Arrow()
+	out := make([]arrow.Array, len(phys))
+	for c := range out {
+		if len(parts) == 0 {
+			out[c] = array.MakeArrayOfNull(f.mem, schema.Field(c).Type, 0)
+			continue
+		}
+		pieces := make([]arrow.Array, len(parts))
+		for p, r := range parts {
+			pieces[p] = r.Column(c)
+		}
+		var err error
+		if out[c], err = array.Concatenate(pieces, f.mem); err != nil {
+			for _, o := range out[:c] {
+				o.Release()
+			}
+			return nil, nil, err
+		}
+	}
+	rec := array.NewRecordBatch(schema, out, int64(len(of)))
+	for _, c := range out {
+		c.Release()
+	}
+	return rec, of, nil
+}
+
+// Close stops the follower and frees the rows it kept.
+func (f *follower) Close() error {
+	f.cancel()
+	<-f.done
+	err := f.log.Close()
+	f.cl.Close()
+	f.mu.Lock()
+	for k, s := range f.rows {
+		s.b.drop()
+		delete(f.rows, k)
+	}
+	f.mu.Unlock()
+	return err
+}

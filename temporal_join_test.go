@@ -1,0 +1,132 @@
+package kshare_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/internal/kafkatest"
+)
+
+// A lookup join against an upsert-kafka table (a temporal join on
+// processing time): each order meets its customer's row as the topic has
+// it when the order is read. The query follows the topic: an update, a
+// delete and a new customer produced before later orders are what those
+// orders meet.
+func TestTemporalJoinUpsertKafka(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Bootstrap(t)
+	customers := kafkatest.Topic(t, addr, 3)
+	orders := kafkatest.Topic(t, addr, 1)
+	truth := map[string]string{}
+	put := func(c, tier string) *kgo.Record {
+		truth[c] = tier
+		return &kgo.Record{Topic: customers, Key: fmt.Appendf(nil, `{"customer": %q}`, c), Value: fmt.Appendf(nil, `{"customer": %q, "tier": %q}`, c, tier)}
+	}
+	del := func(c string) *kgo.Record {
+		delete(truth, c)
+		return &kgo.Record{Topic: customers, Key: fmt.Appendf(nil, `{"customer": %q}`, c)}
+	}
+	var first []*kgo.Record
+	for i := range 10 {
+		first = append(first, put(fmt.Sprintf("c%d", i), "silver"))
+	}
+	first = append(first, put("c1", "bronze"), del("c9"))
+	kafkatest.ProduceRecords(t, addr, first...)
+
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE orders (id BIGINT, customer STRING, pt AS PROCTIME()) WITH ('connector' = 'kafka-sharegroup',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+orders+`', 'share-group-id' = '`+kafkatest.GroupName(t)+`',
+	  'scan.startup.mode' = 'earliest-offset', 'format' = 'json')`)
+	exec(t, eng, `CREATE TABLE customers (customer STRING, tier STRING, PRIMARY KEY (customer) NOT ENFORCED) WITH (
+	  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+customers+`')`)
+	rows, err := eng.Query(kafkatest.Context(t), `SELECT o.id, o.customer, c.tier FROM orders AS o
+	  LEFT JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.customer = c.customer`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	// read takes n rows and checks each order's tier against truth as it
+	// is now (NULL for a customer without a row).
+	read := func(n int) {
+		t.Helper()
+		for got := 0; got < n; {
+			if !rows.Next() {
+				t.Fatalf("the query ended after %d of %d rows: %v", got, n, rows.Err())
+			}
+			b := rows.RecordBatch()
+			for i := range int(b.NumRows()) {
+				id, c := b.Column(0).(*array.Int64).Value(i), b.Column(1).(*array.String).Value(i)
+				tier, want := "NULL", "NULL"
+				if b.Column(2).IsValid(i) {
+					tier = b.Column(2).(*array.String).Value(i)
+				}
+				if w, ok := truth[c]; ok {
+					want = w
+				}
+				if tier != want {
+					t.Errorf("order %d of %s met tier %s, want %s", id, c, tier, want)
+				}
+				got++
+			}
+		}
+	}
+	order := func(from, to int) {
+		var vs [][]byte
+		for i := from; i < to; i++ {
+			vs = append(vs, fmt.Appendf(nil, `{"id": %d, "customer": "c%d"}`, i, i%10))
+		}
+		kafkatest.Produce(t, addr, orders, vs...)
+	}
+	order(0, 50)
+	read(50)
+	// Many changes of other keys first, so that the follower is still
+	// reading when the orders come: their lookups wait for it.
+	var changes []*kgo.Record
+	for i := range 30000 {
+		changes = append(changes, put(fmt.Sprintf("x%d", i%500), fmt.Sprintf("t%d", i)))
+	}
+	changes = append(changes, put("c3", "gold"), del("c4"), put("c9", "platinum"))
+	kafkatest.ProduceRecords(t, addr, changes...)
+	order(50, 100)
+	read(50)
+}
+
+// What cannot be looked up in Kafka says what to do.
+func TestTemporalJoinRefusals(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.Topic(t, addr, 1)
+	kafkatest.Produce(t, addr, topic, []byte(`{"id": 1, "customer": "c1"}`))
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE orders (id BIGINT, customer STRING, pt AS PROCTIME()) WITH ('connector' = 'kafka-sharegroup',
+	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+kafkatest.GroupName(t)+`',
+	  'scan.startup.mode' = 'earliest-offset', 'format' = 'json')`)
+	exec(t, eng, `CREATE TABLE customers (customer STRING, tier STRING, PRIMARY KEY (customer) NOT ENFORCED) WITH (
+	  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`')`)
+	exec(t, eng, `CREATE TABLE log (customer STRING, tier STRING) WITH ('connector' = 'kafka', 'format' = 'json',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`')`)
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT o.id FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.customer = c.tier",
+			"a temporal join reads this table by its PRIMARY KEY (customer), and the join's ON gives tier"},
+		{"SELECT o.id FROM orders AS o JOIN log FOR SYSTEM_TIME AS OF o.pt AS c ON o.customer = c.customer",
+			"a lookup join reads a table of rows by key"},
+	} {
+		rows, err := eng.Query(kafkatest.Context(t), c.sql)
+		if err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\ngot  %v\nwant %s", c.sql, err, c.want)
+		}
+	}
+}
