@@ -118,7 +118,7 @@ func (b *block) lookupTargets() []targetCheck {
 			if seen && f.queries > 0 && f.rate > 0 {
 				secs := float64(b.t.n) / f.rate
 				cs = append(cs, targetCheck{fmt.Sprintf("%s: queries sent to PostgreSQL (%s, last run)", x.label, where),
-					fmt.Sprintf("%s queries, %.0f/s, %.1f keys and %.1f rows per query, %s cache hits", thousands(f.queries), float64(f.queries)/secs,
+					fmt.Sprintf("%s queries, %.0f/s, %.1f keys and %.1f rows per query, %s keys of a batch found in the cache", thousands(f.queries), float64(f.queries)/secs,
 						float64(f.keys)/float64(f.queries), float64(f.rows)/float64(f.queries), thousands(f.hits)), "shown"})
 			}
 		}
