@@ -2,9 +2,12 @@ package kshare_test
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -128,5 +131,52 @@ func TestTemporalJoinRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s:\ngot  %v\nwant %s", c.sql, err, c.want)
 		}
+	}
+}
+
+// AS OF the orders' event time, each order meets the version of its
+// customer valid at the order's time: the latest one from that time or
+// earlier (an insert or update by the table's WATERMARK column, a delete
+// by its tombstone's timestamp), none before the first.
+func TestTemporalJoinEventTime(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Bootstrap(t)
+	customers := kafkatest.Topic(t, addr, 2)
+	orders := kafkatest.Topic(t, addr, 1)
+	put := func(c, tier, at string) *kgo.Record {
+		return &kgo.Record{Topic: customers, Key: fmt.Appendf(nil, `{"customer": %q}`, c),
+			Value: fmt.Appendf(nil, `{"customer": %q, "tier": %q, "ts": "2024-01-01 %s"}`, c, tier, at)}
+	}
+	tombstone := &kgo.Record{Topic: customers, Key: []byte(`{"customer": "c2"}`), Timestamp: time.Date(2024, 1, 1, 0, 0, 3, 0, time.UTC)}
+	kafkatest.ProduceRecords(t, addr, put("c1", "silver", "00:00:01"), put("c2", "silver", "00:00:01"), put("c1", "gold", "00:00:05"),
+		tombstone, put("c2", "bronze", "00:00:07"))
+	want := map[int64]string{}
+	var vs [][]byte
+	for i, o := range []struct{ c, at, tier string }{
+		{"c1", "00:00:00.500", "NULL"}, {"c1", "00:00:02", "silver"}, {"c1", "00:00:06", "gold"}, {"c1", "00:00:05", "gold"},
+		{"c2", "00:00:02", "silver"}, {"c2", "00:00:04", "NULL"}, {"c2", "00:00:08", "bronze"}, {"c3", "00:00:08", "NULL"},
+	} {
+		vs = append(vs, fmt.Appendf(nil, `{"id": %d, "customer": %q, "ts": "2024-01-01 %s"}`, i, o.c, o.at))
+		want[int64(i)] = o.tier
+	}
+	kafkatest.Produce(t, addr, orders, vs...)
+	eng := kshare.New()
+	exec(t, eng, `CREATE TABLE orders (id BIGINT, customer STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+	  WITH ('connector' = 'kafka-sharegroup', 'bootstrap.servers' = '`+addr+`', 'topic' = '`+orders+`',
+	  'share-group-id' = '`+kafkatest.GroupName(t)+`', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json')`)
+	exec(t, eng, `CREATE TABLE customers (customer STRING, tier STRING, ts TIMESTAMP(3), PRIMARY KEY (customer) NOT ENFORCED,
+	  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
+	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+customers+`')`)
+	got := map[int64]string{}
+	eachRow(t, eng, `SELECT o.id, c.tier FROM orders AS o LEFT JOIN customers FOR SYSTEM_TIME AS OF o.ts AS c ON o.customer = c.customer`,
+		func(b arrow.RecordBatch, i int) {
+			tier := "NULL"
+			if b.Column(1).IsValid(i) {
+				tier = b.Column(1).(*array.String).Value(i)
+			}
+			got[b.Column(0).(*array.Int64).Value(i)] = tier
+		}, kshare.MaxRows(int64(len(want))))
+	if !maps.Equal(got, want) {
+		t.Errorf("tiers by order %v, want %v", got, want)
 	}
 }

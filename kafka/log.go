@@ -101,6 +101,7 @@ type LogStream struct {
 	slot    map[table.PartitionID]int32
 	rowPart []int32
 	rowOff  []int64
+	rowTs   []int64 // each row's record's timestamp, in milliseconds
 	// pos is the next offset to read of each partition: past every record
 	// appended so far, those that gave no row too (Positions).
 	pos map[table.PartitionID]int64
@@ -203,8 +204,8 @@ func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
 	if st.rb == nil || st.rb.Len() == 0 {
 		return table.Batch{}, io.EOF
 	}
-	ack := &logAck{named: st.named, part: st.rowPart, off: st.rowOff}
-	st.rowPart, st.rowOff = nil, nil
+	ack := &logAck{named: st.named, part: st.rowPart, off: st.rowOff, ts: st.rowTs}
+	st.rowPart, st.rowOff, st.rowTs = nil, nil, nil
 	rec := st.rb.NewBatch()
 	return table.Batch{Record: rec, Ack: ack, Kinds: st.rb.Kinds()}, nil
 }
@@ -231,6 +232,7 @@ type logAck struct {
 	named []table.PartitionID
 	part  []int32
 	off   []int64
+	ts    []int64
 }
 
 var _ table.RowOrigins = (*logAck)(nil)
@@ -240,7 +242,7 @@ func (a *logAck) RowOrigin(row int) (table.Origin, bool) {
 		return table.Origin{}, false
 	}
 	id := a.named[a.part[row]]
-	return table.Origin{Topic: id.Topic, Partition: id.Partition, Offset: a.off[row]}, true
+	return table.Origin{Topic: id.Topic, Partition: id.Partition, Offset: a.off[row], Timestamp: a.ts[row]}, true
 }
 
 // allPresent tells whether every range left has an end below which every
@@ -313,6 +315,7 @@ func (st *LogStream) append(fs kgo.Fetches) error {
 			for range n {
 				st.rowPart = append(st.rowPart, slot)
 				st.rowOff = append(st.rowOff, r.Offset)
+				st.rowTs = append(st.rowTs, r.Timestamp.UnixMilli())
 			}
 		case !st.cfg.SkipDecodeErrors:
 			derr = fmt.Errorf("record %s/%d@%d: %w", options.Cut(r.Topic), r.Partition, r.Offset, err)

@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,8 @@ import (
 var catchUpLimit = 2 * time.Second
 
 var (
+	_ table.VersionedSource  = (*upsertSource)(nil)
+	_ table.VersionedSource  = (*source)(nil)
 	_ table.LookupSource     = (*upsertSource)(nil)
 	_ table.LookupConfigurer = (*upsertSource)(nil)
 	_ table.LookupSource     = (*source)(nil)
@@ -60,6 +63,10 @@ func (s *source) OpenLookup(ctx context.Context, o table.LookupOptions) (table.L
 	}
 	return s.follow(ctx, o, nil)
 }
+
+// Versioned: a table with a WATERMARK orders its rows' versions by its
+// column, for an event-time temporal join.
+func (s *source) Versioned() bool { return s.bound.Def.Watermark != nil }
 
 // LookupConfig: the follower answers from memory, so nothing is cached in
 // front of it; a lookup that fails (the follower's read failed) is not
@@ -84,6 +91,17 @@ func (s *source) follow(ctx context.Context, o table.LookupOptions, upsert func(
 		return nil, table.Errorf(def.Name, "a temporal join reads this table by its PRIMARY KEY (%s), and the join's ON gives %s; "+
 			"join on the key's columns", keyNames(key), keyNames(o.Keys))
 	}
+	tsCol := -1
+	if o.AsOf {
+		if def.Watermark == nil {
+			return nil, table.Errorf(def.Name, "an event-time temporal join reads the version of a row valid at a time, ordered by the table's WATERMARK column, and this table has none; declare WATERMARK FOR <its time column> AS ...")
+		}
+		k := slices.IndexFunc(phys, func(c table.Column) bool { return strings.EqualFold(c.Name, def.Watermark.Column) })
+		if k < 0 {
+			return nil, table.Errorf(def.Name, "an event-time temporal join orders the versions by the WATERMARK column '%s', which must be a column the topic's records give, not a computed one", options.Cut(def.Watermark.Column))
+		}
+		tsCol = at[k]
+	}
 	if o.Alloc == nil {
 		o.Alloc = memory.DefaultAllocator
 	}
@@ -106,8 +124,8 @@ func (s *source) follow(ctx context.Context, o table.LookupOptions, upsert func(
 		log.Close()
 		return nil, table.Errorf(def.Name, "kafka client: %w", err)
 	}
-	f := &follower{src: s, log: log, adm: kadm.NewClient(cl), cl: cl, keys: o.Keys, phys: at, mem: o.Alloc,
-		rows: map[string]slot{}, pos: map[table.PartitionID]int64{}, done: make(chan struct{})}
+	f := &follower{src: s, log: log, adm: kadm.NewClient(cl), cl: cl, keys: o.Keys, phys: at, mem: o.Alloc, tsCol: tsCol,
+		rows: map[string]slot{}, versions: map[string][]version{}, pos: map[table.PartitionID]int64{}, done: make(chan struct{})}
 	f.cond = sync.NewCond(&f.mu)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	go f.run()
@@ -136,6 +154,10 @@ type follower struct {
 	keys []int // positions among the physical columns of the lookup's key, in its order
 	phys []int // positions of the physical columns among the stream's columns
 	mem  memory.Allocator
+	// tsCol, for an event-time temporal join (LookupOptions.AsOf), is the
+	// position among the stream's columns of the WATERMARK column, which
+	// orders the versions; -1 otherwise.
+	tsCol int
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -144,8 +166,18 @@ type follower struct {
 	mu   sync.Mutex
 	cond *sync.Cond // signals progress of pos, or the end of run
 	rows map[string]slot
-	pos  map[table.PartitionID]int64 // the next offset to read of each partition
-	err  error                       // why run ended
+	// versions are each key's rows in time (tsCol >= 0 only), oldest
+	// first; a delete is a version without a row.
+	versions map[string][]version
+	pos      map[table.PartitionID]int64 // the next offset to read of each partition
+	err      error                       // why run ended
+}
+
+// version is a key's row from a time on (microseconds since the epoch);
+// b is nil for a delete.
+type version struct {
+	at int64
+	slot
 }
 
 // slot is where a key's row is: a row of a block.
@@ -193,6 +225,9 @@ func (f *follower) run() {
 // forgets the keys b deletes (-D); a -U says nothing the +U after it does
 // not.
 func (f *follower) apply(b table.Batch) error {
+	if f.tsCol >= 0 {
+		return f.applyVersions(b)
+	}
 	rec := b.Record
 	keyCols := make([]arrow.Array, len(f.keys))
 	for i, k := range f.keys {
@@ -227,24 +262,9 @@ func (f *follower) apply(b table.Batch) error {
 		}
 	}
 	slices.Sort(keep)
-	var blk *block
-	if len(keep) > 0 {
-		cols := make([]arrow.Array, len(f.phys))
-		for i, p := range f.phys {
-			cols[i] = rec.Column(p)
-		}
-		taken, err := table.Take(f.mem, cols, keep)
-		if err != nil {
-			return err
-		}
-		fs := make([]arrow.Field, len(f.phys))
-		for i, p := range f.phys {
-			fs[i] = rec.Schema().Field(p)
-		}
-		blk = &block{rec: array.NewRecordBatch(arrow.NewSchema(fs, nil), taken, int64(len(keep)))}
-		for _, c := range taken {
-			c.Release()
-		}
+	blk, err := f.block(rec, keep)
+	if err != nil {
+		return err
 	}
 	// The offsets the batch covers: every record up to the last of each
 	// partition (a record that gave no row too, whose offset the stream
@@ -268,6 +288,122 @@ func (f *follower) apply(b table.Batch) error {
 	}
 	f.cond.Broadcast()
 	return nil
+}
+
+// applyVersions adds b's changes to the keys' versions: an insert or an
+// update is a version from its WATERMARK column's time, a delete one from
+// its record's timestamp (a tombstone has no row to tell a time).
+func (f *follower) applyVersions(b table.Batch) error {
+	rec := b.Record
+	keyCols := make([]arrow.Array, len(f.keys))
+	for i, k := range f.keys {
+		keyCols[i] = rec.Column(f.phys[k])
+	}
+	ro, _ := b.Ack.(table.RowOrigins)
+	type change struct {
+		key string
+		at  int64
+		row int // -1 for a delete
+	}
+	var changes []change
+	var keep []int
+	for i := range int(rec.NumRows()) {
+		kind := table.KindInsert
+		if b.Kinds != nil {
+			kind = b.Kinds[i]
+		}
+		if kind == table.KindUpdateBefore {
+			continue
+		}
+		k, ok := keyString(keyCols, i)
+		if !ok {
+			continue
+		}
+		if kind == table.KindDelete {
+			if ro == nil {
+				continue
+			}
+			o, ok := ro.RowOrigin(i)
+			if !ok {
+				continue
+			}
+			changes = append(changes, change{k, o.Timestamp * 1000, -1})
+			continue
+		}
+		at, ok := micros(rec.Column(f.tsCol), i)
+		if !ok {
+			continue // a version without a time is valid at no time
+		}
+		changes = append(changes, change{k, at, i})
+		keep = append(keep, i)
+	}
+	blk, err := f.block(rec, keep)
+	if err != nil {
+		return err
+	}
+	pos := f.log.Positions()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range changes {
+		v := version{at: c.at}
+		if c.row >= 0 {
+			i, _ := slices.BinarySearch(keep, c.row)
+			v.slot = slot{b: blk, row: i}
+			blk.live++
+		}
+		vs := f.versions[c.key]
+		// After every version of the same time or earlier: the later
+		// change of one time wins.
+		at := sort.Search(len(vs), func(j int) bool { return vs[j].at > v.at })
+		f.versions[c.key] = slices.Insert(vs, at, v)
+	}
+	for p, o := range pos {
+		f.pos[p] = max(f.pos[p], o)
+	}
+	f.cond.Broadcast()
+	return nil
+}
+
+// block is rec's physical columns at rows keep, as a block; nil for none.
+func (f *follower) block(rec arrow.RecordBatch, keep []int) (*block, error) {
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	cols := make([]arrow.Array, len(f.phys))
+	fs := make([]arrow.Field, len(f.phys))
+	for i, p := range f.phys {
+		cols[i] = rec.Column(p)
+		fs[i] = rec.Schema().Field(p)
+	}
+	taken, err := table.Take(f.mem, cols, keep)
+	if err != nil {
+		return nil, err
+	}
+	blk := &block{rec: array.NewRecordBatch(arrow.NewSchema(fs, nil), taken, int64(len(keep)))}
+	for _, c := range taken {
+		c.Release()
+	}
+	return blk, nil
+}
+
+// micros is the TIMESTAMP at row i of a in microseconds since the epoch;
+// ok is false for a NULL or a column of another type.
+func micros(a arrow.Array, i int) (int64, bool) {
+	ts, ok := a.(*array.Timestamp)
+	if !ok || ts.IsNull(i) {
+		return 0, false
+	}
+	unit := ts.DataType().(*arrow.TimestampType).Unit
+	v := int64(ts.Value(i))
+	switch unit {
+	case arrow.Second:
+		return v * 1_000_000, true
+	case arrow.Millisecond:
+		return v * 1000, true
+	case arrow.Microsecond:
+		return v, true
+	}
+	return v / 1000, true
 }
 
 // keyString is row i's key as one comparable string (each value's text,
@@ -353,6 +489,11 @@ func (f *follower) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 	for i := range cols {
 		cols[i] = keys.Column(i)
 	}
+	var asOf arrow.Array
+	if f.tsCol >= 0 {
+		// The last column is the time each key's version is read at.
+		asOf, cols = cols[len(cols)-1], cols[:len(cols)-1]
+	}
 	var of []int
 	var parts []arrow.RecordBatch
 	f.mu.Lock()
@@ -361,7 +502,11 @@ func (f *follower) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 		if !ok {
 			continue
 		}
-		if s, ok := f.rows[k]; ok {
+		s, ok := f.rows[k]
+		if asOf != nil {
+			s, ok = f.versionAt(k, asOf, i)
+		}
+		if ok {
 			parts = append(parts, s.b.rec.NewSlice(int64(s.row), int64(s.row+1)))
 			of = append(of, i)
 		}
@@ -400,6 +545,22 @@ func (f *follower) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 	return rec, of, nil
 }
 
+// versionAt is key's row valid at the time at row i of asOf: its latest
+// version from that time or earlier, unless that is a delete. Call with
+// f.mu held.
+func (f *follower) versionAt(key string, asOf arrow.Array, i int) (slot, bool) {
+	t, ok := micros(asOf, i)
+	if !ok {
+		return slot{}, false
+	}
+	vs := f.versions[key]
+	n := sort.Search(len(vs), func(j int) bool { return vs[j].at > t })
+	if n == 0 || vs[n-1].b == nil {
+		return slot{}, false
+	}
+	return vs[n-1].slot, true
+}
+
 // Close stops the follower and frees the rows it kept.
 func (f *follower) Close() error {
 	f.cancel()
@@ -410,6 +571,14 @@ func (f *follower) Close() error {
 	for k, s := range f.rows {
 		s.b.drop()
 		delete(f.rows, k)
+	}
+	for k, vs := range f.versions {
+		for _, v := range vs {
+			if v.b != nil {
+				v.b.drop()
+			}
+		}
+		delete(f.versions, k)
 	}
 	f.mu.Unlock()
 	return err

@@ -38,6 +38,12 @@ type Source struct {
 	// Outer keeps a row without a match, with NULLs for the looked-up
 	// columns (LEFT JOIN); without it the row is left out.
 	Outer bool
+	// AsOf makes the join an event-time temporal join: each row meets the
+	// version of the looked-up row valid at its time, the input's column
+	// at AsOfColumn (a TIMESTAMP), which Right (a table.VersionedSource)
+	// is given after the keys.
+	AsOf       bool
+	AsOfColumn int
 }
 
 var _ table.Source = (*Source)(nil)
@@ -62,7 +68,7 @@ func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	if c, ok := s.Right.(table.LookupConfigurer); ok {
 		cfg = c.LookupConfig()
 	}
-	lk, err := s.Right.OpenLookup(ctx, table.LookupOptions{Keys: s.RightKeys, Alloc: o.Alloc, Logger: o.Logger})
+	lk, err := s.Right.OpenLookup(ctx, table.LookupOptions{Keys: s.RightKeys, AsOf: s.AsOf, Alloc: o.Alloc, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +98,16 @@ func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 		rc := s.RightColumns[s.RightKeys[i]]
 		keyFields = append(keyFields, arrow.Field{Name: rc.Name, Type: rc.Type.ArrowType(), Nullable: true})
 		st.casts = append(st.casts, !arrow.TypeEqual(in.Schema().Field(k).Type, rc.Type.ArrowType()))
+	}
+	if s.AsOf {
+		if s.AsOfColumn < 0 || s.AsOfColumn >= len(in.Schema().Fields()) {
+			in.Close()
+			lk.Close()
+			return nil, fmt.Errorf("lookup join of table '%s' with '%s': the time column is out of range", options.Cut(s.Table), options.Cut(s.Lookup))
+		}
+		f := in.Schema().Field(s.AsOfColumn)
+		keyFields = append(keyFields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true})
+		st.casts = append(st.casts, false)
 	}
 	st.schema = arrow.NewSchema(fs, nil)
 	st.keySchema = arrow.NewSchema(keyFields, nil)
@@ -263,8 +279,14 @@ func (st *stream) join(ctx context.Context, rec arrow.RecordBatch) (arrow.Record
 
 // keyColumns are rec's key columns, each of the looked-up column's type.
 func (st *stream) keyColumns(ctx context.Context, rec arrow.RecordBatch) ([]arrow.Array, error) {
-	cols := make([]arrow.Array, 0, len(st.src.Keys))
-	for i, k := range st.src.Keys {
+	cols := make([]arrow.Array, 0, len(st.src.Keys)+1)
+	keys := st.src.Keys
+	if st.src.AsOf {
+		// The time travels with the keys: a key at two times is two
+		// lookups.
+		keys = append(slices.Clone(keys), st.src.AsOfColumn)
+	}
+	for i, k := range keys {
 		c := rec.Column(k)
 		if !st.casts[i] {
 			c.Retain()

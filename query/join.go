@@ -149,7 +149,8 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 		}
 		return nil, errorf(ErrUnsupported, "table '%s' (connector '%s') cannot be looked up by key; the right side of a lookup join is a 'jdbc' table", options.Cut(right.Name()), conn)
 	}
-	if err := checkAsOf(rw.asOf, left, la); err != nil {
+	asOf, asOfCol, err := checkAsOf(rw.asOf, left, la, right)
+	if err != nil {
 		return nil, err
 	}
 	// The joined table: the left's columns (computed ones included), then
@@ -206,7 +207,7 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	b := *left.Bound
 	b.Def = d
 	src := &lookup.Source{Table: left.Name(), Lookup: right.Name(), Input: left.Source, Right: look,
-		RightColumns: rcols, Keys: keys, RightKeys: rkeys, Outer: outer}
+		RightColumns: rcols, Keys: keys, RightKeys: rkeys, Outer: outer, AsOf: asOf, AsOfColumn: asOfCol}
 	joined := &table.Table{Bound: &b, Source: src}
 	return planTableIn(rw, s, joined, []string{la, ra}, sides)
 }
@@ -227,28 +228,42 @@ func joinSide(te sqlparser.TableExpr) (name, alias string, err error) {
 	return tn.Name.String(), at.As.String(), nil
 }
 
-// checkAsOf checks that FOR SYSTEM_TIME AS OF names the left table's
-// processing time.
-func checkAsOf(st *systemTime, left *table.Table, alias string) error {
+// checkAsOf checks what FOR SYSTEM_TIME AS OF names: the left table's
+// processing time (a lookup of the row as it is now), or its event time
+// (its WATERMARK column: the version valid at the row's time, which a
+// versioned right table keeps). For event time it returns the column's
+// position among the left table's source columns.
+func checkAsOf(st *systemTime, left *table.Table, alias string, right *table.Table) (eventTime bool, col int, err error) {
 	if st.qualifier != "" && !strings.EqualFold(st.qualifier, alias) && !strings.EqualFold(st.qualifier, left.Name()) {
-		return errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF %s.%s: '%s' is not the JOIN's left table ('%s'); name its time attribute: %s.proc_time",
+		return false, 0, errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF %s.%s: '%s' is not the JOIN's left table ('%s'); name its time attribute: %s.proc_time",
 			options.Cut(st.qualifier), options.Cut(st.column), options.Cut(st.qualifier), options.Cut(alias), alias)
 	}
 	d := left.Bound.Def
 	k := d.Index(st.column)
 	if k < 0 {
-		return errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF: table '%s' has no column '%s'", options.Cut(left.Name()), options.Cut(st.column))
+		return false, 0, errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF: table '%s' has no column '%s'", options.Cut(left.Name()), options.Cut(st.column))
 	}
 	c := d.Columns()[k]
 	if c.IsProctime() {
-		return nil
+		return false, 0, nil
 	}
-	if d.Watermark != nil && strings.EqualFold(d.Watermark.Column, c.Name) {
-		return errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join (the version of the row valid at '%s') is not supported; a lookup join reads the row as it is when the record is read: add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time",
-			options.Cut(c.Name), options.Cut(c.Name), options.Cut(left.Name()), alias)
+	if d.Watermark == nil || !strings.EqualFold(d.Watermark.Column, c.Name) {
+		return false, 0, errorf(ErrType, "FOR SYSTEM_TIME AS OF %s: the column is not a time attribute; add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time (or name its WATERMARK column, for the version valid at each row's time)",
+			options.Cut(c.Name), options.Cut(left.Name()), alias)
 	}
-	return errorf(ErrType, "FOR SYSTEM_TIME AS OF %s: the column is not a processing time attribute; add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time",
-		options.Cut(c.Name), options.Cut(left.Name()), alias)
+	vs, ok := right.Source.(table.VersionedSource)
+	if !ok || !vs.Versioned() {
+		return false, 0, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join reads the version of the row valid at '%s', which table '%s' does not keep: "+
+			"use an 'upsert-kafka' table (or a 'kafka' table of changes with a PRIMARY KEY) with a WATERMARK, or look the row up as it is when read: "+
+			"add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time",
+			options.Cut(c.Name), options.Cut(c.Name), options.Cut(right.Name()), options.Cut(left.Name()), alias)
+	}
+	col = slices.IndexFunc(d.Schema.Columns, func(sc table.Column) bool { return strings.EqualFold(sc.Name, c.Name) })
+	if col < 0 {
+		return false, 0, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join reads the time from a column table '%s' reads, and '%s' is computed",
+			options.Cut(c.Name), options.Cut(left.Name()), options.Cut(c.Name))
+	}
+	return true, col, nil
 }
 
 // joinKeys reads ON: its equalities of a left and a right column are the

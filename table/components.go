@@ -972,6 +972,10 @@ type Origin struct {
 	Offset        int64
 	DeliveryCount int32 // 0 for a record read by no share group
 	Key           []byte
+	// Timestamp is the record's Kafka timestamp, in milliseconds since
+	// the epoch, where the reader tells it (a log read of a changelog);
+	// 0 where it does not.
+	Timestamp int64
 }
 
 // RowOrigins is what a batch's Acker implements when it can tell which

@@ -22,11 +22,26 @@ type LookupSource interface {
 	OpenLookup(ctx context.Context, o LookupOptions) (Lookuper, error)
 }
 
+// A VersionedSource is a LookupSource whose table keeps the versions of
+// its rows in time (a changelog with a WATERMARK, such as an upsert-kafka
+// table): a lookup with LookupOptions.AsOf finds the row as it was at a
+// time, ordered by the table's WATERMARK column (a delete by the time of
+// its record). Versioned reports whether this table can.
+type VersionedSource interface {
+	LookupSource
+	Versioned() bool
+}
+
 // LookupOptions are what a lookup join asks of a LookupSource.
 type LookupOptions struct {
 	// Keys are the positions, among the table's physical columns, of the
 	// columns a lookup gives values for, in the order of Lookup's keys.
 	Keys []int
+	// AsOf: each row of Lookup's keys ends with one column more, a
+	// timestamp (the stream row's event time), and a lookup finds the
+	// version of the row that was valid then (an event-time temporal
+	// join). Only a VersionedSource takes it.
+	AsOf bool
 	// Alloc allocates the rows found; nil means memory.DefaultAllocator.
 	Alloc memory.Allocator
 	// Logger receives warnings; nil means slog.Default().
