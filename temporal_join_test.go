@@ -180,3 +180,72 @@ func TestTemporalJoinEventTime(t *testing.T) {
 		t.Errorf("tiers by order %v, want %v", got, want)
 	}
 }
+
+// An aggregate over a lookup join keeps its state in a state directory as
+// one over the share group alone does: a second job continues the groups
+// of the first, and the changelog ends at every order's count by tier.
+func TestStateDirOverALookupJoin(t *testing.T) {
+	t.Parallel()
+	addr, topic, group := kafkatest.Queue(t, 2)
+	customers := kafkatest.Topic(t, addr, 1)
+	out := kafkatest.Topic(t, addr, 1)
+	dir := t.TempDir()
+	tiers := [...]string{"gold", "silver", "bronze"}
+	var cs []*kgo.Record
+	for i := range 10 {
+		cs = append(cs, &kgo.Record{Topic: customers, Key: fmt.Appendf(nil, `{"customer": "c%d"}`, i),
+			Value: fmt.Appendf(nil, `{"customer": "c%d", "tier": %q}`, i, tiers[i%3])})
+	}
+	kafkatest.ProduceRecords(t, addr, cs...)
+	count, sum := map[string]int{}, map[string]int{}
+	byTier := func(from, n int) [][]byte {
+		c, s := map[string]int{}, map[string]int{}
+		vs := stateOrders(from, n, c, s)
+		for cust := range c {
+			var i int
+			fmt.Sscanf(cust, "c%d", &i)
+			count[tiers[i%3]] += c[cust]
+			sum[tiers[i%3]] += s[cust]
+		}
+		return vs
+	}
+	kafkatest.Produce(t, addr, topic, byTier(0, 300)...)
+	insert := `INSERT INTO counts SELECT c.tier, COUNT(*), SUM(o.qty) FROM orders AS o
+	  JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.customer = c.customer GROUP BY c.tier`
+	session := func() *kshare.Engine {
+		eng := kshare.New()
+		exec(t, eng, "SET 'state-dir' = '"+dir+"'")
+		exec(t, eng, fmt.Sprintf("SET 'idle-timeout' = '%s'", kafkatest.Idle()))
+		exec(t, eng, `CREATE TABLE orders (customer STRING, qty BIGINT, pt AS PROCTIME()) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+		  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`', 'properties.max.poll.records' = '50')`)
+		exec(t, eng, `CREATE TABLE customers (customer STRING, tier STRING, PRIMARY KEY (customer) NOT ENFORCED) WITH (
+		  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
+		  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+customers+`')`)
+		exec(t, eng, changelogDDL("counts", addr, out))
+		return eng
+	}
+	first := exec(t, session(), insert)
+	if err := first.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := first.Job.Stats(); st.Accepted != 300 || st.Restored != 0 {
+		t.Fatalf("first job: %d records accepted, %d groups restored; want 300 and none", st.Accepted, st.Restored)
+	}
+	kafkatest.Produce(t, addr, topic, byTier(300, 200)...)
+	eng := session()
+	second := exec(t, eng, insert)
+	if err := second.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := second.Job.Stats(); st.Accepted != 200 || st.Restored != 3 {
+		t.Errorf("second job: %d records accepted, %d groups restored; want 200 and 3", st.Accepted, st.Restored)
+	}
+	got := replay(t, changesOf(t, eng, "SELECT * FROM counts"))
+	want := map[string]string{}
+	for tier := range count {
+		want[tier] = fmt.Sprintf("%s|%d|%d", tier, count[tier], sum[tier])
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the changelog ends at\n %v\nwant\n %v", got, want)
+	}
+}

@@ -474,3 +474,45 @@ func releaseAll[T interface{ Release() }](xs []T) {
 		}
 	}
 }
+
+// A Joined is the source of a joined table: the lookup join behind it.
+type Joined interface {
+	table.Source
+	Join() *Source
+}
+
+// Join is s itself (Joined).
+func (s *Source) Join() *Source { return s }
+
+// Reader is s as the planner's table reads it: with the capabilities of its
+// input that say how its records are taken, since the joined rows' records
+// are the input's. A share group's progress (table.ShareProgress) lets a
+// job keep its state in a directory and prune it; a reader that takes
+// nothing (table.Looker, a plain kafka table) consumes nothing here either.
+func (s *Source) Reader() Joined {
+	switch in := s.Input.(type) {
+	case table.ShareProgress:
+		return shareJoin{s, in}
+	case table.Looker:
+		return lookJoin{s}
+	}
+	return s
+}
+
+type shareJoin struct {
+	*Source
+	progress table.ShareProgress
+}
+
+func (j shareJoin) ShareStartOffsets(ctx context.Context) (string, []table.PartitionStart, error) {
+	return j.progress.ShareStartOffsets(ctx)
+}
+
+type lookJoin struct{ *Source }
+
+func (lookJoin) TakesNothing() {}
+
+var (
+	_ table.ShareProgress = shareJoin{}
+	_ table.Looker        = lookJoin{}
+)

@@ -200,9 +200,9 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 	// A lookup join: the stream's settling, then the lookups the
 	// looked-up table's source logged.
 	var looked *tabletest.Source
-	if j, ok := p.Table().Source.(*lookup.Source); ok {
-		src, _ = j.Input.(*tabletest.Source)
-		looked, _ = j.Right.(*tabletest.Source)
+	if j, ok := p.Table().Source.(lookup.Joined); ok {
+		src, _ = j.Join().Input.(*tabletest.Source)
+		looked, _ = j.Join().Right.(*tabletest.Source)
 	}
 	logFrom, lookedFrom := 0, 0
 	if src != nil {

@@ -208,7 +208,7 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	b.Def = d
 	src := &lookup.Source{Table: left.Name(), Lookup: right.Name(), Input: left.Source, Right: look,
 		RightColumns: rcols, Keys: keys, RightKeys: rkeys, Outer: outer, AsOf: asOf, AsOfColumn: asOfCol}
-	joined := &table.Table{Bound: &b, Source: src}
+	joined := &table.Table{Bound: &b, Source: src.Reader()}
 	return planTableIn(rw, s, joined, []string{la, ra}, sides)
 }
 
