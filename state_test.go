@@ -15,6 +15,7 @@ import (
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/state"
+	"github.com/kshare/kshare/table"
 )
 
 // stateOrders are n orders of customers c0..c9 as JSON values, starting at
@@ -28,6 +29,32 @@ func stateOrders(from, n int, count, sum map[string]int) [][]byte {
 		sum[c] += q
 	}
 	return out
+}
+
+// waitJob waits for res's job to end and checks how many records it
+// accepted and how many groups it restored.
+func waitJob(t *testing.T, res *table.Result, what string, accepted, restored int64) {
+	t.Helper()
+	if err := res.Job.Wait(kafkatest.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := res.Job.Stats(); st.Accepted != accepted || st.Restored != restored {
+		t.Errorf("%s: %d records accepted, %d groups restored; want %d and %d", what, st.Accepted, st.Restored, accepted, restored)
+	}
+}
+
+// changelogEndsAt checks that the changelog of table counts ends at each
+// key's count and sum.
+func changelogEndsAt(t *testing.T, eng *kshare.Engine, count, sum map[string]int) {
+	t.Helper()
+	got := replay(t, changesOf(t, eng, "SELECT * FROM counts"))
+	want := map[string]string{}
+	for k := range count {
+		want[k] = fmt.Sprintf("%s|%d|%d", k, count[k], sum[k])
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the changelog ends at\n %v\nwant\n %v", got, want)
+	}
 }
 
 // An aggregate job with a state directory, started again in a new session
@@ -53,30 +80,11 @@ func TestStateDirContinuesAJob(t *testing.T) {
 		exec(t, eng, changelogDDL("counts", addr, out))
 		return eng
 	}
-	first := exec(t, session(), insert)
-	if err := first.Job.Wait(kafkatest.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	if st := first.Job.Stats(); st.Accepted != 300 || st.Restored != 0 {
-		t.Fatalf("first job: %d records accepted, %d groups restored; want 300 and none", st.Accepted, st.Restored)
-	}
+	waitJob(t, exec(t, session(), insert), "first job", 300, 0)
 	kafkatest.Produce(t, addr, topic, stateOrders(300, 200, count, sum)...)
 	eng := session()
-	second := exec(t, eng, insert)
-	if err := second.Job.Wait(kafkatest.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	if st := second.Job.Stats(); st.Accepted != 200 || st.Restored != 10 {
-		t.Errorf("second job: %d records accepted, %d groups restored; want 200 and 10", st.Accepted, st.Restored)
-	}
-	got := replay(t, changesOf(t, eng, "SELECT * FROM counts"))
-	want := map[string]string{}
-	for c := range count {
-		want[c] = fmt.Sprintf("%s|%d|%d", c, count[c], sum[c])
-	}
-	if !maps.Equal(got, want) {
-		t.Errorf("the changelog ends at\n %v\nwant\n %v", got, want)
-	}
+	waitJob(t, exec(t, eng, insert), "second job", 200, 10)
+	changelogEndsAt(t, eng, count, sum)
 
 	// The job ended and freed its folder: the same INSERT again in the
 	// same session continues from it rather than from a folder of its own.

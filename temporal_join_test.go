@@ -224,28 +224,9 @@ func TestStateDirOverALookupJoin(t *testing.T) {
 		exec(t, eng, changelogDDL("counts", addr, out))
 		return eng
 	}
-	first := exec(t, session(), insert)
-	if err := first.Job.Wait(kafkatest.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	if st := first.Job.Stats(); st.Accepted != 300 || st.Restored != 0 {
-		t.Fatalf("first job: %d records accepted, %d groups restored; want 300 and none", st.Accepted, st.Restored)
-	}
+	waitJob(t, exec(t, session(), insert), "first job", 300, 0)
 	kafkatest.Produce(t, addr, topic, byTier(300, 200)...)
 	eng := session()
-	second := exec(t, eng, insert)
-	if err := second.Job.Wait(kafkatest.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	if st := second.Job.Stats(); st.Accepted != 200 || st.Restored != 3 {
-		t.Errorf("second job: %d records accepted, %d groups restored; want 200 and 3", st.Accepted, st.Restored)
-	}
-	got := replay(t, changesOf(t, eng, "SELECT * FROM counts"))
-	want := map[string]string{}
-	for tier := range count {
-		want[tier] = fmt.Sprintf("%s|%d|%d", tier, count[tier], sum[tier])
-	}
-	if !maps.Equal(got, want) {
-		t.Errorf("the changelog ends at\n %v\nwant\n %v", got, want)
-	}
+	waitJob(t, exec(t, eng, insert), "second job", 200, 3)
+	changelogEndsAt(t, eng, count, sum)
 }

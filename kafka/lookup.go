@@ -229,32 +229,17 @@ func (f *follower) apply(b table.Batch) error {
 		return f.applyVersions(b)
 	}
 	rec := b.Record
-	keyCols := make([]arrow.Array, len(f.keys))
-	for i, k := range f.keys {
-		keyCols[i] = rec.Column(f.phys[k])
-	}
 	last := map[string]int{} // key -> its last row of b, -1 for a delete
 	var order []string
-	for i := range int(rec.NumRows()) {
-		kind := table.KindInsert
-		if b.Kinds != nil {
-			kind = b.Kinds[i]
-		}
-		if kind == table.KindUpdateBefore {
-			continue
-		}
-		k, ok := keyString(keyCols, i)
-		if !ok {
-			continue // a row without a key is no key's row
-		}
+	f.changes(b, func(i int, k string, del bool) {
 		if _, seen := last[k]; !seen {
 			order = append(order, k)
 		}
 		last[k] = i
-		if kind == table.KindDelete {
+		if del {
 			last[k] = -1
 		}
-	}
+	})
 	var keep []int
 	for _, k := range order {
 		if r := last[k]; r >= 0 {
@@ -295,10 +280,6 @@ func (f *follower) apply(b table.Batch) error {
 // its record's timestamp (a tombstone has no row to tell a time).
 func (f *follower) applyVersions(b table.Batch) error {
 	rec := b.Record
-	keyCols := make([]arrow.Array, len(f.keys))
-	for i, k := range f.keys {
-		keyCols[i] = rec.Column(f.phys[k])
-	}
 	ro, _ := b.Ack.(table.RowOrigins)
 	type change struct {
 		key string
@@ -307,36 +288,23 @@ func (f *follower) applyVersions(b table.Batch) error {
 	}
 	var changes []change
 	var keep []int
-	for i := range int(rec.NumRows()) {
-		kind := table.KindInsert
-		if b.Kinds != nil {
-			kind = b.Kinds[i]
-		}
-		if kind == table.KindUpdateBefore {
-			continue
-		}
-		k, ok := keyString(keyCols, i)
-		if !ok {
-			continue
-		}
-		if kind == table.KindDelete {
+	f.changes(b, func(i int, k string, del bool) {
+		if del {
 			if ro == nil {
-				continue
+				return
 			}
-			o, ok := ro.RowOrigin(i)
-			if !ok {
-				continue
+			if o, ok := ro.RowOrigin(i); ok {
+				changes = append(changes, change{k, o.Timestamp * 1000, -1})
 			}
-			changes = append(changes, change{k, o.Timestamp * 1000, -1})
-			continue
+			return
 		}
 		at, ok := micros(rec.Column(f.tsCol), i)
 		if !ok {
-			continue // a version without a time is valid at no time
+			return // a version without a time is valid at no time
 		}
 		changes = append(changes, change{k, at, i})
 		keep = append(keep, i)
-	}
+	})
 	blk, err := f.block(rec, keep)
 	if err != nil {
 		return err
@@ -362,6 +330,28 @@ func (f *follower) applyVersions(b table.Batch) error {
 	}
 	f.cond.Broadcast()
 	return nil
+}
+
+// changes calls fn with each insert, update (+U) and delete of b, in
+// order, and its row's key; a -U says nothing the +U after it does not,
+// and a row without a key is no key's row.
+func (f *follower) changes(b table.Batch, fn func(row int, key string, del bool)) {
+	keyCols := make([]arrow.Array, len(f.keys))
+	for i, k := range f.keys {
+		keyCols[i] = b.Record.Column(f.phys[k])
+	}
+	for i := range int(b.Record.NumRows()) {
+		kind := table.KindInsert
+		if b.Kinds != nil {
+			kind = b.Kinds[i]
+		}
+		if kind == table.KindUpdateBefore {
+			continue
+		}
+		if k, ok := keyString(keyCols, i); ok {
+			fn(i, k, kind == table.KindDelete)
+		}
+	}
 }
 
 // block is rec's physical columns at rows keep, as a block; nil for none.
