@@ -18,6 +18,7 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
+	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/query"
 )
 
@@ -295,5 +296,48 @@ func TestKafkaWindowsOneRowEach(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A record later than every window it falls in updates nothing; under
+// 'scan.on-eval-error' = 'dead-letter' it goes to the dead-letter topic,
+// saying why, and is counted, while the windows' rows stay as they were.
+func TestKafkaLateRecordDeadLettered(t *testing.T) {
+	t.Parallel()
+	addr := kafkatest.Bootstrap(t)
+	topic, dlq := kafkatest.Topic(t, addr, 1), kafkatest.Topic(t, addr, 1)
+	group := kafkatest.GroupName(t)
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var recs []*kgo.Record
+	for _, r := range []struct {
+		v  string
+		at time.Duration
+	}{{"a", 10 * time.Second}, {"b", 50 * time.Second}, {"c", 90 * time.Second}, {"late", 20 * time.Second}} {
+		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(r.v), Timestamp: base.Add(r.at)})
+	}
+	kafkatest.ProduceRecords(t, addr, recs...)
+	// One record a poll and a batch: the watermark c moves (01:29) has
+	// dropped [00:00, 01:00) when the late record comes.
+	eng := windowEngine(t, addr, topic, group, `'properties.max.poll.records' = '1', 'properties.share.acquire.mode' = 'record_limit',
+	  'scan.batch-size' = '1', 'scan.on-eval-error' = 'dead-letter', 'scan.dead-letter.topic' = '`+dlq+`'`)
+	exec(t, eng, "SET 'window.allowed-lateness' = '0 s'")
+	got, _, st := windowCounts(kafkatest.Context(t), t, eng, `SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE w, DESCRIPTOR(kts), INTERVAL '1' MINUTES))
+	  GROUP BY window_start, window_end`, kshare.IdleTimeout(kafkatest.Idle()))
+	want := map[int64]int64{base.UnixMilli(): 2, base.Add(time.Minute).UnixMilli(): 1}
+	if !maps.Equal(got, want) || st.BeyondLateness != 1 {
+		t.Errorf("windows %v, %d beyond the lateness; want %v and 1", got, st.BeyondLateness, want)
+	}
+	dead := kafkatest.ReadTopic(t, addr, dlq, 1)
+	var why string
+	for _, h := range dead[0].Headers {
+		if h.Key == kafkaclient.HeaderError {
+			why = string(h.Value)
+		}
+	}
+	if string(dead[0].Value) != "late" || !strings.Contains(why, "later than its windows: its event time 2024-01-01 00:00:20.000") {
+		t.Errorf("dead letter %q with %s %q; want the late record, saying why", dead[0].Value, kafkaclient.HeaderError, why)
+	}
+	if left, _ := values(t, eng, "SELECT v FROM w", kshare.IdleTimeout(kafkatest.Idle())); len(left) != 0 {
+		t.Errorf("the group still has %v after the query", left)
 	}
 }

@@ -34,6 +34,11 @@ var (
 	// integer or decimal overflow, division by zero, a CAST of a value that
 	// does not fit its target. A running query ends with it.
 	ErrEval = errors.New("evaluation failed")
+	// ErrLate is the reason a record later than every window it falls in
+	// goes by its table's 'scan.on-eval-error' policy (a dead letter's
+	// kshare.error says it): its windows' rows are out already, so it
+	// updates nothing.
+	ErrLate = errors.New("later than its windows")
 )
 
 // Error is a problem with a query. Its text is the message alone (so that it

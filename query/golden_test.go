@@ -204,6 +204,11 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 		src, _ = j.Join().Input.(*tabletest.Source)
 		looked, _ = j.Join().Right.(*tabletest.Source)
 	}
+	if v, ok := args["on-eval-error"]; ok && src != nil {
+		// The table's policy for rows a query cannot use, for this query.
+		src.OnEvalError = v
+		defer func() { src.OnEvalError = "" }()
+	}
 	logFrom, lookedFrom := 0, 0
 	if src != nil {
 		logFrom = len(src.Log())

@@ -9,6 +9,7 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -89,6 +90,10 @@ type windowRows struct {
 	times       []int64
 	batchLate   int64
 	batchBeyond int64
+	// beyond are the rows of the batch in batchBeyond, and limit the end
+	// at or before which their windows were dropped.
+	beyond []int
+	limit  int64
 	// skip, while a batch is expanded, are its rows to leave out (their
 	// records applied already: Options.Applied); nil for none.
 	skip []bool
@@ -316,7 +321,7 @@ func (w *windowRows) expand(ec *evalCtx, full arrow.RecordBatch, wm, limit int64
 	unit := ts.DataType().(*arrow.TimestampType).Unit
 	n := int(full.NumRows())
 	idx, starts, ends, times := w.idx[:0], w.starts[:0], w.ends[:0], w.times[:0]
-	w.batchLate, w.batchBeyond = 0, 0
+	w.batchLate, w.batchBeyond, w.beyond, w.limit = 0, 0, w.beyond[:0], limit
 	for i := range n {
 		if ts.IsNull(i) {
 			times = append(times, math.MinInt64)
@@ -342,6 +347,7 @@ func (w *windowRows) expand(ec *evalCtx, full arrow.RecordBatch, wm, limit int64
 			}
 			if j == len(ends) {
 				w.batchBeyond++
+				w.beyond = append(w.beyond, i)
 			}
 			starts = append(starts[:k], starts[j:]...)
 			ends = append(ends[:k], ends[j:]...)
@@ -389,6 +395,39 @@ func timestamps(ec *evalCtx, t arrow.DataType, vals []int64) arrow.Array {
 	return array.MakeFromData(data)
 }
 
+// failLate settles the records later than every window they fall in (the
+// batch's beyond rows, which updated nothing) by the table's policy for
+// rows a query cannot use ('scan.on-eval-error': to the dead-letter topic,
+// say), when it has one; without, they are accepted with their batch, as
+// before, and only counted. It returns sel without the rows it settled, so
+// that a state directory does not note their records as applied.
+func (r *Rows) failLate(ack table.Acker, sel []int) []int {
+	w := r.winRows
+	rf, ok := ack.(table.RowFailer)
+	if len(w.beyond) == 0 || !ok || !rf.FailsRows() {
+		return sel
+	}
+	failed := map[int]bool{}
+	for _, row := range w.beyond {
+		if failed[row] {
+			continue
+		}
+		err := fmt.Errorf("%w: its event time %s falls only in windows whose rows are out: each ended at or before %s (the watermark less 'window.allowed-lateness')",
+			ErrLate, millisText(w.times[row]), millisText(w.limit))
+		from, to := rf.FailRow(row, err)
+		for k := from; k < to; k++ {
+			failed[k] = true
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(sel), func(row int) bool { return failed[row] })
+}
+
+// millisText is a time in milliseconds since the epoch as Flink shows a
+// TIMESTAMP(3).
+func millisText(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000")
+}
+
 // handOutWin folds a source batch into its windows' groups, holds it until
 // a delivered row reflects it, and hands out what the emission policy
 // emits now, if anything.
@@ -412,6 +451,7 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	if !ok {
 		return false
 	}
+	sel = r.failLate(b.Ack, sel)
 	if w.saves != nil {
 		if err := w.noteSaves(groups, b.Ack, w.sourceRows(sel)); err != nil {
 			b.Ack.Abandon()

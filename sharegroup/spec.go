@@ -116,7 +116,8 @@ var Options = &options.Set{
 			Allowed: []string{OnDecodeErrorFail, OnDecodeErrorReject, OnDecodeErrorRelease, OnDecodeErrorDead},
 			Description: "What a record does whose row a query cannot evaluate (a division by zero, an overflow, a CAST that does not fit): 'fail' ends the query with the error (the record is released); " +
 				"'reject', 'release' and 'dead-letter' leave the record's rows out of the result and settle the record as 'scan.on-decode-error' does, with the error in the dead letter's kshare.error header. " +
-				"Queries without GROUP BY or windows only; needs 'scan.delivery-guarantee' = 'at-least-once'."},
+				"Queries without GROUP BY or windows only (a group has folded rows in already), except that a window aggregation settles by it the records " +
+				"later than every window they fall in, which update nothing. Needs 'scan.delivery-guarantee' = 'at-least-once'."},
 		{Key: OptDeadLetterTopic, Type: options.String, Check: kafkaclient.CheckTopic,
 			Description: "With 'scan.on-decode-error' or 'scan.on-eval-error' = 'dead-letter': the topic, on the table's cluster, that records which do not decode (or whose rows cannot be evaluated) are produced to " +
 				"with their key, value and headers and kshare.* headers saying why and where from (docs/delivery.md, 'Dead-letter topic'). It must exist when a query opens."},
