@@ -44,6 +44,11 @@ type Source struct {
 	// is given after the keys.
 	AsOf       bool
 	AsOfColumn int
+	// Residual, for an outer join, says which joined rows (the input's
+	// columns, then RightColumns) meet the ON's conditions other than
+	// the keys: a looked-up row matches only if it does. A row none of
+	// whose matches does keeps its NULLs. nil: every key match matches.
+	Residual func(mem memory.Allocator, rec arrow.RecordBatch) ([]bool, error)
 }
 
 var _ table.Source = (*Source)(nil)
@@ -407,9 +412,9 @@ func (st *stream) build(rec arrow.RecordBatch, of []int, found []arrow.RecordBat
 			pieces = append(pieces, r)
 		}
 	}
+	// Each result row's input row and match (-1: NULLs).
 	from := make([]int, 0, len(of))
-	rb := array.NewInt32Builder(st.mem)
-	defer rb.Release()
+	var right []int
 	for i, d := range of {
 		var r arrow.RecordBatch
 		if d >= 0 {
@@ -418,28 +423,66 @@ func (st *stream) build(rec arrow.RecordBatch, of []int, found []arrow.RecordBat
 		if r == nil || r.NumRows() == 0 {
 			if st.src.Outer {
 				from = append(from, i)
-				rb.AppendNull()
+				right = append(right, -1)
 			}
 			continue
 		}
 		for j := range int(r.NumRows()) {
 			from = append(from, i)
-			rb.Append(int32(start[d] + j))
+			right = append(right, start[d]+j)
 		}
 	}
-	right := rb.NewArray()
-	defer right.Release()
-	ctx := compute.WithAllocator(context.Background(), st.mem)
-	cols := make([]arrow.Array, 0, st.schema.NumFields())
-	fail := func(err error) (arrow.RecordBatch, []int, error) {
-		releaseAll(cols)
-		return nil, nil, err
+	out, err := st.assemble(rec, pieces, from, right)
+	if err != nil || st.src.Residual == nil {
+		return out, from, err
 	}
-	left, err := table.Take(st.mem, rec.Columns(), from)
+	keep, err := st.src.Residual(st.mem, out)
+	out.Release()
 	if err != nil {
 		return nil, nil, err
 	}
-	cols = append(cols, left...)
+	// A row keeps the matches that meet the conditions; one left with
+	// none keeps its NULLs (this is an outer join's).
+	kf, kr := from[:0:0], right[:0:0]
+	for k := 0; k < len(from); {
+		e := k
+		for e < len(from) && from[e] == from[k] {
+			e++
+		}
+		n := len(kf)
+		for q := k; q < e; q++ {
+			if right[q] >= 0 && keep[q] {
+				kf, kr = append(kf, from[q]), append(kr, right[q])
+			}
+		}
+		if len(kf) == n && st.src.Outer {
+			kf, kr = append(kf, from[k]), append(kr, -1)
+		}
+		k = e
+	}
+	out, err = st.assemble(rec, pieces, kf, kr)
+	return out, kf, err
+}
+
+// assemble is the rows from of rec, each followed by the concatenated
+// pieces' row at right (NULLs where right is -1).
+func (st *stream) assemble(rec arrow.RecordBatch, pieces []arrow.RecordBatch, from, right []int) (arrow.RecordBatch, error) {
+	rb := array.NewInt32Builder(st.mem)
+	defer rb.Release()
+	for _, r := range right {
+		if r < 0 {
+			rb.AppendNull()
+		} else {
+			rb.Append(int32(r))
+		}
+	}
+	idx := rb.NewArray()
+	defer idx.Release()
+	ctx := compute.WithAllocator(context.Background(), st.mem)
+	cols, err := table.Take(st.mem, rec.Columns(), from)
+	if err != nil {
+		return nil, err
+	}
 	for k, c := range st.src.RightColumns {
 		var all arrow.Array
 		switch {
@@ -450,21 +493,22 @@ func (st *stream) build(rec arrow.RecordBatch, of []int, found []arrow.RecordBat
 			for p, r := range pieces {
 				parts[p] = r.Column(k)
 			}
-			var err error
 			if all, err = array.Concatenate(parts, st.mem); err != nil {
-				return fail(err)
+				releaseAll(cols)
+				return nil, err
 			}
 		}
-		t, err := compute.TakeArray(ctx, all, right)
+		t, err := compute.TakeArray(ctx, all, idx)
 		all.Release()
 		if err != nil {
-			return fail(err)
+			releaseAll(cols)
+			return nil, err
 		}
 		cols = append(cols, t)
 	}
 	out := array.NewRecordBatch(st.schema, cols, int64(len(from)))
 	releaseAll(cols)
-	return out, from, nil
+	return out, nil
 }
 
 func releaseAll[T interface{ Release() }](xs []T) {

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/lookup"
@@ -197,7 +200,17 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	if err != nil {
 		return nil, err
 	}
-	if rest != nil {
+	var residual func(memory.Allocator, arrow.RecordBatch) ([]bool, error)
+	switch {
+	case rest != nil && outer:
+		// A LEFT JOIN's other conditions say which looked-up rows match:
+		// a row none of whose matches meets them keeps its NULLs.
+		if residual, err = planResidual(rw, rest, d, sides, la, ra); err != nil {
+			return nil, err
+		}
+	case rest != nil:
+		// An inner join's other conditions filter the joined rows, as
+		// WHERE does.
 		if s.Where == nil || s.Where.Expr == nil {
 			s.Where = &sqlparser.Where{Type: sqlparser.WhereStr, Expr: rest}
 		} else {
@@ -207,9 +220,55 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	b := *left.Bound
 	b.Def = d
 	src := &lookup.Source{Table: left.Name(), Lookup: right.Name(), Input: left.Source, Right: look,
-		RightColumns: rcols, Keys: keys, RightKeys: rkeys, Outer: outer, AsOf: asOf, AsOfColumn: asOfCol}
+		RightColumns: rcols, Keys: keys, RightKeys: rkeys, Outer: outer, AsOf: asOf, AsOfColumn: asOfCol, Residual: residual}
 	joined := &table.Table{Bound: &b, Source: src.Reader()}
 	return planTableIn(rw, s, joined, []string{la, ra}, sides)
+}
+
+// planResidual plans a LEFT JOIN's ON conditions other than its keys over
+// the joined rows as lookup.Source makes them (the left table's source
+// columns, then the looked-up table's): a looked-up row matches only if
+// they are TRUE for it. They read no computed column, which is not in
+// those rows yet.
+func planResidual(rw *rewritten, cond sqlparser.Expr, d *table.Definition, sides []*side, la, ra string) (func(memory.Allocator, arrow.RecordBatch) ([]bool, error), error) {
+	tbl := &table.Table{Bound: &table.Bound{Def: d}}
+	rp := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: []string{la, ra}, cols: &table.Schema{Columns: d.Columns()}, sides: sides}}
+	rp.agg = &aggPlanner{p: rp}
+	n, err := rp.expr(cond)
+	if err != nil {
+		return nil, err
+	}
+	if n.typ() == nil {
+		n = typedNull(n, table.BooleanType())
+	}
+	if n.typ().Kind != table.Boolean {
+		return nil, errorf(ErrType, "ON needs BOOLEAN conditions, got %s (%s)", tn(n.typ()), n.text())
+	}
+	all := rp.scope.cols.Columns
+	for _, r := range rp.refs {
+		name := all[r.idx].Name
+		k := slices.IndexFunc(d.Schema.Columns, func(c table.Column) bool { return c.Name == name })
+		if k < 0 {
+			return nil, errorf(ErrUnsupported, "LEFT JOIN ... ON reads '%s', a computed column; a LEFT JOIN's ON reads the columns the tables read (put the condition in WHERE to filter the joined rows instead)",
+				options.Cut(r.text()))
+		}
+		r.idx = k
+	}
+	return func(mem memory.Allocator, rec arrow.RecordBatch) ([]bool, error) {
+		ec := newEvalCtx(mem)
+		a, err := n.eval(ec, rec)
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		out := make([]bool, a.Len())
+		if c, ok := a.(*array.Boolean); ok {
+			for i := range out {
+				out[i] = c.IsValid(i) && c.Value(i)
+			}
+		}
+		return out, nil
+	}, nil
 }
 
 // joinSide is the table and alias of one side of a join.
@@ -298,10 +357,6 @@ func joinKeys(rw *rewritten, cond sqlparser.JoinCondition, sides []*side, ld *ta
 	for _, e := range conj {
 		l, r, ok := keyPair(e, sides)
 		if !ok {
-			if outer {
-				return nil, nil, nil, errorf(ErrUnsupported, "LEFT JOIN ... ON takes equalities of a column of each side only, and '%s' is not one; put it in WHERE (it then filters the joined rows) or use JOIN",
-					options.Cut(sqlparser.String(e)))
-			}
 			if rest == nil {
 				rest = e
 			} else {
