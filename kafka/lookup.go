@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -205,7 +204,13 @@ func (f *follower) run() {
 	for {
 		b, err := f.log.Next(f.ctx)
 		if err == nil {
-			err = f.apply(b)
+			// The offsets the batch covers: every record up to the last
+			// of each partition (those that gave no row too). They count
+			// as read once the batch's rows are in, not before.
+			pos := f.log.Positions()
+			if err = f.apply(b); err == nil {
+				f.advance(pos)
+			}
 			b.Record.Release()
 		}
 		if err != nil {
@@ -219,6 +224,16 @@ func (f *follower) run() {
 			return
 		}
 	}
+}
+
+// advance notes that the partitions are read up to pos, for catchUp.
+func (f *follower) advance(pos map[table.PartitionID]int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for p, o := range pos {
+		f.pos[p] = max(f.pos[p], o)
+	}
+	f.cond.Broadcast()
 }
 
 // apply keeps the rows of b's inserts and updates (+I, +U) by key, and
@@ -251,10 +266,6 @@ func (f *follower) apply(b table.Batch) error {
 	if err != nil {
 		return err
 	}
-	// The offsets the batch covers: every record up to the last of each
-	// partition (a record that gave no row too, whose offset the stream
-	// counted as read).
-	pos := f.log.Positions()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, k := range order {
@@ -268,10 +279,6 @@ func (f *follower) apply(b table.Batch) error {
 			blk.live++
 		}
 	}
-	for p, o := range pos {
-		f.pos[p] = max(f.pos[p], o)
-	}
-	f.cond.Broadcast()
 	return nil
 }
 
@@ -309,7 +316,6 @@ func (f *follower) applyVersions(b table.Batch) error {
 	if err != nil {
 		return err
 	}
-	pos := f.log.Positions()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, c := range changes {
@@ -325,10 +331,6 @@ func (f *follower) applyVersions(b table.Batch) error {
 		at := sort.Search(len(vs), func(j int) bool { return vs[j].at > v.at })
 		f.versions[c.key] = slices.Insert(vs, at, v)
 	}
-	for p, o := range pos {
-		f.pos[p] = max(f.pos[p], o)
-	}
-	f.cond.Broadcast()
 	return nil
 }
 
@@ -340,6 +342,7 @@ func (f *follower) changes(b table.Batch, fn func(row int, key string, del bool)
 	for i, k := range f.keys {
 		keyCols[i] = b.Record.Column(f.phys[k])
 	}
+	var buf []byte
 	for i := range int(b.Record.NumRows()) {
 		kind := table.KindInsert
 		if b.Kinds != nil {
@@ -348,8 +351,9 @@ func (f *follower) changes(b table.Batch, fn func(row int, key string, del bool)
 		if kind == table.KindUpdateBefore {
 			continue
 		}
-		if k, ok := keyString(keyCols, i); ok {
-			fn(i, k, kind == table.KindDelete)
+		var ok bool
+		if buf, ok = table.AppendKey(buf[:0], keyCols, i); ok {
+			fn(i, string(buf), kind == table.KindDelete)
 		}
 	}
 }
@@ -394,22 +398,6 @@ func micros(a arrow.Array, i int) (int64, bool) {
 		return v, true
 	}
 	return v / 1000, true
-}
-
-// keyString is row i's key as one comparable string (each value's text,
-// length first); ok is false when a key column is NULL.
-func keyString(cols []arrow.Array, i int) (string, bool) {
-	var sb strings.Builder
-	for _, c := range cols {
-		if c.IsNull(i) {
-			return "", false
-		}
-		v := c.ValueStr(i)
-		sb.WriteString(strconv.Itoa(len(v)))
-		sb.WriteByte(':')
-		sb.WriteString(v)
-	}
-	return sb.String(), true
 }
 
 // catchUp waits until the follower has read up to the end offsets of now
@@ -486,15 +474,16 @@ func (f *follower) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 	}
 	var of []int
 	var parts []arrow.RecordBatch
+	var buf []byte
 	f.mu.Lock()
 	for i := range int(keys.NumRows()) {
-		k, ok := keyString(cols, i)
-		if !ok {
+		var ok bool
+		if buf, ok = table.AppendKey(buf[:0], cols, i); !ok {
 			continue
 		}
-		s, ok := f.rows[k]
+		s, ok := f.rows[string(buf)]
 		if asOf != nil {
-			s, ok = f.versionAt(k, asOf, i)
+			s, ok = f.versionAt(string(buf), asOf, i)
 		}
 		if ok {
 			parts = append(parts, s.b.rec.NewSlice(int64(s.row), int64(s.row+1)))

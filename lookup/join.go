@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -216,33 +214,22 @@ func (st *stream) join(ctx context.Context, rec arrow.RecordBatch) (arrow.Record
 		return nil, nil, err
 	}
 	defer releaseAll(keyCols)
-	// Each row's key, as a string; rows with a NULL in a key column match
-	// nothing (= is never true for NULL).
+	// Each row's key (table.AppendKey); rows with a NULL in a key column
+	// match nothing (= is never true for NULL).
 	distinct := map[string]int{}
 	var firsts []int     // the first row of each distinct key
 	var keys []string    // each distinct key
 	of := make([]int, n) // each row's distinct key, -1 for a NULL key
-	var sb strings.Builder
+	var buf []byte
 	for i := range n {
-		sb.Reset()
-		null := false
-		for _, c := range keyCols {
-			if c.IsNull(i) {
-				null = true
-				break
-			}
-			v := c.ValueStr(i)
-			sb.WriteString(strconv.Itoa(len(v)))
-			sb.WriteByte(':')
-			sb.WriteString(v)
-		}
-		if null {
+		var ok bool
+		if buf, ok = table.AppendKey(buf[:0], keyCols, i); !ok {
 			of[i] = -1
 			continue
 		}
-		k := sb.String()
-		d, ok := distinct[k]
-		if !ok {
+		d, seen := distinct[string(buf)] // no copy: a lookup by bytes
+		if !seen {
+			k := string(buf)
 			d = len(firsts)
 			distinct[k] = d
 			firsts = append(firsts, i)

@@ -2,11 +2,13 @@ package table
 
 import (
 	"context"
+	"encoding/binary"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -179,4 +181,38 @@ type LookupStats struct {
 	// Hits and Misses count the keys of each batch found in the cache or
 	// not; Retries the lookups tried again after an error.
 	Hits, Misses, Retries int64
+}
+
+// AppendKey appends row i's values of cols to b as one comparable key, and
+// reports false (b unchanged) when one is NULL: rows of columns of the same
+// types have equal keys exactly when their values are equal. A lookup join
+// groups a batch's rows by it and a follower of a changelog files its rows
+// by it. Integers and strings are written as they are; other types by
+// their text (ValueStr), which is one per value of a type.
+func AppendKey(b []byte, cols []arrow.Array, i int) ([]byte, bool) {
+	start := len(b)
+	for _, c := range cols {
+		if c.IsNull(i) {
+			return b[:start], false
+		}
+		switch a := c.(type) {
+		case *array.Int64:
+			b = binary.AppendVarint(b, a.Value(i))
+		case *array.Int32:
+			b = binary.AppendVarint(b, int64(a.Value(i)))
+		case *array.Int16:
+			b = binary.AppendVarint(b, int64(a.Value(i)))
+		case *array.Int8:
+			b = binary.AppendVarint(b, int64(a.Value(i)))
+		case *array.String:
+			v := a.Value(i)
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		default:
+			v := c.ValueStr(i)
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		}
+	}
+	return b, true
 }
