@@ -104,7 +104,18 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	// An aggregate whose groups (or windows) are kept in the session's
 	// state directory: a job started again there continues its counts.
 	var store *jobState
-	if stateDir != "" && (p.KeepsGroups() || keepsWindows) && merge == nil {
+	joins := p.JoinsStreams()
+	if joins && stateDir == "" {
+		w.Close()
+		return nil, fmt.Errorf("%w: INSERT INTO '%s': the query joins two streams, whose rows it keeps until the watermarks pass them, in the job's state directory, so that their records can be accepted before the rows leave: set one (SET 'state-dir' = '/var/lib/kshare', or kshare run --state-dir)",
+			ErrStateDir, name)
+	}
+	if tw, ok := w.(table.TxnWriter); ok && joins && tw.Transactional() && !p.KeepsGroups() && !keepsWindows {
+		w.Close()
+		return nil, fmt.Errorf("%w: INSERT INTO '%s': table '%s' writes exactly once, in Kafka transactions committed with an aggregate's state, and the rows of a join are written at least once (a pair may be written again after a crash): set its 'sink.delivery-guarantee' = 'at-least-once'",
+			ErrNotExactlyOnce, name, name)
+	}
+	if stateDir != "" && (p.KeepsGroups() || keepsWindows || joins) && merge == nil {
 		if store, err = e.openState(stateDir, name, st.String(), p); err != nil {
 			w.Close()
 			return nil, err
@@ -361,7 +372,7 @@ var ErrStateDir = errors.New("cannot keep the job's state")
 // "orders_by_customer-2" for a second job into it in this session). The
 // folder remembers statement, so that another query is refused there.
 func (e *Engine) openState(dir, name, statement string, p *query.Plan) (*jobState, error) {
-	if _, ok := p.Table().Source.(table.ShareProgress); !ok {
+	if _, ok := p.Table().Source.(table.ShareProgress); !ok && !p.JoinsStreams() {
 		return nil, fmt.Errorf("%w: 'state-dir' keeps the groups and windows of a query over a share group (connector 'kafka-sharegroup'), whose records are accepted once the groups that count them are stored; table '%s' is read by connector '%s', which a restarted job reads again from its start, so its state would count records twice: RESET 'state-dir' before this INSERT",
 			ErrStateDir, options.Cut(p.Table().Name()), p.Table().Bound.Connector.Name())
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,6 +163,18 @@ func runScenario(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *sce
 		src.Release()
 		size, _ := strconv.Atoi(args["batch"])
 		src.Batches = tabletest.FromJSON(t, mem, src.Schema, size, sc.input...)
+		// topic=T: the rows' records are of topic T (table.RowOrigins), of
+		// partition p for the batches parts=p,p,... name.
+		src.Topic, src.BatchPartition = args["topic"], nil
+		if v, ok := args["parts"]; ok {
+			for _, f := range strings.Split(v, ",") {
+				n, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatalf("line %d: parts: %v", sc.line, err)
+				}
+				src.BatchPartition = append(src.BatchPartition, int32(n))
+			}
+		}
 		return []string{fmt.Sprintf("%d rows in %d batches", len(sc.input), len(src.Batches))}
 	case "query":
 		return runQuery(t, mem, cat, sc, args)
@@ -203,6 +216,15 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 	if j, ok := p.Table().Source.(lookup.Joined); ok {
 		src, _ = j.Join().Input.(*tabletest.Source)
 		looked, _ = j.Join().Right.(*tabletest.Source)
+	}
+	// A join of two streams: both sides' settling, left then right, in a
+	// state of its own (state=none: without one).
+	if j, ok := p.Table().Source.(*intervalJoin); ok {
+		src, _ = j.in[0].(*tabletest.Source)
+		looked, _ = j.in[1].(*tabletest.Source)
+		if args["state"] != "none" {
+			o.State = newMemState()
+		}
 	}
 	if v, ok := args["on-eval-error"]; ok && src != nil {
 		// The table's policy for rows a query cannot use, for this query.
@@ -247,6 +269,11 @@ func runQuery(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *scenar
 			out = append(out, strings.Join(vals, " | "))
 			n++
 		}
+	}
+	if _, ok := args["sorted"]; ok {
+		// Rows in no set order (a join of two streams reads both at
+		// once), in the order of their text.
+		slices.Sort(out[1:])
 	}
 	if err := rows.Err(); err != nil {
 		out = append(out, "error: "+err.Error())

@@ -83,18 +83,16 @@ func (s *side) index(name string) int {
 	return -1
 }
 
-// planJoin plans a SELECT whose FROM is a join.
-//
-// A join of two streams without a time bound (a regular join) is refused,
-// naming the lookup join: it would keep every row of both sides for as
-// long as the query runs, and with share groups a record is only accepted
-// once its effect is safe, so each kept row would hold its record locked
-// (or, with a state directory, the state would grow without end). Flink
-// bounds such state with 'table.exec.state.ttl', which silently drops
-// matches once a row expires; kshare answers no query wrongly, so a join
-// of two streams waits for a time bound (an interval join) to be planned.
+// planJoin plans a SELECT whose FROM is a join: a lookup join (with FOR
+// SYSTEM_TIME AS OF), else a join of two streams (interval.go).
 func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, cat Catalog) (*Plan, error) {
+	if rw.asOf == nil {
+		return planIntervalJoin(rw, s, je, cat)
+	}
 	example := "FROM orders AS o [LEFT] JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id"
+	if rw.fullJoin {
+		return nil, unsupportedClause("FULL JOIN", "a lookup join is JOIN or LEFT JOIN: "+example)
+	}
 	var outer bool
 	switch je.Join {
 	case sqlparser.JoinStr:
@@ -105,38 +103,13 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	default:
 		return nil, unsupportedClause(strings.ToUpper(je.Join), "a lookup join is JOIN or LEFT JOIN: "+example)
 	}
-	lt, la, err := joinSide(je.LeftExpr)
+	left, right, la, ra, err := joinTables(je, cat, "c")
 	if err != nil {
 		return nil, err
 	}
-	rtn, ra, err := joinSide(je.RightExpr)
-	if err != nil {
-		return nil, err
-	}
-	if rw.asOf == nil {
-		return nil, errorf(ErrUnsupported, "JOIN of '%s' with '%s': kshare joins a stream with a table it looks up, which needs FOR SYSTEM_TIME AS OF the stream's processing time after the looked-up table: %s; joins of two streams are not supported yet",
-			options.Cut(lt), options.Cut(rtn), example)
-	}
-	if !strings.EqualFold(rw.asOf.table, rtn) {
+	if rtn := right.Name(); !strings.EqualFold(rw.asOf.table, rtn) {
 		return nil, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF follows table '%s', and the looked-up table is the JOIN's right side ('%s'): %s",
 			options.Cut(rw.asOf.table), options.Cut(rtn), example)
-	}
-	left, err := cat.Lookup(lt)
-	if err != nil {
-		return nil, unknownTable(cat, err)
-	}
-	right, err := cat.Lookup(rtn)
-	if err != nil {
-		return nil, unknownTable(cat, err)
-	}
-	if la == "" {
-		la = left.Name()
-	}
-	if ra == "" {
-		ra = right.Name()
-	}
-	if strings.EqualFold(la, ra) {
-		return nil, errorf(ErrUnsupported, "both sides of the JOIN are called '%s'; give one an alias (JOIN %s AS c)", options.Cut(la), table.QuoteIdent(rtn))
 	}
 	if left.Source == nil {
 		return nil, errorf(ErrUnsupported, "table '%s' cannot be read", options.Cut(left.Name()))
@@ -156,45 +129,9 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	if err != nil {
 		return nil, err
 	}
-	// The joined table: the left's columns (computed ones included), then
-	// the right's physical columns, renamed where a name is taken so that
-	// every column of the scope has its own (Flink's SELECT * does the
-	// same: id, id0).
 	ld := left.Bound.Def
-	d := ld.Clone()
 	rcols, _ := right.Bound.Def.Schema.Physical()
-	taken := map[string]bool{}
-	for _, c := range ld.Columns() {
-		taken[strings.ToLower(c.Name)] = true
-	}
-	ls := &side{table: left.Name(), qualifier: la}
-	rs := &side{table: right.Name(), qualifier: ra}
-	for _, c := range ld.Columns() {
-		ls.names = append(ls.names, c.Name)
-	}
-	var internal []string
-	for _, c := range rcols {
-		n := c.Name
-		for k := 0; taken[strings.ToLower(n)]; k++ {
-			n = fmt.Sprintf("%s%d", c.Name, k)
-		}
-		taken[strings.ToLower(n)] = true
-		internal = append(internal, n)
-		rs.names = append(rs.names, c.Name)
-		rc := c
-		rc.Name = n
-		if outer {
-			rc.Type = rc.Type.WithNotNull(false)
-		}
-		d.Schema.Columns = append(d.Schema.Columns, rc)
-	}
-	all := d.Columns()
-	for _, n := range ls.names {
-		ls.at = append(ls.at, slices.IndexFunc(all, func(c table.Column) bool { return c.Name == n }))
-	}
-	for _, n := range internal {
-		rs.at = append(rs.at, slices.IndexFunc(all, func(c table.Column) bool { return c.Name == n }))
-	}
+	d, ls, rs := joinedDef(left, right, la, ra, rcols, false, outer)
 	sides := []*side{ls, rs}
 	keys, rkeys, rest, err := joinKeys(rw, je.Condition, sides, ld, rcols, outer)
 	if err != nil {
@@ -225,6 +162,57 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	return planTableIn(rw, s, joined, []string{la, ra}, sides)
 }
 
+// joinedDef is the table a join reads: the left's columns (computed ones
+// included), then rcols, the right's, renamed where a name is taken so
+// that every column of the scope has its own (Flink's SELECT * does the
+// same: id, id0); and the scope's two sides. nullLeft and nullRight make a
+// side's columns nullable (the NULLs of an outer join).
+func joinedDef(left, right *table.Table, la, ra string, rcols []table.Column, nullLeft, nullRight bool) (*table.Definition, *side, *side) {
+	ld := left.Bound.Def
+	d := ld.Clone()
+	if nullLeft {
+		for i := range d.Schema.Columns {
+			d.Schema.Columns[i].Type = d.Schema.Columns[i].Type.WithNotNull(false)
+		}
+		for i := range d.Computed {
+			d.Computed[i].Type = d.Computed[i].Type.WithNotNull(false)
+		}
+	}
+	taken := map[string]bool{}
+	for _, c := range ld.Columns() {
+		taken[strings.ToLower(c.Name)] = true
+	}
+	ls := &side{table: left.Name(), qualifier: la}
+	rs := &side{table: right.Name(), qualifier: ra}
+	for _, c := range ld.Columns() {
+		ls.names = append(ls.names, c.Name)
+	}
+	var internal []string
+	for _, c := range rcols {
+		n := c.Name
+		for k := 0; taken[strings.ToLower(n)]; k++ {
+			n = fmt.Sprintf("%s%d", c.Name, k)
+		}
+		taken[strings.ToLower(n)] = true
+		internal = append(internal, n)
+		rs.names = append(rs.names, c.Name)
+		rc := c
+		rc.Name = n
+		if nullRight {
+			rc.Type = rc.Type.WithNotNull(false)
+		}
+		d.Schema.Columns = append(d.Schema.Columns, rc)
+	}
+	all := d.Columns()
+	for _, n := range ls.names {
+		ls.at = append(ls.at, slices.IndexFunc(all, func(c table.Column) bool { return c.Name == n }))
+	}
+	for _, n := range internal {
+		rs.at = append(rs.at, slices.IndexFunc(all, func(c table.Column) bool { return c.Name == n }))
+	}
+	return d, ls, rs
+}
+
 // planResidual plans a LEFT JOIN's ON conditions other than its keys over
 // the joined rows as lookup.Source makes them (the left table's source
 // columns, then the looked-up table's): a looked-up row matches only if
@@ -249,7 +237,7 @@ func planResidual(rw *rewritten, cond sqlparser.Expr, d *table.Definition, sides
 		name := all[r.idx].Name
 		k := slices.IndexFunc(d.Schema.Columns, func(c table.Column) bool { return c.Name == name })
 		if k < 0 {
-			return nil, errorf(ErrUnsupported, "LEFT JOIN ... ON reads '%s', a computed column; a LEFT JOIN's ON reads the columns the tables read (put the condition in WHERE to filter the joined rows instead)",
+			return nil, errorf(ErrUnsupported, "an outer join's ON reads '%s', a computed column; it reads the columns the tables read (put the condition in WHERE to filter the joined rows instead)",
 				options.Cut(r.text()))
 		}
 		r.idx = k
@@ -269,6 +257,36 @@ func planResidual(rw *rewritten, cond sqlparser.Expr, d *table.Definition, sides
 		}
 		return out, nil
 	}, nil
+}
+
+// joinTables finds the tables of a join's two sides and their
+// qualifiers (an alias, else the name), which must differ; alias is the
+// one a message suggests for the right side.
+func joinTables(je *sqlparser.JoinTableExpr, cat Catalog, alias string) (left, right *table.Table, la, ra string, err error) {
+	lt, la, err := joinSide(je.LeftExpr)
+	if err != nil {
+		return nil, nil, "", "", err
+	}
+	rtn, ra, err := joinSide(je.RightExpr)
+	if err != nil {
+		return nil, nil, "", "", err
+	}
+	if left, err = cat.Lookup(lt); err != nil {
+		return nil, nil, "", "", unknownTable(cat, err)
+	}
+	if right, err = cat.Lookup(rtn); err != nil {
+		return nil, nil, "", "", unknownTable(cat, err)
+	}
+	if la == "" {
+		la = left.Name()
+	}
+	if ra == "" {
+		ra = right.Name()
+	}
+	if strings.EqualFold(la, ra) {
+		return nil, nil, "", "", errorf(ErrUnsupported, "both sides of the JOIN are called '%s'; give one an alias (JOIN %s AS %s)", options.Cut(la), table.QuoteIdent(rtn), alias)
+	}
+	return left, right, la, ra, nil
 }
 
 // joinSide is the table and alias of one side of a join.

@@ -302,8 +302,8 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 	case s.Lock != "":
 		return nil, unsupportedClause(strings.ToUpper(strings.TrimSpace(s.Lock)))
 	}
-	if len(s.From) != 1 {
-		return nil, unsupportedClause("a FROM list of several tables", "a join is a lookup join: FROM orders AS o [LEFT] JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id")
+	if len(s.From) > 1 {
+		return planCommaJoin(rw, s, cat)
 	}
 	if noFrom(rw, s) {
 		return planNoFrom(rw, s)
@@ -333,6 +333,9 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 		return planJoin(rw, s, te, cat)
 	default:
 		return nil, unsupportedClause("a parenthesized FROM clause")
+	}
+	if rw.fullJoin {
+		return nil, unsupportedClause("FULL JOIN here", "a FULL JOIN joins two tables: "+joinExample)
 	}
 	if rw.asOf != nil {
 		return nil, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF belongs to a lookup join: FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id")

@@ -425,6 +425,9 @@ type rewritten struct {
 	// asOf is the FOR SYSTEM_TIME AS OF of a lookup join, taken out of
 	// the text (see join.go); nil without one.
 	asOf *systemTime
+	// fullJoin: the statement's FULL [OUTER] JOIN, which sqlparser does
+	// not read, was made a JOIN (see interval.go).
+	fullJoin bool
 }
 
 // text is t as written.
@@ -494,6 +497,12 @@ func (rw *rewritten) flinkSyntax(toks []parse.Token) (map[int]int, error) {
 		switch {
 		case isWindowTVF(toks, i):
 			end, err := rw.windowTVF(toks, i)
+			if err != nil {
+				return nil, err
+			}
+			i = end
+		case isFullJoin(toks, i):
+			end, err := rw.fullJoinClause(toks, i)
 			if err != nil {
 				return nil, err
 			}

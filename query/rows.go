@@ -356,7 +356,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		}
 		r.agg.part, r.agg.parts = p.window.startKey, map[int64]map[string]int32{}
 	}
-	if o.State != nil {
+	if o.State != nil && (p.agg != nil || !p.JoinsStreams()) {
 		if err := r.openState(); err != nil {
 			stopFetching()
 			return nil, err
@@ -383,9 +383,12 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		// bound's size would read them a few at a time.
 		oo.Limit = r.remaining
 	}
-	st, err := p.tbl.Source.Open(ctx, oo)
+	st, err := r.openSource(ctx, oo)
 	if err != nil {
 		stopFetching()
+		if errors.Is(err, errJoinNeedsState) {
+			return nil, err // the join's, of no one table
+		}
 		return nil, tableError("open", p.tbl.Name(), err)
 	}
 	if err := checkStreamSchema(p, st.Schema()); err != nil {
@@ -398,6 +401,20 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		r.win.marks.name(pt.Partitions(), time.Now())
 	}
 	return r, nil
+}
+
+// openSource opens the table's source; a join of two streams with the
+// query's State, without which it does not run.
+func (r *Rows) openSource(ctx context.Context, oo table.OpenOptions) (table.Stream, error) {
+	ij, ok := r.plan.tbl.Source.(*intervalJoin)
+	if !ok {
+		return r.plan.tbl.Source.Open(ctx, oo)
+	}
+	js, ok := r.opts.State.(JoinState)
+	if !ok {
+		return nil, fmt.Errorf("%w: %w", ErrState, errJoinNeedsState)
+	}
+	return ij.open(ctx, oo, js, sourceIdleTimeout(r.opts))
 }
 
 // tableError says what failed on which table: "read table 't': ...". A

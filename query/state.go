@@ -98,6 +98,9 @@ func (r *Rows) restore() error {
 		if len(v) > 0 && v[0] == marksVersion && r.win != nil {
 			return r.win.restoreMarks(v, now)
 		}
+		if len(v) > 0 && v[0] == joinVersion {
+			return nil // a row of an interval join, which its stream reads back
+		}
 		n++
 		g, err := r.agg.restoreGroup(v)
 		if err == nil && r.win != nil {

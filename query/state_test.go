@@ -53,6 +53,12 @@ func (m *memState) Commit(keys, values [][]byte, records []table.Origin) error {
 	return nil
 }
 
+// Put stores keys and values as Commit does, with no records: an
+// interval join's rows (JoinState).
+func (m *memState) Put(keys, values [][]byte) error {
+	return m.Commit(keys, values, nil)
+}
+
 func (m *memState) Applied(_ context.Context, records []table.Origin) ([]bool, error) {
 	out := make([]bool, len(records))
 	for i, o := range records {

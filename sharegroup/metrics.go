@@ -46,29 +46,10 @@ func untrack(st *stream) {
 		c = &closedTotals{members: map[string]int64{}}
 		registry.closed[k] = c
 	}
-	addStats(&c.stats, s)
+	c.stats.Add(s)
 	for _, m := range s.Consumers {
 		c.members[m.Name] += m.Records
 	}
-}
-
-func addStats(to *table.Stats, s table.Stats) {
-	to.Records += s.Records
-	to.Rows += s.Rows
-	to.Accepted += s.Accepted
-	to.Released += s.Released
-	to.Rejected += s.Rejected
-	to.Redelivered += s.Redelivered
-	to.DecodeErrors += s.DecodeErrors
-	to.EvalErrors += s.EvalErrors
-	to.Skipped += s.Skipped
-	to.Renewed += s.Renewed
-	to.AckRefused += s.AckRefused
-	to.AcceptsLost += s.AcceptsLost
-	to.LockExpired += s.LockExpired
-	to.ExpiredOnArrival += s.ExpiredOnArrival
-	to.FetchedAhead += s.FetchedAhead
-	to.DeadLettered, to.DeadLetterFailed = to.DeadLettered+s.DeadLettered, to.DeadLetterFailed+s.DeadLetterFailed
 }
 
 var (
@@ -134,7 +115,7 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 			totals[k] = c
 		}
 		s := st.Stats()
-		addStats(&c.stats, s)
+		c.stats.Add(s)
 		for _, m := range s.Consumers {
 			c.members[m.Name] += m.Records
 		}

@@ -142,6 +142,13 @@ func (s *Store) Commit(keys, values [][]byte, records []table.Origin) error {
 	return s.commit(keys, values, records, false, nil)
 }
 
+// Put stores keys and values (a nil value deletes its key) next to the
+// groups, in one write synced to disk before it returns, with no records
+// and no transaction (query.JoinState: an interval join's rows).
+func (s *Store) Put(keys, values [][]byte) error {
+	return s.commit(keys, values, nil, false, nil)
+}
+
 // CommitTxn is Commit that also stores token, the transaction of a sink
 // that commits with the state (table.TxnWriter), in the same write; a nil
 // token deletes the one stored.

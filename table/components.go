@@ -479,6 +479,29 @@ type Stats struct {
 	Brokers     string
 }
 
+// Add adds o's counts of records to s: each count but AckUnconfirmed,
+// which says what is waiting now rather than what happened. It leaves
+// Consumers, Model, Lookup, Unreachable and Brokers alone.
+func (s *Stats) Add(o Stats) {
+	s.Records += o.Records
+	s.Rows += o.Rows
+	s.Accepted += o.Accepted
+	s.Released += o.Released
+	s.Rejected += o.Rejected
+	s.Redelivered += o.Redelivered
+	s.DecodeErrors += o.DecodeErrors
+	s.EvalErrors += o.EvalErrors
+	s.Skipped += o.Skipped
+	s.Renewed += o.Renewed
+	s.AckRefused += o.AckRefused
+	s.AcceptsLost += o.AcceptsLost
+	s.LockExpired += o.LockExpired
+	s.ExpiredOnArrival += o.ExpiredOnArrival
+	s.FetchedAhead += o.FetchedAhead
+	s.DeadLettered += o.DeadLettered
+	s.DeadLetterFailed += o.DeadLetterFailed
+}
+
 // ModelStats count the calls a query made of a model (ML_PREDICT): each
 // call by what became of it, how long the calls took, the tokens the server
 // said they used, and what runs now. A row's retries are calls of their

@@ -142,6 +142,11 @@ type Source struct {
 	// (RecordRows rows each), delivery count 1. Unset, RowOrigin says it
 	// cannot tell, as a source that knows no records would.
 	Topic string
+	// FirstOffset is the offset of the first record each stream hands out
+	// (with Topic): a test that opens the source again with other batches
+	// sets it past the records of the last stream, as a topic's offsets
+	// go on.
+	FirstOffset int64
 	// BatchPartition, if set (with Topic), is the partition of the records
 	// of each batch, by batch (partition 0 past its end).
 	BatchPartition []int32
@@ -214,7 +219,7 @@ func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	s.mu.Lock()
 	s.streams++
 	s.mu.Unlock()
-	return &stream{src: s, acks: map[int]*acker{}}, nil
+	return &stream{src: s, acks: map[int]*acker{}, offset: s.FirstOffset}, nil
 }
 
 type stream struct {
