@@ -334,7 +334,7 @@ func TestKafkaLateRecordDeadLettered(t *testing.T) {
 			why = string(h.Value)
 		}
 	}
-	if string(dead[0].Value) != "late" || !strings.Contains(why, "later than its windows: its event time 2024-01-01 00:00:20.000") {
+	if string(dead[0].Value) != "late" || !strings.Contains(why, "late: its event time 2024-01-01 00:00:20.000 falls only in windows") {
 		t.Errorf("dead letter %q with %s %q; want the late record, saying why", dead[0].Value, kafkaclient.HeaderError, why)
 	}
 	if left, _ := values(t, eng, "SELECT v FROM w", kshare.IdleTimeout(kafkatest.Idle())); len(left) != 0 {

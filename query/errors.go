@@ -34,11 +34,13 @@ var (
 	// integer or decimal overflow, division by zero, a CAST of a value that
 	// does not fit its target. A running query ends with it.
 	ErrEval = errors.New("evaluation failed")
-	// ErrLate is the reason a record later than every window it falls in
-	// goes by its table's 'scan.on-eval-error' policy (a dead letter's
-	// kshare.error says it): its windows' rows are out already, so it
-	// updates nothing.
-	ErrLate = errors.New("later than its windows")
+	// ErrLate is the reason a record that came too late for its event
+	// time goes by its table's 'scan.on-eval-error' policy (a dead
+	// letter's kshare.error says it): later than every window it falls
+	// in, whose rows are out already, so it updates nothing; or later than
+	// its side's watermark in an interval join, whose rows it could meet
+	// may have left.
+	ErrLate = errors.New("late")
 )
 
 // Error is a problem with a query. Its text is the message alone (so that it

@@ -139,13 +139,21 @@ type joinStream struct {
 	mu   sync.Mutex
 	gone [][]byte
 
+	// late is how long past the other side's watermark a row is kept
+	// (ms): Options.AllowedLateness, so that a record delivered again
+	// later still meets the rows it would have met.
+	late int64
+	// beyond counts the rows later than their side's watermark by more
+	// than that, which the rows they could meet may have left.
+	beyond int64
+
 	slots []int32
 	times []int64
 	kbuf  []byte
 }
 
 // open opens both sides and reads the rows st keeps back.
-func (j *intervalJoin) open(ctx context.Context, o table.OpenOptions, st JoinState, idle time.Duration) (table.Stream, error) {
+func (j *intervalJoin) open(ctx context.Context, o table.OpenOptions, st JoinState, idle time.Duration, late int64) (table.Stream, error) {
 	if o.Alloc == nil {
 		o.Alloc = memory.DefaultAllocator
 	}
@@ -153,7 +161,7 @@ func (j *intervalJoin) open(ctx context.Context, o table.OpenOptions, st JoinSta
 		o.Logger = slog.Default()
 	}
 	o.Limit = 0 // a row may meet none: the rows needed say nothing of the records
-	s := &joinStream{j: j, st: st, mem: o.Alloc, log: o.Logger, schema: arrow.NewSchema(j.fields, nil), batches: make(chan sideBatch)}
+	s := &joinStream{j: j, st: st, mem: o.Alloc, log: o.Logger, schema: arrow.NewSchema(j.fields, nil), batches: make(chan sideBatch), late: late}
 	now := time.Now()
 	for k := range 2 {
 		s.rows[k] = map[string][]*kept{}
@@ -244,6 +252,9 @@ func (s *joinStream) Close() error {
 	// again.
 	if perr := s.put(nil, nil); perr != nil {
 		s.log.Warn("interval join: rows delivered with NULLs stay in the state and will be handed on again", "err", perr)
+	}
+	if s.beyond > 1 {
+		s.log.Warn("interval join: rows came later than their side's watermark less 'window.allowed-lateness' and may have missed rows of the other side", "rows", s.beyond)
 	}
 	s.release()
 	return err
@@ -376,6 +387,12 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 	for k, c := range j.keys[side] {
 		keyCols[k] = rec.Column(c)
 	}
+	// A row later than its side's watermark by more than the lateness
+	// may have missed rows of the other side, which that watermark let
+	// go: the table's policy for rows a query cannot use settles it
+	// ('scan.on-eval-error': to the dead-letter topic, say) if it has
+	// one; else it meets the rows still kept, and is counted.
+	skip := s.beyondRows(side, b.Ack, n)
 	// The pairs each row makes with the other side's kept rows.
 	var cand []outRow
 	var candOf []int // the batch's row of each candidate
@@ -386,7 +403,7 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 		t := s.times[i]
 		var ok bool
 		s.kbuf, ok = table.AppendKey(s.kbuf[:0], keyCols, i)
-		if !ok || t == math.MinInt64 {
+		if !ok || t == math.MinInt64 || skip[i] {
 			continue // a NULL key or time meets nothing
 		}
 		valid[i], keys[i] = true, string(s.kbuf)
@@ -467,6 +484,9 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 			ordinal = 0
 		}
 		prev = origin
+		if skip[i] {
+			continue
+		}
 		if !valid[i] || s.gone1(side, s.times[i], owm) {
 			if j.outer[side] && !matched[i] {
 				out, from = append(out, s.alone(side, rec, i)), append(from, i)
@@ -501,6 +521,38 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 	return table.Batch{Record: res, Ack: ack}, nil
 }
 
+// beyondRows finds the rows of a batch of side (its times in s.times)
+// later than the side's watermark by more than the lateness, and settles
+// them by the table's policy if it has one: those it settled are true.
+func (s *joinStream) beyondRows(side int, ack table.Acker, n int) []bool {
+	skip := make([]bool, n)
+	wm := s.marks[side].wm
+	if wm == math.MinInt64 {
+		return skip
+	}
+	rf, fails := ack.(table.RowFailer)
+	fails = fails && rf.FailsRows()
+	for i, t := range s.times {
+		if t == math.MinInt64 || t+s.late >= wm || skip[i] {
+			continue
+		}
+		if !fails {
+			if s.beyond++; s.beyond == 1 {
+				s.log.Warn("interval join: a row came later than its side's watermark less 'window.allowed-lateness'; it meets the rows of the other side still kept, and may miss some that left (set 'scan.on-eval-error' on the table to send such rows to a dead-letter topic instead, or raise the lateness)",
+					"table", s.j.names[side], "time", millisText(t), "watermark", millisText(wm))
+			}
+			continue
+		}
+		err := fmt.Errorf("%w: its event time %s is later than the watermark of '%s' (%s) less 'window.allowed-lateness': the rows of '%s' it could meet may have left the join",
+			ErrLate, millisText(t), options.Cut(s.j.names[side]), millisText(wm), options.Cut(s.j.names[1-side]))
+		from, to := rf.FailRow(i, err)
+		for k := max(from, 0); k < min(to, n); k++ {
+			skip[k] = true
+		}
+	}
+	return skip
+}
+
 // pick is xs at keep.
 func pick[T any](xs []T, keep []int) []T {
 	out := make([]T, len(keep))
@@ -518,10 +570,10 @@ func (s *joinStream) gone1(side int, t, owm int64) bool {
 	}
 	if side == 0 {
 		// The right rows it meets are at t+lower .. t+upper.
-		return t+s.j.upper < owm
+		return t+s.j.upper+s.late < owm
 	}
 	// The left rows it meets are at t-upper .. t-lower.
-	return t-s.j.lower < owm
+	return t-s.j.lower+s.late < owm
 }
 
 // leaving is a kept row that left, of side.

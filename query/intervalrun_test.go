@@ -241,7 +241,8 @@ func TestIntervalJoinUndelivered(t *testing.T) {
 		shipments.Release()
 		shipments.FirstOffset = int64(attempt)
 		shipments.Batches = tabletest.FromJSON(t, mem, shipments.Schema, 0, joinJSON([]joinRow{{100 + attempt, 9, 60000 + int64(attempt)}}, "sid", "k")...)
-		rows, err := Run(context.Background(), p, Options{Alloc: mem, State: st, IdleTimeout: 200 * time.Millisecond})
+		// No lateness: a row leaves as soon as the watermark passes it.
+		rows, err := Run(context.Background(), p, Options{Alloc: mem, State: st, IdleTimeout: 200 * time.Millisecond, AllowedLateness: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -414,7 +414,7 @@ func (r *Rows) openSource(ctx context.Context, oo table.OpenOptions) (table.Stre
 	if !ok {
 		return nil, fmt.Errorf("%w: %w", ErrState, errJoinNeedsState)
 	}
-	return ij.open(ctx, oo, js, sourceIdleTimeout(r.opts))
+	return ij.open(ctx, oo, js, sourceIdleTimeout(r.opts), allowedLateness(r.opts))
 }
 
 // tableError says what failed on which table: "read table 't': ...". A
