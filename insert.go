@@ -115,7 +115,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 		return nil, fmt.Errorf("%w: INSERT INTO '%s': table '%s' writes exactly once, in Kafka transactions committed with an aggregate's state, and the rows of a join are written at least once (a pair may be written again after a crash): set its 'sink.delivery-guarantee' = 'at-least-once'",
 			ErrNotExactlyOnce, name, name)
 	}
-	if stateDir != "" && (p.KeepsGroups() || keepsWindows || joins) && merge == nil {
+	if stateDir != "" && (p.KeepsGroups() || keepsWindows || joins || p.KeepsLookups()) && merge == nil {
 		if store, err = e.openState(stateDir, name, st.String(), p); err != nil {
 			w.Close()
 			return nil, err
@@ -372,7 +372,10 @@ var ErrStateDir = errors.New("cannot keep the job's state")
 // "orders_by_customer-2" for a second job into it in this session). The
 // folder remembers statement, so that another query is refused there.
 func (e *Engine) openState(dir, name, statement string, p *query.Plan) (*jobState, error) {
-	if _, ok := p.Table().Source.(table.ShareProgress); !ok && !p.JoinsStreams() {
+	// Only groups and windows count records; the rows a join keeps are
+	// the same however often their records are read.
+	counts := (p.KeepsGroups() || p.KeepsWindows()) && !p.JoinsStreams()
+	if _, ok := p.Table().Source.(table.ShareProgress); !ok && counts {
 		return nil, fmt.Errorf("%w: 'state-dir' keeps the groups and windows of a query over a share group (connector 'kafka-sharegroup'), whose records are accepted once the groups that count them are stored; table '%s' is read by connector '%s', which a restarted job reads again from its start, so its state would count records twice: RESET 'state-dir' before this INSERT",
 			ErrStateDir, options.Cut(p.Table().Name()), p.Table().Bound.Connector.Name())
 	}

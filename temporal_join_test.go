@@ -1,6 +1,7 @@
 package kshare_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare"
@@ -229,4 +231,87 @@ func TestStateDirOverALookupJoin(t *testing.T) {
 	eng := session()
 	waitJob(t, exec(t, eng, insert), "second job", 200, 3)
 	changelogEndsAt(t, eng, count, sum)
+}
+
+// A temporal join's job with a state directory keeps the rows of the
+// topic it follows there, with where it read up to: started again, it goes
+// on from there, so it knows rows the topic no longer holds (records
+// deleted from its start while it was stopped), and meets the changes
+// produced since.
+func TestTemporalJoinKeptInStateDir(t *testing.T) {
+	t.Parallel()
+	addr, topic, group := kafkatest.Queue(t, 2)
+	customers := kafkatest.Topic(t, addr, 1)
+	out := kafkatest.Topic(t, addr, 1)
+	dir := t.TempDir()
+	truth := map[string]string{}
+	put := func(c, tier string) *kgo.Record {
+		truth[c] = tier
+		return &kgo.Record{Topic: customers, Key: fmt.Appendf(nil, `{"customer": %q}`, c), Value: fmt.Appendf(nil, `{"customer": %q, "tier": %q}`, c, tier)}
+	}
+	var cs []*kgo.Record
+	for i := range 10 {
+		cs = append(cs, put(fmt.Sprintf("c%d", i), "silver"))
+	}
+	kafkatest.ProduceRecords(t, addr, cs...)
+	orders := func(from, to int) {
+		var vs [][]byte
+		for i := from; i < to; i++ {
+			vs = append(vs, fmt.Appendf(nil, `{"id": %d, "customer": "c%d"}`, i, i%10))
+		}
+		kafkatest.Produce(t, addr, topic, vs...)
+	}
+	insert := `INSERT INTO enriched SELECT o.id, o.customer, c.tier FROM orders AS o
+	  JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.customer = c.customer`
+	job := func(what string, n int64) {
+		eng := kshare.New()
+		exec(t, eng, "SET 'state-dir' = '"+dir+"'")
+		exec(t, eng, fmt.Sprintf("SET 'idle-timeout' = '%s'", kafkatest.Idle()))
+		exec(t, eng, `CREATE TABLE orders (id BIGINT, customer STRING, pt AS PROCTIME()) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
+		  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`')`)
+		exec(t, eng, `CREATE TABLE customers (customer STRING, tier STRING, PRIMARY KEY (customer) NOT ENFORCED) WITH (
+		  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
+		  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+customers+`')`)
+		exec(t, eng, `CREATE TABLE enriched (id BIGINT, customer STRING, tier STRING) WITH ('connector' = 'kafka', 'format' = 'json',
+		  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+out+`')`)
+		waitJob(t, exec(t, eng, insert), what, n, 0)
+	}
+	orders(0, 100)
+	job("first job", 100)
+	// While it is stopped: c3 changes, and every record before that
+	// change leaves the topic, as retention or an operator may remove them.
+	kafkatest.ProduceRecords(t, addr, put("c3", "gold"))
+	var upTo kadm.Offsets
+	upTo.AddOffset(customers, 0, 10, -1)
+	res, err := kafkatest.Admin(t, addr).DeleteRecords(kafkatest.Context(t), upTo)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatalf("deleting the customers' first records: %v", err)
+	}
+	orders(100, 200)
+	job("second job", 100)
+	seen := map[int64]bool{}
+	for _, r := range kafkatest.ReadTopic(t, addr, out, int(kafkatest.TopicSize(t, addr, out))) {
+		var row struct {
+			ID       int64  `json:"id"`
+			Customer string `json:"customer"`
+			Tier     string `json:"tier"`
+		}
+		if err := json.Unmarshal(r.Value, &row); err != nil {
+			t.Fatalf("%s: %v", r.Value, err)
+		}
+		want := "silver"
+		if row.ID >= 100 {
+			want = truth[row.Customer]
+		}
+		if row.Tier != want {
+			t.Errorf("order %d of %s met tier %q, want %q", row.ID, row.Customer, row.Tier, want)
+		}
+		seen[row.ID] = true
+	}
+	if len(seen) != 200 {
+		t.Errorf("%d of the 200 orders joined, want all: the second job knows every customer from its state directory", len(seen))
+	}
 }

@@ -4,18 +4,23 @@ package kafka
 // reads by key (FROM s JOIN t FOR SYSTEM_TIME AS OF s.proc_time ON ...):
 // an 'upsert-kafka' table, or a 'kafka' table of changes (debezium-json)
 // with a PRIMARY KEY. A follower reads the topic from its start and keeps
-// going, keeping the latest row of each key in memory; a lookup first waits
+// going, keeping the latest row of each key in memory, or in the job's
+// state directory (LookupOptions.Keep) with where it read up to, from
+// which a follower started again goes on; a lookup first waits
 // until the follower has read everything the topic held when the lookup
 // began (its end offsets then), so that a row read after a change of its
 // key was produced meets the changed row. Flink's processing-time temporal
 // join against a compacted topic does the same from its state.
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -67,6 +72,10 @@ func (s *source) OpenLookup(ctx context.Context, o table.LookupOptions) (table.L
 // column, for an event-time temporal join.
 func (s *source) Versioned() bool { return s.bound.Def.Watermark != nil }
 
+// KeepsRows: the follower keeps the table's rows itself (table.RowKeeper),
+// in LookupOptions.Keep when the job has a state directory.
+func (s *source) KeepsRows() {}
+
 // LookupConfig: the follower answers from memory, so nothing is cached in
 // front of it; a lookup that fails (the follower's read failed) is not
 // tried again, since the follower has stopped.
@@ -109,6 +118,16 @@ func (s *source) follow(ctx context.Context, o table.LookupOptions, upsert func(
 	}
 	follow := *s
 	follow.startup, follow.bounded = ModeEarliest, ModeUnbounded
+	var kept *keptRows
+	if o.Keep != nil && tsCol < 0 {
+		// The latest rows are kept on disk, with where the follower read
+		// up to: it goes on from there.
+		kept = &keptRows{keep: o.Keep, table: def.Name}
+		var err error
+		if follow.resume, err = kept.positions(); err != nil {
+			return nil, table.Errorf(def.Name, "reading the rows kept for lookups back: %w", err)
+		}
+	}
 	st, err := follow.open(ctx, table.OpenOptions{Alloc: o.Alloc, Logger: o.Logger}, upsert)
 	if err != nil {
 		return nil, err
@@ -123,8 +142,11 @@ func (s *source) follow(ctx context.Context, o table.LookupOptions, upsert func(
 		log.Close()
 		return nil, table.Errorf(def.Name, "kafka client: %w", err)
 	}
-	f := &follower{src: s, log: log, adm: kadm.NewClient(cl), cl: cl, keys: o.Keys, phys: at, mem: o.Alloc, tsCol: tsCol,
+	f := &follower{src: s, log: log, adm: kadm.NewClient(cl), cl: cl, keys: o.Keys, phys: at, mem: o.Alloc, tsCol: tsCol, kept: kept,
 		rows: map[string]slot{}, versions: map[string][]version{}, pos: map[table.PartitionID]int64{}, done: make(chan struct{})}
+	for p, off := range follow.resume {
+		f.pos[p] = off
+	}
 	f.cond = sync.NewCond(&f.mu)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	go f.run()
@@ -157,6 +179,9 @@ type follower struct {
 	// position among the stream's columns of the WATERMARK column, which
 	// orders the versions; -1 otherwise.
 	tsCol int
+	// kept, if set, holds the latest rows on disk (LookupOptions.Keep)
+	// instead of rows.
+	kept *keptRows
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -208,7 +233,7 @@ func (f *follower) run() {
 			// of each partition (those that gave no row too). They count
 			// as read once the batch's rows are in, not before.
 			pos := f.log.Positions()
-			if err = f.apply(b); err == nil {
+			if err = f.apply(b, pos); err == nil {
 				f.advance(pos)
 			}
 			b.Record.Release()
@@ -239,7 +264,7 @@ func (f *follower) advance(pos map[table.PartitionID]int64) {
 // apply keeps the rows of b's inserts and updates (+I, +U) by key, and
 // forgets the keys b deletes (-D); a -U says nothing the +U after it does
 // not.
-func (f *follower) apply(b table.Batch) error {
+func (f *follower) apply(b table.Batch, pos map[table.PartitionID]int64) error {
 	if f.tsCol >= 0 {
 		return f.applyVersions(b)
 	}
@@ -265,6 +290,16 @@ func (f *follower) apply(b table.Batch) error {
 	blk, err := f.block(rec, keep)
 	if err != nil {
 		return err
+	}
+	if f.kept != nil {
+		// Every partition's position, not only those of this batch.
+		f.mu.Lock()
+		all := maps.Clone(f.pos)
+		f.mu.Unlock()
+		for p, o := range pos {
+			all[p] = max(all[p], o)
+		}
+		return f.kept.put(order, last, keep, blk, all)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -481,6 +516,18 @@ func (f *follower) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 		if buf, ok = table.AppendKey(buf[:0], cols, i); !ok {
 			continue
 		}
+		if f.kept != nil {
+			row, err := f.kept.row(buf, f.mem)
+			if err != nil {
+				f.mu.Unlock()
+				releaseAll(parts)
+				return nil, nil, table.Errorf(f.src.bound.Def.Name, "reading a row kept for lookups: %w", err)
+			}
+			if row != nil {
+				parts, of = append(parts, row), append(of, i)
+			}
+			continue
+		}
 		s, ok := f.rows[string(buf)]
 		if asOf != nil {
 			s, ok = f.versionAt(string(buf), asOf, i)
@@ -491,14 +538,16 @@ func (f *follower) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 		}
 	}
 	f.mu.Unlock()
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
+	defer releaseAll(parts)
 	def := f.src.bound.Def
 	phys, _ := def.Schema.Physical()
 	schema := (&table.Schema{Columns: phys}).Arrow()
+	for _, p := range parts {
+		if !schemaFits(p.Schema(), schema) {
+			return nil, nil, table.Errorf(def.Name, "the state directory keeps rows of this table with other columns (%s) than it has now (%s): "+
+				"use another state directory, or remove this one to read the topic again from its start", p.Schema(), schema)
+		}
+	}
 	out := make([]arrow.Array, len(phys))
 	for c := range out {
 		if len(parts) == 0 {
@@ -561,4 +610,108 @@ func (f *follower) Close() error {
 	}
 	f.mu.Unlock()
 	return err
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// schemaFits reports whether got has want's column types, in order.
+func schemaFits(got, want *arrow.Schema) bool {
+	if got.NumFields() != want.NumFields() {
+		return false
+	}
+	for i := range want.Fields() {
+		if !arrow.TypeEqual(got.Field(i).Type, want.Field(i).Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// keptRows are a follower's latest rows on disk (table.Keep): each key's
+// row under "row/" + the table + "/" + the key, and where the follower read
+// up to under "pos/" + the table, written together.
+type keptRows struct {
+	keep  table.Keep
+	table string
+	kbuf  []byte
+}
+
+func (k *keptRows) rowKey(key []byte) []byte {
+	k.kbuf = append(append(append(k.kbuf[:0], "row/"...), k.table...), '/')
+	return append(k.kbuf, key...)
+}
+
+func (k *keptRows) posKey() []byte { return []byte("pos/" + k.table) }
+
+// positions are where the follower read up to when it last kept rows;
+// nil before it ever did.
+func (k *keptRows) positions() (map[table.PartitionID]int64, error) {
+	v, err := k.keep.Get(k.posKey())
+	if err != nil || v == nil {
+		return nil, err
+	}
+	out := map[table.PartitionID]int64{}
+	for len(v) > 0 {
+		n, w := binary.Uvarint(v)
+		if w <= 0 || uint64(len(v)-w) < n+12 {
+			return nil, errors.New("kept positions end early")
+		}
+		topic := string(v[w : w+int(n)])
+		v = v[w+int(n):]
+		p := int32(binary.BigEndian.Uint32(v))
+		out[table.PartitionID{Topic: topic, Partition: p}] = int64(binary.BigEndian.Uint64(v[4:]))
+		v = v[12:]
+	}
+	return out, nil
+}
+
+// put keeps the rows a batch of changes leaves (the row last[k] of keys
+// order, -1 for a delete; blk holds rows keep), and the positions read up
+// to, in one write.
+func (k *keptRows) put(order []string, last map[string]int, keep []int, blk *block, pos map[table.PartitionID]int64) error {
+	if blk != nil {
+		defer blk.rec.Release()
+	}
+	keys := make([][]byte, 0, len(order)+1)
+	values := make([][]byte, 0, len(order)+1)
+	for _, key := range order {
+		keys = append(keys, slices.Clone(k.rowKey([]byte(key))))
+		r := last[key]
+		if r < 0 {
+			values = append(values, nil)
+			continue
+		}
+		i, _ := slices.BinarySearch(keep, r)
+		row := blk.rec.NewSlice(int64(i), int64(i)+1)
+		v, err := table.AppendRows(nil, row)
+		row.Release()
+		if err != nil {
+			return err
+		}
+		values = append(values, v)
+	}
+	var pv []byte
+	for _, p := range slices.SortedFunc(maps.Keys(pos), func(a, b table.PartitionID) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	}) {
+		pv = binary.AppendUvarint(pv, uint64(len(p.Topic)))
+		pv = append(pv, p.Topic...)
+		pv = binary.BigEndian.AppendUint32(pv, uint32(p.Partition))
+		pv = binary.BigEndian.AppendUint64(pv, uint64(pos[p]))
+	}
+	keys, values = append(keys, k.posKey()), append(values, pv)
+	return k.keep.Put(keys, values)
+}
+
+// row is key's row kept; nil for none.
+func (k *keptRows) row(key []byte, mem memory.Allocator) (arrow.RecordBatch, error) {
+	v, err := k.keep.Get(k.rowKey(key))
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return table.ReadRows(v, mem)
 }

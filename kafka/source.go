@@ -83,6 +83,10 @@ type source struct {
 	endMillis        int64
 	startOffsets     map[int32]int64
 	endOffsets       map[int32]int64
+	// resume, for a follower that keeps its rows (lookup.go), is where it
+	// read up to before: each partition it names is read from there (within
+	// its log), instead of from where startup says.
+	resume map[table.PartitionID]int64
 }
 
 // TakesNothing makes the source a table.Looker: a query over it consumes
@@ -179,6 +183,9 @@ func (s *source) ranges(ctx context.Context, adm *kadm.Client) ([]Range, error) 
 				}
 				r.From = off
 			}
+		}
+		if off, ok := s.resume[table.PartitionID{Topic: e.Topic, Partition: e.Partition}]; ok {
+			r.From = min(max(off, first), end)
 		}
 		switch s.bounded {
 		case ModeLatest:

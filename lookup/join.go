@@ -71,13 +71,13 @@ func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	if c, ok := s.Right.(table.LookupConfigurer); ok {
 		cfg = c.LookupConfig()
 	}
-	lk, err := s.Right.OpenLookup(ctx, table.LookupOptions{Keys: s.RightKeys, AsOf: s.AsOf, Alloc: o.Alloc, Logger: o.Logger})
+	lk, err := s.Right.OpenLookup(ctx, table.LookupOptions{Keys: s.RightKeys, AsOf: s.AsOf, Keep: o.Keep, Alloc: o.Alloc, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
 	// The input is read in its own batches, a LIMIT too: a row may find no
 	// match, so the rows the reader needs say nothing of the records.
-	o.Limit = 0
+	o.Limit, o.Keep = 0, nil
 	in, err := s.Input.Open(ctx, o)
 	if err != nil {
 		lk.Close()

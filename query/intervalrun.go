@@ -36,7 +36,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/options"
@@ -761,16 +760,7 @@ func appendJoinValue(b []byte, side int, r *kept) ([]byte, error) {
 	}
 	b = binary.AppendVarint(b, int64(r.origin.Partition))
 	b = binary.AppendVarint(b, r.origin.Offset)
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(r.rec.Schema()))
-	if err := w.Write(r.rec); err != nil {
-		w.Close()
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return append(b, buf.Bytes()...), nil
+	return table.AppendRows(b, r.rec)
 }
 
 // errShortRow says a kept row's stored value ends early.
@@ -812,19 +802,9 @@ func readJoinValue(v []byte, mem memory.Allocator) (side int, r *kept, err error
 	}
 	rest = rest[k:]
 	r.origin = table.Origin{Group: string(group), Topic: string(topic), Partition: int32(p), Offset: off}
-	rd, err := ipc.NewReader(bytes.NewReader(rest), ipc.WithAllocator(mem))
-	if err != nil {
+	if r.rec, err = table.ReadRows(rest, mem); err != nil {
 		return 0, nil, err
 	}
-	defer rd.Release()
-	if !rd.Next() {
-		if err := rd.Err(); err != nil {
-			return 0, nil, err
-		}
-		return 0, nil, errShortRow
-	}
-	r.rec = rd.RecordBatch()
-	r.rec.Retain()
 	if r.rec.NumRows() != 1 {
 		r.rec.Release()
 		return 0, nil, fmt.Errorf("stored row of an interval join holds %d rows", r.rec.NumRows())

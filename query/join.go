@@ -162,6 +162,19 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	return planTableIn(rw, s, joined, []string{la, ra}, sides)
 }
 
+// KeepsLookups reports whether the query looks rows up in a table it keeps
+// itself (a temporal join following a topic, table.RowKeeper): with a
+// State that has a Keep (a job's state directory), the rows are kept there
+// rather than in memory.
+func (p *Plan) KeepsLookups() bool {
+	j, ok := p.tbl.Source.(lookup.Joined)
+	if !ok {
+		return false
+	}
+	_, keeps := j.Join().Right.(table.RowKeeper)
+	return keeps
+}
+
 // joinedDef is the table a join reads: the left's columns (computed ones
 // included), then rcols, the right's, renamed where a name is taken so
 // that every column of the scope has its own (Flink's SELECT * does the

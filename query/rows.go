@@ -356,7 +356,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		}
 		r.agg.part, r.agg.parts = p.window.startKey, map[int64]map[string]int32{}
 	}
-	if o.State != nil && (p.agg != nil || !p.JoinsStreams()) {
+	if o.State != nil && (p.agg != nil || !(p.JoinsStreams() || p.KeepsLookups())) {
 		if err := r.openState(); err != nil {
 			stopFetching()
 			return nil, err
@@ -406,6 +406,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 // openSource opens the table's source; a join of two streams with the
 // query's State, without which it does not run.
 func (r *Rows) openSource(ctx context.Context, oo table.OpenOptions) (table.Stream, error) {
+	if k, ok := r.opts.State.(interface{ Keep() table.Keep }); ok {
+		oo.Keep = k.Keep()
+	}
 	ij, ok := r.plan.tbl.Source.(*intervalJoin)
 	if !ok {
 		return r.plan.tbl.Source.Open(ctx, oo)

@@ -26,6 +26,7 @@ const (
 	metaTxn     = "mtxn"     // the token of a sink's transaction (CommitTxn)
 	groupPrefix = 'g'        // 'g' + a group's key: the group's value
 	recPrefix   = 'r'        // 'r' + group, topic, partition, first offset: a run of records folded (runs)
+	keepPrefix  = 't'        // 't' + a key of Keep's: rows a temporal join follows
 )
 
 // layoutVersion is how this package lays the keys out; a directory
@@ -118,6 +119,29 @@ func (s *Store) get(key string) ([]byte, error) {
 	return bytes.Clone(v), nil
 }
 
+// Keep is where the job keeps rows it looks up (table.Keep): the latest
+// row of each key of a table a temporal join follows, apart from the
+// groups.
+func (s *Store) Keep() table.Keep { return keep{s} }
+
+type keep struct{ s *Store }
+
+func (k keep) Get(key []byte) ([]byte, error) {
+	return k.s.get(string(append([]byte{keepPrefix}, key...)))
+}
+
+func (k keep) Put(keys, values [][]byte) error {
+	b := k.s.db.NewBatch()
+	defer b.Close()
+	if _, err := setAll(b, keepPrefix, keys, values); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("state directory %s: %w", k.s.dir, err)
+	}
+	return nil
+}
+
 // Dir is the directory.
 func (s *Store) Dir() string { return s.dir }
 
@@ -173,18 +197,9 @@ func (s *Store) commit(keys, values [][]byte, records []table.Origin, txn bool, 
 			return err
 		}
 	}
-	var k []byte
-	for i, key := range keys {
-		k = append(append(k[:0], groupPrefix), key...)
-		var err error
-		if values[i] == nil {
-			err = b.Delete(k, nil)
-		} else {
-			err = b.Set(k, values[i], nil)
-		}
-		if err != nil {
-			return err
-		}
+	k, err := setAll(b, groupPrefix, keys, values)
+	if err != nil {
+		return err
 	}
 	for _, r := range runs(records) {
 		if err := b.Set(recordKey(k[:0], r.Group, r.Topic, r.Partition, r.Offset), binary.BigEndian.AppendUint64(nil, uint64(r.end)), nil); err != nil {
@@ -195,6 +210,25 @@ func (s *Store) commit(keys, values [][]byte, records []table.Origin, txn bool, 
 		return fmt.Errorf("state directory %s: %w", s.dir, err)
 	}
 	return nil
+}
+
+// setAll adds prefix + keys[i] = values[i] to b (a nil value deletes it)
+// and returns the buffer it made the keys in, for reuse.
+func setAll(b *pebble.Batch, prefix byte, keys, values [][]byte) ([]byte, error) {
+	var k []byte
+	for i, key := range keys {
+		k = append(append(k[:0], prefix), key...)
+		var err error
+		if values[i] == nil {
+			err = b.Delete(k, nil)
+		} else {
+			err = b.Set(k, values[i], nil)
+		}
+		if err != nil {
+			return k, err
+		}
+	}
+	return k, nil
 }
 
 // run is the records of one partition from Offset up to end (exclusive).

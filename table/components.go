@@ -269,6 +269,10 @@ type OpenOptions struct {
 	// Logger receives the source's warnings (rejected records, say); nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// Keep, if set, is where the query keeps rows on disk (a job's state
+	// directory): a lookup join hands it to the table it looks up
+	// (LookupOptions.Keep). Sources that keep nothing ignore it.
+	Keep Keep
 	// Limit, if above 0, is the most records the reader will need: it
 	// takes that many rows at most (a query's LIMIT or max-rows), and
 	// every record gives it one or more. A source that takes records from

@@ -34,6 +34,15 @@ type VersionedSource interface {
 	Versioned() bool
 }
 
+// A RowKeeper is a LookupSource that keeps the rows it looks up itself
+// (a follower of a topic) rather than asking a database that keeps them:
+// with LookupOptions.Keep it keeps them there, on disk. Found by type
+// assertion.
+type RowKeeper interface {
+	LookupSource
+	KeepsRows()
+}
+
 // LookupOptions are what a lookup join asks of a LookupSource.
 type LookupOptions struct {
 	// Keys are the positions, among the table's physical columns, of the
@@ -44,6 +53,10 @@ type LookupOptions struct {
 	// version of the row that was valid then (an event-time temporal
 	// join). Only a VersionedSource takes it.
 	AsOf bool
+	// Keep, if set, is where a source that keeps the rows it looks up in
+	// (a temporal join's follower of a topic) keeps them, on disk, and
+	// reads them back when opened again; nil: in memory.
+	Keep Keep
 	// Alloc allocates the rows found; nil means memory.DefaultAllocator.
 	Alloc memory.Allocator
 	// Logger receives warnings; nil means slog.Default().
