@@ -16,6 +16,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/pipeline"
 	"github.com/kshare/kshare/query"
+	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/state"
 	"github.com/kshare/kshare/table"
 )
@@ -96,6 +97,17 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 		if err := checkOrigins(name, p, merge != nil); err != nil {
 			w.Close()
 			return nil, err
+		}
+	}
+	if rb, ok := w.(table.RefusedBySource); ok && rb.RefusedBySource() {
+		// The rows it refuses go by the source table's policy, which
+		// must settle rows itself.
+		src := p.Table().Bound.Def
+		if v, _ := src.Option(sharegroup.OptOnEvalError); v == "" || v == sharegroup.OnDecodeErrorFail {
+			w.Close()
+			return nil, fmt.Errorf("INSERT INTO '%s': table '%s' sends the source records of the rows it refuses to their table's dead-letter topic ('sink.on-refused-record' = 'dead-letter'), and table '%s' has none: "+
+				"set its 'scan.on-eval-error' = 'dead-letter' and 'scan.dead-letter.topic' (ALTER TABLE %s SET (...)), or write 'sink.on-refused-record' = 'fail'",
+				name, name, options.Cut(src.Name), table.QuoteIdent(src.Name))
 		}
 	}
 	if lw, ok := w.(table.LoggingWriter); ok && e.log != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
@@ -189,19 +191,118 @@ func (j *Job) writeBatches(ctx context.Context, slots chan struct{}) {
 			h.Done()
 			<-slots
 		}
-		if ow, ok := j.w.(table.OriginWriter); ok {
-			var origins []table.Origin
-			if origins, err = heldOrigins(h); err == nil {
-				err = ow.WriteFrom(ctx, h.RecordBatch(), origins, settle)
-			}
-		} else {
-			err = j.w.Write(ctx, h.RecordBatch(), settle)
-		}
-		if err != nil {
+		if err := j.writeHeld(ctx, h, nil, settle); err != nil {
 			settle(err)
 			break
 		}
 	}
+}
+
+// writeHeld writes the rows of h at rows (all of them when rows is nil)
+// and calls settle with the outcome. A row a table.RefusedBySource sink
+// refuses (a *table.RowError: a constraint, a value out of range) goes by
+// its source table's policy for rows a query cannot use
+// ('scan.on-eval-error': reject, release, or the dead-letter topic), as a
+// row the query could not evaluate does, and the batch is written again
+// without the rows of its record; otherwise the job fails, naming the row
+// and its record. The write again
+// runs in a goroutine of its own: settle may be called by the sink's
+// flusher, which must not wait for its own next write. It holds the
+// batch's slot until settle, which the job's end waits for.
+func (j *Job) writeHeld(ctx context.Context, h *query.Held, rows []int, settle func(error)) error {
+	rec := h.RecordBatch()
+	if rows != nil {
+		sub, err := takeRows(rec, rows)
+		if err != nil {
+			return err
+		}
+		defer sub.Release() // a sink keeps what it needs of a batch
+		rec = sub
+	}
+	at := func(r int) int {
+		if rows == nil {
+			return r
+		}
+		return rows[r]
+	}
+	rb, bySource := j.w.(table.RefusedBySource)
+	bySource = bySource && rb.RefusedBySource()
+	done := func(err error) {
+		var re *table.RowError
+		if !bySource || !errors.As(err, &re) || re.Row < 0 || re.Row >= int(rec.NumRows()) {
+			settle(err)
+			return
+		}
+		rest, ok := failRefused(h, at(re.Row), withRecord(h, &table.RowError{Row: at(re.Row), Err: re.Err}), rows)
+		if !ok {
+			settle(err)
+			return
+		}
+		if len(rest) == 0 {
+			settle(nil)
+			return
+		}
+		go func() {
+			if werr := j.writeHeld(ctx, h, rest, settle); werr != nil {
+				settle(werr)
+			}
+		}()
+	}
+	if ow, ok := j.w.(table.OriginWriter); ok {
+		origins, err := heldOrigins(h)
+		if err != nil {
+			return err
+		}
+		if rows != nil {
+			sub := make([]table.Origin, len(rows))
+			for i, r := range rows {
+				sub[i] = origins[r]
+			}
+			origins = sub
+		}
+		return ow.WriteFrom(ctx, rec, origins, done)
+	}
+	return j.w.Write(ctx, rec, done)
+}
+
+// failRefused settles the record of h's row refused by its source's
+// policy for rows a query cannot use, when that settles rows itself, and
+// returns the rows of rows (all of h's when nil) left to write: without
+// the rows of that record. ok is false when the policy is to fail.
+func failRefused(h *query.Held, refused int, err error, rows []int) (rest []int, ok bool) {
+	ack, row := h.Source(refused)
+	rf, fails := ack.(table.RowFailer)
+	if !fails || !rf.FailsRows() {
+		return nil, false
+	}
+	from, to := rf.FailRow(row, err)
+	if rows == nil {
+		rows = make([]int, h.Len())
+		for i := range rows {
+			rows[i] = i
+		}
+	}
+	for _, r := range rows {
+		a, sr := h.Source(r)
+		if a == ack && sr >= from && sr < to {
+			continue
+		}
+		rest = append(rest, r)
+	}
+	return rest, true
+}
+
+// takeRows is rec's rows at rows, in order.
+func takeRows(rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, error) {
+	cols, err := table.Take(memory.DefaultAllocator, rec.Columns(), rows)
+	if err != nil {
+		return nil, err
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, int64(len(rows)))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, nil
 }
 
 // withRecord is err with the source record of the row a sink refused (a

@@ -977,6 +977,17 @@ type SinkStats struct {
 	Brokers     string
 }
 
+// A RefusedBySource is a Writer whose refused rows (a *RowError of a
+// value the destination will never take: a constraint, a value out of
+// range) go by their source table's policy for rows a query cannot use
+// ('scan.on-eval-error': reject, release or the dead-letter topic), the
+// batch's other rows written without them, rather than fail the job, when
+// RefusedBySource says so (a jdbc table's 'sink.on-refused-record' =
+// 'dead-letter'). Found by type assertion.
+type RefusedBySource interface {
+	RefusedBySource() bool
+}
+
 // RowError is a row a sink could not write: which row of the batch, and
 // why.
 type RowError struct {

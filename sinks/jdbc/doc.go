@@ -18,7 +18,10 @@
 // rows twice (an upsert then writes the same row again; an append has a
 // duplicate). A row the server refuses (a constraint, a value out of
 // range) fails its batch with a *table.RowError naming the row; the other
-// batches of the flush are written without it.
+// batches of the flush are written without it. With
+// 'sink.on-refused-record' = 'dead-letter' the writer is a
+// table.RefusedBySource: the pipeline settles the row's record by its
+// source table's policy and writes the batch again without it.
 //
 // Sink.Open connects and checks the table before anything is read: that
 // it exists, that each column has a PostgreSQL column of a fitting type,

@@ -88,6 +88,7 @@ func (connector) NewSink(b *table.Bound) (table.Sink, error) {
 		cols:       cols,
 		maxRows:    int(b.Options.Int(sinkspec.OptFlushMaxRows)),
 		maxRetries: int(b.Options.Int(sinkspec.OptMaxRetries)),
+		bySource:   b.Options.String(sinkspec.OptOnRefused) == sinkspec.OnRefusedDeadLetter,
 	}
 	if b.Options.String(sinkspec.OptJDBCGuarantee) == sinkspec.JDBCExactlyOnce {
 		s.onceTable = b.Options.String(sinkspec.OptExactlyOnceTable)
@@ -110,6 +111,9 @@ type sink struct {
 	key        []int // positions in cols of the PRIMARY KEY; nil: append
 	maxRows    int
 	maxRetries int
+	// bySource: a refused row's record goes by its source table's policy
+	// ('sink.on-refused-record' = 'dead-letter').
+	bySource bool
 	// onceTable is 'sink.exactly-once.table' when the sink writes exactly
 	// once, else "".
 	onceTable  string

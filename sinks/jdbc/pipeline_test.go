@@ -253,6 +253,67 @@ func TestJdbcPipelineRefusedRow(t *testing.T) {
 	}
 }
 
+// With 'sink.on-refused-record' = 'dead-letter', a row PostgreSQL refuses
+// goes by its source table's policy for rows a query cannot use: its
+// record goes to the table's dead-letter topic, saying what the server
+// refused, and the other rows of its batch are written without it; the
+// job goes on, and every record is accepted.
+func TestJdbcPipelineRefusedRowDeadLettered(t *testing.T) {
+	pg := pgtest.Table(t, "v integer CONSTRAINT v_positive CHECK (v > 0)")
+	var values [][]byte
+	want := 0
+	for i := 1; i <= 200; i++ {
+		v := i
+		if i%37 == 0 {
+			v = -i // refused
+		} else {
+			want++
+		}
+		values = append(values, []byte(fmt.Sprint(v)))
+	}
+	addr, topic, group := kafkatest.Queue(t, 1, values...)
+	dlq := kafkatest.Topic(t, addr, 1)
+	eng := kshare.New()
+	for _, sql := range []string{
+		`CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw', 'bootstrap.servers' = '` + addr +
+			`', 'topic' = '` + topic + `', 'share-group-id' = '` + group + `', 'scan.batch-size' = '50',
+		  'scan.on-eval-error' = 'dead-letter', 'scan.dead-letter.topic' = '` + dlq + `')`,
+		`SET 'idle-timeout' = '` + kafkatest.Idle().String() + `'`,
+		"CREATE TABLE pg (v INT) " + with(t, pg, ", 'sink.on-refused-record' = 'dead-letter'"),
+		`CREATE TABLE plain (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw', 'bootstrap.servers' = '` + addr +
+			`', 'topic' = '` + topic + `', 'share-group-id' = '` + group + `')`,
+	} {
+		if _, err := eng.Exec(kafkatest.Context(t), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	// From a table without a dead-letter topic, the INSERT says what to
+	// set before it reads anything.
+	_, err := eng.Exec(kafkatest.Context(t), "INSERT INTO pg SELECT CAST(v AS INT) FROM plain")
+	if err == nil || !strings.Contains(err.Error(), "set its 'scan.on-eval-error' = 'dead-letter'") {
+		t.Errorf("INSERT from a table without a dead-letter topic: %v, want what to set", err)
+	}
+	run(t, eng, "INSERT INTO pg SELECT CAST(v AS INT) FROM t", len(values), addr, topic, group)
+	if n := pgtest.Query(t, "SELECT count(*) FROM "+pg)[0][0]; n != fmt.Sprint(want) {
+		t.Errorf("%s rows in %s, want the %d the server takes", n, pg, want)
+	}
+	dead := kafkatest.ReadTopic(t, addr, dlq, len(values)-want)
+	if len(dead) != len(values)-want {
+		t.Fatalf("%d dead letters, want %d", len(dead), len(values)-want)
+	}
+	for _, r := range dead {
+		var why string
+		for _, h := range r.Headers {
+			if h.Key == "kshare.error" {
+				why = string(h.Value)
+			}
+		}
+		if !strings.HasPrefix(string(r.Value), "-") || !strings.Contains(why, "v_positive") || !strings.Contains(why, "source record "+topic) {
+			t.Errorf("dead letter %q says %q; want a refused value, its constraint and its record", r.Value, why)
+		}
+	}
+}
+
 // PostgreSQL restarted under a running job that writes exactly once: the
 // next flush finds its connection gone, is tried again on a new one once
 // the server is back, and in the end every record's row is there once and

@@ -310,6 +310,10 @@ func (w *writer) flushRetrying(bs []*batch) error {
 	}
 }
 
+// RefusedBySource says whether a row the server refuses goes by its
+// source table's policy (table.RefusedBySource).
+func (w *writer) RefusedBySource() bool { return w.s.bySource }
+
 // retryable reports whether err lost the connection rather than being
 // the server's answer to what was sent: pgx closes a connection whose
 // network failed. A deadlock or serialization failure, or a server that

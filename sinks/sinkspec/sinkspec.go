@@ -93,6 +93,7 @@ const (
 	OptFlushMaxRows    = "sink.buffer-flush.max-rows"
 	OptFlushInterval   = "sink.buffer-flush.interval"
 	OptMaxRetries      = "sink.max-retries"
+	OptOnRefused       = "sink.on-refused-record"
 	OptSinkParallelism = "sink.parallelism"
 	// kshare's: how a source record's rows reach the table.
 	OptJDBCGuarantee    = "sink.delivery-guarantee"
@@ -118,6 +119,12 @@ const (
 const (
 	JDBCAtLeastOnce = "at-least-once"
 	JDBCExactlyOnce = "exactly-once"
+)
+
+// The values of a 'jdbc' table's 'sink.on-refused-record'.
+const (
+	OnRefusedFail       = "fail"
+	OnRefusedDeadLetter = "dead-letter"
 )
 
 // DefaultExactlyOnceTable is where a 'jdbc' table that writes exactly once
@@ -156,6 +163,12 @@ var JDBCOptions = &options.Set{Owner: "connector 'jdbc'", Options: []options.Opt
 	Key: OptMaxRetries, Type: options.Int, Default: "3", Min: 0, HasMin: true, Max: 100, HasMax: true,
 	Description: "How often a flush that failed for want of a connection (the server restarted, the network broke) is tried again, " +
 		"on a new connection, with a backoff from 100 ms doubling to 2 s; then the rows fail. A row the server refuses (a constraint) is not retried.",
+}, {
+	Key: OptOnRefused, Type: options.Enum, Default: OnRefusedFail, Allowed: []string{OnRefusedFail, OnRefusedDeadLetter},
+	Description: "What a row does that the server refuses (a constraint, a value out of range): 'fail' fails the job, naming the table, the constraint, " +
+		"the row and its source record, whose batch goes back to the share group; 'dead-letter' settles the row's source record by its table's " +
+		"policy for rows a query cannot use (its 'scan.on-eval-error' = 'dead-letter' and 'scan.dead-letter.topic', which INSERT checks), " +
+		"its kshare.error saying what the server refused, and writes the batch's other rows without it. An aggregate's refused row still fails the job: it reflects many records.",
 }, {
 	Key: OptJDBCGuarantee, Type: options.Enum, Default: JDBCAtLeastOnce, Allowed: []string{JDBCAtLeastOnce, JDBCExactlyOnce},
 	Description: "'at-least-once': a source record is accepted once the transaction holding its rows committed; a record delivered again " +
