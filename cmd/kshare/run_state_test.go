@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -183,5 +184,93 @@ func TestRunStateDirPrintKilled(t *testing.T) {
 	}
 	if len(rows) != customers {
 		t.Errorf("the changelog ends at %d customers, want %d", len(rows), customers)
+	}
+}
+
+// TestRunStateDirUpsertKafkaKilled: the per-customer counts and sums of
+// TestRunStateDirKilled go into an upsert-kafka topic instead, `kshare run
+// --state-dir` SIGKILLed three times at random points and started again on
+// the same state directory. The topic read back as a table (each key's
+// latest value) holds exactly every customer's count and sum: a key's
+// latest row is the one the last run wrote from the counts it continued.
+// Without the state directory a run starts its counts from nothing, and
+// the table never gets there (checked).
+func TestRunStateDirUpsertKafkaKilled(t *testing.T) {
+	const n, customers = 30000, 40
+	addr, topic, group := kafkatest.LockedGroup(t, 3*time.Second)
+	truth := customerOrders(t, addr, topic, n, customers)
+	out := kafkatest.Topic(t, addr, 2)
+	script := fmt.Sprintf(`CREATE TABLE src (customer STRING, price DECIMAL(10, 2)) WITH ('connector' = 'kafka-sharegroup',
+  'bootstrap.servers' = '%s', 'topic' = '%s', 'share-group-id' = '%s', 'format' = 'json',
+  'properties.max.poll.records' = '50', 'scan.batch-size' = '50');
+CREATE TABLE sums (customer STRING, n BIGINT NOT NULL, total DECIMAL(38, 2), PRIMARY KEY (customer) NOT ENFORCED) WITH (
+  'connector' = 'upsert-kafka', 'properties.bootstrap.servers' = '%s', 'topic' = '%s', 'key.format' = 'json', 'value.format' = 'json');
+INSERT INTO sums SELECT customer, COUNT(*), SUM(price) FROM src GROUP BY customer;
+`, addr, topic, group, addr, out)
+	path := filepath.Join(t.TempDir(), "pipeline.sql")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		N     int
+		Total string
+	}
+	// latest is the topic as a table: each key's latest value, a tombstone
+	// deleting it.
+	latest := func() map[string]row {
+		rs, err := readTopic(addr, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl := map[string]row{}
+		for _, r := range rs {
+			var k struct {
+				Customer string `json:"customer"`
+			}
+			if err := json.Unmarshal(r.Key, &k); err != nil {
+				t.Fatalf("key %q at offset %d: %v", r.Key, r.Offset, err)
+			}
+			if r.Value == nil {
+				delete(tbl, k.Customer)
+				continue
+			}
+			var v struct {
+				N     int         `json:"n"`
+				Total json.Number `json:"total"`
+			}
+			d := json.NewDecoder(strings.NewReader(string(r.Value)))
+			d.UseNumber()
+			if err := d.Decode(&v); err != nil {
+				t.Fatalf("value %q at offset %d: %v", r.Value, r.Offset, err)
+			}
+			tbl[k.Customer] = row{v.N, v.Total.String()}
+		}
+		return tbl
+	}
+	counted := func() int {
+		sum := 0
+		for _, r := range latest() {
+			sum += r.N
+		}
+		return sum
+	}
+	cmd, stderr := killRuns(t, []string{"run", "--state-dir", t.TempDir(), "-f", path}, n, "records counted in "+out, counted)
+	kafkatest.Eventually(t, fmt.Sprintf("all %d records counted in %s", n, out), func() error {
+		if got := counted(); got < n {
+			return fmt.Errorf("%d records", got)
+		}
+		return nil
+	})
+	stopRun(t, cmd, stderr, defaultDrainTimeout+5*time.Second)
+	kafkatest.WaitLag(t, addr, group, topic, 0)
+	tbl := latest()
+	if len(tbl) != len(truth.count) {
+		t.Errorf("%d customers in %s, want %d", len(tbl), out, len(truth.count))
+	}
+	for c, r := range tbl {
+		want := row{truth.count[c], fmt.Sprintf("%d.%02d", truth.cents[c]/100, truth.cents[c]%100)}
+		if r != want {
+			t.Errorf("customer %s: %+v, want %+v", c, r, want)
+		}
 	}
 }
