@@ -139,3 +139,45 @@ func BenchmarkWindowWatermark(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIntervalJoin joins two streams of 16 batches of 1,024 rows each
+// (a shipment a second after each order, 4,096 keys), in a state in
+// memory: the cost of keeping each row (its Arrow IPC form for the state)
+// and of making its pair. b.N counts the rows of both sides.
+func BenchmarkIntervalJoin(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	cat := newCatalog(b, joinDDL)
+	const batches, per = 16, 1024
+	for k, name := range []string{"orders", "shipments"} {
+		src := sourceOf(b, cat, name)
+		src.Quiet, src.Topic = true, name
+		var rows []joinRow
+		for i := range batches * per {
+			rows = append(rows, joinRow{id: i, key: i % 4096, t: int64(i)*10 + int64(k)*1000})
+		}
+		src.Batches = tabletest.FromJSON(b, mem, src.Schema, per, joinJSON(rows, []string{"oid", "sid"}[k], "k")...)
+		defer src.Release()
+	}
+	p, err := Prepare("SELECT o.oid, s.sid FROM orders o JOIN shipments s ON o.k = s.k AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '2' SECOND", cat)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	pairs := 0
+	for rows := 0; rows < b.N; rows += 2 * batches * per {
+		r, err := Run(context.Background(), p, Options{Alloc: mem, State: newMemState()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for r.Next() {
+			pairs += int(r.RecordBatch().NumRows())
+		}
+		if r.Err() != nil {
+			b.Fatal(r.Err())
+		}
+		r.Close()
+	}
+	if pairs == 0 {
+		b.Fatal("no pairs")
+	}
+}
