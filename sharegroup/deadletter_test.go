@@ -139,6 +139,12 @@ func TestDeadLetterTopicMissing(t *testing.T) {
 func TestDeadLetterTopicDeleted(t *testing.T) {
 	const n = 300
 	addr, topic, dlq, group := deadLetterQueue(t)
+	// The poison records go round as fast as the broker hands them out
+	// until the query closes; a limit of 10 deliveries keeps the broker
+	// from archiving one before the second query (a CI run under the race
+	// detector saw 10 deliveries of the 3 before the close, one of them
+	// the fifth: the default limit).
+	kafkatest.SetGroupConfig(t, addr, group, map[string]string{"share.delivery.count.limit": "10"})
 	var logs watch.Buffer
 	st, err := deadLetterSource(t, addr, topic, group, dlq).Open(kafkatest.Context(t),
 		table.OpenOptions{Alloc: tabletest.CheckedAlloc(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -154,11 +160,11 @@ func TestDeadLetterTopicDeleted(t *testing.T) {
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "the good records", func() bool { return len(r.seen) == n-len(poisonAt) })
 	waitStats(t, st, "the poison records released and delivered again", func(s table.Stats) bool {
-		return s.DeadLetterFailed >= int64(2*len(poisonAt)) && s.Redelivered >= int64(len(poisonAt))
+		return s.DeadLetterFailed > int64(len(poisonAt)) && s.Redelivered >= 1
 	})
 	s := st.Stats()
 	// Each delivery of a poison record is a decode error: the broker's
-	// delivery limit (5) must not archive them before the second query.
+	// delivery limit must not archive them before the second query.
 	t.Logf("%d deliveries of the %d poison records before the query closes", s.DecodeErrors, len(poisonAt))
 	if s.DeadLettered != 0 || s.Accepted != n-int64(len(poisonAt)) || s.Released < int64(len(poisonAt)) {
 		t.Errorf("stats %+v: want nothing dead-lettered, only the %d good records accepted, the poison ones released", s, n-len(poisonAt))
