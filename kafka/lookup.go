@@ -638,6 +638,7 @@ type keptRows struct {
 	keep  table.Keep
 	table string
 	kbuf  []byte
+	enc   table.RowEncoder
 }
 
 func (k *keptRows) rowKey(key []byte) []byte {
@@ -687,7 +688,7 @@ func (k *keptRows) put(order []string, last map[string]int, keep []int, blk *blo
 		}
 		i, _ := slices.BinarySearch(keep, r)
 		row := blk.rec.NewSlice(int64(i), int64(i)+1)
-		v, err := table.AppendRows(nil, row)
+		v, err := k.enc.Append(nil, row)
 		row.Release()
 		if err != nil {
 			return err

@@ -149,6 +149,7 @@ type joinStream struct {
 	slots []int32
 	times []int64
 	kbuf  []byte
+	enc   [2]table.RowEncoder // each side's kept rows, for the State
 }
 
 // open opens both sides and reads the rows st keeps back.
@@ -421,14 +422,15 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 			cand, candOf, candKept = append(cand, o), append(candOf, i), append(candKept, k)
 		}
 	}
-	pairs, err := s.build(cand)
-	if err != nil {
-		return table.Batch{}, err
-	}
 	if j.residual != nil && len(cand) > 0 {
-		meets, err := j.residual(s.mem, pairs)
+		// An outer join's other conditions say which pairs count.
+		pairs, err := s.build(cand)
 		if err != nil {
-			pairs.Release()
+			return table.Batch{}, err
+		}
+		meets, err := j.residual(s.mem, pairs)
+		pairs.Release()
+		if err != nil {
 			return table.Batch{}, fmt.Errorf("interval join: the ON's conditions: %w", err)
 		}
 		var keep []int
@@ -437,15 +439,8 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 				keep = append(keep, i)
 			}
 		}
-		if len(keep) < len(cand) {
-			cand, candOf, candKept = pick(cand, keep), pick(candOf, keep), pick(candKept, keep)
-			pairs.Release()
-			if pairs, err = s.build(cand); err != nil {
-				return table.Batch{}, err
-			}
-		}
+		cand, candOf, candKept = pick(cand, keep), pick(candOf, keep), pick(candKept, keep)
 	}
-	pairs.Release()
 
 	// What changes in the State: the rows kept, the kept rows that met
 	// their first row, the rows that left.
@@ -699,7 +694,7 @@ func (s *joinStream) keep(side int, rec arrow.RecordBatch, i int, t int64, match
 	row := rec.NewSlice(int64(i), int64(i)+1)
 	r := &kept{rec: row, t: t, matched: matched, origin: origin, join: key}
 	r.key = appendJoinKey(nil, side, origin, ordinal)
-	val, err := appendJoinValue(nil, side, r)
+	val, err := appendJoinValue(nil, side, r, &s.enc[side])
 	if err != nil {
 		row.Release()
 		return nil, fmt.Errorf("%w: interval join: storing a row of '%s': %w", ErrState, options.Cut(s.j.names[side]), err)
@@ -745,7 +740,7 @@ func appendJoinKey(b []byte, side int, o table.Origin, ordinal int) []byte {
 // appendJoinValue is the State's value of a kept row: joinVersion, the
 // side, the matched flag, the State key, the event time, the record's
 // group, topic, partition and offset, and the row as an Arrow IPC stream.
-func appendJoinValue(b []byte, side int, r *kept) ([]byte, error) {
+func appendJoinValue(b []byte, side int, r *kept, enc *table.RowEncoder) ([]byte, error) {
 	flag := byte(0)
 	if r.matched {
 		flag = 1
@@ -760,7 +755,7 @@ func appendJoinValue(b []byte, side int, r *kept) ([]byte, error) {
 	}
 	b = binary.AppendVarint(b, int64(r.origin.Partition))
 	b = binary.AppendVarint(b, r.origin.Offset)
-	return table.AppendRows(b, r.rec)
+	return enc.Append(b, r.rec)
 }
 
 // errShortRow says a kept row's stored value ends early.

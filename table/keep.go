@@ -58,3 +58,52 @@ func ReadRows(b []byte, mem memory.Allocator) (arrow.RecordBatch, error) {
 	}
 	return rec, nil
 }
+
+// A RowEncoder writes batches of one schema as AppendRows does, the same
+// bytes, without making a writer and a schema message for each: the
+// schema message is made once, and one writer makes each batch's. Not safe
+// for concurrent use.
+type RowEncoder struct {
+	schema *arrow.Schema
+	head   []byte // the schema message
+	w      *ipc.Writer
+	buf    bytes.Buffer
+}
+
+// eos is the end of an IPC stream: a continuation marker and a length of 0.
+var eos = []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
+
+// Append appends rec to b as AppendRows does.
+func (e *RowEncoder) Append(b []byte, rec arrow.RecordBatch) ([]byte, error) {
+	if e.schema == nil {
+		// The head: what a writer writes before its first batch.
+		var head bytes.Buffer
+		if err := ipc.NewWriter(&head, ipc.WithSchema(rec.Schema())).Close(); err != nil {
+			return nil, err
+		}
+		if !bytes.HasSuffix(head.Bytes(), eos) {
+			return AppendRows(b, rec)
+		}
+		e.schema, e.head = rec.Schema(), bytes.Clone(head.Bytes()[:head.Len()-len(eos)])
+		e.w = ipc.NewWriter(&e.buf, ipc.WithSchema(e.schema))
+		// The writer's first batch comes after its schema message, which
+		// the head has: it is written once here and dropped.
+		e.buf.Reset()
+		none := rec.NewSlice(0, 0)
+		err := e.w.Write(none)
+		none.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !rec.Schema().Equal(e.schema) {
+		return AppendRows(b, rec)
+	}
+	e.buf.Reset()
+	if err := e.w.Write(rec); err != nil {
+		return nil, err
+	}
+	b = append(b, e.head...)
+	b = append(b, e.buf.Bytes()...)
+	return append(b, eos...), nil
+}
