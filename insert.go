@@ -103,7 +103,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 		// The rows it refuses go by the source table's policy, which
 		// must settle rows itself.
 		src := p.Table().Bound.Def
-		if v, _ := src.Option(sharegroup.OptOnEvalError); v == "" || v == sharegroup.OnDecodeErrorFail {
+		if v := p.Table().Bound.Options.String(sharegroup.OptOnEvalError); v == "" || v == sharegroup.OnDecodeErrorFail {
 			w.Close()
 			return nil, fmt.Errorf("INSERT INTO '%s': table '%s' sends the source records of the rows it refuses to their table's dead-letter topic ('sink.on-refused-record' = 'dead-letter'), and table '%s' has none: "+
 				"set its 'scan.on-eval-error' = 'dead-letter' and 'scan.dead-letter.topic' (ALTER TABLE %s SET (...)), or write 'sink.on-refused-record' = 'fail'",

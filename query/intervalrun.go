@@ -23,6 +23,7 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -102,7 +103,6 @@ type kept struct {
 	origin  table.Origin
 	key     []byte // in the State
 	val     []byte // in the State; val[joinFlagAt] says matched
-	join    string // its join key
 }
 
 // joinFlagAt is where the matched flag is in a kept row's value.
@@ -614,7 +614,7 @@ func (s *joinStream) expire() (left []leaving, dropped []leaving) {
 		}
 	}
 	// In time order, as a reader would expect them.
-	slices.SortFunc(left, func(a, b leaving) int { return cmpInt(a.k.t, b.k.t) })
+	slices.SortFunc(left, func(a, b leaving) int { return cmp.Compare(a.k.t, b.k.t) })
 	return left, dropped
 }
 
@@ -625,16 +625,6 @@ func stateKeys(ls []leaving) [][]byte {
 		out[i] = l.k.key
 	}
 	return out
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // leave hands on the rows the watermarks wl and wr let leave when no
@@ -691,24 +681,23 @@ func (s *joinStream) put(keys, values [][]byte) error {
 
 // keep keeps row i of side's batch rec, as the State will hold it.
 func (s *joinStream) keep(side int, rec arrow.RecordBatch, i int, t int64, matched bool, origin table.Origin, ordinal int, key string) (*kept, error) {
-	row := rec.NewSlice(int64(i), int64(i)+1)
-	r := &kept{rec: row, t: t, matched: matched, origin: origin, join: key}
-	r.key = appendJoinKey(nil, side, origin, ordinal)
-	val, err := appendJoinValue(nil, side, r, &s.enc[side])
-	if err != nil {
-		row.Release()
-		return nil, fmt.Errorf("%w: interval join: storing a row of '%s': %w", ErrState, options.Cut(s.j.names[side]), err)
-	}
-	r.val = val
-	if old := s.find(side, key, r.key); old != nil {
+	skey := appendJoinKey(nil, side, origin, ordinal)
+	if old := s.find(side, key, skey); old != nil {
 		// Its record came again: the row kept stays, as met as it was.
-		row.Release()
 		old.matched = old.matched || matched
 		if old.matched {
 			old.val[joinFlagAt] = 1
 		}
 		return old, nil
 	}
+	row := rec.NewSlice(int64(i), int64(i)+1)
+	r := &kept{rec: row, t: t, matched: matched, origin: origin, key: skey}
+	val, err := appendJoinValue(nil, side, r, &s.enc[side])
+	if err != nil {
+		row.Release()
+		return nil, fmt.Errorf("%w: interval join: storing a row of '%s': %w", ErrState, options.Cut(s.j.names[side]), err)
+	}
+	r.val = val
 	s.rows[side][key] = append(s.rows[side][key], r)
 	return r, nil
 }
@@ -831,8 +820,7 @@ func (s *joinStream) restore() error {
 			r.rec.Release()
 			return errShortRow
 		}
-		r.join = string(key)
-		s.rows[side][r.join] = append(s.rows[side][r.join], r)
+		s.rows[side][string(key)] = append(s.rows[side][string(key)], r)
 		n++
 		return nil
 	})
