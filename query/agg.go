@@ -8,7 +8,9 @@ package query
 // they keep), never with the records.
 
 import (
+	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -412,6 +414,14 @@ type aggState struct {
 	parts  map[int64]map[string]int32
 	partAt int64
 	partOf map[string]int32
+	// stored, for a GROUP BY that keeps only some of its groups in
+	// memory (Options.GroupsInMemory), reads a group back from the State
+	// by its key (nil when none is stored there); nil when every group is
+	// in memory. away counts the groups the State holds and memory does
+	// not (see evict), and awayKeys their keys.
+	stored   func(key []byte) ([]byte, error)
+	away     int64
+	awayKeys *keyFilter
 	// free are the slots of dropped groups (see drop), which new groups
 	// take before the state grows.
 	free    []int32
@@ -609,16 +619,30 @@ func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
 		switch {
 		case oneStr && s.kv[0].null(i):
 			if s.nullGroup < 0 {
-				s.nullGroup, made = s.newGroup(i), true
+				found, err := s.readBackRow(i)
+				if err != nil {
+					s.done()
+					return err
+				}
+				if !found {
+					s.nullGroup, made = s.newGroup(i), true
+				}
 			}
 			g = s.nullGroup
 		case oneStr:
 			key := s.kv[0].str(i)
 			var ok bool
 			if g, ok = s.groups[key]; !ok {
-				// The key points into the batch: the map keeps a copy.
-				g, made = s.newGroup(i), true
-				s.groups[strings.Clone(key)] = g
+				found, err := s.readBackRow(i)
+				if err != nil {
+					s.done()
+					return err
+				}
+				if g, ok = s.groups[key]; !found || !ok {
+					// The key points into the batch: the map keeps a copy.
+					g, made = s.newGroup(i), true
+					s.groups[strings.Clone(key)] = g
+				}
 			}
 		default:
 			table := s.groups
@@ -634,8 +658,15 @@ func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
 			s.buf = b
 			var ok bool
 			if g, ok = table[string(b)]; !ok {
-				g, made = s.newGroup(i), true
-				table[string(b)] = g
+				found, err := s.readBack(b)
+				if err != nil {
+					s.done()
+					return err
+				}
+				if g, ok = table[string(b)]; !found || !ok {
+					g, made = s.newGroup(i), true
+					table[string(b)] = g
+				}
 			}
 		}
 		s.gids = append(s.gids, g)
@@ -739,6 +770,77 @@ func (s *aggState) drop(gs []int32) {
 	if s.nullGroup >= 0 && dead[s.nullGroup] {
 		s.nullGroup = -1
 	}
+}
+
+// readBack reads the group stored under key back from the State, for a
+// row whose group is not in memory (see stored): found, the group is held
+// again, filed under its key as restoreGroup files it. key is the
+// group's whole key, as saveGroup makes it; a GROUP BY's lookup key is
+// the same bytes.
+func (s *aggState) readBack(key []byte) (found bool, err error) {
+	if s.stored == nil || s.away == 0 || !s.awayKeys.mayHold(key) {
+		return false, nil
+	}
+	v, err := s.stored(key)
+	if err != nil || v == nil {
+		return false, err
+	}
+	if _, err := s.restoreGroup(v); err != nil {
+		return false, fmt.Errorf("%w: reading a group back: %w", ErrState, err)
+	}
+	s.away--
+	return true, nil
+}
+
+// readBackRow is readBack of row i's group, for one key.
+func (s *aggState) readBackRow(i int) (bool, error) {
+	if s.stored == nil || s.away == 0 {
+		return false, nil
+	}
+	s.buf = s.kv[0].appendKey(s.buf[:0], i)
+	return s.readBack(s.buf)
+}
+
+// evict lets go of the groups touched longest ago, once more than max
+// are held, down to three quarters of max (so that the next eviction is
+// a quarter of max new groups away, not the next batch): the State holds
+// them, stored by the commit that just returned, and readBack finds
+// them when a row needs them again.
+func (s *aggState) evict(max int) {
+	live := s.live()
+	if s.stored == nil || live <= max {
+		return
+	}
+	target := max - max/4
+	free := make([]bool, s.n)
+	for _, g := range s.free {
+		free[g] = true
+	}
+	stamps := make([]uint32, 0, live)
+	for g := range s.n {
+		if !free[g] {
+			stamps = append(stamps, s.stamp[g])
+		}
+	}
+	slices.Sort(stamps)
+	// The groups last touched at or before cut go: at least live-target.
+	cut := stamps[live-target-1]
+	var gs []int32
+	for g := range s.n {
+		if !free[g] && s.stamp[g] <= cut {
+			gs = append(gs, g)
+		}
+	}
+	var key []byte
+	for _, g := range gs {
+		key = key[:0]
+		for k := range s.keys {
+			key = s.keys[k].appendKey(key, g)
+		}
+		s.awayKeys.add(key)
+	}
+	s.drop(gs)
+	s.away += int64(len(gs))
 }
 
 // live is the number of groups held.

@@ -799,7 +799,7 @@ func readJoinValue(v []byte, mem memory.Allocator) (side int, r *kept, err error
 // restore reads the rows the State keeps back.
 func (s *joinStream) restore() error {
 	n := 0
-	err := s.st.Groups(func(v []byte) error {
+	err := s.st.Groups(func(_, v []byte) error {
 		if len(v) == 0 || v[0] != joinVersion {
 			return nil
 		}

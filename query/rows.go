@@ -29,6 +29,14 @@ type Options struct {
 	// and records are stored in it before the records are accepted, and
 	// it answers for Applied when Applied is not set (see State).
 	State State
+	// GroupsInMemory, for a GROUP BY whose groups State keeps, bounds
+	// the groups held in memory: once a stored batch leaves more, those
+	// touched longest ago are let go, and a row of a group not in memory
+	// reads it back from State (State.Group). The groups held are then
+	// bounded by disk, not memory. 0 means DefaultGroupsInMemory; a
+	// negative value keeps every group in memory. A window aggregation's
+	// groups go once their window's row is out, and are all held.
+	GroupsInMemory int
 	// MaxRows ends the query after that many result rows, as LIMIT does
 	// (the smaller of the two wins); 0 means no bound. The shell's
 	// 'max-rows' setting.
@@ -169,10 +177,11 @@ type Stats struct {
 	// because their records, delivered again, were applied already
 	// (Options.Applied); their records are accepted like Filtered's.
 	Applied int64
-	// Restored counts the groups an aggregate query read back from its
-	// State when it started; Committed, the batches it stored there;
-	// Groups, the groups it held at the last of them, and LastCommit
-	// when that was.
+	// Restored counts the groups an aggregate query found in its State
+	// when it started (those beyond Options.GroupsInMemory are read back
+	// when a row needs them); Committed, the batches it stored there;
+	// Groups, the groups the State held at the last of them, in memory or
+	// not, and LastCommit when that was.
 	Restored, Committed, Groups int64
 	LastCommit                  time.Time
 	// Unchanged counts the source rows of an aggregate query that changed

@@ -477,6 +477,21 @@ func TestSettings(t *testing.T) {
 	if o.MaxRows != 3 {
 		t.Error("Apply")
 	}
+	// The setting's '0' holds every group in memory; Options' 0 is the
+	// default bound.
+	if o.GroupsInMemory != DefaultGroupsInMemory {
+		t.Errorf("state-groups-in-memory at its default: GroupsInMemory %d, want %d", o.GroupsInMemory, DefaultGroupsInMemory)
+	}
+	if _, err := s.Set(SettingGroupsInMemory, "0"); err != nil {
+		t.Fatal(err)
+	}
+	s.Apply(&o)
+	if o.GroupsInMemory >= 0 {
+		t.Errorf("state-groups-in-memory = 0: GroupsInMemory %d, want every group (negative)", o.GroupsInMemory)
+	}
+	if _, err := s.Set(SettingGroupsInMemory, "-5"); err == nil {
+		t.Error("state-groups-in-memory = -5: no error")
+	}
 }
 
 // TestIdleWaitIsNotWork: the idle timeout's wait that ends a query counts in

@@ -50,6 +50,11 @@ const (
 	// state), so that a job started again continues its counts; '' keeps
 	// it in memory. The engine reads it; a query run alone ignores it.
 	SettingStateDir = "state-dir"
+	// SettingGroupsInMemory bounds the groups a GROUP BY job with a state
+	// directory holds in memory; the others are read back from the
+	// directory when a row needs them (Options.GroupsInMemory). '0' holds
+	// every group in memory.
+	SettingGroupsInMemory = "state-groups-in-memory"
 )
 
 // SettingOptions declares the session settings; SET and RESET accept these
@@ -73,6 +78,8 @@ var SettingOptions = &options.Set{
 			Description: "An event-time window's (or an interval join's side's) watermark is the smallest over the partitions read (each one's largest event time less the WATERMARK's delay); a partition that delivered no record for this long stops holding it back, and once every partition is idle the watermark moves on with processing time so that open windows close. '0' never does either: a partition then holds the watermark back until it delivers. Flink's 'table.exec.source.idle-timeout'."},
 		{Key: SettingStateDir, Type: options.String, Default: "",
 			Description: "A directory where each INSERT job started after this keeps the state of its aggregate (GROUP BY, or a window aggregation, whose rows then come once each) in a folder of its own, so that the job, started again on the same directory, continues its counts; the job's records are accepted only once their effect is stored there, and a record delivered again is not counted twice. '' (the default) keeps the state in memory: a job started again counts from nothing. Flink's 'execution.checkpointing.dir'; `kshare run --state-dir`."},
+		{Key: SettingGroupsInMemory, Type: options.Int, Min: 0, HasMin: true, Default: strconv.Itoa(DefaultGroupsInMemory),
+			Description: "For a GROUP BY job with a state directory: the most groups held in memory. Once more are, those touched longest ago are let go after the next stored batch and read back from the directory when a row of theirs comes, so that the groups a job can keep are bounded by its disk, not its memory. '0' holds every group in memory (the directory then only makes them durable)."},
 		{Key: SettingAllowedLateness, Type: options.Duration, Default: DefaultAllowedLateness.String(),
 			Description: "Keep a window's state this long after its end (in event time), so that a late record updates its row (-U, +U); after that a late record updates nothing (it never starts a second row for its window) and is counted as late beyond allowed lateness. The state held grows with the keys times the windows open or within this lateness. '0' drops a window's state once its row is final. Flink's 'table.exec.emit.allow-lateness'."},
 	},
@@ -93,6 +100,8 @@ type Settings struct {
 	AllowedLateness time.Duration
 	// StateDir is 'state-dir': '' keeps jobs' state in memory.
 	StateDir string
+	// GroupsInMemory is 'state-groups-in-memory': 0 holds every group.
+	GroupsInMemory int64
 }
 
 // DefaultSettings are the settings of a new session: output 'table', no
@@ -177,7 +186,8 @@ func (s *Settings) durations() map[string]*time.Duration {
 }
 
 func (s *Settings) ints() map[string]*int64 {
-	return map[string]*int64{SettingMaxRows: &s.MaxRows, SettingMaxColumnWidth: &s.MaxColumnWidth, SettingMaxHeld: &s.MaxHeld}
+	return map[string]*int64{SettingMaxRows: &s.MaxRows, SettingMaxColumnWidth: &s.MaxColumnWidth, SettingMaxHeld: &s.MaxHeld,
+		SettingGroupsInMemory: &s.GroupsInMemory}
 }
 
 func (s *Settings) apply(key string, v options.Values) {
@@ -220,5 +230,10 @@ func (s Settings) Apply(o *Options) {
 	o.AllowedLateness = s.AllowedLateness
 	if o.AllowedLateness == 0 {
 		o.AllowedLateness = -1
+	}
+	// The setting's '0' is every group; Options' 0 is the default.
+	o.GroupsInMemory = int(s.GroupsInMemory)
+	if o.GroupsInMemory == 0 {
+		o.GroupsInMemory = -1
 	}
 }

@@ -27,13 +27,18 @@ import (
 // written at least once (a change may be written again after a crash;
 // its rows are the same ones).
 type State interface {
-	// Groups calls fn with the value of every group stored, in any order.
-	Groups(fn func(value []byte) error) error
+	// Groups calls fn with the key and the value of every group stored,
+	// in any order; fn must not keep them.
+	Groups(fn func(key, value []byte) error) error
 	// Commit stores the groups' new values (keys[i] holds values[i]; a
 	// nil value deletes keys[i]) and the records whose rows they folded,
 	// in one write that is durable when Commit returns. It must not keep keys and values, whose bytes
 	// the query reuses.
 	Commit(keys, values [][]byte, records []table.Origin) error
+	// Group is the value stored under a group's key, nil when none is: a
+	// GROUP BY that keeps only some of its groups in memory
+	// (Options.GroupsInMemory) reads the others back one at a time.
+	Group(key []byte) ([]byte, error)
 	// Applied reports which of records a Commit stored.
 	Applied(ctx context.Context, records []table.Origin) ([]bool, error)
 }
@@ -80,6 +85,8 @@ func (r *Rows) openState() error {
 		if err := r.storeWindows(r.opts); err != nil {
 			return err
 		}
+	} else if r.groupsInMemory() > 0 {
+		r.agg.stored, r.agg.awayKeys = r.opts.State.Group, newKeyFilter()
 	}
 	if err := r.restore(); err != nil {
 		return err
@@ -94,7 +101,7 @@ func (r *Rows) openState() error {
 // aggregation its open windows and watermark.
 func (r *Rows) restore() error {
 	n, now := 0, time.Now()
-	err := r.opts.State.Groups(func(v []byte) error {
+	err := r.opts.State.Groups(func(key, v []byte) error {
 		if len(v) > 0 && v[0] == marksVersion && r.win != nil {
 			return r.win.restoreMarks(v, now)
 		}
@@ -102,6 +109,12 @@ func (r *Rows) restore() error {
 			return nil // a row of an interval join, which its stream reads back
 		}
 		n++
+		if r.agg.stored != nil && r.agg.live() >= r.groupsInMemory() {
+			// Read back when a row needs it (readBack).
+			r.agg.away++
+			r.agg.awayKeys.add(key)
+			return nil
+		}
 		g, err := r.agg.restoreGroup(v)
 		if err == nil && r.win != nil {
 			r.adopt(g)
@@ -137,7 +150,29 @@ func (r *Rows) commitState(ack table.Acker, sel []int) error {
 			}
 		}
 	}
-	return r.commit(records, "the groups")
+	if err := r.commit(records, "the groups"); err != nil {
+		return err
+	}
+	r.agg.evict(r.groupsInMemory())
+	return nil
+}
+
+// DefaultGroupsInMemory is Options.GroupsInMemory's default: a GROUP BY
+// over a State holds this many groups in memory at most (tens of MiB for
+// a few columns), and reads the others back from disk as rows need them.
+const DefaultGroupsInMemory = 100_000
+
+// groupsInMemory is Options.GroupsInMemory with its default; 0 when every
+// group is kept in memory.
+func (r *Rows) groupsInMemory() int {
+	switch n := r.opts.GroupsInMemory; {
+	case n == 0:
+		return DefaultGroupsInMemory
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
 }
 
 // commit hands what r.stateBuf holds and records to the State in one
@@ -149,7 +184,7 @@ func (r *Rows) commit(records []table.Origin, what string) error {
 	}
 	r.mu.Lock()
 	r.stats.Committed++
-	r.stats.Groups = int64(r.agg.live())
+	r.stats.Groups = int64(r.agg.live()) + r.agg.away
 	r.stats.LastCommit = time.Now()
 	r.mu.Unlock()
 	return nil

@@ -17,6 +17,7 @@ type memState struct {
 	groups  map[string][]byte
 	records map[string]bool
 	commits int
+	lookups int // calls of Group
 	failAt  int // the commit that fails, counted from 1; 0: none
 }
 
@@ -26,13 +27,18 @@ func newMemState() *memState {
 
 func recordID(o table.Origin) string { return fmt.Sprintf("%s/%d/%d", o.Topic, o.Partition, o.Offset) }
 
-func (m *memState) Groups(fn func([]byte) error) error {
+func (m *memState) Groups(fn func(key, value []byte) error) error {
 	for _, k := range slices.Sorted(maps.Keys(m.groups)) {
-		if err := fn(m.groups[k]); err != nil {
+		if err := fn([]byte(k), m.groups[k]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (m *memState) Group(key []byte) ([]byte, error) {
+	m.lookups++
+	return m.groups[string(key)], nil
 }
 
 func (m *memState) Commit(keys, values [][]byte, records []table.Origin) error {
@@ -84,8 +90,16 @@ func (a redelivered) RowOrigin(row int) (table.Origin, bool) {
 // second query every record again (the first query's acknowledgements
 // never arrived): those the State holds are accepted without being
 // folded again. The restored groups' first changes retract exactly the
-// rows the first query delivered.
+// rows the first query delivered. The same holds with only three groups in
+// memory: each batch's groups are let go once stored, read back from the
+// State when a row needs them, and a second query restores only three.
 func TestAggregateStateContinues(t *testing.T) {
+	for _, inMemory := range []int{-1, 3} {
+		t.Run(fmt.Sprintf("groups in memory %d", inMemory), func(t *testing.T) { testAggregateStateContinues(t, inMemory) })
+	}
+}
+
+func testAggregateStateContinues(t *testing.T, inMemory int) {
 	const n, batch, first = 1000, 64, 5
 	for _, sql := range []string{
 		salesQuery,
@@ -104,7 +118,7 @@ func TestAggregateStateContinues(t *testing.T) {
 				}
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				r, err := Run(ctx, p, Options{Alloc: f.mem, State: st})
+				r, err := Run(ctx, p, Options{Alloc: f.mem, State: st, GroupsInMemory: inMemory})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -149,6 +163,12 @@ func TestAggregateStateContinues(t *testing.T) {
 			}
 			if len(st.records) != n {
 				t.Errorf("the state holds %d records, want %d", len(st.records), n)
+			}
+			if s.Groups != int64(len(st.groups)) {
+				t.Errorf("the second query says it holds %d groups, the state has %d", s.Groups, len(st.groups))
+			}
+			if read := st.lookups; (inMemory > 0) != (read > 0) {
+				t.Errorf("with %d groups in memory, %d groups were read back from the state", inMemory, read)
 			}
 			var want map[string]string
 			if sql == salesQuery {

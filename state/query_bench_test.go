@@ -3,6 +3,12 @@ package state_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,21 +53,7 @@ func BenchmarkWindowState(b *testing.B) {
 // and with a state directory. b.N counts runs; records/s is reported.
 func benchState(b *testing.B, ddl, sql string, line func(int) string, mem query.Options) {
 	const batch, batches = 500, 64
-	conn := &tabletest.Connector{Kind: "test"}
-	cat := table.NewCatalogWith(tabletest.Registry(conn, "test"))
-	sts, err := parse.Parse(ddl)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := cat.Exec(sts[0]); err != nil {
-		b.Fatal(err)
-	}
-	tbl, err := cat.Lookup("orders")
-	if err != nil {
-		b.Fatal(err)
-	}
-	src := tbl.Source.(*tabletest.Source)
-	src.Topic, src.Quiet = "orders", true
+	cat, src := ordersTable(b, ddl)
 	var lines []string
 	for i := range batch * batches {
 		lines = append(lines, line(i))
@@ -108,4 +100,158 @@ func benchState(b *testing.B, ddl, sql string, line func(int) string, mem query.
 			b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")
 		})
 	}
+}
+
+// BenchmarkMillionGroups is a GROUP BY job whose state grows to 1,000,000
+// groups, run as ten queries one after another on one state directory (a
+// job stopped and started again), each over 100,000 records of new
+// customers and 10,000 of customers counted before (by an earlier query,
+// most of them). It reports
+// the process's peak RSS over the ten (reset before each case), the Go
+// heap in use at the end, the directory's size and the records/s: with
+// 'state-groups-in-memory' at its default the groups in memory are
+// bounded and the rest is read back from disk; with every group in
+// memory, for comparison, they all are.
+func BenchmarkMillionGroups(b *testing.B) {
+	const runs, fresh, old = 10, 100_000, 10_000
+	for _, c := range []struct {
+		name     string
+		inMemory int
+	}{{"bounded", 0}, {"all-in-memory", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			records := 0
+			for b.Loop() {
+				resetPeakRSS(b)
+				dir := b.TempDir()
+				for run := range runs {
+					b.StopTimer()
+					p, release := millionGroupsRun(b, run, fresh, old)
+					st, err := state.Open(dir, "bench", nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					r, err := query.Run(context.Background(), p, query.Options{State: st, GroupsInMemory: c.inMemory})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for r.Next() {
+					}
+					if err := r.Close(); err != nil || r.Err() != nil {
+						b.Fatal(err, r.Err())
+					}
+					records += fresh + old
+					b.StopTimer()
+					if run == runs-1 {
+						if got := r.Stats().Groups; got != runs*fresh {
+							b.Fatalf("the state holds %d groups, want %d", got, runs*fresh)
+						}
+					}
+					st.Close()
+					release()
+					b.StartTimer()
+				}
+				b.StopTimer()
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "MiB-heap")
+				b.ReportMetric(peakRSS(b)/(1<<20), "MiB-peak-RSS")
+				b.ReportMetric(float64(dirSize(b, dir))/(1<<20), "MiB-disk")
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// millionGroupsRun is the table and query of run number run of
+// BenchmarkMillionGroups: fresh records of customers not counted before,
+// and old records of customers counted before, in batches of 500.
+func millionGroupsRun(b *testing.B, run, fresh, old int) (*query.Plan, func()) {
+	cat, src := ordersTable(b, `CREATE TABLE orders (customer STRING, price BIGINT) WITH ('connector' = 'test', 'format' = 'test')`)
+	src.FirstOffset = int64(run * (fresh + old))
+	lines := make([]string, 0, fresh+old)
+	next := run * fresh // the next new customer
+	for i := range fresh + old {
+		c := next
+		if i%((fresh+old)/old) == 0 && next > 0 {
+			c = (i * 7919) % next // a customer counted before
+		} else {
+			next++
+		}
+		lines = append(lines, fmt.Sprintf(`{"customer": "customer-%07d", "price": %d}`, c, i%1000))
+	}
+	src.Batches = tabletest.FromJSON(b, memory.DefaultAllocator, src.Schema, 500, lines...)
+	p, err := query.Prepare("SELECT customer, COUNT(*), SUM(price) FROM orders GROUP BY customer", cat)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, src.Release
+}
+
+// ordersTable is a catalog with table orders, as ddl declares it, of the
+// test connector, and its source, whose records tell their origin.
+func ordersTable(b *testing.B, ddl string) (*table.Catalog, *tabletest.Source) {
+	conn := &tabletest.Connector{Kind: "test"}
+	cat := table.NewCatalogWith(tabletest.Registry(conn, "test"))
+	sts, err := parse.Parse(ddl)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := cat.Exec(sts[0]); err != nil {
+		b.Fatal(err)
+	}
+	tbl, err := cat.Lookup("orders")
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := tbl.Source.(*tabletest.Source)
+	src.Topic, src.Quiet = "orders", true
+	return cat, src
+}
+
+// resetPeakRSS starts the process's peak RSS (VmHWM) over from its RSS now.
+func resetPeakRSS(b *testing.B) {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Skipf("the peak RSS cannot be reset here (%v): the figure would not be this case's", err)
+	}
+}
+
+// peakRSS is the process's peak RSS (VmHWM) in bytes.
+func peakRSS(b *testing.B) float64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmHWM:" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb * 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+// dirSize is the bytes of the files under dir.
+func dirSize(b *testing.B, dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

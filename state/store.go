@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/kshare/kshare/table"
 )
@@ -60,7 +61,15 @@ func Open(dir, query string, log *slog.Logger) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("state directory %s: %w; choose a directory kshare can create and write", dir, err)
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLog{log.With("state", dir)}})
+	opts := &pebble.Options{Logger: pebbleLog{log.With("state", dir)}}
+	// A query that keeps only some of its groups in memory asks for each
+	// key it has not there (Group), most often a new key the directory
+	// does not hold either: a Bloom filter on every level answers those
+	// without reading the level's blocks.
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return nil, fmt.Errorf("state directory %s: %w; choose a directory kshare can write", dir, err)
@@ -146,18 +155,24 @@ func (k keep) Put(keys, values [][]byte) error {
 func (s *Store) Dir() string { return s.dir }
 
 // Groups calls fn with the value of every group stored (query.State).
-func (s *Store) Groups(fn func(value []byte) error) error {
+func (s *Store) Groups(fn func(key, value []byte) error) error {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{groupPrefix}, UpperBound: []byte{groupPrefix + 1}})
 	if err != nil {
 		return err
 	}
 	for it.First(); it.Valid(); it.Next() {
-		if err := fn(it.Value()); err != nil {
+		if err := fn(it.Key()[1:], it.Value()); err != nil {
 			it.Close()
 			return err
 		}
 	}
 	return it.Close()
+}
+
+// Group is the value of the group stored under key (query.State), nil
+// when none is.
+func (s *Store) Group(key []byte) ([]byte, error) {
+	return s.get(string(append([]byte{groupPrefix}, key...)))
 }
 
 // Commit stores the groups (a nil value deletes its key) and the records

@@ -19,7 +19,7 @@ func origin(part int32, off int64) table.Origin {
 func groups(t *testing.T, s *Store) []string {
 	t.Helper()
 	var out []string
-	if err := s.Groups(func(v []byte) error { out = append(out, string(v)); return nil }); err != nil {
+	if err := s.Groups(func(_, v []byte) error { out = append(out, string(v)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(out)
