@@ -162,7 +162,7 @@ func TestSettingsReachQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][2]string{
-		{"idle-timeout", "5s"}, {"max-column-width", "60"}, {"max-rows", "1"}, {"output", "table"}, {"state-dir", ""}, {"state-groups-in-memory", "100000"},
+		{"checkpoint-interval", "10s"}, {"idle-timeout", "5s"}, {"max-column-width", "60"}, {"max-rows", "1"}, {"output", "table"}, {"state-dir", ""}, {"state-groups-in-memory", "100000"},
 		{"window.allowed-lateness", "10m0s"}, {"window.early-fire", "0s"}, {"window.idle-timeout", "10s"}, {"window.max-held-records", "1000"},
 	}
 	if got := res.Rows; len(got) != len(want) {

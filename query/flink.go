@@ -39,10 +39,9 @@ var FlinkSettings = map[string]FlinkSetting{
 		Why: "kshare shows TIMESTAMP_LTZ in UTC"},
 	"parallelism.default": {
 		Why: "a table's consumers are its 'source.parallelism' option"},
-	"execution.checkpointing.interval": {
-		Why: "kshare stores a job's state after each batch its sink confirmed, then acknowledges its records"},
-	"execution.checkpointing.dir": {Setting: SettingStateDir, Map: localDir},
-	"state.checkpoints.dir":       {Setting: SettingStateDir, Map: localDir},
+	"execution.checkpointing.interval": {Setting: SettingCheckpointInterval},
+	"execution.checkpointing.dir":      {Setting: SettingStateDir, Map: localDir},
+	"state.checkpoints.dir":            {Setting: SettingStateDir, Map: localDir},
 }
 
 // FlinkPrefixes are the namespaces of Flink's configuration. A key under

@@ -37,6 +37,12 @@ type Options struct {
 	// negative value keeps every group in memory. A window aggregation's
 	// groups go once their window's row is out, and are all held.
 	GroupsInMemory int
+	// CheckpointInterval, for a query with a State, lets the batches the
+	// caller moves past be stored and accepted together, in epochs of at
+	// most this long (see epoch.go): an epoch ends sooner when the source
+	// waits for the query to settle what it holds, or no batch comes for
+	// HoldLinger. 0 stores and accepts each batch on its own.
+	CheckpointInterval time.Duration
 	// MaxRows ends the query after that many result rows, as LIMIT does
 	// (the smaller of the two wins); 0 means no bound. The shell's
 	// 'max-rows' setting.
@@ -306,8 +312,12 @@ type Rows struct {
 
 	// agg is an aggregate query's groups; nil for other queries.
 	agg *aggState
-	// stateBuf is the buffers of a Commit to Options.State.
+	// saves is what the next Commit to Options.State stores, and
+	// stateBuf its buffers; saves is nil without a State.
+	saves    *saves
 	stateBuf stateWrite
+	// epoch is the batches moved past that the State does not hold yet.
+	epoch epoch
 	// win is a window aggregation's time and held batches; nil for other
 	// queries. winRows makes the rows of a window TVF, of an aggregation
 	// (win's) or of a query that reads them as they are; nil without one.
@@ -628,11 +638,13 @@ func (r *Rows) settle() {
 	if r.cur == nil {
 		return
 	}
-	if r.opts.State != nil && r.curOps != nil && r.spoiled == nil {
-		if err := r.commitState(r.cur, r.curIn); err != nil {
+	ack := r.cur
+	stored := r.saves != nil && r.curOps != nil && r.spoiled == nil
+	if stored {
+		if err := r.noteState(ack, r.curIn); err != nil {
 			// Not stored, so not accepted: the records go back, and
 			// the groups, which count them, are of no more use.
-			r.cur.Abandon()
+			ack.Abandon()
 			r.curOut.Release()
 			r.cur, r.curOut, r.curSel, r.curMarks, r.curDrop = nil, nil, nil, nil, 0
 			r.curOps, r.curIn = nil, nil
@@ -640,14 +652,27 @@ func (r *Rows) settle() {
 			return
 		}
 	}
-	r.settleBatch(r.cur, r.curOut, r.curMarks, r.curDrop)
+	r.countSettled(r.curOut, r.curMarks, r.curDrop)
 	r.cur, r.curOut, r.curSel, r.curMarks, r.curDrop = nil, nil, nil, nil, 0
 	r.curOps, r.curIn = nil, nil
+	if !stored {
+		ack.Done()
+		return
+	}
+	// Accepted once the State holds the batch's effect (epoch.go).
+	r.stored(ack)
 }
 
 // settleBatch settles one batch as delivered and counts its rows: the
 // current one, or one taken out with Hold.
 func (r *Rows) settleBatch(ack table.Acker, out arrow.RecordBatch, marks []table.Disposition, drop int64) {
+	r.countSettled(out, marks, drop)
+	ack.Done()
+}
+
+// countSettled counts the rows of a batch settled as delivered, and frees
+// its result batch out.
+func (r *Rows) countSettled(out arrow.RecordBatch, marks []table.Disposition, drop int64) {
 	var rel, rej int64
 	for _, m := range marks {
 		switch m {
@@ -657,7 +682,6 @@ func (r *Rows) settleBatch(ack table.Acker, out arrow.RecordBatch, marks []table
 			rej++
 		}
 	}
-	ack.Done()
 	out.Release()
 	r.mu.Lock()
 	r.stats.Delivered += int64(len(marks)) - rel - rej
@@ -670,6 +694,16 @@ func (r *Rows) settleBatch(ack table.Acker, out arrow.RecordBatch, marks []table
 // finish ends the query: it records why and closes the stream, so that what
 // the source holds goes back to the broker at once.
 func (r *Rows) finish(reason EndReason, err error) {
+	if len(r.epoch.acks) > 0 {
+		// The batches moved past are stored and accepted before the
+		// stream closes (which releases what is not settled), unless
+		// the query failed: then the State may not hold them.
+		if reason == EndError {
+			r.abandonEpoch()
+		} else if cerr := r.commitEpoch(); cerr != nil {
+			reason, err = EndError, cerr
+		}
+	}
 	r.mu.Lock()
 	if r.end == Running {
 		r.end, r.err = reason, err
@@ -797,8 +831,19 @@ func (r *Rows) wait() (table.Batch, bool) {
 		r.finish(r.win.endAs, nil)
 		return table.Batch{}, false
 	}
+	if len(r.epoch.acks) > 0 && r.sourceWaits() {
+		// Nothing more comes until the epoch's records are settled.
+		if !r.endEpoch() {
+			return table.Batch{}, false
+		}
+	}
 	wctx, cancelTick := r.windowDeadline(r.ctx)
 	defer cancelTick()
+	if at := r.epochDeadline(time.Now()); !at.IsZero() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadlineCause(wctx, at, errEpoch)
+		defer cancel()
+	}
 	if d := r.opts.IdleTimeout; d > 0 {
 		from := time.Now()
 		switch {
@@ -843,6 +888,14 @@ func (r *Rows) wait() (table.Batch, bool) {
 		return table.Batch{}, true
 	case wctx.Err() != nil && context.Cause(wctx) == errIdle:
 		r.finish(EndIdle, nil)
+	case wctx.Err() != nil && context.Cause(wctx) == errEpoch:
+		// No batch came in time: the epoch ends, and the wait goes on
+		// (its idle time counted from where it began).
+		r.ticked = true
+		if !r.endEpoch() {
+			return table.Batch{}, false
+		}
+		return r.wait()
 	case wctx.Err() != nil && context.Cause(wctx) == errTick:
 		r.ticked = true
 		return table.Batch{}, true
@@ -1180,18 +1233,23 @@ func (r *Rows) handOutAgg(b table.Batch) bool {
 		// groups' rows are what was delivered already. Processed, so
 		// accepted, once the groups (which may have changed behind a
 		// HAVING) are stored.
-		if r.opts.State != nil && len(sel) > 0 {
-			if err := r.commitState(b.Ack, sel); err != nil {
+		stored := r.saves != nil && len(sel) > 0
+		if stored {
+			if err := r.noteState(b.Ack, sel); err != nil {
 				b.Ack.Abandon()
 				r.finish(EndError, err)
 				return false
 			}
 		}
-		b.Ack.Done()
 		r.mu.Lock()
 		r.stats.Filtered += drop
 		r.stats.Unchanged += int64(len(sel))
 		r.mu.Unlock()
+		if stored {
+			r.stored(b.Ack)
+		} else {
+			b.Ack.Done()
+		}
 		return false
 	}
 	r.setChanges(b.Ack, res, drop, sel)

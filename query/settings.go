@@ -55,7 +55,18 @@ const (
 	// directory when a row needs them (Options.GroupsInMemory). '0' holds
 	// every group in memory.
 	SettingGroupsInMemory = "state-groups-in-memory"
+	// SettingCheckpointInterval is the longest a job with a state
+	// directory lets the batches its sink confirmed wait to be stored and
+	// accepted together (Options.CheckpointInterval); an epoch ends
+	// sooner when the share group has nothing more to hand out until
+	// they are.
+	SettingCheckpointInterval = "checkpoint-interval"
 )
+
+// DefaultCheckpointInterval is 'checkpoint-interval”s default, Flink's
+// usual choice; a share-group job's epochs end far sooner (see
+// SettingCheckpointInterval), so it bounds mostly other sources'.
+const DefaultCheckpointInterval = 10 * time.Second
 
 // SettingOptions declares the session settings; SET and RESET accept these
 // keys and no others.
@@ -80,6 +91,8 @@ var SettingOptions = &options.Set{
 			Description: "A directory where each INSERT job started after this keeps the state of its aggregate (GROUP BY, or a window aggregation, whose rows then come once each) in a folder of its own, so that the job, started again on the same directory, continues its counts; the job's records are accepted only once their effect is stored there, and a record delivered again is not counted twice. '' (the default) keeps the state in memory: a job started again counts from nothing. Flink's 'execution.checkpointing.dir'; `kshare run --state-dir`."},
 		{Key: SettingGroupsInMemory, Type: options.Int, Min: 0, HasMin: true, Default: strconv.Itoa(DefaultGroupsInMemory),
 			Description: "For a GROUP BY job with a state directory: the most groups held in memory. Once more are, those touched longest ago are let go after the next stored batch and read back from the directory when a row of theirs comes, so that the groups a job can keep are bounded by its disk, not its memory. '0' holds every group in memory (the directory then only makes them durable)."},
+		{Key: SettingCheckpointInterval, Type: options.Duration, Default: DefaultCheckpointInterval.String(), Min: int64(100 * time.Millisecond), HasMin: true,
+			Description: "For an INSERT job with a state directory: the longest the batches its sink confirmed wait to be stored in one synced write (with the sink's transaction, when it writes exactly once) and their records accepted together. An epoch ends sooner when the share group hands out nothing more until its records are settled, or no batch came for 50 ms, so a job whose members handed out several polls stores them at once. At least 100 ms. Flink's 'execution.checkpointing.interval'."},
 		{Key: SettingAllowedLateness, Type: options.Duration, Default: DefaultAllowedLateness.String(),
 			Description: "Keep a window's state this long after its end (in event time), so that a late record updates its row (-U, +U); after that a late record updates nothing (it never starts a second row for its window) and is counted as late beyond allowed lateness. The state held grows with the keys times the windows open or within this lateness. '0' drops a window's state once its row is final. Flink's 'table.exec.emit.allow-lateness'."},
 	},
@@ -102,6 +115,8 @@ type Settings struct {
 	StateDir string
 	// GroupsInMemory is 'state-groups-in-memory': 0 holds every group.
 	GroupsInMemory int64
+	// CheckpointInterval is 'checkpoint-interval'.
+	CheckpointInterval time.Duration
 }
 
 // DefaultSettings are the settings of a new session: output 'table', no
@@ -182,7 +197,7 @@ func (s *Settings) Reset(key string) error {
 // List read them from here.
 func (s *Settings) durations() map[string]*time.Duration {
 	return map[string]*time.Duration{SettingIdleTimeout: &s.IdleTimeout, SettingEarlyFire: &s.EarlyFire, SettingSourceIdle: &s.SourceIdle,
-		SettingAllowedLateness: &s.AllowedLateness}
+		SettingAllowedLateness: &s.AllowedLateness, SettingCheckpointInterval: &s.CheckpointInterval}
 }
 
 func (s *Settings) ints() map[string]*int64 {
@@ -231,6 +246,7 @@ func (s Settings) Apply(o *Options) {
 	if o.AllowedLateness == 0 {
 		o.AllowedLateness = -1
 	}
+	o.CheckpointInterval = s.CheckpointInterval
 	// The setting's '0' is every group; Options' 0 is the default.
 	o.GroupsInMemory = int(s.GroupsInMemory)
 	if o.GroupsInMemory == 0 {

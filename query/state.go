@@ -19,7 +19,8 @@ import (
 // The query writes a batch's effect once the caller moved past the batch
 // (a pipeline: once its sink confirmed the changes), and only then accepts
 // the batch's records: the groups that the batch changed and the records
-// it folded go in one Commit, atomic and durable before it returns. A
+// it folded go in one Commit, atomic and durable before it returns, with
+// those of the other batches of its epoch (epoch.go). A
 // record the share group hands out again after that (the process died
 // before its acknowledgement reached the broker) is found by Applied and
 // accepted without being counted again, so that the groups count each
@@ -46,6 +47,20 @@ type State interface {
 // ErrState is returned when a query cannot use its State: its groups
 // could not be read back, or a batch's could not be stored.
 var ErrState = errors.New("state")
+
+// saves is what a query with a State stores at its next commit: what the
+// batches folded since the last one changed.
+type saves struct {
+	// groups are those changed since the last commit; want[g] says
+	// whether g still is to be stored (a group dropped since is not).
+	groups []int32
+	want   []bool
+	// deleted are the keys of the groups dropped since the last commit
+	// (a window's, once its row is out).
+	deleted [][]byte
+	// records are those folded since the last commit.
+	records []table.Origin
+}
 
 // stateWrite is the buffers of one Commit.
 type stateWrite struct {
@@ -81,6 +96,7 @@ func (r *Rows) openState() error {
 	if p.agg == nil || p.changelog {
 		return fmt.Errorf("%w: only an aggregate query (GROUP BY, or a window aggregation) keeps a state", ErrState)
 	}
+	r.saves = &saves{}
 	if r.win != nil {
 		if err := r.storeWindows(r.opts); err != nil {
 			return err
@@ -128,32 +144,46 @@ func (r *Rows) restore() error {
 	return nil
 }
 
-// commitState stores the groups the last folded batch touched and the
-// records of its source rows sel, before they are accepted.
-func (r *Rows) commitState(ack table.Acker, sel []int) error {
+// noteState notes, for the next commit, the groups the last folded batch
+// touched and the records of its source rows sel; a window aggregation
+// notes its batches as it folds them.
+func (r *Rows) noteState(ack table.Acker, sel []int) error {
 	if r.win != nil {
-		return r.commitWindows()
+		return nil
 	}
-	w := &r.stateBuf
-	w.reset()
-	w.addGroups(r.agg, r.agg.touched)
-	var records []table.Origin
-	if len(sel) > 0 {
-		ro, ok := ack.(table.RowOrigins)
-		if !ok {
-			return fmt.Errorf("%w: the source does not tell the records of its rows, so a restarted query could not tell them apart", ErrState)
-		}
-		records = make([]table.Origin, len(sel))
-		for i, row := range sel {
-			if records[i], ok = ro.RowOrigin(row); !ok {
-				return fmt.Errorf("%w: the source does not tell the record of its row %d", ErrState, row)
-			}
+	return r.saves.note(r.agg.touched, ack, sel)
+}
+
+// commitSaves stores what changed since the last commit (see saves), and
+// a window aggregation's watermark, in one Commit.
+func (r *Rows) commitSaves() error {
+	s, buf := r.saves, &r.stateBuf
+	buf.reset()
+	// Deletions first: a key set in the same commit is set.
+	for _, k := range s.deleted {
+		buf.keys, buf.values = append(buf.keys, k), append(buf.values, nil)
+	}
+	live := s.groups[:0]
+	for _, g := range s.groups {
+		if s.want[g] {
+			s.want[g] = false
+			live = append(live, g)
 		}
 	}
-	if err := r.commit(records, "the groups"); err != nil {
+	buf.addGroups(r.agg, live)
+	what := "the groups"
+	if r.win != nil {
+		what = "the windows"
+		buf.keys, buf.values = append(buf.keys, marksKey), append(buf.values, r.win.saveMarks(nil))
+	}
+	err := r.commit(s.records, what)
+	s.groups, s.deleted, s.records = s.groups[:0], s.deleted[:0], s.records[:0]
+	if err != nil {
 		return err
 	}
-	r.agg.evict(r.groupsInMemory())
+	if r.win == nil {
+		r.agg.evict(r.groupsInMemory())
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kshare/kshare/table"
 )
@@ -92,14 +93,22 @@ func (a redelivered) RowOrigin(row int) (table.Origin, bool) {
 // folded again. The restored groups' first changes retract exactly the
 // rows the first query delivered. The same holds with only three groups in
 // memory: each batch's groups are let go once stored, read back from the
-// State when a row needs them, and a second query restores only three.
+// State when a row needs them, and a second query restores only three. And
+// with batches stored in epochs (a checkpoint interval): the first query,
+// cancelled, stores its epoch before it ends.
 func TestAggregateStateContinues(t *testing.T) {
-	for _, inMemory := range []int{-1, 3} {
-		t.Run(fmt.Sprintf("groups in memory %d", inMemory), func(t *testing.T) { testAggregateStateContinues(t, inMemory) })
+	for _, c := range []struct {
+		inMemory int
+		interval time.Duration
+	}{{-1, 0}, {3, 0}, {3, time.Hour}} {
+		t.Run(fmt.Sprintf("groups in memory %d, interval %s", c.inMemory, c.interval), func(t *testing.T) {
+			testAggregateStateContinues(t, Options{GroupsInMemory: c.inMemory, CheckpointInterval: c.interval})
+		})
 	}
 }
 
-func testAggregateStateContinues(t *testing.T, inMemory int) {
+func testAggregateStateContinues(t *testing.T, o Options) {
+	inMemory := o.GroupsInMemory
 	const n, batch, first = 1000, 64, 5
 	for _, sql := range []string{
 		salesQuery,
@@ -118,7 +127,9 @@ func testAggregateStateContinues(t *testing.T, inMemory int) {
 				}
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				r, err := Run(ctx, p, Options{Alloc: f.mem, State: st, GroupsInMemory: inMemory})
+				o := o
+				o.Alloc, o.State = f.mem, st
+				r, err := Run(ctx, p, o)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -213,16 +224,23 @@ func resultOf(t *testing.T, sql string, n, batch int) map[string]string {
 	return res.rows
 }
 
-// A batch whose groups cannot be stored is not accepted: its records go
-// back to the share group and the query ends with the State's error.
-func TestAggregateStateCommitFails(t *testing.T) {
-	const n, batch = 300, 50
+// salesPlan is n sales records in batches of batch, which tell their
+// records (topic "sales"), and salesQuery over them.
+func salesPlan(t *testing.T, n, batch int) (*salesFixture, *Plan) {
 	f := newSales(t, n, batch)
 	f.src.Topic = "sales"
 	p, err := Prepare(salesQuery, f.cat)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, p
+}
+
+// A batch whose groups cannot be stored is not accepted: its records go
+// back to the share group and the query ends with the State's error.
+func TestAggregateStateCommitFails(t *testing.T) {
+	const n, batch = 300, 50
+	f, p := salesPlan(t, n, batch)
 	st := newMemState()
 	st.failAt = 3
 	r, err := Run(t.Context(), p, Options{Alloc: f.mem, State: st})
@@ -240,6 +258,116 @@ func TestAggregateStateCommitFails(t *testing.T) {
 	}
 	if len(st.records) != 2*batch {
 		t.Errorf("the state holds %d records, want %d", len(st.records), 2*batch)
+	}
+}
+
+// With a checkpoint interval the batches the caller moved past are stored
+// in one Commit and their records accepted together, once the epoch ends
+// (here at the source's end: nothing else ends it); a Commit that fails
+// releases every record of its epoch, and so does a batch the caller
+// released (the groups count its records, so the query ends and stores
+// nothing).
+func TestAggregateStateEpochs(t *testing.T) {
+	const n, batch = 300, 50
+	for _, c := range []string{"stored", "commit fails", "batch released"} {
+		fail := c != "stored"
+		t.Run(c, func(t *testing.T) {
+			f, p := salesPlan(t, n, batch)
+			st := newMemState()
+			if c == "commit fails" {
+				st.failAt = 1
+			}
+			r, err := Run(t.Context(), p, Options{Alloc: f.mem, State: st, CheckpointInterval: time.Hour, HoldLinger: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := &result{t: t, rows: map[string]string{}}
+			moved := 0
+			for r.Next() {
+				res.apply(r)
+				if moved == 2 && c == "batch released" {
+					if err := r.ReleaseBatch(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if moved++; st.commits > 0 || len(f.accepted(batch)) > 0 {
+					t.Fatalf("after %d batches moved past, %d commits and %d records accepted: the epoch did not wait", moved, st.commits, len(f.accepted(batch)))
+				}
+			}
+			r.Close()
+			if c == "batch released" {
+				if !errors.Is(r.Err(), ErrUpdating) || st.commits != 0 || moved != 3 {
+					t.Fatalf("got %v after %d batches and %d commits, want the query ended after the released third, nothing stored", r.Err(), moved, st.commits)
+				}
+			} else if moved != n/batch {
+				t.Fatalf("%d batches, want %d", moved, n/batch)
+			} else if st.commits != 1 {
+				t.Errorf("%d commits, want one for the epoch", st.commits)
+			}
+			if c == "commit fails" && !errors.Is(r.Err(), ErrState) {
+				t.Fatalf("got %v, want the State's error", r.Err())
+			}
+			if fail {
+				if got := len(f.accepted(batch)); got != 0 {
+					t.Errorf("%d records accepted though their epoch was not stored", got)
+				}
+				return
+			}
+			if r.Err() != nil {
+				t.Fatal(r.Err())
+			}
+			if got := len(f.accepted(batch)); got != n || len(st.records) != n {
+				t.Errorf("%d records accepted and %d stored, want %d", got, len(st.records), n)
+			}
+			if want := expected(f.recs, nil); !maps.Equal(res.rows, want) {
+				t.Errorf("result %v, want %v", res.rows, want)
+			}
+		})
+	}
+}
+
+// An epoch ends, its batches stored and their records accepted, while the
+// query waits for more: at once when the source says it hands out nothing
+// more until they are settled (a share-group member that waits for its
+// poll to be settled), or after HoldLinger without a batch.
+func TestAggregateStateEpochEnds(t *testing.T) {
+	const n, batch = 300, 50
+	for _, c := range []struct {
+		name   string
+		waits  bool
+		linger time.Duration
+	}{{"source waits", true, -1}, {"no batch for the linger", false, 20 * time.Millisecond}} {
+		t.Run(c.name, func(t *testing.T) {
+			f, p := salesPlan(t, n, batch)
+			f.src.EOF, f.src.SaysWaiting = false, c.waits
+			st := newMemState()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			r, err := Run(ctx, p, Options{Alloc: f.mem, State: st, CheckpointInterval: time.Hour, HoldLinger: c.linger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for r.Next() {
+				}
+			}()
+			deadline := time.Now().Add(5 * time.Second)
+			for len(f.accepted(batch)) < n && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			accepted := len(f.accepted(batch))
+			cancel()
+			<-done
+			r.Close()
+			if accepted != n {
+				t.Fatalf("%d of %d records accepted while the query waited for more", accepted, n)
+			}
+			if st.commits != 1 || len(st.records) != n {
+				t.Errorf("%d commits of %d records, want the one epoch of %d", st.commits, len(st.records), n)
+			}
+		})
 	}
 }
 

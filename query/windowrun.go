@@ -184,9 +184,6 @@ type winState struct {
 	acceptFolded bool
 	folded       table.Acker
 	foldedRows   int64
-	// saves: the windows are kept in Options.State (windowstate.go);
-	// nil when they are not.
-	saves *winSaves
 }
 
 // holds reports whether the window holds its source batches until a
@@ -252,7 +249,7 @@ func (w *winState) dropLimit() int64 {
 func (r *Rows) dropClosed() {
 	w := r.win
 	limit := w.dropLimit()
-	if w.eof && w.saves != nil {
+	if w.eof && r.saves != nil {
 		// Every window's row is out: none stays stored to come again.
 		limit = math.MaxInt64
 	}
@@ -272,7 +269,7 @@ func (r *Rows) dropClosed() {
 		}
 		gone = append(gone, gs...)
 	}
-	if w.saves != nil {
+	if r.saves != nil {
 		r.noteDropped(gone)
 	}
 	r.agg.drop(gone)
@@ -452,8 +449,8 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 		return false
 	}
 	sel = r.failLate(b.Ack, sel)
-	if w.saves != nil {
-		if err := w.noteSaves(groups, b.Ack, w.sourceRows(sel)); err != nil {
+	if r.saves != nil {
+		if err := r.saves.note(groups, b.Ack, w.sourceRows(sel)); err != nil {
 			b.Ack.Abandon()
 			r.finish(EndError, err)
 			return false
@@ -474,7 +471,7 @@ func (r *Rows) handOutWin(b table.Batch) bool {
 	}
 	r.mu.Unlock()
 	switch {
-	case len(groups) == 0 && w.saves == nil:
+	case len(groups) == 0 && r.saves == nil:
 		b.Ack.Done()
 	case len(groups) == 0:
 		// Accepted once the watermark it moved is stored.
@@ -617,14 +614,11 @@ func (r *Rows) winEmit() bool {
 	if res.out == nil {
 		// Every emitted row is as delivered before: they reflect these
 		// batches already.
-		if w.saves != nil {
-			if err := r.commitWindows(); err != nil {
-				ready.Abandon()
-				r.finish(EndError, err)
-				return false
-			}
+		if r.saves == nil {
+			ready.Done()
+		} else if !r.stored(ready) {
+			return false
 		}
-		ready.Done()
 		r.mu.Lock()
 		r.stats.Unchanged += rows
 		r.mu.Unlock()
@@ -641,19 +635,16 @@ func (r *Rows) acceptFolded() {
 	if w.folded == nil {
 		return
 	}
-	if w.saves != nil {
-		if err := r.commitWindows(); err != nil {
-			w.folded.Abandon()
-			w.folded = nil
-			r.finish(EndError, err)
-			return
-		}
+	folded := w.folded
+	w.folded = nil
+	if r.saves == nil {
+		folded.Done()
+	} else if !r.stored(folded) {
+		return
 	}
-	w.folded.Done()
 	r.mu.Lock()
 	r.stats.Folded += w.foldedRows
 	r.mu.Unlock()
-	w.folded = nil
 }
 
 // reflected reports whether every group p changed has had its row emitted

@@ -6,14 +6,15 @@ package query
 // With a State a window aggregation runs as with AcceptFolded (nothing is
 // held, no window emits early), except that a batch's records are accepted
 // only once the windows they changed are stored: the State is the
-// checkpoint, and it is taken when the caller has moved past the rows a
-// batch made (a pipeline: once the sink confirmed them), or at once when it
-// made none. Each commit holds the groups changed since the last one, the
-// deletion of the windows whose rows are out, the watermark and the
-// records folded, so a crash at any instant leaves the windows as they
-// were after some batch, with exactly the records that batch and the ones
-// before it folded; a record delivered again that a commit holds is
-// accepted without being folded a second time (Options.Applied).
+// checkpoint, and it is taken once the caller has moved past the rows a
+// batch made (a pipeline: once the sink confirmed them), or when it made
+// none, at the end of the batch's epoch (epoch.go). Each commit holds the
+// groups changed since the last one, the deletion of the windows whose
+// rows are out, the watermark and the records folded, so a crash at any
+// instant leaves the windows as they were after some batch, with exactly
+// the records that batch and the ones before it folded; a record delivered
+// again that a commit holds is accepted without being folded a second time
+// (Options.Applied).
 //
 // A window's row comes once, when the watermark passes its end; its groups
 // are dropped then (an allowed lateness of 0): a stored window that has no
@@ -38,18 +39,6 @@ const marksVersion = 0x80
 // or 1 (see appendKey), so no group's is this one.
 var marksKey = []byte{0xff, 'w', 'm'}
 
-// winSaves is what a window aggregation stores at its next commit.
-type winSaves struct {
-	// groups are those changed since the last commit; want[g] says
-	// whether g still is to be stored (a group dropped since is not).
-	groups []int32
-	want   []bool
-	// deleted are the keys of the groups dropped since the last commit.
-	deleted [][]byte
-	// records are those folded since the last commit.
-	records []table.Origin
-}
-
 // storeWindows sets a window aggregation up to keep its windows in
 // o.State.
 func (r *Rows) storeWindows(o Options) error {
@@ -57,7 +46,6 @@ func (r *Rows) storeWindows(o Options) error {
 		return fmt.Errorf("%w: a window aggregation that keeps its windows in a state directory writes each window's row once, when the watermark passes its end; early firing ('window.early-fire' = '%s') would write rows that change later: RESET 'window.early-fire'", ErrState, o.EarlyFire)
 	}
 	w := r.win
-	w.saves = &winSaves{}
 	w.acceptFolded = true
 	w.lateness = 0
 	return nil
@@ -68,13 +56,12 @@ func (r *Rows) storeWindows(o Options) error {
 // aggregation whose windows a State keeps, which emits each window's row
 // once (+I). Its rows can go to a sink that only appends.
 func (r *Rows) InsertOnly() bool {
-	return !r.plan.Updating() || (r.win != nil && r.win.saves != nil)
+	return !r.plan.Updating() || (r.win != nil && r.saves != nil)
 }
 
-// noteSaves notes, for the next commit, the groups a folded batch changed
+// note notes, for the next commit, the groups a folded batch changed
 // and the records of its source rows sel.
-func (w *winState) noteSaves(groups []int32, ack table.Acker, sel []int) error {
-	s := w.saves
+func (s *saves) note(groups []int32, ack table.Acker, sel []int) error {
 	for _, g := range groups {
 		for int(g) >= len(s.want) {
 			s.want = append(s.want, false)
@@ -104,7 +91,7 @@ func (w *winState) noteSaves(groups []int32, ack table.Acker, sel []int) error {
 // noteDropped notes, for the next commit, that groups gs are dropped: their
 // keys are taken now, before drop resets them.
 func (r *Rows) noteDropped(gs []int32) {
-	s := r.win.saves
+	s := r.saves
 	for _, g := range gs {
 		var key []byte
 		for k := range r.agg.keys {
@@ -115,29 +102,6 @@ func (r *Rows) noteDropped(gs []int32) {
 			s.want[g] = false
 		}
 	}
-}
-
-// commitWindows stores what changed since the last commit (see winSaves)
-// and the watermark, in one Commit.
-func (r *Rows) commitWindows() error {
-	w, s, buf := r.win, r.win.saves, &r.stateBuf
-	buf.reset()
-	// Deletions first: a key set in the same commit is set.
-	for _, k := range s.deleted {
-		buf.keys, buf.values = append(buf.keys, k), append(buf.values, nil)
-	}
-	live := s.groups[:0]
-	for _, g := range s.groups {
-		if s.want[g] {
-			s.want[g] = false
-			live = append(live, g)
-		}
-	}
-	buf.addGroups(r.agg, live)
-	buf.keys, buf.values = append(buf.keys, marksKey), append(buf.values, w.saveMarks(nil))
-	err := r.commit(s.records, "the windows")
-	s.groups, s.deleted, s.records = s.groups[:0], s.deleted[:0], s.records[:0]
-	return err
 }
 
 // saveMarks appends the watermark and each partition's largest event time

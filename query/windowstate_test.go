@@ -52,8 +52,15 @@ func windowEvents(t *testing.T, n, batch int) (*table.Catalog, *tabletest.Source
 // the count and sum of exactly its records, though the share group hands
 // the second query every record again (those the State holds are accepted
 // without being folded twice). Each row is an insert: no window emits
-// early or twice.
+// early or twice. The same with the batches stored in epochs (a checkpoint
+// interval), the first query's stored as it is cancelled.
 func TestWindowStateContinues(t *testing.T) {
+	for _, interval := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprintf("interval %s", interval), func(t *testing.T) { testWindowStateContinues(t, interval) })
+	}
+}
+
+func testWindowStateContinues(t *testing.T, interval time.Duration) {
 	const n, batch = 1600, 25
 	for _, c := range []struct {
 		name, tvf string
@@ -75,7 +82,7 @@ func TestWindowStateContinues(t *testing.T) {
 				}
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				r, err := Run(ctx, p, Options{Alloc: tabletest.CheckedAlloc(t), State: st})
+				r, err := Run(ctx, p, Options{Alloc: tabletest.CheckedAlloc(t), State: st, CheckpointInterval: interval})
 				if err != nil {
 					t.Fatal(err)
 				}
