@@ -43,14 +43,8 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	}
 	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(kafkaclient.OptRequestTimeoutMs),
 		unavailable: v.Duration(OptSinkUnavailable), seeds: splitList(v.String(kafkaclient.OptBootstrapServers), ","), deadTopic: v.String(OptSinkDeadLetter),
-		none: v.String(OptDeliveryGuarantee) == GuaranteeNone, ts: -1, headers: -1}
-	if v.String(OptDeliveryGuarantee) == GuaranteeExactlyOnce {
-		prefix := v.String(OptTransactionalIDPrefix)
-		if prefix == "" {
-			prefix = "kshare-" + s.topic
-		}
-		s.txnID = transactionalID(prefix)
-	}
+		ts: -1, headers: -1}
+	s.guarantee(v)
 	s.compression = compressionCodecs[v.String(OptCompression)]
 	switch v.String(OptSinkPartitioner) {
 	case PartitionerFixed:
@@ -224,6 +218,22 @@ type sink struct {
 }
 
 func (s *sink) Columns() []table.Column { return s.cols }
+
+// guarantee sets the sink up for its 'sink.delivery-guarantee': 'none', or
+// 'exactly-once' with the transactional id of its
+// 'sink.transactional-id-prefix'.
+func (s *sink) guarantee(v options.Values) {
+	switch v.String(OptDeliveryGuarantee) {
+	case GuaranteeNone:
+		s.none = true
+	case GuaranteeExactlyOnce:
+		prefix := v.String(OptTransactionalIDPrefix)
+		if prefix == "" {
+			prefix = "kshare-" + s.topic
+		}
+		s.txnID = transactionalID(prefix)
+	}
+}
 
 // Open checks that the topic (and the dead-letter topic) exists and reads
 // its max.message.bytes, with a client of its own: a producing client's

@@ -119,14 +119,19 @@ func checkKeyFields(s string) error {
 	return nil
 }
 
+// validateGuarantee checks that a transactional id prefix goes with
+// 'exactly-once', which reads it: the kafka and upsert-kafka sinks' rule.
+func validateGuarantee(v options.Values) options.Errors {
+	if v.Has(OptTransactionalIDPrefix) && v.String(OptDeliveryGuarantee) != GuaranteeExactlyOnce {
+		return options.Errors{options.Errorf(options.ErrConflict, OptTransactionalIDPrefix, "'%s' is used only with '%s' = '%s' (it is '%s')", OptTransactionalIDPrefix, OptDeliveryGuarantee, GuaranteeExactlyOnce, v.String(OptDeliveryGuarantee))}
+	}
+	return nil
+}
+
 // validateSink checks the sink's rules between keys.
 func validateSink(v options.Values) options.Errors {
-	var errs options.Errors
-	exactly := v.String(OptDeliveryGuarantee) == GuaranteeExactlyOnce
-	if v.Has(OptTransactionalIDPrefix) && !exactly {
-		errs = append(errs, options.Errorf(options.ErrConflict, OptTransactionalIDPrefix, "'%s' is used only with '%s' = '%s' (it is '%s')", OptTransactionalIDPrefix, OptDeliveryGuarantee, GuaranteeExactlyOnce, v.String(OptDeliveryGuarantee)))
-	}
-	if exactly && v.String(OptSinkOnRefused) == RefusedDeadLetter {
+	errs := validateGuarantee(v)
+	if v.String(OptDeliveryGuarantee) == GuaranteeExactlyOnce && v.String(OptSinkOnRefused) == RefusedDeadLetter {
 		errs = append(errs, options.Errorf(options.ErrConflict, OptSinkOnRefused, "'%s' = '%s' cannot go with '%s' = '%s': a dead letter is written outside the transaction; use '%s' = '%s'",
 			OptSinkOnRefused, RefusedDeadLetter, OptDeliveryGuarantee, GuaranteeExactlyOnce, OptSinkOnRefused, RefusedFail))
 	}

@@ -41,9 +41,7 @@ func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.String(OptIsolationLevel) == IsolationCommitted {
-		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	}
+	opts = readIsolation(v, opts)
 	s := &source{bound: b, opts: opts, startup: v.String(OptStartupMode), bounded: v.String(OptBoundedMode),
 		timeout: v.Duration(kafkaclient.OptRequestTimeoutMs), seeds: v.String(kafkaclient.OptBootstrapServers)}
 	if t := v.String(OptTopic); t != "" {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
@@ -65,10 +67,7 @@ var Options = &options.Set{
 			"the topics are those that match when a query opens (topics created later are not picked up)."),
 	}, positions[0].options(), positions[1].options(), []options.Option{
 		kafkarecord.BatchSize,
-		{Key: OptIsolationLevel, Type: options.Enum, Default: IsolationUncommitted, Allowed: []string{IsolationUncommitted, IsolationCommitted},
-			Description: "Which records a read sees: 'read_uncommitted' (Kafka's default) every record, those of transactions aborted or still open too; " +
-				"'read_committed' only those of committed transactions (and records written outside transactions), and no further than the first transaction still open: " +
-				"how to read a topic an 'exactly-once' sink writes."},
+		isolationLevel,
 		kafkaclient.BrokerUnavailableTimeout,
 		kafkaclient.Bootstrap,
 	}, kafkaclient.Client, kafkaclient.Refused, []options.Option{
@@ -140,6 +139,22 @@ var Metadata = func() []table.MetadataKey {
 	}
 	return out
 }()
+
+// isolationLevel is the key of which records a read sees, the kafka and
+// upsert-kafka readers' (readIsolation).
+var isolationLevel = options.Option{Key: OptIsolationLevel, Type: options.Enum, Default: IsolationUncommitted, Allowed: []string{IsolationUncommitted, IsolationCommitted},
+	Description: "Which records a read sees: 'read_uncommitted' (Kafka's default) every record, those of transactions aborted or still open too; " +
+		"'read_committed' only those of committed transactions (and records written outside transactions), and no further than the first transaction still open: " +
+		"how to read a topic an 'exactly-once' sink writes."}
+
+// readIsolation appends to opts the fetch isolation of
+// 'properties.isolation.level'.
+func readIsolation(v options.Values, opts []kgo.Opt) []kgo.Opt {
+	if v.String(OptIsolationLevel) == IsolationCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	return opts
+}
 
 // validate checks the rules between keys: the cluster's (kafkaclient.Validate)
 // and that each mode has the key it reads and no key it ignores.

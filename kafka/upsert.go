@@ -76,12 +76,32 @@ var UpsertOptions = &options.Set{
 			Description: "Accepted so that Flink's DDL runs as it is; kshare writes each batch of changes at once and waits for its acknowledgement, so nothing is buffered to flush."},
 		{Key: "sink.buffer-flush.interval", Type: options.Duration, BareMillis: true,
 			Description: "Accepted so that Flink's DDL runs as it is; see 'sink.buffer-flush.max-rows'."},
+		isolationLevel,
 		{Key: OptKeyFields, Refused: "the key is the table's PRIMARY KEY (...) NOT ENFORCED"},
 		{Key: OptSinkPartitioner, Refused: "a key's records go to the partition of its hash, so that they stay in order and compaction keeps the latest"},
-		{Key: OptDeliveryGuarantee, Refused: "an upsert-kafka table is written at least once: a record written twice is the same row again"},
+		sinkOption(OptDeliveryGuarantee),
+		sinkOption(OptTransactionalIDPrefix),
 		{Key: "sink.parallelism", Refused: "an INSERT writes from one producer per job"},
 		{Key: OptTopicPattern, Refused: "an upsert-kafka table writes one topic: give it in 'topic'"},
 	}),
+	Validate: validateUpsert,
+}
+
+// validateUpsert checks the rules between keys: the cluster's
+// (kafkaclient.Validate) and the delivery guarantee's.
+func validateUpsert(v options.Values) error {
+	var errs options.Errors
+	if err := kafkaclient.Validate(v); err != nil {
+		es, ok := err.(options.Errors)
+		if !ok {
+			return err
+		}
+		errs = append(errs, es...)
+	}
+	if errs = append(errs, validateGuarantee(v)...); len(errs) > 0 {
+		return errs
+	}
+	return nil
 }
 
 // NewSource reads the table's topic from its start as a changelog (see
@@ -96,6 +116,7 @@ func (upsertConnector) NewSource(b *table.Bound) (table.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts = readIsolation(v, opts)
 	topics := splitFields(v.String(OptTopic))
 	if len(topics) != 1 {
 		return nil, table.Errorf(options.Cut(b.Def.Name), "an 'upsert-kafka' table reads one topic ('%s' is '%s')", OptTopic, options.Cut(v.String(OptTopic)))
@@ -127,6 +148,7 @@ func (upsertConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	}
 	s := &sink{table: name, topic: topics[0], opts: opts, timeout: v.Duration(kafkaclient.OptRequestTimeoutMs),
 		unavailable: v.Duration(OptSinkUnavailable), seeds: splitList(v.String(kafkaclient.OptBootstrapServers), ","), ts: -1, headers: -1}
+	s.guarantee(v)
 	s.compression = compressionCodecs[v.String(OptCompression)]
 	phys, _ := b.Def.Schema.Physical()
 	s.cols = append(s.cols, phys...)

@@ -53,6 +53,27 @@ func windowOrders(t *testing.T, addr, topic string, n int) map[string][2]int64 {
 // last count and sum.
 func committedRows(t *testing.T, addr, topic string) (rows map[string][2]int64, times map[string]int) {
 	t.Helper()
+	rows, times = map[string][2]int64{}, map[string]int{}
+	for _, r := range committedRecords(t, addr, topic) {
+		var row struct {
+			WindowStart string `json:"window_start"`
+			Customer    string `json:"customer"`
+			N, Total    int64
+		}
+		if err := json.Unmarshal(r.Value, &row); err != nil {
+			t.Fatalf("sink record %s: %v", r.Value, err)
+		}
+		k := row.WindowStart + "|" + row.Customer
+		rows[k] = [2]int64{row.N, row.Total}
+		times[k]++
+	}
+	return rows, times
+}
+
+// committedRecords reads every record a read_committed reader sees in
+// topic now, in each partition's order.
+func committedRecords(t *testing.T, addr, topic string) []*kgo.Record {
+	t.Helper()
 	adm := kafkatest.Admin(t, addr)
 	ctx := kafkatest.Context(t)
 	ends, err := adm.ListEndOffsets(ctx, topic)
@@ -61,7 +82,7 @@ func committedRows(t *testing.T, addr, topic string) (rows map[string][2]int64, 
 	}
 	cl := kafkatest.Client(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	rows, times = map[string][2]int64{}, map[string]int{}
+	var out []*kgo.Record
 	// Read up to the end offsets listed (those of read_uncommitted: the
 	// last stable offset is at or before them), or until nothing more
 	// comes for a while: a transaction left open holds the reader back.
@@ -82,20 +103,10 @@ func committedRows(t *testing.T, addr, topic string) (rows map[string][2]int64, 
 			if r.Offset+1 >= left[r.Partition] {
 				delete(left, r.Partition)
 			}
-			var row struct {
-				WindowStart string `json:"window_start"`
-				Customer    string `json:"customer"`
-				N, Total    int64
-			}
-			if err := json.Unmarshal(r.Value, &row); err != nil {
-				t.Fatalf("sink record %s: %v", r.Value, err)
-			}
-			k := row.WindowStart + "|" + row.Customer
-			rows[k] = [2]int64{row.N, row.Total}
-			times[k]++
+			out = append(out, r)
 		})
 	}
-	return rows, times
+	return out
 }
 
 // TestRunWindowsExactlyOnceKilled: `kshare run --state-dir` of a one-minute
