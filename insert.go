@@ -364,10 +364,15 @@ func (e *Engine) showJobs() *table.Result {
 		}
 		kept := "" // in memory
 		if s := st.Kept; s.Dir != "" {
-			kept = fmt.Sprintf("%s: %d groups, %d batches stored", s.Dir, s.Groups, s.Stored)
+			kept = fmt.Sprintf("%s: %d groups, %d checkpoints", s.Dir, s.Groups, s.Stored)
 			if !s.Last.IsZero() {
-				kept += fmt.Sprintf(", the last %s ago", time.Since(s.Last).Round(time.Second))
+				kept += fmt.Sprintf(" (the last %s ago, took %s)", time.Since(s.Last).Round(time.Second), s.Took.Round(time.Microsecond))
 			}
+			size := fmt.Sprintf("%.1f MiB", float64(s.Bytes)/(1<<20))
+			if s.Bytes < 1<<20 {
+				size = fmt.Sprintf("%d KiB", (s.Bytes+1023)>>10)
+			}
+			kept += fmt.Sprintf(", %d records awaiting the next, %s on disk", s.Awaiting, size)
 		}
 		res.Rows = append(res.Rows, []string{j.ID(), j.Statement(), state, n(st.Read), n(st.Written), n(st.Accepted), n(st.Released), n(st.Rejected), n(st.Errors),
 			st.Uptime.Round(time.Second).String(), calls, kept})

@@ -32,7 +32,13 @@ var (
 	descJobApplied = prometheus.NewDesc("kshare_job_applied_skipped_total",
 		"Records delivered again that the job's state (or its merging sink) held already: accepted without being counted twice.", []string{"job"}, nil)
 	descJobCheckpoints = prometheus.NewDesc("kshare_job_checkpoints_total",
-		"Batches whose groups and records the job stored in its state directory.", []string{"job"}, nil)
+		"Checkpoints of the job: writes of the groups and records of its batches since the last one to its state directory.", []string{"job"}, nil)
+	descJobCheckpointTook = prometheus.NewDesc("kshare_job_checkpoint_duration_seconds",
+		"How long the job's last checkpoint took (its synced write, and the commit of its sink's transaction when it writes exactly once).", []string{"job"}, nil)
+	descJobAwaiting = prometheus.NewDesc("kshare_job_records_awaiting_checkpoint",
+		"Records the job folded that its next checkpoint stores: locked until then.", []string{"job"}, nil)
+	descJobStateBytes = prometheus.NewDesc("kshare_job_state_bytes",
+		"Size on disk of the job's state directory.", []string{"job"}, nil)
 	descJobCheckpointAge = prometheus.NewDesc("kshare_job_checkpoint_age_seconds",
 		"Time since the job last stored its state; absent for a job without a state directory or before its first store.", []string{"job"}, nil)
 	descJobStateGroups = prometheus.NewDesc("kshare_job_state_groups",
@@ -45,7 +51,7 @@ type collector struct{ jobs func() []table.Job }
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descJobInfo, descJobState, descJobRows, descJobRecords, descJobSinkErrors, descJobDeadLettered,
-		descJobSinkDown, descJobApplied, descJobCheckpoints, descJobCheckpointAge, descJobStateGroups} {
+		descJobSinkDown, descJobApplied, descJobCheckpoints, descJobCheckpointAge, descJobCheckpointTook, descJobAwaiting, descJobStateBytes, descJobStateGroups} {
 		ch <- d
 	}
 }
@@ -84,8 +90,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counter(descJobCheckpoints, s.Kept.Stored)
 		ch <- prometheus.MustNewConstMetric(descJobStateGroups, prometheus.GaugeValue, float64(s.Kept.Groups), id)
+		ch <- prometheus.MustNewConstMetric(descJobAwaiting, prometheus.GaugeValue, float64(s.Kept.Awaiting), id)
+		ch <- prometheus.MustNewConstMetric(descJobStateBytes, prometheus.GaugeValue, float64(s.Kept.Bytes), id)
 		if !s.Kept.Last.IsZero() {
 			ch <- prometheus.MustNewConstMetric(descJobCheckpointAge, prometheus.GaugeValue, now.Sub(s.Kept.Last).Seconds(), id)
+			ch <- prometheus.MustNewConstMetric(descJobCheckpointTook, prometheus.GaugeValue, s.Kept.Took.Seconds(), id)
 		}
 	}
 }

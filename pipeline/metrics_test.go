@@ -31,13 +31,19 @@ func (j statsJob) Stats() table.JobStats      { return j.stats }
 func TestCollector(t *testing.T) {
 	jobs := []table.Job{
 		statsJob{id: "1", stats: table.JobStats{State: table.JobRunning, Read: 10, Written: 9, Acked: 8, Accepted: 30, Released: 2, Rejected: 1, Errors: 1, Applied: 4,
-			Kept: table.KeptStats{Dir: "/var/lib/kshare/out", Stored: 5, Groups: 7, Last: time.Now()}}},
+			Kept: table.KeptStats{Dir: "/var/lib/kshare/out", Stored: 5, Groups: 7, Last: time.Now(), Took: 1500 * time.Microsecond, Awaiting: 120, Bytes: 4096}}},
 		statsJob{id: "2", stats: table.JobStats{State: table.JobFailed}},
 	}
 	want := `
-# HELP kshare_job_checkpoints_total Batches whose groups and records the job stored in its state directory.
+# HELP kshare_job_checkpoint_duration_seconds How long the job's last checkpoint took (its synced write, and the commit of its sink's transaction when it writes exactly once).
+# TYPE kshare_job_checkpoint_duration_seconds gauge
+kshare_job_checkpoint_duration_seconds{job="1"} 0.0015
+# HELP kshare_job_checkpoints_total Checkpoints of the job: writes of the groups and records of its batches since the last one to its state directory.
 # TYPE kshare_job_checkpoints_total counter
 kshare_job_checkpoints_total{job="1"} 5
+# HELP kshare_job_records_awaiting_checkpoint Records the job folded that its next checkpoint stores: locked until then.
+# TYPE kshare_job_records_awaiting_checkpoint gauge
+kshare_job_records_awaiting_checkpoint{job="1"} 120
 # HELP kshare_job_records_total The job's source records by how they were settled: accepted, released, rejected.
 # TYPE kshare_job_records_total counter
 kshare_job_records_total{job="1",outcome="accepted"} 30
@@ -56,12 +62,16 @@ kshare_job_state{job="2",state="FAILED"} 1
 kshare_job_state{job="2",state="FINISHED"} 0
 kshare_job_state{job="2",state="RUNNING"} 0
 kshare_job_state{job="2",state="STOPPED"} 0
+# HELP kshare_job_state_bytes Size on disk of the job's state directory.
+# TYPE kshare_job_state_bytes gauge
+kshare_job_state_bytes{job="1"} 4096
 # HELP kshare_job_state_groups Groups (and open windows) the job kept at its last store.
 # TYPE kshare_job_state_groups gauge
 kshare_job_state_groups{job="1"} 7
 `
 	c := pipeline.Collector(func() []table.Job { return jobs })
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "kshare_job_checkpoints_total", "kshare_job_records_total", "kshare_job_state", "kshare_job_state_groups"); err != nil {
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "kshare_job_checkpoints_total", "kshare_job_records_total", "kshare_job_state", "kshare_job_state_groups",
+		"kshare_job_checkpoint_duration_seconds", "kshare_job_records_awaiting_checkpoint", "kshare_job_state_bytes"); err != nil {
 		t.Error(err)
 	}
 	if n := testutil.CollectAndCount(c, "kshare_job_checkpoint_age_seconds"); n != 1 {

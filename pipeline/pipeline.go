@@ -521,7 +521,17 @@ func (j *Job) Stats() table.JobStats {
 	return table.JobStats{State: j.state, Read: qs.Rows, Written: ws.Written, Acked: ws.Acked,
 		Accepted: qs.Source.Accepted, Released: qs.Source.Released, Rejected: qs.Source.Rejected,
 		Errors: ws.Failed, Applied: qs.Applied, Restored: qs.Restored,
-		Kept: table.KeptStats{Dir: stateDir(j.opts.State), Stored: qs.Committed, Groups: qs.Groups, Last: qs.LastCommit}, Err: j.err, Uptime: end.Sub(j.started), SourceDown: qs.Source.Unreachable, Sink: ws, Model: qs.Source.Model}
+		Kept: kept(j.opts.State, qs), Err: j.err, Uptime: end.Sub(j.started), SourceDown: qs.Source.Unreachable, Sink: ws, Model: qs.Source.Model}
+}
+
+// kept is what a job with a state directory says of its state: the
+// query's checkpoints and the folder's size.
+func kept(st io.Closer, qs query.Stats) table.KeptStats {
+	k := table.KeptStats{Dir: stateDir(st), Stored: qs.Committed, Groups: qs.Groups, Last: qs.LastCommit, Took: qs.LastCommitTook, Awaiting: qs.Awaiting}
+	if s, ok := st.(interface{ Size() int64 }); ok {
+		k.Bytes = s.Size()
+	}
+	return k
 }
 
 // stateDir is the folder of a job's state, "" for none.

@@ -190,6 +190,14 @@
 // aggregates: it grows with the groups, not with the records, except for
 // COUNT(DISTINCT x) (the distinct values) and LISTAGG (its text).
 //
+// With Options.State (a pipeline's state directory) the groups are kept
+// there too (state.go): a batch's records are accepted once a Commit
+// stored what it changed, with the other batches of its epoch
+// (Options.CheckpointInterval, epoch.go), and a GROUP BY holds at most
+// Options.GroupsInMemory groups in memory, reading the others back from
+// the State when a row needs them (a filter of their keys, keyfilter.go,
+// keeps new keys from asking).
+//
 // # Windows
 //
 // A window table function gives each row of its table one row per window

@@ -51,6 +51,9 @@ func (r *Rows) stored(ack table.Acker) bool {
 	}
 	e.acks = append(e.acks, ack)
 	if d := r.opts.CheckpointInterval; d > 0 && time.Since(e.start) < d {
+		r.mu.Lock()
+		r.stats.Awaiting = int64(len(r.saves.records))
+		r.mu.Unlock()
 		return true
 	}
 	return r.endEpoch()

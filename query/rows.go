@@ -187,9 +187,13 @@ type Stats struct {
 	// when it started (those beyond Options.GroupsInMemory are read back
 	// when a row needs them); Committed, the batches it stored there;
 	// Groups, the groups the State held at the last of them, in memory or
-	// not, and LastCommit when that was.
+	// not, and LastCommit when that was and LastCommitTook how long it
+	// took. Awaiting counts the records folded since, which the next
+	// commit stores (see epoch.go).
 	Restored, Committed, Groups int64
 	LastCommit                  time.Time
+	LastCommitTook              time.Duration
+	Awaiting                    int64
 	// Unchanged counts the source rows of an aggregate query that changed
 	// no result row (a MAX that stayed, a group HAVING hides); their
 	// records are accepted like Filtered's.

@@ -209,13 +209,16 @@ func (r *Rows) groupsInMemory() int {
 // Commit, and counts it; what names what is stored, for an error.
 func (r *Rows) commit(records []table.Origin, what string) error {
 	w := &r.stateBuf
+	start := time.Now()
 	if err := r.opts.State.Commit(w.keys, w.values, records); err != nil {
 		return fmt.Errorf("%w: storing %s of a batch: %w", ErrState, what, err)
 	}
+	end := time.Now()
 	r.mu.Lock()
 	r.stats.Committed++
 	r.stats.Groups = int64(r.agg.live()) + r.agg.away
-	r.stats.LastCommit = time.Now()
+	r.stats.LastCommit, r.stats.LastCommitTook = end, end.Sub(start)
+	r.stats.Awaiting = 0
 	r.mu.Unlock()
 	return nil
 }

@@ -46,6 +46,7 @@ type Store struct {
 
 	mu     sync.Mutex
 	closed bool
+	size   int64 // Size at Close
 }
 
 // Open opens the state in dir for query (the text that names the query:
@@ -149,6 +150,17 @@ func (k keep) Put(keys, values [][]byte) error {
 		return fmt.Errorf("state directory %s: %w", k.s.dir, err)
 	}
 	return nil
+}
+
+// Size is the bytes of the store's files on disk; once closed, what they
+// were then.
+func (s *Store) Size() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.size
+	}
+	return int64(s.db.Metrics().DiskSpaceUsage())
 }
 
 // Dir is the directory.
@@ -374,6 +386,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.size = int64(s.db.Metrics().DiskSpaceUsage())
 	return s.db.Close()
 }
 

@@ -40,8 +40,15 @@ func TestCommitSurvivesReopen(t *testing.T) {
 	if err := s.Commit([][]byte{[]byte("k1")}, [][]byte{[]byte("one, again")}, []table.Origin{origin(1, 7)}); err != nil {
 		t.Fatal(err)
 	}
+	size := s.Size()
+	if size <= 0 {
+		t.Errorf("Size %d after two commits, want the bytes of the write-ahead log at least", size)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if closed := s.Size(); closed <= 0 {
+		t.Errorf("Size %d once closed, want the size at Close", closed)
 	}
 	s, err = Open(dir, "INSERT INTO a SELECT k, COUNT(*) FROM t GROUP BY k", nil)
 	if err != nil {

@@ -308,10 +308,16 @@ type JobStats struct {
 type KeptStats struct {
 	// Dir is the job's folder; "" when its state is in memory.
 	Dir string
-	// Stored counts the batches whose groups and records it stored;
-	// Groups, the groups at the last of them, and Last when that was.
+	// Stored counts the checkpoints: the writes of the groups and
+	// records of the batches since the one before (an epoch); Groups, the
+	// groups at the last of them, Last when that was and Took how long
+	// it took. Awaiting counts the records folded since, held for the
+	// next; Bytes is the folder's size on disk.
 	Stored, Groups int64
 	Last           time.Time
+	Took           time.Duration
+	Awaiting       int64
+	Bytes          int64
 }
 
 // Columns of DESCRIBE's result.
