@@ -76,11 +76,11 @@ func (r *Rows) commitEpoch() error {
 	if len(acks) == 0 {
 		return nil
 	}
-	r.epoch.acks = nil
 	if err := r.commitSaves(); err != nil {
-		acks.Abandon()
+		r.abandonEpoch()
 		return err
 	}
+	r.epoch.acks = nil
 	acks.Done()
 	return nil
 }
@@ -91,6 +91,9 @@ func (r *Rows) abandonEpoch() {
 	acks := r.epoch.acks
 	r.epoch.acks = nil
 	acks.Abandon()
+	r.mu.Lock()
+	r.stats.Awaiting = 0
+	r.mu.Unlock()
 }
 
 // epochDeadline is when a wait for the next batch ends the epoch: the

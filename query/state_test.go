@@ -307,6 +307,9 @@ func TestAggregateStateEpochs(t *testing.T) {
 			if c == "commit fails" && !errors.Is(r.Err(), ErrState) {
 				t.Fatalf("got %v, want the State's error", r.Err())
 			}
+			if a := r.Stats().Awaiting; a != 0 {
+				t.Errorf("Stats.Awaiting %d once the query ended, want 0", a)
+			}
 			if fail {
 				if got := len(f.accepted(batch)); got != 0 {
 					t.Errorf("%d records accepted though their epoch was not stored", got)
