@@ -701,8 +701,10 @@ func (r *Rows) finish(reason EndReason, err error) {
 	if len(r.epoch.acks) > 0 {
 		// The batches moved past are stored and accepted before the
 		// stream closes (which releases what is not settled), unless
-		// the query failed: then the State may not hold them.
-		if reason == EndError {
+		// the query failed, or a batch was released (its groups count
+		// records that go back: see ReleaseBatch): the groups are then
+		// no state to store.
+		if reason == EndError || r.spoiled != nil {
 			r.abandonEpoch()
 		} else if cerr := r.commitEpoch(); cerr != nil {
 			reason, err = EndError, cerr
