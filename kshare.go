@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/model"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
@@ -255,7 +256,7 @@ func (e *Engine) exec(ctx context.Context, st table.Statement) (*table.Result, e
 		return &table.Result{Message: fmt.Sprintf("job %s stopped", options.Cut(st.ID))}, nil
 	case *table.ShowFunctions:
 		res := &table.Result{Columns: []string{"function name", "kind", "arguments", "description"}, Rows: [][]string{}}
-		for _, f := range query.Functions() {
+		for _, f := range expr.Functions() {
 			res.Rows = append(res.Rows, []string{f.Name, f.Kind, f.Signature, f.Description})
 		}
 		return res, nil

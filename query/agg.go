@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/table"
 )
 
@@ -49,7 +50,7 @@ func newAccum(c *aggCall) accum {
 	var a accum
 	var ph phys
 	if c.arg != nil {
-		ph, _ = physOf(c.arg.typ())
+		ph, _ = physOf(c.arg.Type())
 	}
 	switch c.fn {
 	case "count":
@@ -138,7 +139,7 @@ func (a *sumAcc) overflow() error {
 	case table.Decimal:
 		fix = "a DECIMAL has at most 38 digits; CAST the argument to fewer fractional digits"
 	}
-	return errorf(ErrEval, "%s overflows %s; %s", a.c.src, tn(a.c.t), fix)
+	return expr.Errorf(ErrEval, "%s overflows %s; %s", a.c.src, expr.TypeName(a.c.t), fix)
 }
 
 func (a *sumAcc) fold(v *vec, gids []int32) error {
@@ -233,7 +234,7 @@ func (a *sumAcc) results(b array.Builder, gs []int32) error {
 // zero as kshare's decimal division is.
 func (a *sumAcc) avgDecimal(sum decimal128.Num, n int64) (decimal128.Num, error) {
 	scaled := sum.BigInt()
-	scaled.Mul(scaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(a.c.t.Scale-a.c.arg.typ().Scale)), nil))
+	scaled.Mul(scaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(a.c.t.Scale-a.c.arg.Type().Scale)), nil))
 	den := big.NewInt(n)
 	q, r := new(big.Int).QuoRem(scaled, den, new(big.Int))
 	if r.Sign() != 0 && new(big.Int).Abs(new(big.Int).Lsh(r, 1)).Cmp(den) >= 0 {
@@ -458,7 +459,7 @@ func newAggState(p *aggPlan) *aggState {
 	s := &aggState{plan: p, groups: map[string]int32{}, nullGroup: -1, implied: -1, part: -1}
 	s.keys = make([]store, len(p.keys))
 	for k, key := range p.keys {
-		s.keys[k].ph, _ = physOf(key.typ())
+		s.keys[k].ph, _ = physOf(key.Type())
 	}
 	s.accs = make([]accum, len(p.calls))
 	for k, c := range p.calls {
@@ -478,7 +479,7 @@ func newAggState(p *aggPlan) *aggState {
 // is which). Changes come in that order (see diff), so that the group
 // batch is the result as it is unless a group is hidden or unchanged. gids
 // (valid until the next fold) is each input row's group.
-func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, error) {
+func (s *aggState) fold(ec *expr.EvalCtx, in arrow.RecordBatch) (arrow.RecordBatch, error) {
 	p := s.plan
 	if err := s.assign(ec, in); err != nil {
 		return nil, err
@@ -528,7 +529,7 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 	}
 	row := len(s.keyRows) - len(s.touched)
 	cols := make([]arrow.Array, len(bs))
-	defer releaseAll(cols)
+	defer expr.ReleaseAll(cols)
 	s.textLen = s.textLen[:0]
 	for k, b := range bs {
 		cols[k] = b.NewArray()
@@ -542,11 +543,11 @@ func (s *aggState) fold(ec *evalCtx, in arrow.RecordBatch) (arrow.RecordBatch, e
 }
 
 // builders are the group batch's builders, made on first use.
-func (s *aggState) builders(ec *evalCtx) []array.Builder {
+func (s *aggState) builders(ec *expr.EvalCtx) []array.Builder {
 	if s.bs == nil {
 		s.bs = make([]array.Builder, s.plan.groupSchema.NumFields())
 		for k, f := range s.plan.groupSchema.Fields() {
-			s.bs[k] = array.NewBuilder(ec.mem, f.Type)
+			s.bs[k] = array.NewBuilder(ec.Mem(), f.Type)
 		}
 	}
 	return s.bs
@@ -566,7 +567,7 @@ func reserveRows(b array.Builder, n int) {
 
 // update folds batch in into the groups, as fold does, without a group
 // batch: a window aggregation makes its rows when it emits them.
-func (s *aggState) update(ec *evalCtx, in arrow.RecordBatch) error {
+func (s *aggState) update(ec *expr.EvalCtx, in arrow.RecordBatch) error {
 	if err := s.assign(ec, in); err != nil {
 		return err
 	}
@@ -579,17 +580,17 @@ func (s *aggState) update(ec *evalCtx, in arrow.RecordBatch) error {
 // groups the batch touches, in the order it first touches them, and fresh
 // says which of them it made. The caller then folds the arguments in
 // (accumulate) and lets go of them (done).
-func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
+func (s *aggState) assign(ec *expr.EvalCtx, in arrow.RecordBatch) error {
 	p := s.plan
 	m := int(in.NumRows())
-	keys, err := evalArgs(ec, in, p.keys...)
+	keys, err := expr.EvalArgs(ec, in, p.keys...)
 	if err != nil {
 		return err
 	}
-	defer releaseAll(keys)
+	defer expr.ReleaseAll(keys)
 	for k, c := range p.calls {
 		if c.filter != nil {
-			if s.filters[k], err = c.filter.eval(ec, in); err != nil {
+			if s.filters[k], err = c.filter.Eval(ec, in); err != nil {
 				s.done()
 				return err
 			}
@@ -597,11 +598,11 @@ func (s *aggState) assign(ec *evalCtx, in arrow.RecordBatch) error {
 		if c.arg == nil {
 			continue
 		}
-		if s.args[k], err = c.arg.eval(ec, in); err != nil {
+		if s.args[k], err = c.arg.Eval(ec, in); err != nil {
 			s.done()
 			return err
 		}
-		ph, _ := physOf(c.arg.typ())
+		ph, _ := physOf(c.arg.Type())
 		s.av[k].load(s.args[k], ph)
 	}
 	for k, a := range keys {
@@ -718,9 +719,9 @@ func (s *aggState) accumulate() error {
 
 // done releases the batch's arguments and filters.
 func (s *aggState) done() {
-	releaseAll(s.args)
+	expr.ReleaseAll(s.args)
 	clear(s.args)
-	releaseAll(s.filters)
+	expr.ReleaseAll(s.filters)
 	clear(s.filters)
 }
 
@@ -962,7 +963,7 @@ type aggOut struct {
 
 // changes folds in and returns the changes of the groups it touched, or
 // an empty aggOut when none changed.
-func (s *aggState) changes(ec *evalCtx, p *Plan, in arrow.RecordBatch) (aggOut, error) {
+func (s *aggState) changes(ec *expr.EvalCtx, p *Plan, in arrow.RecordBatch) (aggOut, error) {
 	gb, err := s.fold(ec, in)
 	if err != nil {
 		return aggOut{}, err
@@ -981,20 +982,20 @@ func releaseRows(keep *array.Boolean, cols []arrow.Array) {
 	if keep != nil {
 		keep.Release()
 	}
-	releaseAll(cols)
+	expr.ReleaseAll(cols)
 }
 
 // groupRows evaluates HAVING (keep, nil without one) and the select list
 // over a group batch; the caller releases both (releaseRows).
-func groupRows(ec *evalCtx, p *Plan, gb arrow.RecordBatch) (keep *array.Boolean, cols []arrow.Array, err error) {
+func groupRows(ec *expr.EvalCtx, p *Plan, gb arrow.RecordBatch) (keep *array.Boolean, cols []arrow.Array, err error) {
 	if p.agg.having != nil {
-		mask, err := p.agg.having.eval(ec, gb)
+		mask, err := p.agg.having.Eval(ec, gb)
 		if err != nil {
 			return nil, nil, err
 		}
 		keep = mask.(*array.Boolean)
 	}
-	if cols, err = evalArgs(ec, gb, p.exprs...); err != nil {
+	if cols, err = expr.EvalArgs(ec, gb, p.exprs...); err != nil {
 		if keep != nil {
 			keep.Release()
 		}
@@ -1006,7 +1007,7 @@ func groupRows(ec *evalCtx, p *Plan, gb arrow.RecordBatch) (keep *array.Boolean,
 // diff makes the changes from the rows of cols, an old row (old[t], or -1
 // when it had none) and a new one (now[t]) per group t, of which the
 // result keeps those that shownRow(keep, below, row) says.
-func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, old, now []int, keep *array.Boolean, below int) (aggOut, error) {
+func (s *aggState) diff(ec *expr.EvalCtx, p *Plan, cols []arrow.Array, rows int64, old, now []int, keep *array.Boolean, below int) (aggOut, error) {
 	shown := func(row int) bool { return shownRow(keep, below, row) }
 	// ops is handed out with the batch, so it is the batch's own; idx is
 	// the state's, reused.
@@ -1050,7 +1051,7 @@ func (s *aggState) diff(ec *evalCtx, p *Plan, cols []arrow.Array, rows int64, ol
 		return res, nil
 	}
 	var err error
-	res.out, err = takeRows(ec, rec, idx)
+	res.out, err = expr.TakeRows(ec, rec, idx)
 	return res, err
 }
 

@@ -13,68 +13,40 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
 
 // aggPlan is the aggregation of a plan.
 type aggPlan struct {
-	keys     []node // over the input
+	keys     []expr.Node // over the input
 	keyNames []string
 	calls    []*aggCall
-	having   node // over the group batch; nil: none
+	having   expr.Node // over the group batch; nil: none
 	// groupSchema is the group batch's: the keys, then the calls' results.
 	groupSchema *arrow.Schema
 }
 
 // aggCall is one aggregate call: COUNT(*), SUM(price), ...
 type aggCall struct {
-	fn  string // lower case: count, sum, avg, min, max, listagg
-	arg node   // over the input; nil for COUNT(*)
+	fn  string    // lower case: count, sum, avg, min, max, listagg
+	arg expr.Node // over the input; nil for COUNT(*)
 	// filter is the FILTER (WHERE ...) condition, over the input: the
 	// call folds the rows it is TRUE for; nil for every row.
-	filter   node
+	filter   expr.Node
 	distinct bool
 	sep      string // LISTAGG's separator
 	t        *table.DataType
 	src      string
 }
 
-// aggregates are the aggregate functions kshare runs, as SHOW FUNCTIONS
-// lists them; aggFuncs and aggList are read from it.
-var aggregates = []FunctionInfo{
-	{Name: "COUNT", Kind: "aggregate", Signature: "COUNT(*), COUNT([DISTINCT] x)", Description: "the rows, or the rows where x is not NULL (BIGINT NOT NULL)"},
-	{Name: "SUM", Kind: "aggregate", Signature: "SUM([DISTINCT] numeric)", Description: "the sum of the values that are not NULL; of DECIMAL(p, s) a DECIMAL(38, s)"},
-	{Name: "AVG", Kind: "aggregate", Signature: "AVG([DISTINCT] numeric)", Description: "the average of the values that are not NULL; of integers an integer (truncated), as in Flink"},
-	{Name: "MIN", Kind: "aggregate", Signature: "MIN([DISTINCT] x)", Description: "the smallest value that is not NULL"},
-	{Name: "MAX", Kind: "aggregate", Signature: "MAX([DISTINCT] x)", Description: "the largest value that is not NULL"},
-	{Name: "LISTAGG", Kind: "aggregate", Signature: "LISTAGG([DISTINCT] x[, separator])", Description: "the values that are not NULL joined by separator (',' unless given)"},
-}
-
-// aggFuncs are the names of aggregates, lower case.
-var aggFuncs = func() map[string]bool {
-	m := make(map[string]bool, len(aggregates))
-	for _, a := range aggregates {
-		m[strings.ToLower(a.Name)] = true
-	}
-	return m
-}()
-
-// aggList names the aggregates for messages.
-var aggList = func() string {
-	names := make([]string, len(aggregates))
-	for i, a := range aggregates {
-		names[i] = a.Name
-	}
-	return strings.Join(names, ", ")
-}()
-
 // isAggCall reports whether e is a call of an aggregate function, one
 // kshare runs or one it refuses.
 func isAggCall(e sqlparser.SQLNode) bool {
 	switch e := e.(type) {
 	case *sqlparser.FuncExpr:
-		return e.Qualifier.IsEmpty() && (aggFuncs[e.Name.Lowered()] || e.IsAggregate())
+		return e.Qualifier.IsEmpty() && (expr.IsAggregate(e.Name.Lowered()) || e.IsAggregate())
 	case *sqlparser.GroupConcatExpr:
 		return true
 	}
@@ -113,7 +85,7 @@ type aggPlanner struct {
 	in     string   // the aggregate call whose argument is being planned
 }
 
-func (a *aggPlanner) expr(e sqlparser.Expr, src string) (node, bool, error) {
+func (a *aggPlanner) expr(e sqlparser.Expr, src string) (expr.Node, bool, error) {
 	if isAggCall(e) {
 		n, err := a.call(e, src)
 		return n, true, err
@@ -123,39 +95,39 @@ func (a *aggPlanner) expr(e sqlparser.Expr, src string) (node, bool, error) {
 	}
 	for k, ks := range a.keySrc {
 		if strings.EqualFold(ks, src) || a.sameColumn(e, a.plan.keys[k]) {
-			return a.groupRef(k, a.plan.keyNames[k], src, a.plan.keys[k].typ()), true, nil
+			return a.groupRef(k, a.plan.keyNames[k], src, a.plan.keys[k].Type()), true, nil
 		}
 	}
 	if c, ok := e.(*sqlparser.ColName); ok && a.p.scope.cols.Index(c.Name.String()) >= 0 {
 		name := c.Name.String()
-		return nil, true, errorf(ErrType, "column '%s' is neither grouped nor aggregated; add it to GROUP BY or use it in an aggregate such as MAX(%s)", options.Cut(name), options.Cut(name))
+		return nil, true, expr.Errorf(ErrType, "column '%s' is neither grouped nor aggregated; add it to GROUP BY or use it in an aggregate such as MAX(%s)", options.Cut(name), options.Cut(name))
 	}
 	return nil, false, nil
 }
 
 // sameColumn reports whether e names the column that key reads: GROUP BY
 // o.customer_id and SELECT customer_id are the same column.
-func (a *aggPlanner) sameColumn(e sqlparser.Expr, key node) bool {
+func (a *aggPlanner) sameColumn(e sqlparser.Expr, key expr.Node) bool {
 	c, ok := e.(*sqlparser.ColName)
-	kr, kok := key.(*colRef)
+	kr, kok := key.(*expr.ColRef)
 	if ok && kok && len(a.p.scope.sides) > 0 {
 		// A join's sides may share a name: GROUP BY o.id and SELECT c.id
 		// are two columns.
 		k, _, found, err := a.p.sideColumn(c)
-		return found && err == nil && k == kr.idx
+		return found && err == nil && k == kr.Index
 	}
-	return ok && kok && strings.EqualFold(c.Name.String(), kr.col.Name) &&
+	return ok && kok && strings.EqualFold(c.Name.String(), kr.Column.Name) &&
 		(c.Qualifier.Name.IsEmpty() || a.p.isQualifier(c.Qualifier.Name.String()))
 }
 
 // groupRef is a reference to column k of the group batch. Its column name
 // is what the select list calls it unless aliased: the grouped column's
 // name, or none (EXPR$n) for an aggregate.
-func (a *aggPlanner) groupRef(k int, name, src string, t *table.DataType) node {
-	return &colRef{exprBase: exprBase{t: t, src: src}, idx: k, col: table.Column{Name: name, Type: t}}
+func (a *aggPlanner) groupRef(k int, name, src string, t *table.DataType) expr.Node {
+	return expr.NewColRef(k, table.Column{Name: name, Type: t}, src)
 }
 
-func (a *aggPlanner) call(e sqlparser.Expr, src string) (node, error) {
+func (a *aggPlanner) call(e sqlparser.Expr, src string) (expr.Node, error) {
 	f, ok := e.(*sqlparser.FuncExpr)
 	name := "GROUP_CONCAT"
 	if ok {
@@ -163,14 +135,14 @@ func (a *aggPlanner) call(e sqlparser.Expr, src string) (node, error) {
 	}
 	switch a.phase {
 	case phaseWhere:
-		return nil, errorf(ErrUnsupported, "aggregate function %s is not allowed in WHERE, which filters records before they are grouped; filter groups with HAVING (%s)", name, src)
+		return nil, expr.Errorf(ErrUnsupported, "aggregate function %s is not allowed in WHERE, which filters records before they are grouped; filter groups with HAVING (%s)", name, src)
 	case phaseKey:
-		return nil, errorf(ErrUnsupported, "aggregate function %s is not allowed in GROUP BY (%s)", name, src)
+		return nil, expr.Errorf(ErrUnsupported, "aggregate function %s is not allowed in GROUP BY (%s)", name, src)
 	case phaseArg:
-		return nil, errorf(ErrUnsupported, "aggregate calls cannot be nested: %s inside %s", src, a.in)
+		return nil, expr.Errorf(ErrUnsupported, "aggregate calls cannot be nested: %s inside %s", src, a.in)
 	}
-	if !ok || !aggFuncs[strings.ToLower(name)] {
-		return nil, errorf(ErrUnsupported, "aggregate function %s is not supported; kshare has %s", name, aggList)
+	if !ok || !expr.IsAggregate(name) {
+		return nil, expr.Errorf(ErrUnsupported, "aggregate function %s is not supported; kshare has %s", name, expr.AggregateNames)
 	}
 	for k, c := range a.plan.calls {
 		if strings.EqualFold(c.src, src) {
@@ -188,22 +160,22 @@ func (a *aggPlanner) call(e sqlparser.Expr, src string) (node, error) {
 func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, error) {
 	c := &aggCall{fn: fn, distinct: f.Distinct, src: src, sep: ","}
 	upper := strings.ToUpper(fn)
-	cond, exprs := filterOf(f)
+	cond, exprs := expr.FilterOf(f)
 	if cond != nil {
 		x, err := a.arg(cond, src)
 		if err != nil {
 			return nil, err
 		}
-		x = typedNull(x, table.BooleanType())
-		if x.typ().Kind != table.Boolean {
-			return nil, errorf(ErrType, "FILTER (WHERE ...) needs a BOOLEAN condition, got %s (%s)", tn(x.typ()), src)
+		x = expr.TypedNull(x, table.BooleanType())
+		if x.Type().Kind != table.Boolean {
+			return nil, expr.Errorf(ErrType, "FILTER (WHERE ...) needs a BOOLEAN condition, got %s (%s)", expr.TypeName(x.Type()), src)
 		}
 		c.filter = x
 	}
 	if len(exprs) == 1 {
 		if _, star := exprs[0].(*sqlparser.StarExpr); star {
 			if fn != "count" || f.Distinct {
-				return nil, errorf(ErrSyntax, "%s(*) is not a function call; only COUNT(*) takes * (%s)", upper, src)
+				return nil, expr.Errorf(ErrSyntax, "%s(*) is not a function call; only COUNT(*) takes * (%s)", upper, src)
 			}
 			c.t = &table.DataType{Kind: table.BigInt, NotNull: true}
 			return c, nil
@@ -215,15 +187,15 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 	}
 	if len(exprs) != want {
 		if fn == "listagg" {
-			return nil, errorf(ErrSyntax, "LISTAGG takes a value and an optional separator (%s)", src)
+			return nil, expr.Errorf(ErrSyntax, "LISTAGG takes a value and an optional separator (%s)", src)
 		}
-		return nil, errorf(ErrSyntax, "%s takes one argument (%s)", upper, src)
+		return nil, expr.Errorf(ErrSyntax, "%s takes one argument (%s)", upper, src)
 	}
 	args := make([]sqlparser.Expr, want)
 	for k, se := range exprs {
 		ae, ok := se.(*sqlparser.AliasedExpr)
 		if !ok || !ae.As.IsEmpty() {
-			return nil, errorf(ErrSyntax, "bad argument of %s (%s)", upper, src)
+			return nil, expr.Errorf(ErrSyntax, "bad argument of %s (%s)", upper, src)
 		}
 		args[k] = ae.Expr
 	}
@@ -231,20 +203,20 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 	if err != nil {
 		return nil, err
 	}
-	if x.typ() == nil {
-		return nil, errorf(ErrType, "%s of NULL needs a type; write CAST(NULL AS <type>) (%s)", upper, src)
+	if x.Type() == nil {
+		return nil, expr.Errorf(ErrType, "%s of NULL needs a type; write CAST(NULL AS <type>) (%s)", upper, src)
 	}
 	c.arg = x
-	t := x.typ()
+	t := x.Type()
 	if c.distinct && !comparable(t) {
-		return nil, errorf(ErrType, "DISTINCT cannot compare %s values (%s); aggregate a column of another type", tn(t), src)
+		return nil, expr.Errorf(ErrType, "DISTINCT cannot compare %s values (%s); aggregate a column of another type", expr.TypeName(t), src)
 	}
 	switch fn {
 	case "count":
 		c.t = &table.DataType{Kind: table.BigInt, NotNull: true}
 	case "sum", "avg":
-		if !isNumeric(t) {
-			return nil, errorf(ErrType, "%s needs a numeric argument, got %s (%s)", upper, tn(t), x.text())
+		if !expr.IsNumeric(t) {
+			return nil, expr.Errorf(ErrType, "%s needs a numeric argument, got %s (%s)", upper, expr.TypeName(t), x.Text())
 		}
 		c.t = t.WithNotNull(false)
 		if t.Kind == table.Decimal {
@@ -257,17 +229,17 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 		}
 	case "min", "max":
 		if !comparable(t) {
-			return nil, errorf(ErrType, "%s cannot order %s values (%s)", upper, tn(t), x.text())
+			return nil, expr.Errorf(ErrType, "%s cannot order %s values (%s)", upper, expr.TypeName(t), x.Text())
 		}
 		c.t = t.WithNotNull(false)
 	case "listagg":
-		if !isChar(t) {
-			return nil, errorf(ErrType, "LISTAGG needs a string argument, got %s (%s); CAST it to STRING", tn(t), x.text())
+		if !expr.IsChar(t) {
+			return nil, expr.Errorf(ErrType, "LISTAGG needs a string argument, got %s (%s); CAST it to STRING", expr.TypeName(t), x.Text())
 		}
 		if want == 2 {
 			v, ok := args[1].(*sqlparser.SQLVal)
 			if !ok || v.Type != sqlparser.StrVal {
-				return nil, errorf(ErrType, "LISTAGG's separator must be a string literal (%s)", src)
+				return nil, expr.Errorf(ErrType, "LISTAGG's separator must be a string literal (%s)", src)
 			}
 			c.sep = string(v.Val)
 		}
@@ -278,32 +250,10 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 
 // arg plans e, an argument or the FILTER condition of the aggregate call
 // src: an expression over the input's rows.
-func (a *aggPlanner) arg(e sqlparser.Expr, src string) (node, error) {
+func (a *aggPlanner) arg(e sqlparser.Expr, src string) (expr.Node, error) {
 	a.phase, a.in = phaseArg, src
 	defer func() { a.phase, a.in = phaseGroups, "" }()
-	return a.p.expr(e)
-}
-
-// filterOf splits the rewrite's FILTER placeholder (filterFunc(cond), the
-// last argument) off the arguments of f: cond is nil when f has none.
-func filterOf(f *sqlparser.FuncExpr) (cond sqlparser.Expr, args sqlparser.SelectExprs) {
-	n := len(f.Exprs)
-	if n == 0 {
-		return nil, f.Exprs
-	}
-	ae, ok := f.Exprs[n-1].(*sqlparser.AliasedExpr)
-	if !ok {
-		return nil, f.Exprs
-	}
-	m, ok := ae.Expr.(*sqlparser.FuncExpr)
-	if !ok || !m.Qualifier.IsEmpty() || !m.Name.EqualString(filterFunc) || len(m.Exprs) != 1 {
-		return nil, f.Exprs
-	}
-	inner, ok := m.Exprs[0].(*sqlparser.AliasedExpr)
-	if !ok || !inner.As.IsEmpty() {
-		return nil, f.Exprs
-	}
-	return inner.Expr, f.Exprs[:n-1]
+	return a.p.Expr(e)
 }
 
 // distinctAsGroupBy turns SELECT DISTINCT a, b into GROUP BY a, b, as
@@ -314,12 +264,12 @@ func distinctAsGroupBy(s *sqlparser.Select) error {
 		return nil
 	}
 	if len(s.GroupBy) > 0 || s.Having != nil || hasAggCall(s.SelectExprs) {
-		return unsupportedClause("SELECT DISTINCT with GROUP BY or aggregates")
+		return expr.UnsupportedClause("SELECT DISTINCT with GROUP BY or aggregates")
 	}
 	for _, it := range s.SelectExprs {
 		ae, ok := it.(*sqlparser.AliasedExpr)
 		if !ok {
-			return errorf(ErrUnsupported, "SELECT DISTINCT * is not supported; list the columns (SELECT DISTINCT a, b FROM ...)")
+			return expr.Errorf(ErrUnsupported, "SELECT DISTINCT * is not supported; list the columns (SELECT DISTINCT a, b FROM ...)")
 		}
 		s.GroupBy = append(s.GroupBy, ae.Expr)
 	}
@@ -341,50 +291,50 @@ func (p *planner) planAggregate(plan *Plan, s *sqlparser.Select) error {
 	ap := &aggPlan{}
 	a.plan = ap
 	if plan.limit >= 0 {
-		return errorf(ErrUnsupported, "LIMIT on an aggregate query is not supported: its result is updating, so it has no first N rows; use the 'max-rows' setting to stop after N changes")
+		return expr.Errorf(ErrUnsupported, "LIMIT on an aggregate query is not supported: its result is updating, so it has no first N rows; use the 'max-rows' setting to stop after N changes")
 	}
 	a.phase = phaseKey
 	for _, ge := range s.GroupBy {
-		k, err := p.expr(ge)
+		k, err := p.Expr(ge)
 		if err != nil {
 			return err
 		}
-		if k.typ() == nil {
-			return errorf(ErrType, "GROUP BY NULL needs a type; write CAST(NULL AS <type>)")
+		if k.Type() == nil {
+			return expr.Errorf(ErrType, "GROUP BY NULL needs a type; write CAST(NULL AS <type>)")
 		}
-		if !comparable(k.typ()) {
-			return errorf(ErrType, "GROUP BY cannot compare %s values (%s)", tn(k.typ()), k.text())
+		if !comparable(k.Type()) {
+			return expr.Errorf(ErrType, "GROUP BY cannot compare %s values (%s)", expr.TypeName(k.Type()), k.Text())
 		}
 		name := ""
-		if c, ok := k.(*colRef); ok {
-			name = c.col.Name
+		if c, ok := k.(*expr.ColRef); ok {
+			name = c.Column.Name
 		}
 		ap.keys = append(ap.keys, k)
 		ap.keyNames = append(ap.keyNames, name)
-		a.keySrc = append(a.keySrc, p.textOf(ge))
+		a.keySrc = append(a.keySrc, p.TextOf(ge))
 	}
 	a.phase = phaseGroups
 	for _, it := range s.SelectExprs {
 		if _, ok := it.(*sqlparser.StarExpr); ok {
-			return errorf(ErrType, "SELECT * cannot be used with GROUP BY or aggregates: list the grouped columns and the aggregates")
+			return expr.Errorf(ErrType, "SELECT * cannot be used with GROUP BY or aggregates: list the grouped columns and the aggregates")
 		}
 	}
 	if err := p.selectList(plan, s.SelectExprs); err != nil {
 		return err
 	}
 	if s.Having != nil {
-		h, err := p.expr(s.Having.Expr)
+		h, err := p.Expr(s.Having.Expr)
 		if err != nil {
 			return err
 		}
-		if h.typ() == nil || h.typ().Kind != table.Boolean {
-			return errorf(ErrType, "HAVING needs a BOOLEAN predicate, got %s (%s)", typeName(h), h.text())
+		if h.Type() == nil || h.Type().Kind != table.Boolean {
+			return expr.Errorf(ErrType, "HAVING needs a BOOLEAN predicate, got %s (%s)", typeName(h), h.Text())
 		}
 		ap.having = h
 	}
 	fs := make([]arrow.Field, 0, len(ap.keys)+len(ap.calls))
 	for k, key := range ap.keys {
-		fs = append(fs, arrow.Field{Name: fmt.Sprintf("$key%d", k), Type: key.typ().ArrowType(), Nullable: true})
+		fs = append(fs, arrow.Field{Name: fmt.Sprintf("$key%d", k), Type: key.Type().ArrowType(), Nullable: true})
 	}
 	for k, c := range ap.calls {
 		fs = append(fs, arrow.Field{Name: fmt.Sprintf("$agg%d", k), Type: c.t.ArrowType(), Nullable: true})
@@ -395,9 +345,9 @@ func (p *planner) planAggregate(plan *Plan, s *sqlparser.Select) error {
 	return nil
 }
 
-func typeName(n node) string {
-	if n.typ() == nil {
+func typeName(n expr.Node) string {
+	if n.Type() == nil {
 		return "NULL"
 	}
-	return tn(n.typ())
+	return expr.TypeName(n.Type())
 }

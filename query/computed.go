@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -19,8 +20,8 @@ import (
 // the table is bound (table.SetExprTyper), so that CREATE TABLE reports a
 // bad expression, and every query over the table plans it again.
 func init() {
-	table.SetExprTyper(func(def *table.Definition, expr string) (*table.DataType, error) {
-		p, err := planComputed(def, expr)
+	table.SetExprTyper(func(def *table.Definition, text string) (*table.DataType, error) {
+		p, err := planComputed(def, text)
 		if err != nil {
 			return nil, err
 		}
@@ -40,34 +41,34 @@ func planComputedColumns(def *table.Definition) ([]computedCol, error) {
 	for _, c := range def.Computed {
 		p, err := planComputed(def, c.Expr)
 		if err != nil {
-			return nil, errorf(ErrType, "computed column '%s' of table '%s': %v", options.Cut(c.Name), options.Cut(def.Name), err)
+			return nil, expr.Errorf(ErrType, "computed column '%s' of table '%s': %v", options.Cut(c.Name), options.Cut(def.Name), err)
 		}
 		out = append(out, computedCol{pos: c.Pos, plan: p})
 	}
 	return out, nil
 }
 
-func planComputed(def *table.Definition, expr string) (*Plan, error) {
+func planComputed(def *table.Definition, text string) (*Plan, error) {
 	src := def.Clone()
 	src.Computed, src.Watermark = nil, nil
 	tbl := &table.Table{Bound: &table.Bound{Def: src}}
-	rw, stmt, err := parseStatement("SELECT " + expr + " FROM " + table.QuoteIdent(def.Name))
+	rw, stmt, err := parseStatement("SELECT " + text + " FROM " + table.QuoteIdent(def.Name))
 	if err != nil {
 		return nil, err
 	}
 	s, ok := stmt.(*sqlparser.Select)
 	if !ok || len(s.SelectExprs) != 1 || s.Where != nil || s.GroupBy != nil || s.Having != nil || s.Limit != nil || s.Distinct != "" || len(s.From) != 1 {
-		return nil, errorf(ErrSyntax, "'%s' is not one expression", options.Cut(expr))
+		return nil, expr.Errorf(ErrSyntax, "'%s' is not one expression", options.Cut(text))
 	}
 	if _, star := s.SelectExprs[0].(*sqlparser.StarExpr); star {
-		return nil, errorf(ErrSyntax, "'%s' is not one expression", options.Cut(expr))
+		return nil, expr.Errorf(ErrSyntax, "'%s' is not one expression", options.Cut(text))
 	}
 	p, err := planTable(rw, s, tbl, []string{def.Name})
 	if errors.Is(err, ErrUnknownColumn) {
 		// The likely cause: a name of another computed column.
 		for _, t := range rw.toks {
 			if k := def.Index(t.Val); isName(t) && k >= 0 && def.Columns()[k].Expr != "" {
-				return nil, errorf(ErrUnknownColumn, "a computed column cannot read another computed column ('%s', as in Flink); repeat its expression instead", options.Cut(t.Val))
+				return nil, expr.Errorf(ErrUnknownColumn, "a computed column cannot read another computed column ('%s', as in Flink); repeat its expression instead", options.Cut(t.Val))
 			}
 		}
 	}
@@ -75,7 +76,7 @@ func planComputed(def *table.Definition, expr string) (*Plan, error) {
 		return nil, err
 	}
 	if p.agg != nil {
-		return nil, errorf(ErrType, "an aggregate cannot compute a column (%s)", options.Cut(expr))
+		return nil, expr.Errorf(ErrType, "an aggregate cannot compute a column (%s)", options.Cut(text))
 	}
 	return p, nil
 }
@@ -109,7 +110,7 @@ func (r *Rows) computeColumns(src arrow.RecordBatch) (arrow.RecordBatch, error) 
 	n := int(src.NumRows())
 	cols := make([]arrow.Array, 0, p.fullSchema.NumFields())
 	var made []arrow.Array
-	defer func() { releaseAll(made) }()
+	defer func() { expr.ReleaseAll(made) }()
 	k := 0
 	for _, c := range p.computed {
 		for len(cols) < c.pos {
@@ -117,7 +118,7 @@ func (r *Rows) computeColumns(src arrow.RecordBatch) (arrow.RecordBatch, error) 
 			k++
 		}
 		in := narrowBatch(c.plan, src)
-		a, err := c.plan.exprs[0].eval(r.ec, in)
+		a, err := c.plan.exprs[0].Eval(r.ec, in)
 		in.Release()
 		if err != nil {
 			return nil, err

@@ -2,38 +2,30 @@ package query
 
 import (
 	"errors"
-	"fmt"
 
-	"github.com/kshare/kshare/parse"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/expr"
 )
 
 // The kinds of error Prepare and a running query return. Each error wraps one
 // of them, so callers tell them apart with errors.Is; the message itself says
-// what was wrong and what would work.
+// what was wrong and what would work. Those of expressions are package
+// expr's, named here too so that a caller of Prepare needs one package.
 var (
-	// ErrSyntax is returned for a statement that does not parse: the
-	// parser's kind (parse.ErrSyntax), so that one errors.Is serves
-	// whichever of the two found it.
-	ErrSyntax = parse.ErrSyntax
+	// ErrSyntax is returned for a statement that does not parse (expr.ErrSyntax).
+	ErrSyntax = expr.ErrSyntax
 	// ErrNotSelect is returned by Prepare for a statement that is not a
 	// SELECT (DDL, SHOW, SET and the like belong to Exec).
 	ErrNotSelect = errors.New("not a query")
-	// ErrUnsupported is returned for SQL kshare does not run: a clause (GROUP
-	// BY, JOIN, ORDER BY, ...), an operator, a function or a CAST target. The
-	// message names what is supported. It is the parser's kind
-	// (parse.ErrUnsupported): SQL kshare does not run is one kind of error
-	// whether the parser or the planner finds it.
-	ErrUnsupported = parse.ErrUnsupported
-	// ErrUnknownColumn is returned for a name that is no column of the table.
-	ErrUnknownColumn = errors.New("unknown column")
-	// ErrType is returned when operands do not fit their operator (comparing
-	// STRING with INT, adding BOOLEANs, a WHERE that is not BOOLEAN).
-	ErrType = errors.New("type mismatch")
-	// ErrEval is returned when evaluating an expression fails on a value:
-	// integer or decimal overflow, division by zero, a CAST of a value that
-	// does not fit its target. A running query ends with it.
-	ErrEval = errors.New("evaluation failed")
+	// ErrUnsupported is returned for SQL kshare does not run (expr.ErrUnsupported).
+	ErrUnsupported = expr.ErrUnsupported
+	// ErrUnknownColumn is returned for a name that is no column of the
+	// table (expr.ErrUnknownColumn).
+	ErrUnknownColumn = expr.ErrUnknownColumn
+	// ErrType is returned when operands do not fit their operator (expr.ErrType).
+	ErrType = expr.ErrType
+	// ErrEval is returned when evaluating an expression fails on a value
+	// (expr.ErrEval). A running query ends with it.
+	ErrEval = expr.ErrEval
 	// ErrLate is the reason a record that came too late for its event
 	// time goes by its table's 'scan.on-eval-error' policy (a dead
 	// letter's kshare.error says it): later than every window it falls
@@ -43,46 +35,6 @@ var (
 	ErrLate = errors.New("late")
 )
 
-// Error is a problem with a query. Its text is the message alone (so that it
-// reads as a sentence a user can act on); Kind is one of the Err* sentinels.
-type Error struct {
-	Kind error
-	Msg  string
-}
-
-func (e *Error) Error() string { return e.Msg }
-func (e *Error) Unwrap() error { return e.Kind }
-
-func errorf(kind error, format string, args ...any) *Error {
-	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
-}
-
-// shape is what every refusal of a clause points to.
-const shape = "kshare runs SELECT <columns or expressions> FROM <table> [WHERE <predicate>] [GROUP BY <expressions> [HAVING <predicate>]] [LIMIT <n>]"
-
-// exprForms is what every refusal of an expression points to.
-const exprForms = "expressions may use columns, literals, + - * / % ||, = <> != < <= > >=, AND OR NOT, " +
-	"IS [NOT] NULL, IS [NOT] TRUE/FALSE, IN (...), BETWEEN, LIKE, CAST, TRY_CAST, CASE and the functions SHOW FUNCTIONS lists"
-
-// unsupportedClause refuses a clause; why, if given, is a parenthesis
-// after "is not supported".
-func unsupportedClause(what string, why ...string) *Error {
-	return errorf(ErrUnsupported, "%s is not supported%s; %s", what, because(why), shape)
-}
-
-func unsupportedExpr(what string, why ...string) *Error {
-	return errorf(ErrUnsupported, "%s is not supported%s; %s", what, because(why), exprForms)
-}
-
-func because(why []string) string {
-	if len(why) == 0 {
-		return ""
-	}
-	return " (" + why[0] + ")"
-}
-
-// tn is a type as messages show it: nullability is rarely the point, and
-// "INT NOT NULL" for a literal 1 only confuses.
-func tn(t interface{ WithNotNull(bool) *table.DataType }) string {
-	return t.WithNotNull(false).String()
-}
+// Error is a problem with a query: expr.Error, whose Kind is one of the Err*
+// sentinels.
+type Error = expr.Error

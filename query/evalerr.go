@@ -21,6 +21,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -108,7 +109,7 @@ func (r *Rows) evaluateAround(src arrow.RecordBatch, rf table.RowFailer) (arrow.
 	if len(h.good) == 0 {
 		return nil, nil, h.failed, nil
 	}
-	rest, err := takeRows(r.ec, src, h.good)
+	rest, err := expr.TakeRows(r.ec, src, h.good)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -233,15 +234,15 @@ func (r *Rows) probeAgg(part arrow.RecordBatch) error {
 	defer in.Release()
 	ns := slices.Clone(r.agg.plan.keys)
 	for _, c := range r.agg.plan.calls {
-		for _, n := range []node{c.filter, c.arg} {
+		for _, n := range []expr.Node{c.filter, c.arg} {
 			if n != nil {
 				ns = append(ns, n)
 			}
 		}
 	}
-	vals, err := evalArgs(r.ec, in, ns...)
+	vals, err := expr.EvalArgs(r.ec, in, ns...)
 	if err == nil {
-		releaseAll(vals)
+		expr.ReleaseAll(vals)
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
@@ -50,7 +51,7 @@ func isFullJoin(toks []parse.Token, i int) bool {
 // it; it returns the index of the last token before JOIN.
 func (rw *rewritten) fullJoinClause(toks []parse.Token, i int) (int, error) {
 	if rw.fullJoin {
-		return 0, syntaxAt(rw.src, toks[i].Start, "a query joins two tables: FULL JOIN is written twice")
+		return 0, syntaxAt(rw.Src, toks[i].Start, "a query joins two tables: FULL JOIN is written twice")
 	}
 	rw.fullJoin = true
 	end := i
@@ -65,14 +66,14 @@ func (rw *rewritten) fullJoinClause(toks []parse.Token, i int) (int, error) {
 // are WHERE's.
 func planCommaJoin(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) {
 	if len(s.From) != 2 {
-		return nil, unsupportedClause("a FROM list of more than two tables", "a query joins two tables: "+joinExample)
+		return nil, expr.UnsupportedClause("a FROM list of more than two tables", "a query joins two tables: "+joinExample)
 	}
 	if rw.fullJoin {
-		return nil, unsupportedClause("FULL JOIN after a FROM list", "a query joins two tables: "+joinExample)
+		return nil, expr.UnsupportedClause("FULL JOIN after a FROM list", "a query joins two tables: "+joinExample)
 	}
 	je := &sqlparser.JoinTableExpr{LeftExpr: s.From[0], RightExpr: s.From[1], Join: sqlparser.JoinStr}
 	if s.Where == nil || s.Where.Expr == nil {
-		return nil, errorf(ErrUnsupported, "FROM with two tables joins them, and needs WHERE with an equality of a column of each and a bound on their times: FROM orders AS o, shipments AS s WHERE o.id = s.order_id AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '4' HOUR")
+		return nil, expr.Errorf(ErrUnsupported, "FROM with two tables joins them, and needs WHERE with an equality of a column of each and a bound on their times: FROM orders AS o, shipments AS s WHERE o.id = s.order_id AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '4' HOUR")
 	}
 	je.Condition.On = s.Where.Expr
 	s.Where = nil
@@ -92,10 +93,10 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 	case je.Join == sqlparser.RightJoinStr:
 		outer[1], kind = true, "RIGHT JOIN"
 	default:
-		return nil, unsupportedClause(strings.ToUpper(je.Join), "a join of two streams is JOIN, LEFT, RIGHT or FULL [OUTER] JOIN: "+joinExample)
+		return nil, expr.UnsupportedClause(strings.ToUpper(je.Join), "a join of two streams is JOIN, LEFT, RIGHT or FULL [OUTER] JOIN: "+joinExample)
 	}
 	if len(je.Condition.Using) > 0 {
-		return nil, unsupportedClause("JOIN ... USING", "write ON o.id = s.order_id")
+		return nil, expr.UnsupportedClause("JOIN ... USING", "write ON o.id = s.order_id")
 	}
 	left, right, la, ra, err := joinTables(je, cat, "s")
 	if err != nil {
@@ -104,7 +105,7 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 	lt, rtn := left.Name(), right.Name()
 	if _, ok := right.Source.(table.LookupSource); ok && (left.Bound.Def.Watermark == nil || right.Bound.Def.Watermark == nil) {
 		// Most likely a lookup join without its FOR SYSTEM_TIME AS OF.
-		return nil, errorf(ErrUnsupported, "JOIN of '%s' with '%s': a table looked up by key for each row of a stream follows the stream's processing time: "+
+		return nil, expr.Errorf(ErrUnsupported, "JOIN of '%s' with '%s': a table looked up by key for each row of a stream follows the stream's processing time: "+
 			"FROM orders AS o [LEFT] JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id; "+
 			"a join of two streams bounds their event times (both tables need a WATERMARK): %s",
 			options.Cut(left.Name()), options.Cut(right.Name()), joinExample)
@@ -137,7 +138,7 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 		wm := t.Bound.Def.Watermark.Column
 		ij.times[k] = slices.IndexFunc(srcCols[k], func(c table.Column) bool { return strings.EqualFold(c.Name, wm) })
 		if ij.times[k] < 0 {
-			return nil, errorf(ErrUnsupported, "%s of '%s' and '%s': the event time of table '%s' ('%s') is a computed column; an interval join reads the times of columns the tables read",
+			return nil, expr.Errorf(ErrUnsupported, "%s of '%s' and '%s': the event time of table '%s' ('%s') is a computed column; an interval join reads the times of columns the tables read",
 				kind, options.Cut(left.Name()), options.Cut(right.Name()), options.Cut(t.Name()), options.Cut(wm))
 		}
 	}
@@ -174,7 +175,7 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 	lq, rq := la, ra
 	lts, rts := ld.Watermark.Column, rd.Watermark.Column
 	if len(ij.keys[0]) == 0 {
-		return nil, errorf(ErrUnsupported, "%s of '%s' and '%s' needs an equality of a column of each side (%s.id = %s.order_id): the rows of two streams are joined by key: %s",
+		return nil, expr.Errorf(ErrUnsupported, "%s of '%s' and '%s' needs an equality of a column of each side (%s.id = %s.order_id): the rows of two streams are joined by key: %s",
 			kind, options.Cut(lq), options.Cut(rq), lq, rq, joinExample)
 	}
 	switch {
@@ -184,17 +185,17 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 			hint = fmt.Sprintf("; to look rows of '%s' up for each row of '%s', write a lookup join: FROM %s JOIN %s FOR SYSTEM_TIME AS OF %s.proc_time ...",
 				options.Cut(right.Name()), options.Cut(left.Name()), table.QuoteIdent(lt), table.QuoteIdent(rtn), lq)
 		}
-		return nil, errorf(ErrUnsupported, "%s of two streams, '%s' and '%s', needs a bound on their event times, so that a row can be let go once no row it could meet is still to come: "+
+		return nil, expr.Errorf(ErrUnsupported, "%s of two streams, '%s' and '%s', needs a bound on their event times, so that a row can be let go once no row it could meet is still to come: "+
 			"%s.%s BETWEEN %s.%s - INTERVAL '1' HOUR AND %s.%s (a join without one would keep every row for as long as the query runs; kshare joins two streams with a time bound, or a stream with a table it looks up by key: FOR SYSTEM_TIME AS OF)%s",
 			kind, options.Cut(left.Name()), options.Cut(right.Name()), rq, rts, lq, lts, lq, lts, hint)
 	case !bounded[0]:
-		return nil, errorf(ErrUnsupported, "%s of '%s' and '%s' bounds %s.%s from above only; give it a lower bound too: %s.%s >= %s.%s - INTERVAL '1' HOUR (or BETWEEN)",
+		return nil, expr.Errorf(ErrUnsupported, "%s of '%s' and '%s' bounds %s.%s from above only; give it a lower bound too: %s.%s >= %s.%s - INTERVAL '1' HOUR (or BETWEEN)",
 			kind, options.Cut(left.Name()), options.Cut(right.Name()), rq, rts, rq, rts, lq, lts)
 	case !bounded[1]:
-		return nil, errorf(ErrUnsupported, "%s of '%s' and '%s' bounds %s.%s from below only; give it an upper bound too: %s.%s <= %s.%s + INTERVAL '1' HOUR (or BETWEEN)",
+		return nil, expr.Errorf(ErrUnsupported, "%s of '%s' and '%s' bounds %s.%s from below only; give it an upper bound too: %s.%s <= %s.%s + INTERVAL '1' HOUR (or BETWEEN)",
 			kind, options.Cut(left.Name()), options.Cut(right.Name()), rq, rts, rq, rts, lq, lts)
 	case ij.lower > ij.upper:
-		return nil, errorf(ErrUnsupported, "%s of '%s' and '%s': its time bounds leave no pair (%s.%s - %s.%s would be at least %s and at most %s)",
+		return nil, expr.Errorf(ErrUnsupported, "%s of '%s' and '%s': its time bounds leave no pair (%s.%s - %s.%s would be at least %s and at most %s)",
 			kind, options.Cut(left.Name()), options.Cut(right.Name()), rq, rts, lq, lts, time.Duration(ij.lower)*time.Millisecond, time.Duration(ij.upper)*time.Millisecond)
 	}
 	if rest != nil {
@@ -217,13 +218,13 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 // it is read, it is a table of inserts, it has an event time.
 func checkStreamSide(t *table.Table) error {
 	if t.Source == nil {
-		return errorf(ErrUnsupported, "table '%s' cannot be read", options.Cut(t.Name()))
+		return expr.Errorf(ErrUnsupported, "table '%s' cannot be read", options.Cut(t.Name()))
 	}
 	if what, ok := t.Bound.Changelog(); ok {
-		return errorf(ErrUnsupported, "table '%s' is a changelog (%s); a join of two streams takes tables of inserts (a changelog's latest rows are joined with FOR SYSTEM_TIME AS OF: a temporal join)", options.Cut(t.Name()), what)
+		return expr.Errorf(ErrUnsupported, "table '%s' is a changelog (%s); a join of two streams takes tables of inserts (a changelog's latest rows are joined with FOR SYSTEM_TIME AS OF: a temporal join)", options.Cut(t.Name()), what)
 	}
 	if t.Bound.Def.Watermark == nil {
-		return errorf(ErrUnsupported, "table '%s' has no WATERMARK; a join of two streams bounds their event times (%s): declare its event time, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND",
+		return expr.Errorf(ErrUnsupported, "table '%s' has no WATERMARK; a join of two streams bounds their event times (%s): declare its event time, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND",
 			options.Cut(t.Name()), joinExample)
 	}
 	return nil
@@ -238,13 +239,13 @@ func streamKey(sides []*side, src [2][]table.Column, l, r int) (int, int, error)
 		name := sides[k].names[i]
 		at[k] = slices.IndexFunc(src[k], func(c table.Column) bool { return strings.EqualFold(c.Name, name) })
 		if at[k] < 0 {
-			return 0, 0, errorf(ErrUnsupported, "join key '%s' is a computed column of table '%s'; a join's keys are columns the tables read", options.Cut(name), options.Cut(sides[k].table))
+			return 0, 0, expr.Errorf(ErrUnsupported, "join key '%s' is a computed column of table '%s'; a join's keys are columns the tables read", options.Cut(name), options.Cut(sides[k].table))
 		}
 	}
 	lt, rt := src[0][at[0]].Type, src[1][at[1]].Type
 	if !joinable(lt, rt) {
-		return 0, 0, errorf(ErrType, "join key %s.%s is %s and %s.%s is %s; the keys of a join have one type (integers of any width go together)",
-			options.Cut(sides[0].qualifier), options.Cut(sides[0].names[l]), tn(lt), options.Cut(sides[1].qualifier), options.Cut(sides[1].names[r]), tn(rt))
+		return 0, 0, expr.Errorf(ErrType, "join key %s.%s is %s and %s.%s is %s; the keys of a join have one type (integers of any width go together)",
+			options.Cut(sides[0].qualifier), options.Cut(sides[0].names[l]), expr.TypeName(lt), options.Cut(sides[1].qualifier), options.Cut(sides[1].names[r]), expr.TypeName(rt))
 	}
 	return at[0], at[1], nil
 }
@@ -373,23 +374,23 @@ func timeTerm(e sqlparser.Expr, sides []*side, times [2]string) (side int, off i
 func constInterval(ie *sqlparser.IntervalExpr) (time.Duration, error) {
 	v, ok := ie.Expr.(*sqlparser.SQLVal)
 	if !ok || (v.Type != sqlparser.StrVal && v.Type != sqlparser.IntVal) {
-		return 0, errorf(ErrUnsupported, "a join's time bound is a constant INTERVAL: INTERVAL '1' HOUR")
+		return 0, expr.Errorf(ErrUnsupported, "a join's time bound is a constant INTERVAL: INTERVAL '1' HOUR")
 	}
 	unit := strings.ToLower(ie.Unit)
-	if units, ok := strings.CutPrefix(unit, intervalPrefix); ok {
+	if units, ok := strings.CutPrefix(unit, expr.IntervalPrefix); ok {
 		from, to, _ := strings.Cut(units, "_to_")
-		c, err := parseCompound(string(v.Val), from, to)
+		c, err := expr.ParseCompound(string(v.Val), from, to)
 		if err != nil {
-			return 0, errorf(ErrSyntax, "%v", err)
+			return 0, expr.Errorf(ErrSyntax, "%v", err)
 		}
-		if c.months != 0 {
-			return 0, errorf(ErrUnsupported, "a join's time bound is an interval of days to seconds; months and years are of no fixed length")
+		if c.Months != 0 {
+			return 0, expr.Errorf(ErrUnsupported, "a join's time bound is an interval of days to seconds; months and years are of no fixed length")
 		}
-		return c.d, nil
+		return c.D, nil
 	}
 	d, err := table.ParseInterval(string(v.Val), ie.Unit)
 	if err != nil {
-		return 0, errorf(ErrSyntax, "a join's time bound: %v", err)
+		return 0, expr.Errorf(ErrSyntax, "a join's time bound: %v", err)
 	}
 	return d, nil
 }

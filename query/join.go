@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/lookup"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
@@ -44,10 +45,10 @@ func isSystemTime(toks []parse.Token, i int) bool {
 // it returns the index of its last token.
 func (rw *rewritten) systemTimeClause(toks []parse.Token, i int) (int, error) {
 	if rw.asOf != nil {
-		return 0, syntaxAt(rw.src, toks[i].Start, "a query joins one looked-up table: FOR SYSTEM_TIME AS OF is written twice")
+		return 0, syntaxAt(rw.Src, toks[i].Start, "a query joins one looked-up table: FOR SYSTEM_TIME AS OF is written twice")
 	}
 	if i == 0 || !isName(toks[i-1]) {
-		return 0, syntaxAt(rw.src, toks[i].Start, "FOR SYSTEM_TIME AS OF follows the name of the looked-up table: JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c")
+		return 0, syntaxAt(rw.Src, toks[i].Start, "FOR SYSTEM_TIME AS OF follows the name of the looked-up table: JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c")
 	}
 	st := &systemTime{at: toks[i].Start, table: toks[i-1].Val}
 	j := i + 4
@@ -58,7 +59,7 @@ func (rw *rewritten) systemTimeClause(toks []parse.Token, i int) (int, error) {
 	case j < len(toks) && isName(toks[j]):
 		st.column = toks[j].Val
 	default:
-		return 0, syntaxAt(rw.src, toks[i].Start, "FOR SYSTEM_TIME AS OF takes the stream's time attribute, a column AS PROCTIME(): FOR SYSTEM_TIME AS OF o.proc_time")
+		return 0, syntaxAt(rw.Src, toks[i].Start, "FOR SYSTEM_TIME AS OF takes the stream's time attribute, a column AS PROCTIME(): FOR SYSTEM_TIME AS OF o.proc_time")
 	}
 	rw.asOf = st
 	rw.edits = append(rw.edits, edit{toks[i].Start, toks[j].End, ""})
@@ -91,7 +92,7 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	}
 	example := "FROM orders AS o [LEFT] JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id"
 	if rw.fullJoin {
-		return nil, unsupportedClause("FULL JOIN", "a lookup join is JOIN or LEFT JOIN: "+example)
+		return nil, expr.UnsupportedClause("FULL JOIN", "a lookup join is JOIN or LEFT JOIN: "+example)
 	}
 	var outer bool
 	switch je.Join {
@@ -99,23 +100,23 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	case sqlparser.LeftJoinStr:
 		outer = true
 	case sqlparser.RightJoinStr:
-		return nil, unsupportedClause("RIGHT JOIN", "a lookup join looks rows of the right table up for each row of the left: write it as "+example)
+		return nil, expr.UnsupportedClause("RIGHT JOIN", "a lookup join looks rows of the right table up for each row of the left: write it as "+example)
 	default:
-		return nil, unsupportedClause(strings.ToUpper(je.Join), "a lookup join is JOIN or LEFT JOIN: "+example)
+		return nil, expr.UnsupportedClause(strings.ToUpper(je.Join), "a lookup join is JOIN or LEFT JOIN: "+example)
 	}
 	left, right, la, ra, err := joinTables(je, cat, "c")
 	if err != nil {
 		return nil, err
 	}
 	if rtn := right.Name(); !strings.EqualFold(rw.asOf.table, rtn) {
-		return nil, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF follows table '%s', and the looked-up table is the JOIN's right side ('%s'): %s",
+		return nil, expr.Errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF follows table '%s', and the looked-up table is the JOIN's right side ('%s'): %s",
 			options.Cut(rw.asOf.table), options.Cut(rtn), example)
 	}
 	if left.Source == nil {
-		return nil, errorf(ErrUnsupported, "table '%s' cannot be read", options.Cut(left.Name()))
+		return nil, expr.Errorf(ErrUnsupported, "table '%s' cannot be read", options.Cut(left.Name()))
 	}
 	if what, ok := left.Bound.Changelog(); ok {
-		return nil, errorf(ErrUnsupported, "table '%s' is a changelog (%s); a lookup join takes a table of inserts on its left", options.Cut(left.Name()), what)
+		return nil, expr.Errorf(ErrUnsupported, "table '%s' is a changelog (%s); a lookup join takes a table of inserts on its left", options.Cut(left.Name()), what)
 	}
 	look, ok := right.Source.(table.LookupSource)
 	if !ok {
@@ -123,7 +124,7 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 		if right.Bound.Connector != nil {
 			conn = right.Bound.Connector.Name()
 		}
-		return nil, errorf(ErrUnsupported, "table '%s' (connector '%s') cannot be looked up by key; the right side of a lookup join is a 'jdbc' table", options.Cut(right.Name()), conn)
+		return nil, expr.Errorf(ErrUnsupported, "table '%s' (connector '%s') cannot be looked up by key; the right side of a lookup join is a 'jdbc' table", options.Cut(right.Name()), conn)
 	}
 	asOf, asOfCol, err := checkAsOf(rw.asOf, left, la, right)
 	if err != nil {
@@ -233,31 +234,30 @@ func joinedDef(left, right *table.Table, la, ra string, rcols []table.Column, nu
 // those rows yet.
 func planResidual(rw *rewritten, cond sqlparser.Expr, d *table.Definition, sides []*side, la, ra string) (func(memory.Allocator, arrow.RecordBatch) ([]bool, error), error) {
 	tbl := &table.Table{Bound: &table.Bound{Def: d}}
-	rp := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: []string{la, ra}, cols: &table.Schema{Columns: d.Columns()}, sides: sides}}
-	rp.agg = &aggPlanner{p: rp}
-	n, err := rp.expr(cond)
+	rp := newPlanner(rw, scope{tbl: tbl, qualifiers: []string{la, ra}, cols: &table.Schema{Columns: d.Columns()}, sides: sides})
+	n, err := rp.Expr(cond)
 	if err != nil {
 		return nil, err
 	}
-	if n.typ() == nil {
-		n = typedNull(n, table.BooleanType())
+	if n.Type() == nil {
+		n = expr.TypedNull(n, table.BooleanType())
 	}
-	if n.typ().Kind != table.Boolean {
-		return nil, errorf(ErrType, "ON needs BOOLEAN conditions, got %s (%s)", tn(n.typ()), n.text())
+	if n.Type().Kind != table.Boolean {
+		return nil, expr.Errorf(ErrType, "ON needs BOOLEAN conditions, got %s (%s)", expr.TypeName(n.Type()), n.Text())
 	}
 	all := rp.scope.cols.Columns
 	for _, r := range rp.refs {
-		name := all[r.idx].Name
+		name := all[r.Index].Name
 		k := slices.IndexFunc(d.Schema.Columns, func(c table.Column) bool { return c.Name == name })
 		if k < 0 {
-			return nil, errorf(ErrUnsupported, "an outer join's ON reads '%s', a computed column; it reads the columns the tables read (put the condition in WHERE to filter the joined rows instead)",
-				options.Cut(r.text()))
+			return nil, expr.Errorf(ErrUnsupported, "an outer join's ON reads '%s', a computed column; it reads the columns the tables read (put the condition in WHERE to filter the joined rows instead)",
+				options.Cut(r.Text()))
 		}
-		r.idx = k
+		r.Index = k
 	}
 	return func(mem memory.Allocator, rec arrow.RecordBatch) ([]bool, error) {
-		ec := newEvalCtx(mem)
-		a, err := n.eval(ec, rec)
+		ec := expr.NewEvalCtx(mem)
+		a, err := n.Eval(ec, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +297,7 @@ func joinTables(je *sqlparser.JoinTableExpr, cat Catalog, alias string) (left, r
 		ra = right.Name()
 	}
 	if strings.EqualFold(la, ra) {
-		return nil, nil, "", "", errorf(ErrUnsupported, "both sides of the JOIN are called '%s'; give one an alias (JOIN %s AS %s)", options.Cut(la), table.QuoteIdent(rtn), alias)
+		return nil, nil, "", "", expr.Errorf(ErrUnsupported, "both sides of the JOIN are called '%s'; give one an alias (JOIN %s AS %s)", options.Cut(la), table.QuoteIdent(rtn), alias)
 	}
 	return left, right, la, ra, nil
 }
@@ -306,14 +306,14 @@ func joinTables(je *sqlparser.JoinTableExpr, cat Catalog, alias string) (left, r
 func joinSide(te sqlparser.TableExpr) (name, alias string, err error) {
 	at, ok := te.(*sqlparser.AliasedTableExpr)
 	if !ok {
-		return "", "", unsupportedClause("a join of more than two tables")
+		return "", "", expr.UnsupportedClause("a join of more than two tables")
 	}
 	tn, ok := at.Expr.(sqlparser.TableName)
 	if !ok {
-		return "", "", unsupportedClause("a subquery in a JOIN")
+		return "", "", expr.UnsupportedClause("a subquery in a JOIN")
 	}
 	if !tn.Qualifier.IsEmpty() {
-		return "", "", errorf(ErrUnsupported, "qualified table name %s.%s is not supported; name the table alone", tn.Qualifier.String(), tn.Name.String())
+		return "", "", expr.Errorf(ErrUnsupported, "qualified table name %s.%s is not supported; name the table alone", tn.Qualifier.String(), tn.Name.String())
 	}
 	return tn.Name.String(), at.As.String(), nil
 }
@@ -325,32 +325,32 @@ func joinSide(te sqlparser.TableExpr) (name, alias string, err error) {
 // position among the left table's source columns.
 func checkAsOf(st *systemTime, left *table.Table, alias string, right *table.Table) (eventTime bool, col int, err error) {
 	if st.qualifier != "" && !strings.EqualFold(st.qualifier, alias) && !strings.EqualFold(st.qualifier, left.Name()) {
-		return false, 0, errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF %s.%s: '%s' is not the JOIN's left table ('%s'); name its time attribute: %s.proc_time",
+		return false, 0, expr.Errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF %s.%s: '%s' is not the JOIN's left table ('%s'); name its time attribute: %s.proc_time",
 			options.Cut(st.qualifier), options.Cut(st.column), options.Cut(st.qualifier), options.Cut(alias), alias)
 	}
 	d := left.Bound.Def
 	k := d.Index(st.column)
 	if k < 0 {
-		return false, 0, errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF: table '%s' has no column '%s'", options.Cut(left.Name()), options.Cut(st.column))
+		return false, 0, expr.Errorf(ErrUnknownColumn, "FOR SYSTEM_TIME AS OF: table '%s' has no column '%s'", options.Cut(left.Name()), options.Cut(st.column))
 	}
 	c := d.Columns()[k]
 	if c.IsProctime() {
 		return false, 0, nil
 	}
 	if d.Watermark == nil || !strings.EqualFold(d.Watermark.Column, c.Name) {
-		return false, 0, errorf(ErrType, "FOR SYSTEM_TIME AS OF %s: the column is not a time attribute; add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time (or name its WATERMARK column, for the version valid at each row's time)",
+		return false, 0, expr.Errorf(ErrType, "FOR SYSTEM_TIME AS OF %s: the column is not a time attribute; add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time (or name its WATERMARK column, for the version valid at each row's time)",
 			options.Cut(c.Name), options.Cut(left.Name()), alias)
 	}
 	vs, ok := right.Source.(table.VersionedSource)
 	if !ok || !vs.Versioned() {
-		return false, 0, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join reads the version of the row valid at '%s', which table '%s' does not keep: "+
+		return false, 0, expr.Errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join reads the version of the row valid at '%s', which table '%s' does not keep: "+
 			"use an 'upsert-kafka' table (or a 'kafka' table of changes with a PRIMARY KEY) with a WATERMARK, or look the row up as it is when read: "+
 			"add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time",
 			options.Cut(c.Name), options.Cut(c.Name), options.Cut(right.Name()), options.Cut(left.Name()), alias)
 	}
 	col = slices.IndexFunc(d.Schema.Columns, func(sc table.Column) bool { return strings.EqualFold(sc.Name, c.Name) })
 	if col < 0 {
-		return false, 0, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join reads the time from a column table '%s' reads, and '%s' is computed",
+		return false, 0, expr.Errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join reads the time from a column table '%s' reads, and '%s' is computed",
 			options.Cut(c.Name), options.Cut(left.Name()), options.Cut(c.Name))
 	}
 	return true, col, nil
@@ -361,10 +361,10 @@ func checkAsOf(st *systemTime, left *table.Table, alias string, right *table.Tab
 // filter on the joined rows, which only an inner join can take.
 func joinKeys(rw *rewritten, cond sqlparser.JoinCondition, sides []*side, ld *table.Definition, rcols []table.Column, outer bool) (keys, rkeys []int, rest sqlparser.Expr, err error) {
 	if len(cond.Using) > 0 {
-		return nil, nil, nil, unsupportedClause("JOIN ... USING", "write ON o.customer_id = c.id")
+		return nil, nil, nil, expr.UnsupportedClause("JOIN ... USING", "write ON o.customer_id = c.id")
 	}
 	if cond.On == nil {
-		return nil, nil, nil, errorf(ErrSyntax, "a lookup join needs ON with an equality of a column of each side: ON o.customer_id = c.id")
+		return nil, nil, nil, expr.Errorf(ErrSyntax, "a lookup join needs ON with an equality of a column of each side: ON o.customer_id = c.id")
 	}
 	var conj []sqlparser.Expr
 	var split func(e sqlparser.Expr)
@@ -398,18 +398,18 @@ func joinKeys(rw *rewritten, cond sqlparser.JoinCondition, sides []*side, ld *ta
 		lname := sides[0].names[l]
 		k := slices.IndexFunc(src, func(c table.Column) bool { return strings.EqualFold(c.Name, lname) })
 		if k < 0 {
-			return nil, nil, nil, errorf(ErrUnsupported, "join key '%s' is a computed column of table '%s'; a lookup join's keys are columns the table reads", options.Cut(lname), options.Cut(sides[0].table))
+			return nil, nil, nil, expr.Errorf(ErrUnsupported, "join key '%s' is a computed column of table '%s'; a lookup join's keys are columns the table reads", options.Cut(lname), options.Cut(sides[0].table))
 		}
 		lt, rt := src[k].Type, rcols[r].Type
 		if !joinable(lt, rt) {
-			return nil, nil, nil, errorf(ErrType, "join key %s.%s is %s and %s.%s is %s; the keys of a lookup join have one type (integers of any width go together)",
-				options.Cut(sides[0].qualifier), options.Cut(lname), tn(lt), options.Cut(sides[1].qualifier), options.Cut(rcols[r].Name), tn(rt))
+			return nil, nil, nil, expr.Errorf(ErrType, "join key %s.%s is %s and %s.%s is %s; the keys of a lookup join have one type (integers of any width go together)",
+				options.Cut(sides[0].qualifier), options.Cut(lname), expr.TypeName(lt), options.Cut(sides[1].qualifier), options.Cut(rcols[r].Name), expr.TypeName(rt))
 		}
 		keys = append(keys, k)
 		rkeys = append(rkeys, r)
 	}
 	if len(keys) == 0 {
-		return nil, nil, nil, errorf(ErrUnsupported, "ON needs an equality of a column of '%s' and one of '%s' (ON %s.customer_id = %s.id): the looked-up table is read by key",
+		return nil, nil, nil, expr.Errorf(ErrUnsupported, "ON needs an equality of a column of '%s' and one of '%s' (ON %s.customer_id = %s.id): the looked-up table is read by key",
 			options.Cut(sides[0].qualifier), options.Cut(sides[1].qualifier), sides[0].qualifier, sides[1].qualifier)
 	}
 	return keys, rkeys, rest, nil
@@ -509,7 +509,7 @@ func (p *planner) sideColumn(c *sqlparser.ColName) (k int, col table.Column, ok 
 			return 0, table.Column{}, false, nil // not a side: the caller says so
 		}
 		msg := fmt.Sprintf("unknown column '%s' in the join of '%s' and '%s'", options.Cut(name), options.Cut(p.scope.sides[0].table), options.Cut(p.scope.sides[1].table))
-		if best := suggest(name, bare); best != "" {
+		if best := expr.Suggest(name, bare); best != "" {
 			msg += fmt.Sprintf(" (did you mean '%s'?)", all[slices.Index(bare, best)])
 		} else {
 			msg += fmt.Sprintf(" (columns: %s)", strings.Join(all, ", "))

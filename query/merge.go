@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/table"
 )
 
@@ -36,16 +37,16 @@ func (p *Plan) MergeOps() ([]table.MergeOp, error) {
 	ops := make([]table.MergeOp, len(p.exprs))
 	for i, e := range p.exprs {
 		col := p.cols[i].Name
-		c, isRef := e.(*colRef)
+		c, isRef := e.(*expr.ColRef)
 		if !isRef {
 			return nil, fmt.Errorf("%w: column %s is an expression; select the aggregates and keys as they are, and compute %s where you read the table",
 				ErrNotMergeable, table.QuoteIdent(col), table.QuoteIdent(col))
 		}
-		if c.idx < nkeys {
+		if c.Index < nkeys {
 			ops[i] = table.MergeKey
 			continue
 		}
-		call := p.agg.calls[c.idx-nkeys]
+		call := p.agg.calls[c.Index-nkeys]
 		switch {
 		case call.fn == "avg":
 			return nil, fmt.Errorf("%w: column %s is AVG, and an average of partial averages is not the average; select SUM and COUNT instead and divide them where you read the table",

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/table"
 )
 
@@ -51,7 +52,7 @@ func noFrom(rw *rewritten, s *sqlparser.Select) bool {
 func planNoFrom(rw *rewritten, s *sqlparser.Select) (*Plan, error) {
 	for _, e := range s.SelectExprs {
 		if _, ok := e.(*sqlparser.StarExpr); ok {
-			return nil, errorf(ErrSyntax, "SELECT * needs a FROM clause; a SELECT without FROM names its values (SELECT 1 + 1 AS two)")
+			return nil, expr.Errorf(ErrSyntax, "SELECT * needs a FROM clause; a SELECT without FROM names its values (SELECT 1 + 1 AS two)")
 		}
 	}
 	return planTable(rw, s, noTable, nil)

@@ -3,7 +3,6 @@ package query
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 )
@@ -33,8 +33,8 @@ type Plan struct {
 	// which the query passes on with their kinds (see Updating).
 	changelog bool
 	cols      []table.Column
-	exprs     []node
-	where     node
+	exprs     []expr.Node
+	where     expr.Node
 	limit     int64 // -1: none
 	schema    *arrow.Schema
 	// agg is the aggregation of a query with GROUP BY or aggregate calls,
@@ -125,7 +125,7 @@ func (p *Plan) UpsertKey() (cols []int, ok bool) {
 		cols[k] = -1
 		for i, e := range p.exprs {
 			// Over the group batch, columns 0..len(keys)-1 are the keys.
-			if c, isRef := e.(*colRef); isRef && c.idx == k {
+			if c, isRef := e.(*expr.ColRef); isRef && c.Index == k {
 				cols[k] = i
 				break
 			}
@@ -151,7 +151,7 @@ func (p *Plan) changelogKey() ([]int, bool) {
 		in := slices.Index(p.inputs, k) // its place in the batch exprs read
 		at := -1
 		for i, e := range p.exprs {
-			if c, isRef := e.(*colRef); isRef && in >= 0 && c.idx == in {
+			if c, isRef := e.(*expr.ColRef); isRef && in >= 0 && c.Index == in {
 				at = i
 				break
 			}
@@ -193,7 +193,7 @@ func (p *Plan) SQL() string { return p.sql }
 // performs no I/O. The error, if any, is an *Error whose Kind says what went
 // wrong, or the catalog's error for an unknown table.
 //
-// The statement has the shape
+// The statement has the expr.SelectShape
 //
 //	SELECT * | <expr> [AS <alias>], ... FROM <table> [WHERE <predicate>]
 //	    [GROUP BY <expr>, ...] [HAVING <predicate>] [LIMIT <n>]
@@ -209,9 +209,9 @@ func Prepare(sql string, cat Catalog) (*Plan, error) {
 	case *sqlparser.Select:
 		return planSelect(rw, s, cat)
 	case *sqlparser.Union:
-		return nil, unsupportedClause(strings.ToUpper(s.Type))
+		return nil, expr.UnsupportedClause(strings.ToUpper(s.Type))
 	case *sqlparser.ParenSelect:
-		return nil, unsupportedClause("a parenthesized SELECT")
+		return nil, expr.UnsupportedClause("a parenthesized SELECT")
 	}
 	return nil, notSelect(rw)
 }
@@ -253,14 +253,41 @@ type scope struct {
 }
 
 type planner struct {
+	// The expressions of the statement are the compiler's; the planner is
+	// their Scope (Column, Aggregate).
+	*expr.Compiler
 	rw    *rewritten
 	scope scope
-	refs  []*colRef // every column reference made, for narrowing
+	refs  []*expr.ColRef // every column reference made, for narrowing
 	agg   *aggPlanner
 }
 
-func (p *planner) ref(k int, c table.Column, name string) *colRef {
-	r := &colRef{exprBase: exprBase{t: c.Type, src: name}, idx: k, col: c}
+// newPlanner is a planner of rw's expressions over scope s.
+func newPlanner(rw *rewritten, s scope) *planner {
+	p := &planner{rw: rw, scope: s}
+	p.agg = &aggPlanner{p: p}
+	p.Compiler = expr.NewCompiler(&rw.Source, p)
+	return p
+}
+
+// Column plans a reference to a column, or to a ROW column's field.
+func (p *planner) Column(c *sqlparser.ColName, src string) (expr.Node, error) {
+	if n, ok, err := p.rowField(c, src); ok || err != nil {
+		return n, err
+	}
+	return p.column(c)
+}
+
+// Aggregate plans an aggregate call or a grouped expression (aggplan.go).
+func (p *planner) Aggregate(e sqlparser.Expr, src string) (expr.Node, bool, error) {
+	if p.agg == nil {
+		return nil, false, nil
+	}
+	return p.agg.expr(e, src)
+}
+
+func (p *planner) ref(k int, c table.Column, name string) *expr.ColRef {
+	r := expr.NewColRef(k, c, name)
 	p.refs = append(p.refs, r)
 	return r
 }
@@ -271,7 +298,7 @@ func (p *planner) ref(k int, c table.Column, name string) *colRef {
 func (p *planner) narrow(plan *Plan) {
 	used := map[int]bool{}
 	for _, r := range p.refs {
-		used[r.idx] = true
+		used[r.Index] = true
 	}
 	cols := p.scope.cols.Columns
 	at := map[int]int{}
@@ -284,7 +311,7 @@ func (p *planner) narrow(plan *Plan) {
 		}
 	}
 	for _, r := range p.refs {
-		r.idx = at[r.idx]
+		r.Index = at[r.Index]
 	}
 	plan.inSchema = arrow.NewSchema(fs, nil)
 	plan.allInputs = len(plan.inputs) == len(cols)
@@ -296,11 +323,11 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 	}
 	switch {
 	case s.Hints != "":
-		return nil, unsupportedClause(strings.ToUpper(strings.TrimSpace(s.Hints)))
+		return nil, expr.UnsupportedClause(strings.ToUpper(strings.TrimSpace(s.Hints)))
 	case len(s.OrderBy) > 0:
-		return nil, unsupportedClause("ORDER BY", "a share group hands out records in no particular order")
+		return nil, expr.UnsupportedClause("ORDER BY", "a share group hands out records in no particular order")
 	case s.Lock != "":
-		return nil, unsupportedClause(strings.ToUpper(strings.TrimSpace(s.Lock)))
+		return nil, expr.UnsupportedClause(strings.ToUpper(strings.TrimSpace(s.Lock)))
 	}
 	if len(s.From) > 1 {
 		return planCommaJoin(rw, s, cat)
@@ -314,31 +341,31 @@ func planSelect(rw *rewritten, s *sqlparser.Select, cat Catalog) (*Plan, error) 
 		switch e := te.Expr.(type) {
 		case sqlparser.TableName:
 			if !e.Qualifier.IsEmpty() {
-				return nil, errorf(ErrUnsupported, "qualified table name %s.%s is not supported; name the table alone", e.Qualifier.String(), e.Name.String())
+				return nil, expr.Errorf(ErrUnsupported, "qualified table name %s.%s is not supported; name the table alone", e.Qualifier.String(), e.Name.String())
 			}
 			name = e.Name.String()
 		case *sqlparser.Subquery:
-			return nil, unsupportedClause("a subquery in FROM")
+			return nil, expr.UnsupportedClause("a subquery in FROM")
 		default:
-			return nil, unsupportedClause("this FROM clause")
+			return nil, expr.UnsupportedClause("this FROM clause")
 		}
 		if len(te.Partitions) > 0 {
-			return nil, unsupportedClause("PARTITION (...) in FROM")
+			return nil, expr.UnsupportedClause("PARTITION (...) in FROM")
 		}
 		if te.Hints != nil {
-			return nil, unsupportedClause("USE, FORCE or IGNORE INDEX")
+			return nil, expr.UnsupportedClause("USE, FORCE or IGNORE INDEX")
 		}
 		alias = te.As.String()
 	case *sqlparser.JoinTableExpr:
 		return planJoin(rw, s, te, cat)
 	default:
-		return nil, unsupportedClause("a parenthesized FROM clause")
+		return nil, expr.UnsupportedClause("a parenthesized FROM clause")
 	}
 	if rw.fullJoin {
-		return nil, unsupportedClause("FULL JOIN here", "a FULL JOIN joins two tables: "+joinExample)
+		return nil, expr.UnsupportedClause("FULL JOIN here", "a FULL JOIN joins two tables: "+joinExample)
 	}
 	if rw.asOf != nil {
-		return nil, errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF belongs to a lookup join: FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id")
+		return nil, expr.Errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF belongs to a lookup join: FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id")
 	}
 	tbl, err := cat.Lookup(name)
 	if err != nil {
@@ -360,9 +387,8 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 // any.
 func planTableIn(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers []string, sides []*side) (*Plan, error) {
 	cols := &table.Schema{Columns: tbl.Bound.Def.Columns()}
-	p := &planner{rw: rw, scope: scope{tbl: tbl, qualifiers: qualifiers, cols: cols, sides: sides}}
-	p.agg = &aggPlanner{p: p}
-	plan := &Plan{sql: rw.src, tbl: tbl, limit: -1}
+	p := newPlanner(rw, scope{tbl: tbl, qualifiers: qualifiers, cols: cols, sides: sides})
+	plan := &Plan{sql: rw.Src, tbl: tbl, limit: -1}
 	if what, ok := tbl.Bound.Changelog(); ok {
 		// Its rows are changes: the query passes them on, each with its
 		// kind, row by row. What keeps state across rows cannot take
@@ -376,7 +402,7 @@ func planTableIn(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifier
 			op = "GROUP BY and aggregates"
 		}
 		if op != "" {
-			return nil, errorf(ErrUnsupported, "table '%s' is a changelog (%s: its rows are inserts, updates and deletes), and %s take inserts only; select its rows as they are (with WHERE and expressions), or INSERT them into a table that takes changes and query that",
+			return nil, expr.Errorf(ErrUnsupported, "table '%s' is a changelog (%s: its rows are inserts, updates and deletes), and %s take inserts only; select its rows as they are (with WHERE and expressions), or INSERT them into a table that takes changes and query that",
 				tbl.Name(), what, op)
 		}
 	}
@@ -397,15 +423,15 @@ func planTableIn(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifier
 	}
 	if s.Limit != nil {
 		if s.Limit.Offset != nil {
-			return nil, unsupportedClause("OFFSET")
+			return nil, expr.UnsupportedClause("OFFSET")
 		}
 		v, ok := s.Limit.Rowcount.(*sqlparser.SQLVal)
 		if !ok || v.Type != sqlparser.IntVal {
-			return nil, errorf(ErrSyntax, "LIMIT needs a whole number of rows, got %s", p.textOf(s.Limit.Rowcount))
+			return nil, expr.Errorf(ErrSyntax, "LIMIT needs a whole number of rows, got %s", p.TextOf(s.Limit.Rowcount))
 		}
 		n, err := strconv.ParseInt(string(v.Val), 10, 64)
 		if err != nil {
-			return nil, errorf(ErrSyntax, "LIMIT %s is out of range", v.Val)
+			return nil, expr.Errorf(ErrSyntax, "LIMIT %s is out of range", v.Val)
 		}
 		plan.limit = n
 	}
@@ -429,15 +455,15 @@ func planTableIn(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifier
 		}
 	}
 	if s.Where != nil && s.Where.Expr != nil {
-		w, err := p.expr(s.Where.Expr)
+		w, err := p.Expr(s.Where.Expr)
 		if err != nil {
 			return nil, err
 		}
-		if w.typ() == nil {
-			w = typedNull(w, table.BooleanType())
+		if w.Type() == nil {
+			w = expr.TypedNull(w, table.BooleanType())
 		}
-		if w.typ().Kind != table.Boolean {
-			return nil, errorf(ErrType, "WHERE needs a BOOLEAN predicate, got %s (%s)", tn(w.typ()), w.text())
+		if w.Type().Kind != table.Boolean {
+			return nil, expr.Errorf(ErrType, "WHERE needs a BOOLEAN predicate, got %s (%s)", expr.TypeName(w.Type()), w.Text())
 		}
 		plan.where = w
 	}
@@ -488,24 +514,24 @@ func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
 				plan.cols = append(plan.cols, table.Column{Name: c.Name, Type: c.Type, Comment: c.Comment})
 			}
 		case *sqlparser.AliasedExpr:
-			n, err := p.expr(it.Expr)
+			n, err := p.Expr(it.Expr)
 			if err != nil {
 				return err
 			}
-			if n.typ() == nil {
-				return errorf(ErrType, "NULL needs a type here; write CAST(NULL AS <type>)")
+			if n.Type() == nil {
+				return expr.Errorf(ErrType, "NULL needs a type here; write CAST(NULL AS <type>)")
 			}
 			name := it.As.String()
 			if name == "" {
 				name = fmt.Sprintf("EXPR$%d", i)
-				if c, ok := n.(*colRef); ok && c.col.Name != "" {
-					name = c.col.Name
+				if c, ok := n.(*expr.ColRef); ok && c.Column.Name != "" {
+					name = c.Column.Name
 				}
 			}
 			plan.exprs = append(plan.exprs, n)
-			plan.cols = append(plan.cols, table.Column{Name: name, Type: n.typ()})
+			plan.cols = append(plan.cols, table.Column{Name: name, Type: n.Type()})
 		default:
-			return unsupportedExpr(p.textOf(it))
+			return expr.UnsupportedExpr(p.TextOf(it))
 		}
 	}
 	// Names are made unique as Flink does (quantity, quantity0, ...), so
@@ -533,36 +559,36 @@ func (p *planner) isQualifier(q string) bool {
 }
 
 func (p *planner) unknownQualifier(q, in string) error {
-	return errorf(ErrUnknownColumn, "unknown table '%s' in %s; the query reads '%s'", options.Cut(q), in, options.Cut(p.scope.qualifiers[0]))
+	return expr.Errorf(ErrUnknownColumn, "unknown table '%s' in %s; the query reads '%s'", options.Cut(q), in, options.Cut(p.scope.qualifiers[0]))
 }
 
 // column resolves a column name.
-func (p *planner) column(c *sqlparser.ColName) (node, error) {
+func (p *planner) column(c *sqlparser.ColName) (expr.Node, error) {
 	name := c.Name.String()
 	if p.scope.tbl == noTable {
-		return nil, errorf(ErrUnknownColumn, "unknown column '%s': a SELECT without FROM reads no table", options.Cut(p.textOf(c)))
+		return nil, expr.Errorf(ErrUnknownColumn, "unknown column '%s': a SELECT without FROM reads no table", options.Cut(p.TextOf(c)))
 	}
 	if q := c.Qualifier.Name.String(); q != "" {
 		if !c.Qualifier.Qualifier.IsEmpty() || !p.isQualifier(q) {
-			return nil, p.unknownQualifier(sqlparser.String(c.Qualifier), p.textOf(c))
+			return nil, p.unknownQualifier(sqlparser.String(c.Qualifier), p.TextOf(c))
 		}
 	}
 	if k, col, ok, err := p.sideColumn(c); ok || err != nil {
 		if err != nil {
 			return nil, err
 		}
-		return p.ref(k, col, p.textOf(c)), nil
+		return p.ref(k, col, p.TextOf(c)), nil
 	}
 	s := p.scope.cols
 	if k := s.Index(name); k >= 0 {
-		return p.ref(k, s.Columns[k], p.textOf(c)), nil
+		return p.ref(k, s.Columns[k], p.TextOf(c)), nil
 	}
 	names := make([]string, len(s.Columns))
 	for k, col := range s.Columns {
 		names[k] = col.Name
 	}
 	msg := fmt.Sprintf("unknown column '%s' in table '%s'", options.Cut(name), options.Cut(p.scope.tbl.Name()))
-	if best := suggest(name, names); best != "" {
+	if best := expr.Suggest(name, names); best != "" {
 		msg += fmt.Sprintf(" (did you mean '%s'?)", best)
 	} else {
 		msg += fmt.Sprintf(" (columns: %s)", strings.Join(names, ", "))
@@ -570,29 +596,23 @@ func (p *planner) column(c *sqlparser.ColName) (node, error) {
 	return nil, &Error{Kind: ErrUnknownColumn, Msg: msg}
 }
 
-// suggest picks the candidate a mistyped name most likely meant: one within
-// a few edits, or one that contains the name's letters in order (qty in
-// quantity).
-func suggest(name string, candidates []string) string {
-	best, bestD := "", math.MaxInt
-	ln := strings.ToLower(name)
-	for _, c := range candidates {
-		lc := strings.ToLower(c)
-		d := options.EditDistance(ln, lc)
-		ok := d <= max(1, len(ln)/3) || (len(ln) >= 2 && isSubsequence(ln, lc)) || strings.HasPrefix(lc, ln)
-		if ok && d < bestD {
-			best, bestD = c, d
-		}
+// rowField plans r.field and r.a.b when r names a ROW column (and not the
+// table); ok is false when the name is not one.
+func (p *planner) rowField(c *sqlparser.ColName, src string) (expr.Node, bool, error) {
+	if p.scope.tbl == noTable || c.Qualifier.Name.IsEmpty() {
+		return nil, false, nil
 	}
-	return best
-}
-
-func isSubsequence(s, of string) bool {
-	i := 0
-	for k := 0; k < len(of) && i < len(s); k++ {
-		if of[k] == s[i] {
-			i++
-		}
+	col, fields := c.Qualifier.Name.String(), []string{c.Name.String()}
+	if !c.Qualifier.Qualifier.IsEmpty() {
+		col, fields = c.Qualifier.Qualifier.String(), []string{c.Qualifier.Name.String(), c.Name.String()}
+	} else if p.isQualifier(col) {
+		return nil, false, nil
 	}
-	return i == len(s)
+	s := p.scope.cols
+	k := s.Index(col)
+	if k < 0 || s.Columns[k].Type.Kind != table.Row {
+		return nil, false, nil
+	}
+	n, err := expr.FieldOf(p.ref(k, s.Columns[k], col), fields, src)
+	return n, true, err
 }

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
 )
@@ -38,10 +38,10 @@ import (
 //   - SUBSTRING(s FROM i FOR n), POSITION(a IN b), TRIM(LEADING c FROM s):
 //     MySQL knows the first only for a column and the others not at all.
 //     The keywords inside become commas and the name a placeholder
-//     (funcPrefix, trimPrefix) that the analysis maps back.
+//     (expr.FuncPrefix, expr.TrimPrefix) that the analysis maps back.
 //   - FILTER (WHERE cond) after an aggregate call: MySQL has no such
 //     clause. The condition becomes the call's last argument, wrapped in
-//     a placeholder (filterFunc) that the aggregate planner takes out.
+//     a placeholder (expr.FilterFunc) that the aggregate planner takes out.
 //   - IS [NOT] UNKNOWN: MySQL knows IS [NOT] NULL only, which is the same
 //     test of a BOOLEAN. The rewrite writes NULL and notes which IS it
 //     was, so that the analysis still asks for a BOOLEAN operand.
@@ -55,31 +55,13 @@ func scan(src string) ([]parse.Token, error) {
 	for {
 		t, err := lx.Next()
 		if err != nil {
-			return nil, fromParse(err, "syntax error at ")
+			return nil, expr.FromParse(err, "syntax error at ")
 		}
 		if t.Kind == parse.EOF {
 			return toks, nil
 		}
 		toks = append(toks, t)
 	}
-}
-
-// fromParse makes an error of package parse one of this package: its kind
-// mapped (a definition parse calls invalid is a type error here), its
-// place and message after prefix.
-func fromParse(err error, prefix string) error {
-	var se *parse.SyntaxError
-	if !errors.As(err, &se) {
-		return err
-	}
-	kind := ErrSyntax
-	switch {
-	case errors.Is(se, parse.ErrUnsupported):
-		kind = ErrUnsupported
-	case errors.Is(se, parse.ErrInvalidDefinition):
-		kind = ErrType
-	}
-	return errorf(kind, "%sline %d, column %d: %s", prefix, se.Line, se.Column, se.Msg)
 }
 
 // pair reports whether toks[i] and the token after it are the two
@@ -114,40 +96,8 @@ func errorAt(src string, off int, e *Error) *Error {
 
 func syntaxAt(src string, off int, msg string) *Error {
 	l, c := parse.Position(src, off)
-	return errorf(ErrSyntax, "syntax error at line %d, column %d: %s", l, c, msg)
+	return expr.Errorf(ErrSyntax, "syntax error at line %d, column %d: %s", l, c, msg)
 }
-
-// castSpec is one CAST the rewrite took out of the statement.
-type castSpec struct {
-	typ        string // the target type as written, for messages
-	start, end int    // where the target type stands in the source
-	try        bool   // TRY_CAST: NULL instead of an error
-	lit        bool   // a typed literal (TIMESTAMP '...'), printed as such
-	returning  bool   // JSON_VALUE's RETURNING, which the call takes over
-	kind       litKind
-}
-
-type litKind int
-
-const (
-	litDate litKind = iota + 1
-	litTime
-	litTimestamp
-)
-
-const castFunc = "__kshare_cast_"
-
-// concatOp is what || becomes for sqlparser.
-const concatOp = "div"
-
-// funcPrefix names a function whose call the rewrite turned into plain
-// arguments (__kshare_fn_substring for SUBSTRING); trimPrefix is TRIM with
-// FROM, its mode after it (__kshare_trim_leading) and its arguments in the
-// order written: [characters,] string.
-const (
-	funcPrefix = "__kshare_fn_"
-	trimPrefix = "__kshare_trim_"
-)
 
 // callSyntax is how Flink writes the arguments of a function that
 // sqlparser cannot read as a call.
@@ -160,7 +110,7 @@ type callSyntax struct {
 	unitAfter string
 	// returning: RETURNING <type> and ON EMPTY / ON ERROR clauses may end
 	// the arguments (JSON_VALUE); the call becomes a TRY_CAST of it to the
-	// type (castSpec.returning), each clause two more arguments
+	// type (expr.CastSpec.returning), each clause two more arguments
 	// (jsonClauses).
 	returning bool
 }
@@ -189,7 +139,7 @@ func (rw *rewritten) itemAccess(toks []parse.Token, i int, closes map[int]int) {
 	}
 	closes[end] = start
 	rw.edits = append(rw.edits,
-		edit{toks[start].Start, toks[start].Start, funcPrefix + itemFunc + "("},
+		edit{toks[start].Start, toks[start].Start, expr.FuncPrefix + expr.ItemFunc + "("},
 		edit{toks[i].Start, toks[i].End, ", "},
 		edit{toks[end].Start, toks[end].End, ")"})
 }
@@ -212,9 +162,6 @@ func closing(toks []parse.Token, i int, open, close string) int {
 	return -1
 }
 
-// itemFunc is the function x[k] becomes.
-const itemFunc = "item"
-
 func isName(t parse.Token) bool { return t.Kind == parse.Ident || t.Kind == parse.QuotedIdent }
 
 // isFuncName reports whether t, before a (, names a function rather than
@@ -223,7 +170,7 @@ func isFuncName(t parse.Token) bool {
 	if t.Kind != parse.Ident {
 		return t.Kind == parse.QuotedIdent
 	}
-	_, known := funcs[strings.ToLower(t.Val)]
+	known := expr.IsFunction(t.Val)
 	return known || hasSyntax(t.Val) || !isKeyword(t.Val)
 }
 
@@ -327,16 +274,16 @@ func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
 						next = c
 					}
 				}
-				n := len(rw.casts)
+				n := len(rw.Casts)
 				start, end := toks[j].End, toks[next].Start
-				rw.casts = append(rw.casts, castSpec{typ: strings.TrimSpace(rw.src[start:end]), start: start, end: end, try: true, returning: true})
-				comma(i, fmt.Sprintf("%s%d(%s%s", castFunc, n, funcPrefix, name))
+				rw.Casts = append(rw.Casts, expr.CastSpec{Type: strings.TrimSpace(rw.Src[start:end]), Start: start, End: end, Try: true, Returning: true})
+				comma(i, fmt.Sprintf("%s%d(%s%s", expr.CastFunc, n, expr.FuncPrefix, name))
 				rw.edits = append(rw.edits, edit{toks[j].Start, end, ""},
 					edit{toks[closeAt].Start, toks[closeAt].Start, ")"})
 				return
 			}
 		}
-		comma(i, funcPrefix+name)
+		comma(i, expr.FuncPrefix+name)
 		return
 	}
 	from := -1
@@ -347,7 +294,7 @@ func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
 		}
 	}
 	if from < 0 {
-		comma(i, funcPrefix+name)
+		comma(i, expr.FuncPrefix+name)
 		return
 	}
 	mode, chars := "both", i+2 // where the characters would start
@@ -355,7 +302,7 @@ func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
 		mode, chars = strings.ToLower(first.Val), i+3
 		comma(i+2, "")
 	}
-	comma(i, trimPrefix+mode)
+	comma(i, expr.TrimPrefix+mode)
 	if from == chars {
 		comma(from, "") // no characters: TRIM(LEADING FROM s)
 	} else {
@@ -409,9 +356,10 @@ type edit struct {
 // rewritten is a statement ready for sqlparser, with what is needed to map
 // sqlparser's positions back onto the source.
 type rewritten struct {
-	src   string // as the user wrote it
-	sql   string // for sqlparser
-	casts []castSpec
+	// Source is the statement as written (Src) and what the compiler of
+	// its expressions reads of the rewrite (Casts, Unknowns).
+	expr.Source
+	sql   string        // for sqlparser
 	edits []edit        // sorted, non-overlapping
 	toks  []parse.Token // comments left out
 	// window is the window TVF the rewrite took out (FROM TABLE(TUMBLE(...))),
@@ -419,9 +367,8 @@ type rewritten struct {
 	window *windowSpec
 	// isOps say, for each IS [NOT] NULL | TRUE | FALSE | UNKNOWN in the
 	// order written, whether it is UNKNOWN, which the rewrite made NULL;
-	// unknowns are the parsed IsExprs that were (see markUnknowns).
-	isOps    []bool
-	unknowns map[*sqlparser.IsExpr]bool
+	// Unknowns are the parsed IsExprs that were (see markUnknowns).
+	isOps []bool
 	// asOf is the FOR SYSTEM_TIME AS OF of a lookup join, taken out of
 	// the text (see join.go); nil without one.
 	asOf *systemTime
@@ -431,7 +378,7 @@ type rewritten struct {
 }
 
 // text is t as written.
-func (rw *rewritten) text(t parse.Token) string { return rw.src[t.Start:t.End] }
+func (rw *rewritten) text(t parse.Token) string { return rw.Src[t.Start:t.End] }
 
 // rewrite runs the phases of the rewrite: the tokens are read (readTokens),
 // Flink's spellings among them become MySQL's (flinkSyntax), the comments
@@ -441,7 +388,7 @@ func rewrite(src string) (*rewritten, error) {
 	if err != nil {
 		return nil, err
 	}
-	rw := &rewritten{src: src, toks: toks}
+	rw := &rewritten{Source: expr.Source{Src: src}, toks: toks}
 	typeSpans, err := rw.flinkSyntax(toks)
 	if err != nil {
 		return nil, err
@@ -463,14 +410,14 @@ func readTokens(src string) (toks, comments []parse.Token, err error) {
 	for _, t := range all {
 		switch {
 		case t.Kind == parse.Comment && strings.HasPrefix(t.Val, "/*+"):
-			return nil, nil, errorAt(src, t.Start, unsupportedClause("a hint (/*+ ... */)", "set a table's options in its CREATE TABLE"))
+			return nil, nil, errorAt(src, t.Start, expr.UnsupportedClause("a hint (/*+ ... */)", "set a table's options in its CREATE TABLE"))
 		case t.Kind == parse.Comment:
 			comments = append(comments, t)
 		case t.Kind == parse.DQString:
 			// Flink has no double-quoted literals; MySQL reads them as
 			// strings, PostgreSQL as names. Either guess could answer
 			// SELECT "name" wrongly, so neither is taken.
-			return nil, nil, errorAt(src, t.Start, errorf(ErrSyntax,
+			return nil, nil, errorAt(src, t.Start, expr.Errorf(ErrSyntax,
 				"double quotes are not supported: quote names with backticks (`name`) and strings with single quotes ('text')"))
 		default:
 			toks = append(toks, t)
@@ -485,7 +432,7 @@ func readTokens(src string) (toks, comments []parse.Token, err error) {
 // is the cast's, not text to rewrite (CAST(x AS TIME) has no typed literal
 // in it).
 func (rw *rewritten) flinkSyntax(toks []parse.Token) (map[int]int, error) {
-	src := rw.src
+	src := rw.Src
 	typeSpans := map[int]int{}
 	operands := map[int]int{} // the ] of x[k] -> where x starts
 	for i := 0; i < len(toks); i++ {
@@ -516,22 +463,22 @@ func (rw *rewritten) flinkSyntax(toks []parse.Token) (map[int]int, error) {
 		case t.IsSymbol("["):
 			rw.itemAccess(toks, i, operands)
 		case pair(toks, i, "||"):
-			rw.edits = append(rw.edits, edit{t.Start, toks[i+1].End, " " + concatOp + " "})
+			rw.edits = append(rw.edits, edit{t.Start, toks[i+1].End, " " + expr.ConcatOp + " "})
 			i++
-		case t.IsWord(concatOp):
-			return nil, errorAt(src, t.Start, unsupportedExpr("DIV", "write / on integers"))
+		case t.IsWord(expr.ConcatOp):
+			return nil, errorAt(src, t.Start, expr.UnsupportedExpr("DIV", "write / on integers"))
 		case i+1 < len(toks) && toks[i+1].IsSymbol("(") && t.Kind == parse.Ident && hasSyntax(t.Val):
 			rw.funcSyntax(toks, i)
 		case pair(toks, i, "&&"):
-			return nil, errorAt(src, t.Start, unsupportedExpr("&&", "write AND"))
+			return nil, errorAt(src, t.Start, expr.UnsupportedExpr("&&", "write AND"))
 		case isAggFilter(toks, i):
 			rw.aggFilter(toks, i)
 		case t.IsWord("is"):
 			rw.isTest(toks, i)
 		case t.IsWord("interval") && i+4 < len(toks) && toks[i+1].Kind == parse.String && toks[i+2].Kind == parse.Ident && toks[i+3].IsWord("to") && toks[i+4].Kind == parse.Ident:
 			// INTERVAL '1:30' HOUR TO MINUTE: sqlparser reads one word
-			// for the unit (see intervalPrefix).
-			rw.edits = append(rw.edits, edit{toks[i+2].Start, toks[i+4].End, intervalPrefix + strings.ToLower(toks[i+2].Val) + "_to_" + strings.ToLower(toks[i+4].Val)})
+			// for the unit (see expr.IntervalPrefix).
+			rw.edits = append(rw.edits, edit{toks[i+2].Start, toks[i+4].End, expr.IntervalPrefix + strings.ToLower(toks[i+2].Val) + "_to_" + strings.ToLower(toks[i+4].Val)})
 		case t.Kind == parse.Ident && !isASCII(t.Val):
 			rw.edits = append(rw.edits, edit{t.Start, t.End, table.QuoteIdent(t.Val)})
 		case t.Kind == parse.String:
@@ -549,7 +496,7 @@ func (rw *rewritten) flinkSyntax(toks []parse.Token) (map[int]int, error) {
 }
 
 // cast takes the target type out of the CAST or TRY_CAST at toks[i] (see
-// castFunc) and records its span in typeSpans.
+// expr.CastFunc) and records its span in typeSpans.
 func (rw *rewritten) cast(toks []parse.Token, i int, typeSpans map[int]int) {
 	closeAt, asAt := -1, -1
 	depth := 0
@@ -572,11 +519,11 @@ func (rw *rewritten) cast(toks []parse.Token, i int, typeSpans map[int]int) {
 	}
 	typeSpans[asAt] = closeAt
 	t := toks[i]
-	typ := strings.TrimSpace(rw.src[toks[asAt].End:toks[closeAt].Start])
-	n := len(rw.casts)
-	rw.casts = append(rw.casts, castSpec{typ: typ, start: toks[asAt].End, end: toks[closeAt].Start, try: t.IsWord("try_cast")})
+	typ := strings.TrimSpace(rw.Src[toks[asAt].End:toks[closeAt].Start])
+	n := len(rw.Casts)
+	rw.Casts = append(rw.Casts, expr.CastSpec{Type: typ, Start: toks[asAt].End, End: toks[closeAt].Start, Try: t.IsWord("try_cast")})
 	rw.edits = append(rw.edits,
-		edit{t.Start, t.End, fmt.Sprintf("%s%d", castFunc, n)},
+		edit{t.Start, t.End, fmt.Sprintf("%s%d", expr.CastFunc, n)},
 		edit{toks[asAt].Start, toks[closeAt].Start, ""})
 }
 
@@ -584,19 +531,15 @@ func (rw *rewritten) cast(toks []parse.Token, i int, typeSpans map[int]int) {
 // a cast of its string.
 func (rw *rewritten) typedLiteral(toks []parse.Token, i int) {
 	t, s := toks[i], toks[i+1]
-	n := len(rw.casts)
-	k := map[string]litKind{"date": litDate, "time": litTime, "timestamp": litTimestamp}[strings.ToLower(t.Val)]
-	rw.casts = append(rw.casts, castSpec{typ: strings.ToUpper(t.Val), lit: true, kind: k})
+	n := len(rw.Casts)
+	k := map[string]expr.LitKind{"date": expr.LitDate, "time": expr.LitTime, "timestamp": expr.LitTimestamp}[strings.ToLower(t.Val)]
+	rw.Casts = append(rw.Casts, expr.CastSpec{Type: strings.ToUpper(t.Val), Lit: true, Kind: k})
 	body := rw.text(s)
 	if strings.Contains(body, `\`) {
 		body = strings.ReplaceAll(body, `\`, `\\`)
 	}
-	rw.edits = append(rw.edits, edit{t.Start, s.End, fmt.Sprintf("%s%d(%s)", castFunc, n, body)})
+	rw.edits = append(rw.edits, edit{t.Start, s.End, fmt.Sprintf("%s%d(%s)", expr.CastFunc, n, body)})
 }
-
-// filterFunc is what an aggregate call's FILTER (WHERE cond) becomes: its
-// last argument, filterFunc(cond).
-const filterFunc = "__kshare_filter"
 
 // isAggFilter reports whether toks[i] starts the FILTER (WHERE ...) clause
 // of a call: it follows the call's ).
@@ -608,14 +551,14 @@ func isAggFilter(toks []parse.Token, i int) bool {
 // aggFilter moves the FILTER (WHERE cond) clause at toks[i] into the call
 // before it, which sqlparser reads: COUNT(*) FILTER (WHERE x > 1) becomes
 // COUNT(*, __kshare_filter(x > 1)). The analysis takes it out again (see
-// filterOf) and refuses it on anything but an aggregate.
+// expr.FilterOf) and refuses it on anything but an aggregate.
 func (rw *rewritten) aggFilter(toks []parse.Token, i int) {
 	closeAt := closing(toks, i+1, "(", ")")
 	if closeAt < 0 {
 		return // the parser reports it
 	}
 	rw.edits = append(rw.edits,
-		edit{toks[i-1].Start, toks[i+2].End, ", " + filterFunc + "("},
+		edit{toks[i-1].Start, toks[i+2].End, ", " + expr.FilterFunc + "("},
 		edit{toks[closeAt].End, toks[closeAt].End, ")"})
 }
 
@@ -662,12 +605,12 @@ func (rw *rewritten) markUnknowns(stmt sqlparser.SQLNode) error {
 	_ = sqlparser.Walk(visit, stmt)
 	if len(order) != len(rw.isOps) {
 		// Never expected: refuse rather than guess which test is which.
-		return errorf(ErrSyntax, "cannot read IS UNKNOWN in this statement; write IS NULL, which is the same test of a BOOLEAN")
+		return expr.Errorf(ErrSyntax, "cannot read IS UNKNOWN in this statement; write IS NULL, which is the same test of a BOOLEAN")
 	}
-	rw.unknowns = map[*sqlparser.IsExpr]bool{}
+	rw.Unknowns = map[*sqlparser.IsExpr]bool{}
 	for k, is := range order {
 		if rw.isOps[k] {
-			rw.unknowns[is] = true
+			rw.Unknowns[is] = true
 		}
 	}
 	return nil
@@ -724,13 +667,13 @@ func (rw *rewritten) apply() error {
 		if e.start < at {
 			// Edits come from disjoint tokens; if they ever overlap, refuse
 			// the statement rather than hand sqlparser a mangled one.
-			return syntaxAt(rw.src, e.start, "cannot read this statement here")
+			return syntaxAt(rw.Src, e.start, "cannot read this statement here")
 		}
-		b.WriteString(rw.src[at:e.start])
+		b.WriteString(rw.Src[at:e.start])
 		b.WriteString(e.with)
 		at = e.end
 	}
-	b.WriteString(rw.src[at:])
+	b.WriteString(rw.Src[at:])
 	rw.sql = b.String()
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/table"
 )
 
@@ -293,7 +294,7 @@ type Rows struct {
 	plan   *Plan
 	opts   Options
 	stream table.Stream
-	ec     *evalCtx
+	ec     *expr.EvalCtx
 	start  time.Time
 	refs   atomic.Int64
 
@@ -359,7 +360,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		o.Alloc = memory.DefaultAllocator
 	}
 	rctx, stopFetching := context.WithCancel(ctx)
-	r := &Rows{ctx: rctx, stopFetching: stopFetching, plan: p, opts: o, ec: newEvalCtx(o.Alloc), start: time.Now(), remaining: -1}
+	r := &Rows{ctx: rctx, stopFetching: stopFetching, plan: p, opts: o, ec: expr.NewEvalCtx(o.Alloc), start: time.Now(), remaining: -1}
 	r.refs.Store(1)
 	if p.agg != nil {
 		r.agg = newAggState(p.agg)
@@ -1003,11 +1004,11 @@ func (r *Rows) evaluate(src arrow.RecordBatch) (arrow.RecordBatch, []int, error)
 		return nil, nil, err
 	}
 	defer in.Release()
-	cols, err := evalArgs(r.ec, in, p.exprs...)
+	cols, err := expr.EvalArgs(r.ec, in, p.exprs...)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer releaseAll(cols)
+	defer expr.ReleaseAll(cols)
 	if r.winRows != nil {
 		// A window TVF's rows are src's once per window: each result row
 		// is settled through the source row it came from.
@@ -1037,7 +1038,7 @@ func (r *Rows) filter(src arrow.RecordBatch) (arrow.RecordBatch, []int, error) {
 		defer func() { r.selBuf = sel }()
 	}
 	if p.where != nil {
-		mask, err := p.where.eval(r.ec, rec)
+		mask, err := p.where.Eval(r.ec, rec)
 		if err != nil {
 			rec.Release()
 			return nil, nil, err
@@ -1086,7 +1087,7 @@ func (r *Rows) selected(rec arrow.RecordBatch, sel []int) (arrow.RecordBatch, er
 	case sel[len(sel)-1] == len(sel)-1:
 		return rec.NewSlice(0, int64(len(sel))), nil
 	}
-	return takeRows(r.ec, rec, sel)
+	return expr.TakeRows(r.ec, rec, sel)
 }
 
 // ErrUpdating is returned by ReleaseRow, RejectRow and Hold on an aggregate

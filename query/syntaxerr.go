@@ -12,6 +12,7 @@ import (
 
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/parse"
 )
 
@@ -25,7 +26,7 @@ func notSelect(rw *rewritten) error {
 	if len(rw.toks) > 0 {
 		w = strings.ToUpper(rw.text(rw.toks[0]))
 	}
-	return errorf(ErrNotSelect, "a query is one SELECT statement, got %s; run DDL, SHOW, DESCRIBE and SET with Exec", w)
+	return expr.Errorf(ErrNotSelect, "a query is one SELECT statement, got %s; run DDL, SHOW, DESCRIBE and SET with Exec", w)
 }
 
 // checkStatement refuses, with a precise message, what the MySQL grammar
@@ -33,19 +34,19 @@ func notSelect(rw *rewritten) error {
 func checkStatement(rw *rewritten) error {
 	toks := rw.toks
 	if len(toks) == 0 {
-		return errorf(ErrSyntax, "empty statement; %s", shape)
+		return expr.Errorf(ErrSyntax, "empty statement; %s", expr.SelectShape)
 	}
 	first := strings.ToUpper(toks[0].Val)
 	switch {
 	case toks[0].Kind == parse.Ident && first == "WITH":
-		return unsupportedClause("WITH", "common table expressions")
+		return expr.UnsupportedClause("WITH", "common table expressions")
 	case toks[0].Kind == parse.Ident && parse.IsCommand(first):
 		return notSelect(rw)
 	}
 	for i, t := range toks {
 		if t.IsSymbol(";") {
 			if i != len(toks)-1 {
-				return errorf(ErrSyntax, "a query is one statement; run the statement after ';' at line %d separately", line(rw.src, toks[i+1].Start))
+				return expr.Errorf(ErrSyntax, "a query is one statement; run the statement after ';' at line %d separately", line(rw.Src, toks[i+1].Start))
 			}
 		}
 	}
@@ -78,18 +79,18 @@ func parseError(rw *rewritten, err error) error {
 	for i, t := range rw.toks {
 		switch {
 		case t.IsWord("over") && i > 0 && rw.toks[i-1].IsSymbol(")") && i+1 < len(rw.toks):
-			return unsupportedClause("OVER", "window functions")
+			return expr.UnsupportedClause("OVER", "window functions")
 		case t.IsWord("table") && i+1 < len(rw.toks) && rw.toks[i+1].IsSymbol("("):
-			return unsupportedClause("FROM TABLE(...) of this function", "the table functions kshare runs are TUMBLE, HOP and CUMULATE")
+			return expr.UnsupportedClause("FROM TABLE(...) of this function", "the table functions kshare runs are TUMBLE, HOP and CUMULATE")
 		case t.IsWord("match_recognize"):
-			return unsupportedClause("MATCH_RECOGNIZE")
+			return expr.UnsupportedClause("MATCH_RECOGNIZE")
 		case t.IsWord("fetch") && i > 0:
-			return unsupportedClause("FETCH FIRST", "write LIMIT <n>")
+			return expr.UnsupportedClause("FETCH FIRST", "write LIMIT <n>")
 		}
 	}
 	m := sqlparserPosition.FindStringSubmatch(err.Error())
 	if m == nil {
-		return &Error{Kind: ErrSyntax, Msg: err.Error() + "; " + shape}
+		return &Error{Kind: ErrSyntax, Msg: err.Error() + "; " + expr.SelectShape}
 	}
 	pos, _ := strconv.Atoi(m[1])
 	// sqlparser's position is one past the end of the token it stopped at.
@@ -113,20 +114,20 @@ func parseError(rw *rewritten, err error) error {
 	if at != nil {
 		start = at.Start
 	}
-	l, c := parse.Position(rw.src, start)
+	l, c := parse.Position(rw.Src, start)
 	// At the end of the text sqlparser has read one past the last token.
 	switch {
 	case pos > len(strings.TrimRightFunc(rw.sql, unicode.IsSpace)):
-		return errorf(ErrSyntax, "syntax error at line %d, column %d: unexpected end of statement; %s", l, c, shape)
+		return expr.Errorf(ErrSyntax, "syntax error at line %d, column %d: unexpected end of statement; %s", l, c, expr.SelectShape)
 	case at == nil: // inside text the rewrite put there
-		return errorf(ErrSyntax, "syntax error at line %d, column %d; %s", l, c, shape)
+		return expr.Errorf(ErrSyntax, "syntax error at line %d, column %d; %s", l, c, expr.SelectShape)
 	}
 	near := at.Val
 	if at.Kind == parse.Ident && isKeyword(near) && !structural[strings.ToLower(near)] {
-		return errorf(ErrSyntax, "syntax error at line %d, column %d near '%s': %s is a reserved word; quote it with backticks (`%s`) to use it as a name",
+		return expr.Errorf(ErrSyntax, "syntax error at line %d, column %d near '%s': %s is a reserved word; quote it with backticks (`%s`) to use it as a name",
 			l, c, near, near, near)
 	}
-	return errorf(ErrSyntax, "syntax error at line %d, column %d near '%s'; %s", l, c, near, shape)
+	return expr.Errorf(ErrSyntax, "syntax error at line %d, column %d near '%s'; %s", l, c, near, expr.SelectShape)
 }
 
 // checkNesting refuses parentheses nested deeper than MaxNesting, where
@@ -138,8 +139,8 @@ func checkNesting(rw *rewritten) error {
 		case t.IsSymbol("("):
 			depth++
 			if depth > MaxNesting {
-				l, c := parse.Position(rw.src, t.Start)
-				return errorf(ErrSyntax, "syntax error at line %d, column %d: nesting too deep (limit %d levels of parentheses)", l, c, MaxNesting)
+				l, c := parse.Position(rw.Src, t.Start)
+				return expr.Errorf(ErrSyntax, "syntax error at line %d, column %d: nesting too deep (limit %d levels of parentheses)", l, c, MaxNesting)
 			}
 		case t.IsSymbol(")"):
 			depth--

@@ -20,6 +20,7 @@ import (
 
 	"github.com/xwb1989/sqlparser"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
@@ -107,11 +108,11 @@ func (r *tvfReader) want(ok bool) bool {
 
 // bad is a syntax error at the next token: what was expected there.
 func (r *tvfReader) bad(what string) error {
-	off := len(r.rw.src)
+	off := len(r.rw.Src)
 	if r.j < len(r.toks) {
 		off = r.toks[r.j].Start
 	}
-	return syntaxAt(r.rw.src, off, fmt.Sprintf("%s: expected %s; %s", r.fn, what, windowForm))
+	return syntaxAt(r.rw.Src, off, fmt.Sprintf("%s: expected %s; %s", r.fn, what, windowForm))
 }
 
 // args reads the arguments up to the call's ), which it moves past.
@@ -148,7 +149,7 @@ func (r *tvfReader) args() ([]tvfArg, error) {
 				return nil, err
 			}
 			a.d, a.iv, a.pos = d, true, pos
-			a.text = r.rw.src[t.Start:r.toks[r.j-1].End]
+			a.text = r.rw.Src[t.Start:r.toks[r.j-1].End]
 		default:
 			return nil, r.bad(tvfExpected(r.fn, a.name, len(args)))
 		}
@@ -199,7 +200,7 @@ func (r *tvfReader) interval() (d time.Duration, pos int, err error) {
 		return 0, 0, r.bad("INTERVAL 'n' unit")
 	}
 	if d, err = table.ParseInterval(v.Val, u.Val); err != nil {
-		return 0, 0, errorAt(r.rw.src, v.Start, errorf(ErrSyntax, "%s: %v", r.fn, err))
+		return 0, 0, errorAt(r.rw.Src, v.Start, expr.Errorf(ErrSyntax, "%s: %v", r.fn, err))
 	}
 	r.j += 2
 	if neg {
@@ -214,10 +215,10 @@ func (rw *rewritten) windowTVF(toks []parse.Token, i int) (int, error) {
 	at := toks[i].Start
 	fn := strings.ToUpper(toks[i+2].Val)
 	if fn == "SESSION" {
-		return 0, errorAt(rw.src, at, unsupportedClause("the SESSION window", "use TUMBLE, HOP or CUMULATE"))
+		return 0, errorAt(rw.Src, at, expr.UnsupportedClause("the SESSION window", "use TUMBLE, HOP or CUMULATE"))
 	}
 	if rw.window != nil {
-		return 0, errorAt(rw.src, at, unsupportedClause("a second window table function", "a query reads one table"))
+		return 0, errorAt(rw.Src, at, expr.UnsupportedClause("a second window table function", "a query reads one table"))
 	}
 	r := &tvfReader{rw: rw, toks: toks, fn: fn, j: i + 4} // after TUMBLE (
 	args, err := r.args()
@@ -235,12 +236,12 @@ func (rw *rewritten) windowTVF(toks []parse.Token, i int) (int, error) {
 	params := windowFuncs[fn]
 	for _, p := range params {
 		if a := byParam[p.name]; a.d <= 0 {
-			return 0, errorAt(rw.src, a.pos, errorf(ErrType, "%s: the window %s must be positive, got %s", fn, p.desc, a.text))
+			return 0, errorAt(rw.Src, a.pos, expr.Errorf(ErrType, "%s: the window %s must be positive, got %s", fn, p.desc, a.text))
 		}
 	}
 	spec.step, spec.size = byParam[params[0].name].d, byParam[params[len(params)-1].name].d
 	if fn != "TUMBLE" && spec.size%spec.step != 0 {
-		return 0, errorAt(rw.src, at, errorf(ErrType, "%s: the %s (%s) must be a whole multiple of the %s (%s)", fn, params[1].desc, spec.size, params[0].desc, spec.step))
+		return 0, errorAt(rw.Src, at, expr.Errorf(ErrType, "%s: the %s (%s) must be a whole multiple of the %s (%s)", fn, params[1].desc, spec.size, params[0].desc, spec.step))
 	}
 	rw.window = spec
 	rw.edits = append(rw.edits, edit{at, toks[r.j].End, table.QuoteIdent(spec.table)})
@@ -262,23 +263,23 @@ func (rw *rewritten) tvfParams(fn string, args []tvfArg, end int) (map[string]tv
 	named := args[0].name != ""
 	for k, a := range args {
 		if (a.name != "") != named {
-			return nil, errorAt(rw.src, at(a), errorf(ErrSyntax, "%s: name every argument (NAME => value) or none; %s", fn, signature))
+			return nil, errorAt(rw.Src, at(a), expr.Errorf(ErrSyntax, "%s: name every argument (NAME => value) or none; %s", fn, signature))
 		}
 		p := ""
 		switch {
 		case !named && k < len(params):
 			p = params[k].name
 		case !named:
-			return nil, errorAt(rw.src, at(a), errorf(ErrSyntax, "%s: too many arguments; %s", fn, signature))
+			return nil, errorAt(rw.Src, at(a), expr.Errorf(ErrSyntax, "%s: too many arguments; %s", fn, signature))
 		case !slices.Contains(names, a.name):
-			return nil, errorAt(rw.src, at(a), errorf(ErrSyntax, "%s has no parameter %s; %s", fn, a.name, signature))
+			return nil, errorAt(rw.Src, at(a), expr.Errorf(ErrSyntax, "%s has no parameter %s; %s", fn, a.name, signature))
 		case k == 0 && a.name != dataParam.name:
-			return nil, errorAt(rw.src, at(a), errorf(ErrSyntax, "%s: DATA => TABLE t comes first, as in Flink", fn))
+			return nil, errorAt(rw.Src, at(a), expr.Errorf(ErrSyntax, "%s: DATA => TABLE t comes first, as in Flink", fn))
 		default:
 			p = a.name
 		}
 		if _, dup := by[p]; dup {
-			return nil, errorAt(rw.src, at(a), errorf(ErrSyntax, "%s: %s is given twice", fn, p))
+			return nil, errorAt(rw.Src, at(a), expr.Errorf(ErrSyntax, "%s: %s is given twice", fn, p))
 		}
 		by[p] = a
 	}
@@ -286,14 +287,14 @@ func (rw *rewritten) tvfParams(fn string, args []tvfArg, end int) (map[string]tv
 		a, ok := by[p.name]
 		switch {
 		case !ok && p != offsetParam:
-			return nil, errorAt(rw.src, end, errorf(ErrSyntax, "%s: the %s (%s) is missing; %s", fn, p.desc, p.name, signature))
+			return nil, errorAt(rw.Src, end, expr.Errorf(ErrSyntax, "%s: the %s (%s) is missing; %s", fn, p.desc, p.name, signature))
 		case !ok:
 		case p == dataParam && a.table == "":
-			return nil, errorAt(rw.src, at(a), errorf(ErrSyntax, "%s: the table is TABLE <name>; %s", fn, signature))
+			return nil, errorAt(rw.Src, at(a), expr.Errorf(ErrSyntax, "%s: the table is TABLE <name>; %s", fn, signature))
 		case p == timecolParam && a.col == "":
-			return nil, errorAt(rw.src, at(a), errorf(ErrSyntax, "%s: the time column is DESCRIPTOR(<column>); %s", fn, signature))
+			return nil, errorAt(rw.Src, at(a), expr.Errorf(ErrSyntax, "%s: the time column is DESCRIPTOR(<column>); %s", fn, signature))
 		case p != dataParam && p != timecolParam && !a.iv:
-			return nil, errorAt(rw.src, at(a), errorf(ErrSyntax, "%s: the %s is an INTERVAL 'n' unit; %s", fn, p.desc, signature))
+			return nil, errorAt(rw.Src, at(a), expr.Errorf(ErrSyntax, "%s: the %s is an INTERVAL 'n' unit; %s", fn, p.desc, signature))
 		}
 	}
 	return by, nil
@@ -351,7 +352,7 @@ func windowColumns(spec *windowSpec, def *table.Definition) (*windowPlan, []tabl
 	cols := def.Columns()
 	k := def.Index(spec.timeCol)
 	if k < 0 {
-		return nil, nil, errorf(ErrUnknownColumn, "%s: unknown column '%s' in DESCRIPTOR (table '%s')", spec.fn, options.Cut(spec.timeCol), options.Cut(def.Name))
+		return nil, nil, expr.Errorf(ErrUnknownColumn, "%s: unknown column '%s' in DESCRIPTOR (table '%s')", spec.fn, options.Cut(spec.timeCol), options.Cut(def.Name))
 	}
 	c := cols[k]
 	wp := &windowPlan{spec: spec, timeIdx: k}
@@ -362,10 +363,10 @@ func windowColumns(spec *windowSpec, def *table.Definition) (*windowPlan, []tabl
 	case w != nil && strings.EqualFold(w.Column, c.Name):
 		wp.delay = w.Delay
 	case w == nil:
-		return nil, nil, errorf(ErrType, "%s over '%s': table '%s' has no WATERMARK, so '%s' is not an event time attribute; declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table, or window over a column AS PROCTIME()",
+		return nil, nil, expr.Errorf(ErrType, "%s over '%s': table '%s' has no WATERMARK, so '%s' is not an event time attribute; declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table, or window over a column AS PROCTIME()",
 			spec.fn, options.Cut(c.Name), options.Cut(def.Name), options.Cut(c.Name), table.QuoteIdent(c.Name), table.QuoteIdent(c.Name))
 	default:
-		return nil, nil, errorf(ErrType, "%s over '%s': the column is not a time attribute; window over '%s' (the WATERMARK's column) or a column AS PROCTIME()",
+		return nil, nil, expr.Errorf(ErrType, "%s over '%s': the column is not a time attribute; window over '%s' (the WATERMARK's column) or a column AS PROCTIME()",
 			spec.fn, options.Cut(c.Name), options.Cut(w.Column))
 	}
 	ts := &table.DataType{Kind: table.Timestamp, Precision: 3, NotNull: true}
@@ -427,8 +428,8 @@ func checkWindowKeys(plan *Plan, first int) error {
 	need := fmt.Sprintf("a query over %s(...) aggregates per window: GROUP BY window_start, window_end[, ...]", plan.window.spec.fn)
 	plan.window.startKey, plan.window.endKey = -1, -1
 	for k, key := range plan.agg.keys {
-		if c, ok := key.(*colRef); ok {
-			switch c.idx {
+		if c, ok := key.(*expr.ColRef); ok {
+			switch c.Index {
 			case first:
 				plan.window.startKey = k
 			case first + 1:
@@ -437,7 +438,7 @@ func checkWindowKeys(plan *Plan, first int) error {
 		}
 	}
 	if plan.window.startKey < 0 || plan.window.endKey < 0 {
-		return errorf(ErrType, "%s; GROUP BY without them would mix the windows", need)
+		return expr.Errorf(ErrType, "%s; GROUP BY without them would mix the windows", need)
 	}
 	return nil
 }
@@ -487,7 +488,7 @@ func (p *planner) legacyWindowError(s *sqlparser.Select) error {
 				continue
 			}
 		}
-		keys = append(keys, p.textOf(ge))
+		keys = append(keys, p.TextOf(ge))
 	}
 	var aux []*sqlparser.FuncExpr
 	var having sqlparser.SQLNode
@@ -513,7 +514,7 @@ func (p *planner) legacyWindowError(s *sqlparser.Select) error {
 	fn, _, _ := legacyWindow(w)
 	var args []string
 	for _, e := range w.Exprs {
-		args = append(args, p.textOf(e))
+		args = append(args, p.TextOf(e))
 	}
 	call := fmt.Sprintf("%s(%s)", strings.ToUpper(w.Name.String()), strings.Join(args, ", "))
 	what := fmt.Sprintf("%s belongs to Flink's legacy group window (GROUP BY %s(...))", call, fn)
@@ -536,7 +537,7 @@ func (p *planner) legacyWindowError(s *sqlparser.Select) error {
 	}
 	var items []string
 	for _, it := range s.SelectExprs {
-		items = append(items, p.textOf(it))
+		items = append(items, p.TextOf(it))
 	}
 	tvf, advice := fn, "write it with the window table function "+fn
 	if fn == "SESSION" {
@@ -551,11 +552,11 @@ func (p *planner) legacyWindowError(s *sqlparser.Select) error {
 	}
 	q := fmt.Sprintf("SELECT %s FROM TABLE(%s(TABLE %s, DESCRIPTOR(%s), %s))", strings.Join(items, ", "), tvf, p.scope.tbl.Name(), ts, rest)
 	if s.Where != nil && s.Where.Expr != nil {
-		q += " WHERE " + p.textOf(s.Where.Expr)
+		q += " WHERE " + p.TextOf(s.Where.Expr)
 	}
 	q += " GROUP BY " + strings.Join(append([]string{colWindowStart, colWindowEnd}, keys...), ", ")
 	if s.Having != nil {
-		q += " HAVING " + p.textOf(s.Having.Expr)
+		q += " HAVING " + p.TextOf(s.Having.Expr)
 	}
-	return errorf(ErrUnsupported, "%s, which kshare does not run; %s: %s", what, advice, q)
+	return expr.Errorf(ErrUnsupported, "%s, which kshare does not run; %s: %s", what, advice, q)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/table"
 )
 
@@ -313,7 +314,7 @@ func fromMillis(v int64, unit arrow.TimeUnit) int64 {
 // are left out (their state is gone: it updates nothing there, rather than
 // start a second row for a window), and a record left with none is counted
 // in batchBeyond (math.MinInt64 for both: none is late).
-func (w *windowRows) expand(ec *evalCtx, full arrow.RecordBatch, wm, limit int64) (arrow.RecordBatch, error) {
+func (w *windowRows) expand(ec *expr.EvalCtx, full arrow.RecordBatch, wm, limit int64) (arrow.RecordBatch, error) {
 	ts := full.Column(w.wp.timeIdx).(*array.Timestamp)
 	unit := ts.DataType().(*arrow.TimestampType).Unit
 	n := int(full.NumRows())
@@ -360,7 +361,7 @@ func (w *windowRows) expand(ec *evalCtx, full arrow.RecordBatch, wm, limit int64
 		rows = full
 	} else {
 		var err error
-		if rows, err = takeRows(ec, full, idx); err != nil {
+		if rows, err = expr.TakeRows(ec, full, idx); err != nil {
 			return nil, err
 		}
 	}
@@ -376,14 +377,14 @@ func (w *windowRows) expand(ec *evalCtx, full arrow.RecordBatch, wm, limit int64
 		}
 		extra = append(extra, timestamps(ec, tt, ends))
 	}
-	defer releaseAll(extra)
+	defer expr.ReleaseAll(extra)
 	return array.NewRecordBatch(w.schema, append(slices.Clone(rows.Columns()), extra...), int64(len(idx))), nil
 }
 
 // timestamps is an array of type t (a TIMESTAMP) of vals, none NULL:
 // copied into one buffer, without the bitmap and checks of a builder.
-func timestamps(ec *evalCtx, t arrow.DataType, vals []int64) arrow.Array {
-	buf := memory.NewResizableBuffer(ec.mem)
+func timestamps(ec *expr.EvalCtx, t arrow.DataType, vals []int64) arrow.Array {
+	buf := memory.NewResizableBuffer(ec.Mem())
 	defer buf.Release()
 	buf.Resize(len(vals) * 8)
 	copy(arrow.Int64Traits.CastFromBytes(buf.Bytes()), vals)
@@ -692,7 +693,7 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 	}
 	nOld := len(before)
 	gb := array.NewRecordBatch(p.agg.groupSchema, gcols, int64(nOld+len(groups)))
-	releaseAll(gcols)
+	expr.ReleaseAll(gcols)
 	defer gb.Release()
 	keep, cols, err := groupRows(ec, p, gb)
 	if err != nil {

@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds the native kernels of the hot operators: + - * / on
 // integers (with kshare's overflow rule) and floating-point numbers,
@@ -31,7 +31,7 @@ type operand struct {
 
 // evalOperands evaluates ns on b, each literal once; the caller releases
 // them (releaseOperands). On error nothing is left to release.
-func evalOperands(ec *evalCtx, b arrow.RecordBatch, ns ...node) ([]operand, error) {
+func evalOperands(ec *EvalCtx, b arrow.RecordBatch, ns ...Node) ([]operand, error) {
 	ops := make([]operand, len(ns))
 	for k, n := range ns {
 		var err error
@@ -39,7 +39,7 @@ func evalOperands(ec *evalCtx, b arrow.RecordBatch, ns ...node) ([]operand, erro
 			ops[k].a, err = lit.one()
 			ops[k].one = true
 		} else {
-			ops[k].a, err = n.eval(ec, b)
+			ops[k].a, err = n.Eval(ec, b)
 		}
 		if err != nil {
 			releaseOperands(ops)
@@ -71,7 +71,7 @@ func operandRows(ops ...operand) int {
 // fullOperands makes the first operand one value per row when every one is
 // a single value (literals that planning did not fold), so that a kernel's
 // result has the batch's rows.
-func fullOperands(ec *evalCtx, ops []operand, rows int) error {
+func fullOperands(ec *EvalCtx, ops []operand, rows int) error {
 	for _, o := range ops {
 		if !o.one {
 			return nil
@@ -81,7 +81,7 @@ func fullOperands(ec *evalCtx, ops []operand, rows int) error {
 }
 
 // spread makes o an array of one value per row, rows of them.
-func (o *operand) spread(ec *evalCtx, rows int) error {
+func (o *operand) spread(ec *EvalCtx, rows int) error {
 	if !o.one {
 		return nil
 	}
@@ -274,7 +274,7 @@ func intRange(k table.Kind) (lo, hi int64) {
 // nativeArith is n (+ - * / on integers or floating-point numbers) on its
 // evaluated operands; ok is false for the operators and types it leaves to
 // the general way.
-func nativeArith(ec *evalCtx, n *arith, l, r operand) (out arrow.Array, ok bool, err error) {
+func nativeArith(ec *EvalCtx, n *arith, l, r operand) (out arrow.Array, ok bool, err error) {
 	rows := operandRows(l, r)
 	t := n.t.ArrowType()
 	switch {
@@ -319,7 +319,7 @@ func nativeArith(ec *evalCtx, n *arith, l, r operand) (out arrow.Array, ok bool,
 		if div0 {
 			return nil, true, n.evalError(errDivZero)
 		}
-		return nil, true, errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
+		return nil, true, Errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
 	}
 	return newFixed(t, rows, valid, values, nulls), true, nil
 }
@@ -425,7 +425,7 @@ func floatArith[T float32 | float64](mem memory.Allocator, op string, t arrow.Da
 // nativeCompare is l op r compared as type ct, for numbers and times; ok is
 // false for the types it leaves to the general way. Times arrive cast to
 // ct's precision (castOperand).
-func nativeCompare(ec *evalCtx, op string, l, r operand, ct *table.DataType) (arrow.Array, bool) {
+func nativeCompare(ec *EvalCtx, op string, l, r operand, ct *table.DataType) (arrow.Array, bool) {
 	rows := operandRows(l, r)
 	if l.allNull() || r.allNull() {
 		return array.MakeArrayOfNull(ec.mem, arrow.FixedWidthTypes.Boolean, rows), true
@@ -440,7 +440,7 @@ func nativeCompare(ec *evalCtx, op string, l, r operand, ct *table.DataType) (ar
 }
 
 // compareVals compares the operands' values as read by vals.
-func compareVals[T int64 | float32 | float64](ec *evalCtx, op string, l, r operand, rows int, vals func(arrow.Array, *[]T) ([]T, bool), pool *sync.Pool) (arrow.Array, bool) {
+func compareVals[T int64 | float32 | float64](ec *EvalCtx, op string, l, r operand, rows int, vals func(arrow.Array, *[]T) ([]T, bool), pool *sync.Pool) (arrow.Array, bool) {
 	p, ok := readPair(l, r, rows, vals, pool)
 	if !ok {
 		return nil, false
@@ -479,13 +479,13 @@ func compareVals[T int64 | float32 | float64](ec *evalCtx, op string, l, r opera
 // x's values; only its validity is new.
 type nullIf struct {
 	exprBase
-	x, y node
+	x, y Node
 	ct   *table.DataType
 }
 
-func (n *nullIf) operands() []node { return []node{n.x, n.y} }
+func (n *nullIf) Operands() []Node { return []Node{n.x, n.y} }
 
-func (n *nullIf) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+func (n *nullIf) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	ops, err := evalOperands(ec, b, n.x, n.y)
 	if err != nil {
 		return nil, err
@@ -496,7 +496,7 @@ func (n *nullIf) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 		return nil, err
 	}
 	x := ops[0]
-	eq, err := compareOperands(ec, "=", x, n.x.typ(), ops[1], n.y.typ(), n.ct)
+	eq, err := compareOperands(ec, "=", x, n.x.Type(), ops[1], n.y.Type(), n.ct)
 	if err != nil {
 		return nil, err
 	}
@@ -535,7 +535,7 @@ func (n *nullIf) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 // fillNulls is COALESCE of fixed-width values where every argument is whole
 // or one (a column or a literal): first's values, and where first is NULL
 // the first other argument's that is not; ok is false for other types.
-func fillNulls(ec *evalCtx, t arrow.DataType, first arrow.Array, rest []operand) (arrow.Array, bool) {
+func fillNulls(ec *EvalCtx, t arrow.DataType, first arrow.Array, rest []operand) (arrow.Array, bool) {
 	fw, isFixed := t.(arrow.FixedWidthDataType)
 	if !isFixed || t.ID() == arrow.BOOL || fw.BitWidth()%8 != 0 {
 		return nil, false

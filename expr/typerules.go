@@ -1,4 +1,4 @@
-package query
+package expr
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 // uses (parse.TypeAt), where it stands in the statement. Only scalar types
 // are targets: a cast to ARRAY, MAP or ROW would need a cast of every
 // element, which kshare does not do.
-func castType(rw *rewritten, spec castSpec) (*table.DataType, error) {
-	t, err := parse.TypeAt(rw.src, spec.start, spec.end)
+func castType(src string, spec CastSpec) (*table.DataType, error) {
+	t, err := parse.TypeAt(src, spec.Start, spec.End)
 	if err != nil {
-		return nil, fromParse(err, "CAST(... AS "+spec.typ+") at ")
+		return nil, FromParse(err, "CAST(... AS "+spec.Type+") at ")
 	}
 	switch t.Kind {
 	case table.Array, table.Map, table.Row:
@@ -27,7 +27,7 @@ const castTargets = "CHAR, VARCHAR, STRING, BOOLEAN, BINARY, VARBINARY, BYTES, D
 	"INT, BIGINT, FLOAT, DOUBLE, DATE, TIME, TIMESTAMP, TIMESTAMP_LTZ"
 
 func unsupportedCast(what string) *Error {
-	return errorf(ErrUnsupported, "CAST to %s is not supported; CAST targets: %s", what, castTargets)
+	return Errorf(ErrUnsupported, "CAST to %s is not supported; CAST targets: %s", what, castTargets)
 }
 
 // Type classes.
@@ -42,10 +42,10 @@ func isInt(t *table.DataType) bool {
 
 func isApprox(t *table.DataType) bool { return t.Kind == table.Float || t.Kind == table.Double }
 func isExact(t *table.DataType) bool  { return isInt(t) || t.Kind == table.Decimal }
-func isNumeric(t *table.DataType) bool {
+func IsNumeric(t *table.DataType) bool {
 	return isExact(t) || isApprox(t)
 }
-func isChar(t *table.DataType) bool { return t.Kind == table.Char || t.Kind == table.Varchar }
+func IsChar(t *table.DataType) bool { return t.Kind == table.Char || t.Kind == table.Varchar }
 func isBin(t *table.DataType) bool  { return t.Kind == table.Binary || t.Kind == table.Varbinary }
 func isTimestamp(t *table.DataType) bool {
 	return t.Kind == table.Timestamp || t.Kind == table.TimestampLTZ
@@ -103,12 +103,12 @@ func adjustDecimal(p, s int) (int, int) {
 // with integers taken as DECIMAL(3|5|10|19, 0). The result is NOT NULL only if
 // both operands are.
 func arithType(op string, l, r *table.DataType) (*table.DataType, error) {
-	if !isNumeric(l) || !isNumeric(r) {
-		return nil, errorf(ErrType, "operator %s needs numeric operands, got %s and %s", op, tn(l), tn(r))
+	if !IsNumeric(l) || !IsNumeric(r) {
+		return nil, Errorf(ErrType, "operator %s needs numeric operands, got %s and %s", op, TypeName(l), TypeName(r))
 	}
 	notNull := l.NotNull && r.NotNull
 	if op == "%" && (isApprox(l) || isApprox(r)) {
-		return nil, errorf(ErrType, "operator %% needs exact numeric operands (TINYINT, SMALLINT, INT, BIGINT, DECIMAL), got %s and %s", tn(l), tn(r))
+		return nil, Errorf(ErrType, "operator %% needs exact numeric operands (TINYINT, SMALLINT, INT, BIGINT, DECIMAL), got %s and %s", TypeName(l), TypeName(r))
 	}
 	switch {
 	case isApprox(l) || isApprox(r):
@@ -155,7 +155,7 @@ func arithType(op string, l, r *table.DataType) (*table.DataType, error) {
 // "numeric".
 func compareType(l, r *table.DataType) (*table.DataType, bool) {
 	switch {
-	case isNumeric(l) && isNumeric(r):
+	case IsNumeric(l) && IsNumeric(r):
 		switch {
 		case l.Kind == table.Float && r.Kind == table.Float:
 			return &table.DataType{Kind: table.Float}, true
@@ -168,7 +168,7 @@ func compareType(l, r *table.DataType) (*table.DataType, bool) {
 			return &table.DataType{Kind: l.Kind}, true
 		}
 		return &table.DataType{Kind: table.Decimal}, true
-	case isChar(l) && isChar(r):
+	case IsChar(l) && IsChar(r):
 		return table.StringType(), true
 	case isBin(l) && isBin(r):
 		if l.Kind == table.Binary && r.Kind == table.Binary && l.Length == r.Length {
@@ -218,7 +218,7 @@ func commonType(a, b *table.DataType) (*table.DataType, bool) {
 	switch {
 	case a.Equal(b):
 		return a, true
-	case isNumeric(a) && isNumeric(b):
+	case IsNumeric(a) && IsNumeric(b):
 		switch {
 		case isApprox(a) || isApprox(b):
 			return table.DoubleType(), true // FLOAT with FLOAT was equal
@@ -233,7 +233,7 @@ func commonType(a, b *table.DataType) (*table.DataType, bool) {
 		s := max(s1, s2)
 		p, s := adjustDecimal(max(p1-s1, p2-s2)+s, s)
 		return table.DecimalType(p, s), true
-	case isChar(a) && isChar(b):
+	case IsChar(a) && IsChar(b):
 		return &table.DataType{Kind: table.Varchar, Length: max(a.Length, b.Length)}, true
 	case isBin(a) && isBin(b):
 		return &table.DataType{Kind: table.Varbinary, Length: max(a.Length, b.Length)}, true

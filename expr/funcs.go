@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds the registry of scalar functions: every function kshare
 // runs is one funcDef, declared as data in the funcs_*.go file of its group
@@ -40,6 +40,47 @@ func Functions() []FunctionInfo {
 	return out
 }
 
+// aggregates are the aggregate functions kshare runs, as SHOW FUNCTIONS
+// lists them (package query plans them); IsAggregate and AggregateNames
+// are read from it.
+var aggregates = []FunctionInfo{
+	{Name: "COUNT", Kind: "aggregate", Signature: "COUNT(*), COUNT([DISTINCT] x)", Description: "the rows, or the rows where x is not NULL (BIGINT NOT NULL)"},
+	{Name: "SUM", Kind: "aggregate", Signature: "SUM([DISTINCT] numeric)", Description: "the sum of the values that are not NULL; of DECIMAL(p, s) a DECIMAL(38, s)"},
+	{Name: "AVG", Kind: "aggregate", Signature: "AVG([DISTINCT] numeric)", Description: "the average of the values that are not NULL; of integers an integer (truncated), as in Flink"},
+	{Name: "MIN", Kind: "aggregate", Signature: "MIN([DISTINCT] x)", Description: "the smallest value that is not NULL"},
+	{Name: "MAX", Kind: "aggregate", Signature: "MAX([DISTINCT] x)", Description: "the largest value that is not NULL"},
+	{Name: "LISTAGG", Kind: "aggregate", Signature: "LISTAGG([DISTINCT] x[, separator])", Description: "the values that are not NULL joined by separator (',' unless given)"},
+}
+
+// aggFuncs are the names of aggregates, lower case.
+var aggFuncs = func() map[string]bool {
+	m := make(map[string]bool, len(aggregates))
+	for _, a := range aggregates {
+		m[strings.ToLower(a.Name)] = true
+	}
+	return m
+}()
+
+// AggregateNames names the aggregates for messages.
+var AggregateNames = func() string {
+	names := make([]string, len(aggregates))
+	for i, a := range aggregates {
+		names[i] = a.Name
+	}
+	return strings.Join(names, ", ")
+}()
+
+// IsFunction reports whether name (in any case) is a scalar function
+// kshare runs.
+func IsFunction(name string) bool {
+	_, ok := funcs[strings.ToLower(name)]
+	return ok
+}
+
+// IsAggregate reports whether name (in any case) is an aggregate function
+// kshare runs.
+func IsAggregate(name string) bool { return aggFuncs[strings.ToLower(name)] }
+
 // argKind is what one argument of a function accepts.
 type argKind struct {
 	name string // as signatures and errors show it
@@ -51,9 +92,9 @@ type argKind struct {
 
 var (
 	anyArg = argKind{name: "any type", ok: func(*table.DataType) bool { return true }}
-	strArg = argKind{name: "STRING", ok: isChar, null: table.StringType()}
+	strArg = argKind{name: "STRING", ok: IsChar, null: table.StringType()}
 	intArg = argKind{name: "INTEGER", ok: isInt, null: table.IntType()}
-	numArg = argKind{name: "numeric", ok: isNumeric, null: table.DoubleType()}
+	numArg = argKind{name: "numeric", ok: IsNumeric, null: table.DoubleType()}
 	// exactArg takes integers and decimals.
 	exactArg = argKind{name: "exact numeric", ok: isExact, null: table.IntType()}
 	boolArg  = argKind{name: "BOOLEAN", ok: func(t *table.DataType) bool { return t.Kind == table.Boolean }, null: table.BooleanType()}
@@ -85,12 +126,12 @@ type funcDef struct {
 	ret func(c *call) (*table.DataType, error)
 	// eval computes the result from the evaluated arguments, one array per
 	// argument, each b.NumRows() long.
-	eval func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error)
+	eval func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error)
 	// prep, if set, does plan-time work once the type is known: compiling
 	// a constant pattern, say. Its errors are the statement's.
 	prep func(c *call) error
 
-	build func(p *planner, args []node, src string) (node, error)
+	build func(p *Compiler, args []Node, src string) (Node, error)
 }
 
 func (d *funcDef) minArgs() int {
@@ -164,13 +205,13 @@ func register(defs ...*funcDef) {
 type call struct {
 	exprBase
 	fn   *funcDef
-	args []node
+	args []Node
 	// state is what prep computed at plan time (a compiled pattern).
 	state any
 }
 
-func (c *call) operands() []node { return c.args }
-func (c *call) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+func (c *call) Operands() []Node { return c.args }
+func (c *call) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	if len(c.args) == 0 {
 		// A function of no arguments (CURRENT_TIMESTAMP) computes one
 		// value, the batch's.
@@ -185,17 +226,17 @@ func (c *call) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 		}
 		return scalar.MakeArrayFromScalar(v, int(b.NumRows()), ec.mem)
 	}
-	as, err := evalArgs(ec, b, c.args...)
+	as, err := EvalArgs(ec, b, c.args...)
 	if err != nil {
 		return nil, err
 	}
-	defer releaseAll(as)
+	defer ReleaseAll(as)
 	return c.fn.eval(ec, c, as)
 }
 
 // evalError is an error of a function on a value, naming the call.
 func (c *call) evalError(format string, args ...any) error {
-	return errorf(ErrEval, "%s: %s", c.src, fmt.Sprintf(format, args...))
+	return Errorf(ErrEval, "%s: %s", c.src, fmt.Sprintf(format, args...))
 }
 
 // funcArgs takes the plain arguments out of a call: no *, no alias.
@@ -204,7 +245,7 @@ func funcArgs(f *sqlparser.FuncExpr, name, src string) ([]sqlparser.Expr, error)
 	for k, se := range f.Exprs {
 		ae, ok := se.(*sqlparser.AliasedExpr)
 		if !ok || !ae.As.IsEmpty() {
-			return nil, errorf(ErrSyntax, "bad argument %d of %s (%s)", k+1, name, src)
+			return nil, Errorf(ErrSyntax, "bad argument %d of %s (%s)", k+1, name, src)
 		}
 		args[k] = ae.Expr
 	}
@@ -213,7 +254,7 @@ func funcArgs(f *sqlparser.FuncExpr, name, src string) ([]sqlparser.Expr, error)
 
 // callFunction plans a call of a registered function, or says which one was
 // meant.
-func (p *planner) callFunction(f *sqlparser.FuncExpr, src string) (node, error) {
+func (p *Compiler) callFunction(f *sqlparser.FuncExpr, src string) (Node, error) {
 	lower, trimMode := funcName(f)
 	name := strings.ToUpper(lower)
 	d, ok := funcs[lower]
@@ -225,13 +266,13 @@ func (p *planner) callFunction(f *sqlparser.FuncExpr, src string) (node, error) 
 			name = strings.ToUpper(f.Qualifier.String()) + "." + name
 		}
 		msg := fmt.Sprintf("unknown function %s", name)
-		if best := suggest(name, functionNames()); best != "" {
+		if best := Suggest(name, functionNames()); best != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", best)
 		}
 		return nil, &Error{Kind: ErrUnsupported, Msg: msg + "; the functions kshare runs are listed by SHOW FUNCTIONS"}
 	}
 	if f.Distinct {
-		return nil, errorf(ErrSyntax, "DISTINCT is only for aggregate functions, not %s (%s)", name, src)
+		return nil, Errorf(ErrSyntax, "DISTINCT is only for aggregate functions, not %s (%s)", name, src)
 	}
 	exprs, err := funcArgs(f, name, src)
 	if err != nil {
@@ -241,9 +282,9 @@ func (p *planner) callFunction(f *sqlparser.FuncExpr, src string) (node, error) 
 		exprs[0], exprs[1] = exprs[1], exprs[0] // TRIM(c FROM s) is TRIM(s, c)
 	}
 	if n := len(exprs); n < d.minArgs() || n > len(d.args) && !d.variadic {
-		return nil, errorf(ErrType, "%s takes %s, got %d: %s (%s)", d.name, d.arity(), n, d.signature(), src)
+		return nil, Errorf(ErrType, "%s takes %s, got %d: %s (%s)", d.name, d.arity(), n, d.signature(), src)
 	}
-	args, err := p.exprs(exprs...)
+	args, err := p.Exprs(exprs...)
 	if err != nil {
 		return nil, err
 	}
@@ -251,25 +292,25 @@ func (p *planner) callFunction(f *sqlparser.FuncExpr, src string) (node, error) 
 }
 
 // newCall checks args against d and builds the call.
-func newCall(p *planner, d *funcDef, args []node, src string) (node, error) {
+func newCall(p *Compiler, d *funcDef, args []Node, src string) (Node, error) {
 	for i, a := range args {
 		k := d.kind(i)
-		if a.typ() == nil {
+		if a.Type() == nil {
 			if k.null != nil {
-				args[i] = typedNull(a, k.null)
+				args[i] = TypedNull(a, k.null)
 			}
 			continue
 		}
-		if !k.ok(a.typ()) {
-			return nil, errorf(ErrType, "argument %d of %s must be %s, got %s (%s); %s", i+1, d.name, k.name, tn(a.typ()), a.text(), d.signature())
+		if !k.ok(a.Type()) {
+			return nil, Errorf(ErrType, "argument %d of %s must be %s, got %s (%s); %s", i+1, d.name, k.name, TypeName(a.Type()), a.Text(), d.signature())
 		}
 	}
 	if d.build != nil {
 		return d.build(p, args, src)
 	}
 	for _, a := range args {
-		if a.typ() == nil {
-			return nil, errorf(ErrType, "NULL needs a type in %s; write CAST(NULL AS <type>)", src)
+		if a.Type() == nil {
+			return nil, Errorf(ErrType, "NULL needs a type in %s; write CAST(NULL AS <type>)", src)
 		}
 	}
 	c := &call{exprBase: exprBase{src: src}, fn: d, args: args}
@@ -319,7 +360,7 @@ func functionNames() []string {
 // sameAsArg is the type of argument k, NULL if any argument is.
 func sameAsArg(k int) func(c *call) (*table.DataType, error) {
 	return func(c *call) (*table.DataType, error) {
-		return c.args[k].typ().WithNotNull(notNull(c.args...)), nil
+		return c.args[k].Type().WithNotNull(notNull(c.args...)), nil
 	}
 }
 
@@ -334,7 +375,7 @@ func fixedType(t *table.DataType) func(c *call) (*table.DataType, error) {
 // CHAR(5) is a VARCHAR(5)), NULL if any argument is.
 func varyingArg(k int) func(c *call) (*table.DataType, error) {
 	return func(c *call) (*table.DataType, error) {
-		t := c.args[k].typ()
+		t := c.args[k].Type()
 		return &table.DataType{Kind: table.Varchar, Length: t.Length, NotNull: notNull(c.args...)}, nil
 	}
 }
@@ -343,16 +384,16 @@ func varyingArg(k int) func(c *call) (*table.DataType, error) {
 var concatDef = &funcDef{name: "||", args: []argKind{strArg, strArg}, ret: concatType(true), eval: concat}
 
 // funcName is the registry name of a call as sqlparser read it: the
-// rewrite's placeholders (funcPrefix, trimPrefix) mapped back. trimMode is
+// rewrite's placeholders (FuncPrefix, TrimPrefix) mapped back. trimMode is
 // the mode of a TRIM(... FROM s), whose arguments come as written:
 // [characters,] string.
 func funcName(f *sqlparser.FuncExpr) (name, trimMode string) {
 	name = strings.ToLower(f.Name.String())
 	switch {
-	case strings.HasPrefix(name, funcPrefix):
-		return strings.TrimPrefix(name, funcPrefix), ""
-	case strings.HasPrefix(name, trimPrefix):
-		mode := strings.TrimPrefix(name, trimPrefix)
+	case strings.HasPrefix(name, FuncPrefix):
+		return strings.TrimPrefix(name, FuncPrefix), ""
+	case strings.HasPrefix(name, TrimPrefix):
+		mode := strings.TrimPrefix(name, TrimPrefix)
 		return map[string]string{"both": "trim", "leading": "ltrim", "trailing": "rtrim"}[mode], mode
 	}
 	return name, ""
@@ -360,18 +401,18 @@ func funcName(f *sqlparser.FuncExpr) (name, trimMode string) {
 
 // syntaxText prints a call the rewrite changed as the user wrote it (near
 // enough: keywords in upper case, SUBSTRING's FROM and FOR as commas).
-func (p *planner) syntaxText(f *sqlparser.FuncExpr) (string, bool) {
+func (p *Compiler) syntaxText(f *sqlparser.FuncExpr) (string, bool) {
 	name, mode := funcName(f)
 	if name == strings.ToLower(f.Name.String()) {
 		return "", false
 	}
 	args := make([]string, len(f.Exprs))
 	for k, e := range f.Exprs {
-		args[k] = p.textOf(e)
+		args[k] = p.TextOf(e)
 	}
 	unquote := func(s string) string { return strings.Trim(s, "'") }
 	switch {
-	case name == itemFunc && len(args) == 2:
+	case name == ItemFunc && len(args) == 2:
 		return args[0] + "[" + args[1] + "]", true
 	case name == "extract" && len(args) == 2:
 		return "EXTRACT(" + unquote(args[0]) + " FROM " + args[1] + ")", true

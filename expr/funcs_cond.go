@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds the conditional functions: CASE, COALESCE, NULLIF, IF,
 // IFNULL, GREATEST and LEAST. A branch is evaluated only on the rows that
@@ -42,29 +42,29 @@ func init() {
 // unify converts values to their common type (commonType), the error naming
 // what and the first value that has none with those before it. Untyped
 // NULLs take the common type; all of them untyped is an error.
-func unify(what string, vals []node, src string) (*table.DataType, error) {
+func unify(what string, vals []Node, src string) (*table.DataType, error) {
 	name := func(k int) string { return fmt.Sprintf("argument %d of %s", k+1, what) }
 	if what == "CASE" {
 		name = func(k int) string { return fmt.Sprintf("result %d of CASE", k+1) }
 	}
 	var t *table.DataType
 	for k, v := range vals {
-		if v.typ() == nil {
+		if v.Type() == nil {
 			continue
 		}
 		if t == nil {
-			t = v.typ().WithNotNull(false)
+			t = v.Type().WithNotNull(false)
 			continue
 		}
-		ct, ok := commonType(t, v.typ())
+		ct, ok := commonType(t, v.Type())
 		if !ok {
-			return nil, errorf(ErrType, "%s is %s (%s), which has no type in common with the ones before it (%s); CAST one of them (%s)",
-				name(k), tn(v.typ()), v.text(), tn(t), src)
+			return nil, Errorf(ErrType, "%s is %s (%s), which has no type in common with the ones before it (%s); CAST one of them (%s)",
+				name(k), TypeName(v.Type()), v.Text(), TypeName(t), src)
 		}
 		t = ct
 	}
 	if t == nil {
-		return nil, errorf(ErrType, "%s of NULLs alone needs a type; write CAST(NULL AS <type>) (%s)", what, src)
+		return nil, Errorf(ErrType, "%s of NULLs alone needs a type; write CAST(NULL AS <type>) (%s)", what, src)
 	}
 	for k, v := range vals {
 		c, err := convert(v, t)
@@ -78,14 +78,14 @@ func unify(what string, vals []node, src string) (*table.DataType, error) {
 
 // convert gives n the type t (nullability aside), with a cast if its values
 // need one; a constant is cast once, here.
-func convert(n node, t *table.DataType) (node, error) {
-	if n.typ() == nil {
-		return typedNull(n, t), nil
+func convert(n Node, t *table.DataType) (Node, error) {
+	if n.Type() == nil {
+		return TypedNull(n, t), nil
 	}
-	if n.typ().WithNotNull(false).Equal(t) {
+	if n.Type().WithNotNull(false).Equal(t) {
 		return n, nil
 	}
-	c := &cast{exprBase: exprBase{t: t.WithNotNull(n.typ().NotNull), src: n.text()}, e: n}
+	c := &cast{exprBase: exprBase{t: t.WithNotNull(n.Type().NotNull), src: n.Text()}, e: n}
 	if isConstant(n) {
 		return fold(c)
 	}
@@ -94,9 +94,9 @@ func convert(n node, t *table.DataType) (node, error) {
 
 // infallible nodes cannot fail on any row, so that a branch made of one is
 // evaluated on the whole batch rather than on the rows that take it.
-func infallible(n node) bool {
+func infallible(n Node) bool {
 	switch n.(type) {
-	case *colRef, *literal:
+	case *ColRef, *literal:
 		return true
 	}
 	return false
@@ -124,27 +124,27 @@ func (s span) index(j, r int) int {
 
 // evalRows evaluates n on rows of b (indexes, ascending): a literal once, a
 // node that cannot fail on all of b, any other on those rows alone.
-func evalRows(ec *evalCtx, b arrow.RecordBatch, n node, rows []int) (a arrow.Array, s span, err error) {
+func evalRows(ec *EvalCtx, b arrow.RecordBatch, n Node, rows []int) (a arrow.Array, s span, err error) {
 	switch {
 	case isLiteral(n):
 		one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 		defer one.Release()
-		a, err = n.eval(ec, one)
+		a, err = n.Eval(ec, one)
 		return a, single, err
 	case len(rows) == int(b.NumRows()) || infallible(n):
-		a, err = n.eval(ec, b)
+		a, err = n.Eval(ec, b)
 		return a, whole, err
 	}
-	sub, err := takeRows(ec, b, rows)
+	sub, err := TakeRows(ec, b, rows)
 	if err != nil {
 		return nil, subset, err
 	}
 	defer sub.Release()
-	a, err = n.eval(ec, sub)
+	a, err = n.Eval(ec, sub)
 	return a, subset, err
 }
 
-func isLiteral(n node) bool {
+func isLiteral(n Node) bool {
 	_, ok := n.(*literal)
 	return ok
 }
@@ -216,7 +216,7 @@ func (s *assembly) add(a arrow.Array, sp span, rows, take []int) {
 }
 
 func (s *assembly) release() {
-	releaseAll(s.parts)
+	ReleaseAll(s.parts)
 	for _, p := range s.borrowed {
 		rowLists.Put(p)
 	}
@@ -224,7 +224,7 @@ func (s *assembly) release() {
 }
 
 // result is the assembled array of type t.
-func (s *assembly) result(ec *evalCtx, t arrow.DataType) (arrow.Array, error) {
+func (s *assembly) result(ec *EvalCtx, t arrow.DataType) (arrow.Array, error) {
 	n := len(s.from)
 	if len(s.parts) == 1 && s.parts[0].Len() == n && s.whole() {
 		s.parts[0].Retain()
@@ -414,23 +414,23 @@ func (s *assembly) whole() bool {
 // evaluated only on the rows no earlier WHEN took, a THEN only on its rows.
 type caseWhen struct {
 	exprBase
-	whens, vals []node
-	els         node // nil: NULL
+	whens, vals []Node
+	els         Node // nil: NULL
 }
 
-func (n *caseWhen) operands() []node {
-	ops := append(append([]node{}, n.whens...), n.vals...)
+func (n *caseWhen) Operands() []Node {
+	ops := append(append([]Node{}, n.whens...), n.vals...)
 	if n.els != nil {
 		ops = append(ops, n.els)
 	}
 	return ops
 }
 
-func (n *caseWhen) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+func (n *caseWhen) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	asm := newAssembly(int(b.NumRows()))
 	defer asm.release()
 	open := asm.all(int(b.NumRows()))
-	branch := func(v node, rows, take []int) error {
+	branch := func(v Node, rows, take []int) error {
 		if len(take) == 0 {
 			return nil
 		}
@@ -464,7 +464,7 @@ func (n *caseWhen) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 
 // step evaluates n on the open rows (none: nothing to do) and divides them
 // into those whose value passes test and the rest.
-func step(ec *evalCtx, b arrow.RecordBatch, asm *assembly, n node, open []int, test func(arrow.Array) func(int) bool) (a arrow.Array, sp span, pass, rest []int, err error) {
+func step(ec *EvalCtx, b arrow.RecordBatch, asm *assembly, n Node, open []int, test func(arrow.Array) func(int) bool) (a arrow.Array, sp span, pass, rest []int, err error) {
 	if len(open) == 0 {
 		return nil, subset, nil, nil, nil
 	}
@@ -500,15 +500,15 @@ func isTrue(a arrow.Array) func(int) bool {
 // every argument before it left NULL.
 type coalesce struct {
 	exprBase
-	args []node
+	args []Node
 }
 
-func (n *coalesce) operands() []node { return n.args }
+func (n *coalesce) Operands() []Node { return n.args }
 
-func (n *coalesce) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+func (n *coalesce) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	// The first argument is every row's; the common case, no NULLs in
 	// this batch, hands it on.
-	first, err := n.args[0].eval(ec, b)
+	first, err := n.args[0].Eval(ec, b)
 	if err != nil || first.NullN() == 0 {
 		return first, err
 	}
@@ -539,7 +539,7 @@ func (n *coalesce) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 // fill is the result when the arguments after the first cannot fail
 // (columns and literals), so that each is read on every row at once, and
 // its type is of a fixed width; ok is false otherwise.
-func (n *coalesce) fill(ec *evalCtx, b arrow.RecordBatch, first arrow.Array) (out arrow.Array, ok bool, err error) {
+func (n *coalesce) fill(ec *EvalCtx, b arrow.RecordBatch, first arrow.Array) (out arrow.Array, ok bool, err error) {
 	for _, a := range n.args[1:] {
 		if !infallible(a) {
 			return nil, false, nil
@@ -554,21 +554,21 @@ func (n *coalesce) fill(ec *evalCtx, b arrow.RecordBatch, first arrow.Array) (ou
 	return out, ok, nil
 }
 
-func buildCoalesce(name string) func(p *planner, args []node, src string) (node, error) {
-	return func(p *planner, args []node, src string) (node, error) {
+func buildCoalesce(name string) func(p *Compiler, args []Node, src string) (Node, error) {
+	return func(p *Compiler, args []Node, src string) (Node, error) {
 		t, err := unify(name, args, src)
 		if err != nil {
 			return nil, err
 		}
 		nn := false
 		for _, a := range args {
-			nn = nn || a.typ().NotNull
+			nn = nn || a.Type().NotNull
 		}
 		return &coalesce{exprBase: exprBase{t: t.WithNotNull(nn), src: src}, args: args}, nil
 	}
 }
 
-func buildIf(p *planner, args []node, src string) (node, error) {
+func buildIf(p *Compiler, args []Node, src string) (Node, error) {
 	vals := args[1:]
 	t, err := unify("IF", vals, src)
 	if err != nil {
@@ -578,27 +578,27 @@ func buildIf(p *planner, args []node, src string) (node, error) {
 		whens: args[:1], vals: vals[:1], els: vals[1]}, nil
 }
 
-func buildNullIf(p *planner, args []node, src string) (node, error) {
+func buildNullIf(p *Compiler, args []Node, src string) (Node, error) {
 	x, y, ct, err := p.operands(args[0], args[1], src)
 	if err != nil {
 		return nil, err
 	}
-	return &nullIf{exprBase: exprBase{t: x.typ().WithNotNull(false), src: src}, x: x, y: y, ct: ct}, nil
+	return &nullIf{exprBase: exprBase{t: x.Type().WithNotNull(false), src: src}, x: x, y: y, ct: ct}, nil
 }
 
 // caseExpr plans CASE [x] WHEN ... THEN ... [ELSE ...] END; with x, each
 // WHEN v is x = v.
-func (p *planner) caseExpr(e *sqlparser.CaseExpr, src string) (node, error) {
+func (p *Compiler) caseExpr(e *sqlparser.CaseExpr, src string) (Node, error) {
 	n := &caseWhen{exprBase: exprBase{src: src}}
-	var x node
+	var x Node
 	if e.Expr != nil {
 		var err error
-		if x, err = p.expr(e.Expr); err != nil {
+		if x, err = p.Expr(e.Expr); err != nil {
 			return nil, err
 		}
 	}
 	for _, w := range e.Whens {
-		c, err := p.expr(w.Cond)
+		c, err := p.Expr(w.Cond)
 		if err != nil {
 			return nil, err
 		}
@@ -607,14 +607,14 @@ func (p *planner) caseExpr(e *sqlparser.CaseExpr, src string) (node, error) {
 			if err != nil {
 				return nil, err
 			}
-			text := fmt.Sprintf("%s = %s", l.text(), r.text())
+			text := fmt.Sprintf("%s = %s", l.Text(), r.Text())
 			c = newCompare("=", l, r, ct, text)
 		}
-		c = typedNull(c, table.BooleanType())
-		if c.typ().Kind != table.Boolean {
-			return nil, errorf(ErrType, "WHEN needs a BOOLEAN condition, got %s (%s); write CASE x WHEN value THEN ... to compare x (%s)", tn(c.typ()), c.text(), src)
+		c = TypedNull(c, table.BooleanType())
+		if c.Type().Kind != table.Boolean {
+			return nil, Errorf(ErrType, "WHEN needs a BOOLEAN condition, got %s (%s); write CASE x WHEN value THEN ... to compare x (%s)", TypeName(c.Type()), c.Text(), src)
 		}
-		v, err := p.expr(w.Val)
+		v, err := p.Expr(w.Val)
 		if err != nil {
 			return nil, err
 		}
@@ -622,7 +622,7 @@ func (p *planner) caseExpr(e *sqlparser.CaseExpr, src string) (node, error) {
 	}
 	vals := n.vals
 	if e.Else != nil {
-		els, err := p.expr(e.Else)
+		els, err := p.Expr(e.Else)
 		if err != nil {
 			return nil, err
 		}
@@ -642,24 +642,24 @@ func (p *planner) caseExpr(e *sqlparser.CaseExpr, src string) (node, error) {
 
 // buildExtreme is GREATEST (op >) and LEAST (op <): NULL if any argument is,
 // as in Flink.
-func buildExtreme(name, op string) func(p *planner, args []node, src string) (node, error) {
+func buildExtreme(name, op string) func(p *Compiler, args []Node, src string) (Node, error) {
 	def := &funcDef{name: name, ret: func(c *call) (*table.DataType, error) { return c.t, nil },
-		eval: func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+		eval: func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 			return extreme(ec, c, op, as)
 		}}
-	return func(p *planner, args []node, src string) (node, error) {
+	return func(p *Compiler, args []Node, src string) (Node, error) {
 		t, err := unify(name, args, src)
 		if err != nil {
 			return nil, err
 		}
 		if !comparableKind(t) {
-			return nil, errorf(ErrType, "%s needs comparable arguments, got %s (%s)", name, tn(t), src)
+			return nil, Errorf(ErrType, "%s needs comparable arguments, got %s (%s)", name, TypeName(t), src)
 		}
 		return &call{exprBase: exprBase{t: t.WithNotNull(notNull(args...)), src: src}, fn: def, args: args}, nil
 	}
 }
 
-func extreme(ec *evalCtx, c *call, op string, as []arrow.Array) (arrow.Array, error) {
+func extreme(ec *EvalCtx, c *call, op string, as []arrow.Array) (arrow.Array, error) {
 	t := c.t.WithNotNull(false)
 	ct, _ := compareType(t, t)
 	acc := as[0]

@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds the functions that format and parse times with Java's
 // date patterns (yyyy-MM-dd HH:mm:ss), as Flink's DATE_FORMAT, TO_TIMESTAMP,
@@ -44,14 +44,14 @@ func init() {
 
 // timeOrTextArg is DATE_FORMAT's first argument.
 var timeOrTextArg = argKind{name: "DATE, TIMESTAMP or STRING", ok: func(t *table.DataType) bool {
-	return timeArg.ok(t) || isChar(t)
+	return timeArg.ok(t) || IsChar(t)
 }, null: timeArg.null}
 
 // dateFormatType is a STRING; a string to format is first read as a
 // TIMESTAMP(3), NULL if it is none, as in Flink.
 func dateFormatType(c *call) (*table.DataType, error) {
-	if x := c.args[0]; isChar(x.typ()) {
-		c.args[0] = &cast{exprBase: exprBase{t: &table.DataType{Kind: table.Timestamp, Precision: 3}, src: x.text()}, e: x, try: true}
+	if x := c.args[0]; IsChar(x.Type()) {
+		c.args[0] = &cast{exprBase: exprBase{t: &table.DataType{Kind: table.Timestamp, Precision: 3}, src: x.Text()}, e: x, try: true}
 	}
 	return table.StringType().WithNotNull(notNull(c.args...)), nil
 }
@@ -295,7 +295,7 @@ func compileLayout(k int) func(c *call) error {
 func layoutOf(c *call, p string) (layout, error) {
 	l, err := parseLayout(p)
 	if err != nil {
-		return nil, errorf(ErrEval, "bad date pattern %s in %s: %v", table.QuoteString(p), c.fn.name, err)
+		return nil, Errorf(ErrEval, "bad date pattern %s in %s: %v", table.QuoteString(p), c.fn.name, err)
 	}
 	return l, nil
 }
@@ -323,8 +323,8 @@ func layoutAt(c *call, as []arrow.Array, k int) func(i int) (layout, error) {
 
 var defaultLayout, _ = parseLayout("yyyy-MM-dd HH:mm:ss")
 
-func dateFormat(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	get, lay := timesOf(as[0], c.args[0].typ()), layoutAt(c, as, 1)
+func dateFormat(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	get, lay := timesOf(as[0], c.args[0].Type()), layoutAt(c, as, 1)
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
 		l, err := lay(i)
 		if err != nil {
@@ -335,7 +335,7 @@ func dateFormat(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	})
 }
 
-func fromUnixtime(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func fromUnixtime(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	get, lay := render.IntReader(as[0]), layoutAt(c, as, 1)
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
 		l, err := lay(i)
@@ -359,8 +359,8 @@ func unixTimestampType(c *call) (*table.DataType, error) {
 
 // parseTimes is TO_TIMESTAMP, TO_DATE and (unix) UNIX_TIMESTAMP: without a
 // pattern the string is read as CAST reads it.
-func parseTimes(unix bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func parseTimes(unix bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		if len(as) == 0 { // UNIX_TIMESTAMP(): now, one value (see call.eval)
 			bb := array.NewInt64Builder(ec.mem)
 			defer bb.Release()

@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds the analysis of expressions: each sqlparser expression
 // becomes a typed node, its operands checked and coerced as Flink does.
@@ -24,29 +24,29 @@ import (
 // textOf prints an expression as the user wrote it (near enough: keywords
 // come out in lower case), with the rewrite's placeholders turned back
 // into CASTs and typed literals.
-func (p *planner) textOf(n sqlparser.SQLNode) string {
+func (p *Compiler) TextOf(n sqlparser.SQLNode) string {
 	buf := sqlparser.NewTrackedBuffer(func(buf *sqlparser.TrackedBuffer, n sqlparser.SQLNode) {
 		switch n := n.(type) {
 		case *sqlparser.FuncExpr:
-			if spec, ok := p.castSpec(n); ok {
+			if spec, ok := p.CastSpec(n); ok {
 				arg := sqlparser.SelectExprs(n.Exprs)
 				switch {
-				case spec.lit:
-					buf.Myprintf("%s %v", spec.typ, arg)
-				case spec.returning && len(n.Exprs) == 1:
+				case spec.Lit:
+					buf.Myprintf("%s %v", spec.Type, arg)
+				case spec.Returning && len(n.Exprs) == 1:
 					var args []string
 					if ae, ok := n.Exprs[0].(*sqlparser.AliasedExpr); ok {
 						if f, ok := ae.Expr.(*sqlparser.FuncExpr); ok {
 							for _, e := range f.Exprs {
-								args = append(args, p.textOf(e))
+								args = append(args, p.TextOf(e))
 							}
 						}
 					}
-					buf.Myprintf("%s", jsonValueText(args, spec.typ))
-				case spec.try:
-					buf.Myprintf("TRY_CAST(%v AS %s)", arg, spec.typ)
+					buf.Myprintf("%s", jsonValueText(args, spec.Type))
+				case spec.Try:
+					buf.Myprintf("TRY_CAST(%v AS %s)", arg, spec.Type)
 				default:
-					buf.Myprintf("CAST(%v AS %s)", arg, spec.typ)
+					buf.Myprintf("CAST(%v AS %s)", arg, spec.Type)
 				}
 				return
 			}
@@ -54,19 +54,19 @@ func (p *planner) textOf(n sqlparser.SQLNode) string {
 				buf.Myprintf("%s", text)
 				return
 			}
-			if cond, args := filterOf(n); cond != nil {
+			if cond, args := FilterOf(n); cond != nil {
 				call := *n
 				call.Exprs = args
 				buf.Myprintf("%v FILTER (WHERE %v)", &call, cond)
 				return
 			}
 		case *sqlparser.IsExpr:
-			if p.rw.unknowns[n] {
+			if p.src.Unknowns[n] {
 				buf.Myprintf("%v %s", n.Expr, strings.Replace(n.Operator, "null", "unknown", 1))
 				return
 			}
 		case *sqlparser.BinaryExpr:
-			if n.Operator == concatOp {
+			if n.Operator == ConcatOp {
 				buf.Myprintf("%v || %v", n.Left, n.Right)
 				return
 			}
@@ -77,7 +77,7 @@ func (p *planner) textOf(n sqlparser.SQLNode) string {
 			}
 		case *sqlparser.IntervalExpr:
 			unit := strings.ToLower(n.Unit)
-			if u, ok := strings.CutPrefix(unit, intervalPrefix); ok {
+			if u, ok := strings.CutPrefix(unit, IntervalPrefix); ok {
 				unit = strings.Replace(u, "_to_", " to ", 1)
 			}
 			buf.Myprintf("INTERVAL %v %s", n.Expr, strings.ToUpper(unit))
@@ -94,44 +94,46 @@ func (p *planner) textOf(n sqlparser.SQLNode) string {
 	return buf.String()
 }
 
-func (p *planner) castSpec(f *sqlparser.FuncExpr) (castSpec, bool) {
+// CastSpec is the CAST that f, a call the rewrite made of one, stands for;
+// ok is false when f is no such call.
+func (p *Compiler) CastSpec(f *sqlparser.FuncExpr) (CastSpec, bool) {
 	name := f.Name.String()
-	if !strings.HasPrefix(name, castFunc) || !f.Qualifier.IsEmpty() {
-		return castSpec{}, false
+	if !strings.HasPrefix(name, CastFunc) || !f.Qualifier.IsEmpty() {
+		return CastSpec{}, false
 	}
-	k, err := strconv.Atoi(strings.TrimPrefix(name, castFunc))
-	if err != nil || k < 0 || k >= len(p.rw.casts) {
-		return castSpec{}, false
+	k, err := strconv.Atoi(strings.TrimPrefix(name, CastFunc))
+	if err != nil || k < 0 || k >= len(p.src.Casts) {
+		return CastSpec{}, false
 	}
-	return p.rw.casts[k], true
+	return p.src.Casts[k], true
 }
 
 // untyped is a NULL literal whose type comes from where it is used (a + NULL
 // is NULL of a's type).
 type untyped struct{ exprBase }
 
-func (u *untyped) operands() []node { return nil }
+func (u *untyped) Operands() []Node { return nil }
 
-func (u *untyped) eval(*evalCtx, arrow.RecordBatch) (arrow.Array, error) {
+func (u *untyped) Eval(*EvalCtx, arrow.RecordBatch) (arrow.Array, error) {
 	return nil, fmt.Errorf("query: untyped NULL evaluated")
 }
 
-// typedNull gives an untyped NULL the type t; other nodes pass through.
-func typedNull(n node, t *table.DataType) node {
+// TypedNull gives an untyped NULL the type t; other nodes pass through.
+func TypedNull(n Node, t *table.DataType) Node {
 	if _, ok := n.(*untyped); !ok {
 		return n
 	}
 	t = t.WithNotNull(false)
-	return newLiteral(t, scalar.MakeNullScalar(t.ArrowType()), n.text())
+	return newLiteral(t, scalar.MakeNullScalar(t.ArrowType()), n.Text())
 }
 
 func boolType(notNull bool) *table.DataType {
 	return &table.DataType{Kind: table.Boolean, NotNull: notNull}
 }
 
-func notNull(ns ...node) bool {
+func notNull(ns ...Node) bool {
 	for _, n := range ns {
-		if n.typ() == nil || !n.typ().NotNull {
+		if n.Type() == nil || !n.Type().NotNull {
 			return false
 		}
 	}
@@ -139,10 +141,10 @@ func notNull(ns ...node) bool {
 }
 
 // exprs plans each of es, in order, stopping at the first error.
-func (p *planner) exprs(es ...sqlparser.Expr) ([]node, error) {
-	ns := make([]node, len(es))
+func (p *Compiler) Exprs(es ...sqlparser.Expr) ([]Node, error) {
+	ns := make([]Node, len(es))
 	for i, e := range es {
-		n, err := p.expr(e)
+		n, err := p.Expr(e)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +156,7 @@ func (p *planner) exprs(es ...sqlparser.Expr) ([]node, error) {
 // expr plans an expression and folds it when it reads no column, so that
 // CAST('2024-01-01' AS DATE) is parsed once and a bad constant fails before
 // the query starts.
-func (p *planner) expr(e sqlparser.Expr) (node, error) {
+func (p *Compiler) Expr(e sqlparser.Expr) (Node, error) {
 	n, err := p.expr1(e)
 	if err != nil {
 		return nil, err
@@ -169,22 +171,17 @@ func (p *planner) expr(e sqlparser.Expr) (node, error) {
 	return fold(n)
 }
 
-func (p *planner) expr1(e sqlparser.Expr) (node, error) {
-	src := p.textOf(e)
-	if p.agg != nil {
-		// Aggregate calls and grouped expressions (see aggplan.go).
-		if n, ok, err := p.agg.expr(e, src); ok {
-			return n, err
-		}
+func (p *Compiler) expr1(e sqlparser.Expr) (Node, error) {
+	src := p.TextOf(e)
+	// Aggregate calls and grouped expressions are the scope's.
+	if n, ok, err := p.scope.Aggregate(e, src); ok {
+		return n, err
 	}
 	switch e := e.(type) {
 	case *sqlparser.ParenExpr:
 		return p.expr1(e.Expr)
 	case *sqlparser.ColName:
-		if n, ok, err := p.rowField(e, src); ok || err != nil {
-			return n, err
-		}
-		return p.column(e)
+		return p.scope.Column(e, src)
 	case *sqlparser.SQLVal:
 		return p.value(e, src)
 	case *sqlparser.NullVal:
@@ -206,21 +203,21 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 	case *sqlparser.RangeCond:
 		return p.between(e, src)
 	case *sqlparser.IsExpr:
-		x, err := p.expr(e.Expr)
+		x, err := p.Expr(e.Expr)
 		if err != nil {
 			return nil, err
 		}
 		op := strings.TrimPrefix(e.Operator, "is ")
 		neg := strings.HasPrefix(op, "not ")
 		what := strings.TrimPrefix(op, "not ")
-		if p.rw.unknowns[e] {
+		if p.src.Unknowns[e] {
 			// IS UNKNOWN is IS NULL of a BOOLEAN, as in Flink.
 			op = strings.Replace(op, "null", "unknown", 1)
 		}
-		if what != "null" || p.rw.unknowns[e] {
-			x = typedNull(x, table.BooleanType())
-			if x.typ().Kind != table.Boolean {
-				return nil, errorf(ErrType, "IS %s needs a BOOLEAN operand, got %s (%s)", strings.ToUpper(op), tn(x.typ()), x.text())
+		if what != "null" || p.src.Unknowns[e] {
+			x = TypedNull(x, table.BooleanType())
+			if x.Type().Kind != table.Boolean {
+				return nil, Errorf(ErrType, "IS %s needs a BOOLEAN operand, got %s (%s)", strings.ToUpper(op), TypeName(x.Type()), x.Text())
 			}
 		}
 		return unaryCall(isDef, boolType(true), src, x, isSpec{what: what, neg: neg}), nil
@@ -233,54 +230,54 @@ func (p *planner) expr1(e sqlparser.Expr) (node, error) {
 		switch e.Operator {
 		case "+", "-", "*", "/", "%":
 			return p.arith(e.Operator, e.Left, e.Right, src)
-		case concatOp:
-			ns, err := p.exprs(e.Left, e.Right)
+		case ConcatOp:
+			ns, err := p.Exprs(e.Left, e.Right)
 			if err != nil {
 				return nil, err
 			}
 			return newCall(p, concatDef, ns, src)
 		}
-		return nil, unsupportedExpr("operator " + e.Operator)
+		return nil, UnsupportedExpr("operator " + e.Operator)
 	case *sqlparser.UnaryExpr:
 		switch e.Operator {
 		case "-", "+":
-			x, err := p.expr(e.Expr)
+			x, err := p.Expr(e.Expr)
 			if err != nil {
 				return nil, err
 			}
-			if x.typ() == nil {
+			if x.Type() == nil {
 				return x, nil
 			}
-			if !isNumeric(x.typ()) {
-				return nil, errorf(ErrType, "unary %s needs a numeric operand, got %s (%s)", e.Operator, tn(x.typ()), x.text())
+			if !IsNumeric(x.Type()) {
+				return nil, Errorf(ErrType, "unary %s needs a numeric operand, got %s (%s)", e.Operator, TypeName(x.Type()), x.Text())
 			}
 			if e.Operator == "+" {
 				return x, nil
 			}
-			return unaryCall(negDef, x.typ(), src, x, nil), nil
+			return unaryCall(negDef, x.Type(), src, x, nil), nil
 		}
-		return nil, unsupportedExpr("operator " + strings.TrimSpace(e.Operator))
+		return nil, UnsupportedExpr("operator " + strings.TrimSpace(e.Operator))
 	case *sqlparser.FuncExpr:
 		return p.function(e, src)
 	case *sqlparser.ConvertExpr:
-		return nil, unsupportedExpr("CONVERT", "write CAST(x AS type)")
+		return nil, UnsupportedExpr("CONVERT", "write CAST(x AS type)")
 	case *sqlparser.CaseExpr:
 		return p.caseExpr(e, src)
 	case *sqlparser.Subquery, *sqlparser.ExistsExpr:
-		return nil, unsupportedClause("a subquery")
+		return nil, UnsupportedClause("a subquery")
 	case *sqlparser.GroupConcatExpr:
-		return nil, unsupportedExpr("aggregate function GROUP_CONCAT")
+		return nil, UnsupportedExpr("aggregate function GROUP_CONCAT")
 	case *sqlparser.IntervalExpr:
-		return nil, unsupportedExpr("INTERVAL here", "an INTERVAL is added to or subtracted from a time: ts + INTERVAL '5' MINUTE")
+		return nil, UnsupportedExpr("INTERVAL here", "an INTERVAL is added to or subtracted from a time: ts + INTERVAL '5' MINUTE")
 	case *sqlparser.SubstrExpr:
-		return nil, unsupportedExpr("function SUBSTRING")
+		return nil, UnsupportedExpr("function SUBSTRING")
 	case sqlparser.ValTuple:
-		return nil, unsupportedExpr("a row value " + src)
+		return nil, UnsupportedExpr("a row value " + src)
 	}
-	return nil, unsupportedExpr(src)
+	return nil, UnsupportedExpr(src)
 }
 
-func (p *planner) value(v *sqlparser.SQLVal, src string) (node, error) {
+func (p *Compiler) value(v *sqlparser.SQLVal, src string) (Node, error) {
 	s := string(v.Val)
 	switch v.Type {
 	case sqlparser.StrVal:
@@ -298,7 +295,7 @@ func (p *planner) value(v *sqlparser.SQLVal, src string) (node, error) {
 		if strings.ContainsAny(s, "eE") {
 			f, err := strconv.ParseFloat(s, 64)
 			if err != nil {
-				return nil, errorf(ErrSyntax, "bad number %s", s)
+				return nil, Errorf(ErrSyntax, "bad number %s", s)
 			}
 			return newLiteral(&table.DataType{Kind: table.Double, NotNull: true}, scalar.NewFloat64Scalar(f), src), nil
 		}
@@ -306,7 +303,7 @@ func (p *planner) value(v *sqlparser.SQLVal, src string) (node, error) {
 	case sqlparser.HexVal:
 		b, err := v.HexDecode()
 		if err != nil {
-			return nil, errorf(ErrSyntax, "bad binary literal %s: %v", src, err)
+			return nil, Errorf(ErrSyntax, "bad binary literal %s: %v", src, err)
 		}
 		t := &table.DataType{Kind: table.Binary, Length: max(len(b), 1), NotNull: true}
 		if len(b) == 0 {
@@ -315,17 +312,17 @@ func (p *planner) value(v *sqlparser.SQLVal, src string) (node, error) {
 		}
 		return newLiteral(t, scalar.NewFixedSizeBinaryScalar(memory.NewBufferBytes(b), t.ArrowType()), src), nil
 	case sqlparser.ValArg:
-		return nil, unsupportedExpr("a parameter (?)")
+		return nil, UnsupportedExpr("a parameter (?)")
 	}
-	return nil, unsupportedExpr("literal " + src)
+	return nil, UnsupportedExpr("literal " + src)
 }
 
 // decimalLiteral types 1.50 as DECIMAL(3, 2), as Flink does: the precision
 // counts the significant digits, the scale the digits after the point.
-func decimalLiteral(s, src string) (node, error) {
+func decimalLiteral(s, src string) (Node, error) {
 	v, scale, ok := decimal.ParseBig(s)
 	if !ok {
-		return nil, errorf(ErrSyntax, "bad number %s", s)
+		return nil, Errorf(ErrSyntax, "bad number %s", s)
 	}
 	prec := len(new(big.Int).Abs(v).String())
 	if v.Sign() == 0 {
@@ -333,29 +330,29 @@ func decimalLiteral(s, src string) (node, error) {
 	}
 	prec = max(prec, scale)
 	if prec > table.MaxDecimalPrecision {
-		return nil, errorf(ErrType, "number %s has more than %d digits", s, table.MaxDecimalPrecision)
+		return nil, Errorf(ErrType, "number %s has more than %d digits", s, table.MaxDecimalPrecision)
 	}
 	t := &table.DataType{Kind: table.Decimal, Precision: prec, Scale: scale, NotNull: true}
 	return newLiteral(t, scalar.NewDecimal128Scalar(decimal128.FromBigInt(v), t.ArrowType()), src), nil
 }
 
-func (p *planner) boolOperand(e sqlparser.Expr, op string) (node, error) {
-	x, err := p.expr(e)
+func (p *Compiler) boolOperand(e sqlparser.Expr, op string) (Node, error) {
+	x, err := p.Expr(e)
 	if err != nil {
 		return nil, err
 	}
-	x = typedNull(x, table.BooleanType())
-	if x.typ().Kind != table.Boolean {
+	x = TypedNull(x, table.BooleanType())
+	if x.Type().Kind != table.Boolean {
 		what := "BOOLEAN operands"
 		if op == "NOT" {
 			what = "a BOOLEAN operand"
 		}
-		return nil, errorf(ErrType, "%s needs %s, got %s (%s)", op, what, tn(x.typ()), x.text())
+		return nil, Errorf(ErrType, "%s needs %s, got %s (%s)", op, what, TypeName(x.Type()), x.Text())
 	}
 	return x, nil
 }
 
-func (p *planner) logic(or bool, le, re sqlparser.Expr, src string) (node, error) {
+func (p *Compiler) logic(or bool, le, re sqlparser.Expr, src string) (Node, error) {
 	op := "AND"
 	if or {
 		op = "OR"
@@ -371,8 +368,8 @@ func (p *planner) logic(or bool, le, re sqlparser.Expr, src string) (node, error
 	return &logic{binaryOp: newBinary(boolType(notNull(l, r)), src, l, r), or: or}, nil
 }
 
-func (p *planner) arith(op string, le, re sqlparser.Expr, src string) (node, error) {
-	ns, err := p.exprs(le, re)
+func (p *Compiler) arith(op string, le, re sqlparser.Expr, src string) (Node, error) {
+	ns, err := p.Exprs(le, re)
 	if err != nil {
 		return nil, err
 	}
@@ -380,16 +377,16 @@ func (p *planner) arith(op string, le, re sqlparser.Expr, src string) (node, err
 }
 
 // arithOf is l op r on planned operands.
-func arithOf(op string, l, r node, src string) (node, error) {
+func arithOf(op string, l, r Node, src string) (Node, error) {
 	switch {
-	case l.typ() == nil && r.typ() == nil:
-		return nil, errorf(ErrType, "NULL %s NULL needs a type; write CAST(NULL AS <type>)", op)
-	case l.typ() == nil:
-		l = typedNull(l, r.typ())
-	case r.typ() == nil:
-		r = typedNull(r, l.typ())
+	case l.Type() == nil && r.Type() == nil:
+		return nil, Errorf(ErrType, "NULL %s NULL needs a type; write CAST(NULL AS <type>)", op)
+	case l.Type() == nil:
+		l = TypedNull(l, r.Type())
+	case r.Type() == nil:
+		r = TypedNull(r, l.Type())
 	}
-	t, err := arithType(op, l.typ(), r.typ())
+	t, err := arithType(op, l.Type(), r.Type())
 	if err != nil {
 		return nil, &Error{Kind: ErrType, Msg: err.Error() + " (" + src + ")"}
 	}
@@ -400,33 +397,33 @@ func arithOf(op string, l, r node, src string) (node, error) {
 // compared as. A string literal compared with a number, a time or a
 // BOOLEAN is read as that type (ts > '2024-01-01 00:00:00'), as Flink's
 // implicit coercion of literals does; anything else must match.
-func (p *planner) operands(l, r node, src string) (node, node, *table.DataType, error) {
+func (p *Compiler) operands(l, r Node, src string) (Node, Node, *table.DataType, error) {
 	switch {
-	case l.typ() == nil && r.typ() == nil:
-		return nil, nil, nil, errorf(ErrType, "comparing NULL with NULL needs a type; write CAST(NULL AS <type>) (%s)", src)
-	case l.typ() == nil:
-		l = typedNull(l, r.typ())
-	case r.typ() == nil:
-		r = typedNull(r, l.typ())
+	case l.Type() == nil && r.Type() == nil:
+		return nil, nil, nil, Errorf(ErrType, "comparing NULL with NULL needs a type; write CAST(NULL AS <type>) (%s)", src)
+	case l.Type() == nil:
+		l = TypedNull(l, r.Type())
+	case r.Type() == nil:
+		r = TypedNull(r, l.Type())
 	}
 	var err error
-	if l, err = coerceLiteral(l, r.typ()); err != nil {
+	if l, err = coerceLiteral(l, r.Type()); err != nil {
 		return nil, nil, nil, err
 	}
-	if r, err = coerceLiteral(r, l.typ()); err != nil {
+	if r, err = coerceLiteral(r, l.Type()); err != nil {
 		return nil, nil, nil, err
 	}
-	if !comparableKind(l.typ()) || !comparableKind(r.typ()) {
-		return nil, nil, nil, errorf(ErrType, "cannot compare %s with %s: values of nested types are not comparable (%s)", tn(l.typ()), tn(r.typ()), src)
+	if !comparableKind(l.Type()) || !comparableKind(r.Type()) {
+		return nil, nil, nil, Errorf(ErrType, "cannot compare %s with %s: values of nested types are not comparable (%s)", TypeName(l.Type()), TypeName(r.Type()), src)
 	}
-	ct, ok := compareType(l.typ(), r.typ())
+	ct, ok := compareType(l.Type(), r.Type())
 	if !ok {
-		return nil, nil, nil, errorf(ErrType, "cannot compare %s with %s; CAST one side to the other's type (%s)", tn(l.typ()), tn(r.typ()), src)
+		return nil, nil, nil, Errorf(ErrType, "cannot compare %s with %s; CAST one side to the other's type (%s)", TypeName(l.Type()), TypeName(r.Type()), src)
 	}
 	return l, r, ct, nil
 }
 
-func (p *planner) comparison(e *sqlparser.ComparisonExpr, src string) (node, error) {
+func (p *Compiler) comparison(e *sqlparser.ComparisonExpr, src string) (Node, error) {
 	switch e.Operator {
 	case "in", "not in":
 		return p.in(e, src)
@@ -434,11 +431,11 @@ func (p *planner) comparison(e *sqlparser.ComparisonExpr, src string) (node, err
 		return p.like(e, src)
 	case "=", "!=", "<>", "<", "<=", ">", ">=":
 	case "<=>":
-		return nil, unsupportedExpr("<=>", "null-safe equality")
+		return nil, UnsupportedExpr("<=>", "null-safe equality")
 	default:
-		return nil, unsupportedExpr("operator " + strings.ToUpper(e.Operator))
+		return nil, UnsupportedExpr("operator " + strings.ToUpper(e.Operator))
 	}
-	ns, err := p.exprs(e.Left, e.Right)
+	ns, err := p.Exprs(e.Left, e.Right)
 	if err != nil {
 		return nil, err
 	}
@@ -454,19 +451,19 @@ func (p *planner) comparison(e *sqlparser.ComparisonExpr, src string) (node, err
 	return newCompare(op, l, r, ct, src), nil
 }
 
-func (p *planner) in(e *sqlparser.ComparisonExpr, src string) (node, error) {
+func (p *Compiler) in(e *sqlparser.ComparisonExpr, src string) (Node, error) {
 	tuple, ok := e.Right.(sqlparser.ValTuple)
 	if !ok {
-		return nil, unsupportedClause("IN with a subquery")
+		return nil, UnsupportedClause("IN with a subquery")
 	}
-	x, err := p.expr(e.Left)
+	x, err := p.Expr(e.Left)
 	if err != nil {
 		return nil, err
 	}
 	n := &inList{exprBase: exprBase{src: src}, neg: e.Operator == "not in"}
 	nn := true
 	for _, it := range tuple {
-		item, err := p.expr(it)
+		item, err := p.Expr(it)
 		if err != nil {
 			return nil, err
 		}
@@ -477,15 +474,15 @@ func (p *planner) in(e *sqlparser.ComparisonExpr, src string) (node, error) {
 		x = xx // x may have been typed by the first item (NULL IN (1, 2))
 		n.items = append(n.items, item)
 		n.cts = append(n.cts, ct)
-		nn = nn && item.typ().NotNull
+		nn = nn && item.Type().NotNull
 	}
 	n.x = x
 	n.t = boolType(nn && notNull(x))
 	return n, nil
 }
 
-func (p *planner) between(e *sqlparser.RangeCond, src string) (node, error) {
-	ns, err := p.exprs(e.Left, e.From, e.To)
+func (p *Compiler) between(e *sqlparser.RangeCond, src string) (Node, error) {
+	ns, err := p.Exprs(e.Left, e.From, e.To)
 	if err != nil {
 		return nil, err
 	}
@@ -502,16 +499,16 @@ func (p *planner) between(e *sqlparser.RangeCond, src string) (node, error) {
 		x: x2, lo: lo, hi: hi, ctLo: ctLo, ctHi: ctHi, neg: e.Operator == sqlparser.NotBetweenStr}, nil
 }
 
-func (p *planner) like(e *sqlparser.ComparisonExpr, src string) (node, error) {
-	x, err := p.expr(e.Left)
+func (p *Compiler) like(e *sqlparser.ComparisonExpr, src string) (Node, error) {
+	x, err := p.Expr(e.Left)
 	if err != nil {
 		return nil, err
 	}
-	x = typedNull(x, table.StringType())
-	if !isChar(x.typ()) {
-		return nil, errorf(ErrType, "LIKE needs a string operand, got %s (%s); CAST it to STRING", tn(x.typ()), x.text())
+	x = TypedNull(x, table.StringType())
+	if !IsChar(x.Type()) {
+		return nil, Errorf(ErrType, "LIKE needs a string operand, got %s (%s); CAST it to STRING", TypeName(x.Type()), x.Text())
 	}
-	pat, err := p.expr(e.Right)
+	pat, err := p.Expr(e.Right)
 	if err != nil {
 		return nil, err
 	}
@@ -521,18 +518,18 @@ func (p *planner) like(e *sqlparser.ComparisonExpr, src string) (node, error) {
 		n.t = boolType(false)
 		return n, nil
 	}
-	if !ok || !isChar(lit.t) {
-		return nil, unsupportedExpr("LIKE with a pattern that is not a string literal", pat.text())
+	if !ok || !IsChar(lit.t) {
+		return nil, UnsupportedExpr("LIKE with a pattern that is not a string literal", pat.Text())
 	}
 	var esc rune
 	if e.Escape != nil {
-		en, err := p.expr(e.Escape)
+		en, err := p.Expr(e.Escape)
 		if err != nil {
 			return nil, err
 		}
 		el, ok := en.(*literal)
-		if !ok || !isChar(el.t) || utf8.RuneCountInString(el.val.String()) != 1 {
-			return nil, errorf(ErrType, "ESCAPE needs a string literal of one character, got %s", en.text())
+		if !ok || !IsChar(el.t) || utf8.RuneCountInString(el.val.String()) != 1 {
+			return nil, Errorf(ErrType, "ESCAPE needs a string literal of one character, got %s", en.Text())
 		}
 		esc, _ = utf8.DecodeRuneInString(el.val.String())
 	}
@@ -548,74 +545,74 @@ func (p *planner) like(e *sqlparser.ComparisonExpr, src string) (node, error) {
 
 // function plans a call: a CAST (the rewrite's placeholder) or a scalar
 // function of the registry (callFunction). Aggregate calls never reach it:
-// expr1 hands them to the aggregate planner (aggplan.go) first.
-func (p *planner) function(f *sqlparser.FuncExpr, src string) (node, error) {
-	if spec, ok := p.castSpec(f); ok {
+// expr1 hands them to the Scope (Aggregate) first.
+func (p *Compiler) function(f *sqlparser.FuncExpr, src string) (Node, error) {
+	if spec, ok := p.CastSpec(f); ok {
 		return p.castCall(f, spec, src)
 	}
-	if cond, _ := filterOf(f); cond != nil || f.Qualifier.IsEmpty() && f.Name.EqualString(filterFunc) {
-		return nil, errorf(ErrSyntax, "FILTER (WHERE ...) follows an aggregate call (%s), as in COUNT(*) FILTER (WHERE x > 0); %s is not one", aggList, src)
+	if cond, _ := FilterOf(f); cond != nil || f.Qualifier.IsEmpty() && f.Name.EqualString(FilterFunc) {
+		return nil, Errorf(ErrSyntax, "FILTER (WHERE ...) follows an aggregate call (%s), as in COUNT(*) FILTER (WHERE x > 0); %s is not one", AggregateNames, src)
 	}
 	return p.callFunction(f, src)
 }
 
 // castCall plans CAST, TRY_CAST and a typed literal.
-func (p *planner) castCall(f *sqlparser.FuncExpr, spec castSpec, src string) (node, error) {
+func (p *Compiler) castCall(f *sqlparser.FuncExpr, spec CastSpec, src string) (Node, error) {
 	if len(f.Exprs) != 1 {
-		return nil, errorf(ErrSyntax, "CAST takes one expression (%s)", src)
+		return nil, Errorf(ErrSyntax, "CAST takes one expression (%s)", src)
 	}
 	ae, ok := f.Exprs[0].(*sqlparser.AliasedExpr)
 	if !ok || !ae.As.IsEmpty() {
-		return nil, errorf(ErrSyntax, "bad CAST %s", src)
+		return nil, Errorf(ErrSyntax, "bad CAST %s", src)
 	}
-	x, err := p.expr(ae.Expr)
+	x, err := p.Expr(ae.Expr)
 	if err != nil {
 		return nil, err
 	}
-	if jv, ok := x.(*jsonValue); ok && spec.returning {
+	if jv, ok := x.(*jsonValue); ok && spec.Returning {
 		// JSON_VALUE(... RETURNING t): the type is the call's, so that a
 		// value not of it meets the ON ERROR clause.
-		to, err := castType(p.rw, spec)
+		to, err := castType(p.src.Src, spec)
 		if err != nil {
 			return nil, err
 		}
 		if !castable(table.StringType(), to) {
-			return nil, errorf(ErrType, "JSON_VALUE cannot return %s; RETURNING takes a type a STRING can be cast to (%s)", tn(to), src)
+			return nil, Errorf(ErrType, "JSON_VALUE cannot return %s; RETURNING takes a type a STRING can be cast to (%s)", TypeName(to), src)
 		}
 		jv.src = src
 		return jv, jv.returning(to)
 	}
 	var to *table.DataType
-	if spec.lit {
+	if spec.Lit {
 		to, err = literalType(spec, x)
 	} else {
-		to, err = castType(p.rw, spec)
+		to, err = castType(p.src.Src, spec)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if x.typ() == nil {
-		return typedNull(x, to), nil
+	if x.Type() == nil {
+		return TypedNull(x, to), nil
 	}
-	if !castable(x.typ(), to) {
-		return nil, errorf(ErrType, "cannot cast %s to %s (%s)", tn(x.typ()), tn(to), src)
+	if !castable(x.Type(), to) {
+		return nil, Errorf(ErrType, "cannot cast %s to %s (%s)", TypeName(x.Type()), TypeName(to), src)
 	}
-	to = to.WithNotNull(x.typ().NotNull && !spec.try)
-	return &cast{exprBase: exprBase{t: to, src: src}, e: x, try: spec.try, hint: !spec.lit && !spec.try}, nil
+	to = to.WithNotNull(x.Type().NotNull && !spec.Try)
+	return &cast{exprBase: exprBase{t: to, src: src}, e: x, try: spec.Try, hint: !spec.Lit && !spec.Try}, nil
 }
 
 // literalType is the type of DATE '...', TIME '...' or TIMESTAMP '...': a
 // time's precision is the number of fractional digits written.
-func literalType(spec castSpec, x node) (*table.DataType, error) {
+func literalType(spec CastSpec, x Node) (*table.DataType, error) {
 	lit, ok := x.(*literal)
-	if !ok || !isChar(lit.t) {
-		return nil, errorf(ErrSyntax, "%s needs a string literal", spec.typ)
+	if !ok || !IsChar(lit.t) {
+		return nil, Errorf(ErrSyntax, "%s needs a string literal", spec.Type)
 	}
 	s := lit.val.String()
-	switch spec.kind {
-	case litDate:
+	switch spec.Kind {
+	case LitDate:
 		return &table.DataType{Kind: table.Date, NotNull: true}, nil
-	case litTime:
+	case LitTime:
 		return &table.DataType{Kind: table.Time, Precision: fractionDigits(s), NotNull: true}, nil
 	}
 	return &table.DataType{Kind: table.Timestamp, Precision: fractionDigits(s), NotNull: true}, nil

@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds the numeric functions. Exact numbers stay exact: ROUND,
 // TRUNCATE, FLOOR, CEIL, ABS and SIGN of a DECIMAL compute on its digits and
@@ -24,14 +24,14 @@ import (
 
 // numOrTimeArg is FLOOR's and CEIL's first argument.
 var numOrTimeArg = argKind{name: "numeric, DATE or TIMESTAMP", ok: func(t *table.DataType) bool {
-	return isNumeric(t) || timeArg.ok(t)
+	return IsNumeric(t) || timeArg.ok(t)
 }, null: table.DoubleType()}
 
 func init() {
 	register(
 		&funcDef{name: "MOD", args: []argKind{exactArg, exactArg},
 			desc: "the remainder of dividing the first argument by the second, with the sign of the first",
-			build: func(_ *planner, args []node, src string) (node, error) {
+			build: func(_ *Compiler, args []Node, src string) (Node, error) {
 				return arithOf("%", args[0], args[1], src)
 			}},
 		&funcDef{name: "ABS", args: []argKind{numArg}, desc: "the absolute value",
@@ -78,8 +78,8 @@ func doubleArgs(c *call) (*table.DataType, error) {
 }
 
 // doubles applies f (of one or two float64s) to DOUBLE arguments.
-func doubles[F func(float64) float64 | func(float64, float64) float64](f F) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func doubles[F func(float64) float64 | func(float64, float64) float64](f F) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		x := as[0].(*array.Float64)
 		var y *array.Float64
 		if len(as) > 1 {
@@ -100,8 +100,8 @@ func doubles[F func(float64) float64 | func(float64, float64) float64](f F) func
 // exactOrFloat is a function of one number of the result's type: onInt on
 // integers (an error if the result does not fit, or ok is false), onDec on a DECIMAL's
 // unscaled value at its scale, onFloat on FLOAT and DOUBLE.
-func exactOrFloat(onInt func(int64) (int64, bool), onDec func(v *big.Int, scale int) *big.Int, onFloat func(float64) float64) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func exactOrFloat(onInt func(int64) (int64, bool), onDec func(v *big.Int, scale int) *big.Int, onFloat func(float64) float64) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		t := c.t
 		switch {
 		case isInt(t):
@@ -111,7 +111,7 @@ func exactOrFloat(onInt func(int64) (int64, bool), onDec func(v *big.Int, scale 
 			return rowsOf(ec, c, as, func(b array.Builder, i int) error {
 				r, ok := onInt(get(i))
 				if !ok || r < lo || r > hi {
-					return errorf(ErrEval, "%s overflows %s", c.src, tn(t))
+					return Errorf(ErrEval, "%s overflows %s", c.src, TypeName(t))
 				}
 				if put == nil {
 					put = intAppender(b)
@@ -120,7 +120,7 @@ func exactOrFloat(onInt func(int64) (int64, bool), onDec func(v *big.Int, scale 
 				return nil
 			})
 		case t.Kind == table.Decimal:
-			get := decReader(as[0], c.args[0].typ())
+			get := decReader(as[0], c.args[0].Type())
 			return rowsOf(ec, c, as, func(b *array.Decimal128Builder, i int) error {
 				b.Append(decimal128.FromBigInt(onDec(get(i), t.Scale)))
 				return nil
@@ -197,13 +197,13 @@ func digitsArg(c *call) (d int64, constant bool) {
 // may carry), or DECIMAL(1 + p - s, 0) for d < 0; a DECIMAL needs d to be a
 // constant.
 func roundType(c *call) (*table.DataType, error) {
-	t := c.args[0].typ().WithNotNull(notNull(c.args...))
+	t := c.args[0].Type().WithNotNull(notNull(c.args...))
 	if t.Kind != table.Decimal {
 		return t, nil
 	}
 	d, ok := digitsArg(c)
 	if !ok {
-		return nil, errorf(ErrType, "%s of a DECIMAL needs a constant number of digits, got %s (%s)", c.fn.name, c.args[1].text(), c.src)
+		return nil, Errorf(ErrType, "%s of a DECIMAL needs a constant number of digits, got %s (%s)", c.fn.name, c.args[1].Text(), c.src)
 	}
 	p, s := t.Precision, t.Scale
 	switch {
@@ -235,13 +235,13 @@ func roundDigits(v *big.Int, s int, d int64, trunc bool) *big.Int {
 }
 
 // rounder is ROUND and TRUNCATE (trunc).
-func rounder(trunc bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func rounder(trunc bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		digits := func(int) int64 { return 0 }
 		if len(as) > 1 {
 			digits = render.IntReader(as[1])
 		}
-		t, from := c.t, c.args[0].typ()
+		t, from := c.t, c.args[0].Type()
 		switch {
 		case isExact(t):
 			get, s := decReader(as[0], from), scaleOf(from)
@@ -266,14 +266,14 @@ func rounder(trunc bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Arr
 func appendExact(b array.Builder, v *big.Int, t *table.DataType, c *call) error {
 	if t.Kind == table.Decimal {
 		if !fitsDecimal(v, t.Precision) {
-			return errorf(ErrEval, "%s overflows %s", c.src, tn(t))
+			return Errorf(ErrEval, "%s overflows %s", c.src, TypeName(t))
 		}
 		b.(*array.Decimal128Builder).Append(decimal128.FromBigInt(v))
 		return nil
 	}
 	lo, hi := table.IntRange(t.Kind)
 	if !v.IsInt64() || v.Int64() < lo || v.Int64() > hi {
-		return errorf(ErrEval, "%s overflows %s", c.src, tn(t))
+		return Errorf(ErrEval, "%s overflows %s", c.src, TypeName(t))
 	}
 	intAppender(b)(v.Int64())
 	return nil
@@ -307,10 +307,10 @@ func decimalText(v *big.Int, s int) string {
 // DECIMAL(p - s + 1, 0) (the integer part may gain a digit: CEIL(9.5) is
 // 10), as in Flink.
 func floorCeilType(c *call) (*table.DataType, error) {
-	t := c.args[0].typ()
-	if len(c.args) == 2 || !isNumeric(t) {
-		if len(c.args) == 1 || isNumeric(t) {
-			return nil, errorf(ErrType, "%s takes a number, or a time TO a unit (%s)", c.fn.name, c.src)
+	t := c.args[0].Type()
+	if len(c.args) == 2 || !IsNumeric(t) {
+		if len(c.args) == 1 || IsNumeric(t) {
+			return nil, Errorf(ErrType, "%s takes a number, or a time TO a unit (%s)", c.fn.name, c.src)
 		}
 		u, err := unitName(c, c.args[1], floorUnits)
 		c.state = u
@@ -322,7 +322,7 @@ func floorCeilType(c *call) (*table.DataType, error) {
 	return &table.DataType{Kind: table.Decimal, Precision: min(table.MaxDecimalPrecision, t.Precision-t.Scale+1), NotNull: t.NotNull}, nil
 }
 
-func floorCeil(floor bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func floorCeil(floor bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	f := math.Ceil
 	if floor {
 		f = math.Floor
@@ -338,8 +338,8 @@ func floorCeil(floor bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.A
 		return q
 	}
 	onTime := floorCeilTime(floor)
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-		from := c.args[0].typ()
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+		from := c.args[0].Type()
 		if len(as) == 2 {
 			return onTime(ec, c, as[:1])
 		}

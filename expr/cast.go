@@ -1,4 +1,4 @@
-package query
+package expr
 
 import (
 	"errors"
@@ -35,22 +35,22 @@ func castable(from, to *table.DataType) bool {
 		return from.WithNotNull(false).Equal(to.WithNotNull(false))
 	}
 	switch {
-	case isChar(to):
+	case IsChar(to):
 		return true
 	case !comparableKind(from):
 		return false
-	case isNumeric(to):
-		return isNumeric(from) || from.Kind == table.Boolean || isChar(from)
+	case IsNumeric(to):
+		return IsNumeric(from) || from.Kind == table.Boolean || IsChar(from)
 	case to.Kind == table.Boolean:
-		return isNumeric(from) || from.Kind == table.Boolean || isChar(from)
+		return IsNumeric(from) || from.Kind == table.Boolean || IsChar(from)
 	case isBin(to):
-		return isBin(from) || isChar(from)
+		return isBin(from) || IsChar(from)
 	case to.Kind == table.Date:
-		return from.Kind == table.Date || isTimestamp(from) || isChar(from)
+		return from.Kind == table.Date || isTimestamp(from) || IsChar(from)
 	case to.Kind == table.Time:
-		return from.Kind == table.Time || isTimestamp(from) || isChar(from)
+		return from.Kind == table.Time || isTimestamp(from) || IsChar(from)
 	case isTimestamp(to):
-		return from.Kind == table.Date || isTimestamp(from) || isChar(from)
+		return from.Kind == table.Date || isTimestamp(from) || IsChar(from)
 	}
 	return false
 }
@@ -62,9 +62,9 @@ func sameStorage(from, to *table.DataType) bool {
 		return false
 	}
 	switch {
-	case isChar(to):
+	case IsChar(to):
 		// Only a cast to a length no shorter than every value's is a no-op.
-		return to.Kind == table.Varchar && (to.Length == table.MaxLength || isChar(from) && from.Kind == table.Varchar && from.Length <= to.Length)
+		return to.Kind == table.Varchar && (to.Length == table.MaxLength || IsChar(from) && from.Kind == table.Varchar && from.Length <= to.Length)
 	case isTimestamp(to), to.Kind == table.Time:
 		return from.Precision <= to.Precision
 	case to.Kind == table.Varbinary:
@@ -75,7 +75,7 @@ func sameStorage(from, to *table.DataType) bool {
 
 // castError is one value that does not fit the target of a CAST.
 func castError(val string, to *table.DataType, why string) error {
-	msg := fmt.Sprintf("cannot cast %s to %s", val, tn(to))
+	msg := fmt.Sprintf("cannot cast %s to %s", val, TypeName(to))
 	if why != "" {
 		msg += ": " + why
 	}
@@ -84,7 +84,7 @@ func castError(val string, to *table.DataType, why string) error {
 
 // castArray converts every value of a (of type from) to type to. A value that
 // does not fit is an error, or NULL when try is set (TRY_CAST).
-func castArray(ec *evalCtx, a arrow.Array, from, to *table.DataType, try bool) (arrow.Array, error) {
+func castArray(ec *EvalCtx, a arrow.Array, from, to *table.DataType, try bool) (arrow.Array, error) {
 	if sameStorage(from, to) {
 		a.Retain()
 		return a, nil
@@ -103,7 +103,7 @@ func castArray(ec *evalCtx, a arrow.Array, from, to *table.DataType, try bool) (
 	show := render.Formatter(a, from)
 	quoted := func(i int) string { // of a value that is not NULL
 		s, _ := show(i)
-		if isChar(from) {
+		if IsChar(from) {
 			return table.QuoteString(s)
 		}
 		return s
@@ -128,7 +128,7 @@ func castArray(ec *evalCtx, a arrow.Array, from, to *table.DataType, try bool) (
 		err = castToDecimal(b.(*array.Decimal128Builder), a, from, to, fail)
 	case to.Kind == table.Boolean:
 		err = castToBool(b.(*array.BooleanBuilder), a, from, fail)
-	case isChar(to):
+	case IsChar(to):
 		err = castToString(b.(*array.StringBuilder), a, from, to)
 	case isBin(to):
 		err = castToBinary(b, a, to)
@@ -139,7 +139,7 @@ func castArray(ec *evalCtx, a arrow.Array, from, to *table.DataType, try bool) (
 	case isTimestamp(to):
 		err = castToTimestamp(b.(*array.TimestampBuilder), a, from, to, fail)
 	default:
-		return nil, errorf(ErrUnsupported, "cannot cast %s to %s", from, to)
+		return nil, Errorf(ErrUnsupported, "cannot cast %s to %s", from, to)
 	}
 	if err != nil {
 		return nil, err
@@ -329,7 +329,7 @@ func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail fu
 		return v, ""
 	})
 	if get == nil {
-		return errorf(ErrUnsupported, "cannot cast %s to %s", from, to)
+		return Errorf(ErrUnsupported, "cannot cast %s to %s", from, to)
 	}
 	lo, hi := table.IntRange(to.Kind)
 	inRange := func(i int) (int64, string) {
@@ -359,7 +359,7 @@ func numberOf[N int64 | float64](a arrow.Array, from *table.DataType, dec func(d
 			}
 			return 0, ""
 		}
-	case isChar(from):
+	case IsChar(from):
 		s := a.(*array.String)
 		return func(i int) (N, string) { return str(strings.TrimSpace(s.Value(i))) }
 	}
@@ -473,7 +473,7 @@ func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *table.Da
 			}
 			return decimal128.Num{}, ""
 		}
-	case isChar(from):
+	case IsChar(from):
 		str := a.(*array.String)
 		get = func(i int) (decimal128.Num, string) { return text(strings.TrimSpace(str.Value(i))) }
 	}
@@ -495,7 +495,7 @@ func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fa
 	case from.Kind == table.Decimal:
 		d := a.(*array.Decimal128)
 		get = func(i int) (bool, string) { return d.Value(i).Sign() != 0, "" }
-	case isChar(from):
+	case IsChar(from):
 		s := a.(*array.String)
 		get = func(i int) (bool, string) {
 			switch strings.ToLower(strings.TrimSpace(s.Value(i))) {
@@ -586,7 +586,7 @@ func castToDate(b *array.Date32Builder, a arrow.Array, from *table.DataType, fai
 			days, _ := calendar.FloorDiv(r(i).Sec, calendar.SecsPerDay)
 			return days, ""
 		}
-	case isChar(from):
+	case IsChar(from):
 		get = parseStrings(a, parseDate, "not a date (yyyy-mm-dd)")
 	}
 	inRange := func(i int) (arrow.Date32, string) {
@@ -612,7 +612,7 @@ func castToTime(b array.Builder, a arrow.Array, from, to *table.DataType, fail f
 			_, s := calendar.FloorDiv(t.Sec, calendar.SecsPerDay)
 			return s*calendar.NanosPerSec + t.Nsec, ""
 		}
-	case isChar(from):
+	case IsChar(from):
 		get = parseStrings(a, parseTime, "not a time (hh:mm:ss)")
 	}
 	var put func(int64)
@@ -633,7 +633,7 @@ func castToTimestamp(b *array.TimestampBuilder, a arrow.Array, from, to *table.D
 	case from.Kind == table.Date || isTimestamp(from):
 		r := render.InstantReader(a)
 		get = func(i int) (calendar.Instant, string) { return r(i), "" }
-	case isChar(from):
+	case IsChar(from):
 		get = parseStrings(a, parseTimestamp, "not a timestamp (yyyy-mm-dd hh:mm:ss[.fffffffff])")
 	}
 	unit := int64(b.Type().(*arrow.TimestampType).Unit.Multiplier())

@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds access to ARRAY, MAP and ROW values: CARDINALITY, arr[i]
 // (from 1; an index out of range is NULL), m['key'] (NULL for a missing
@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
-	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
@@ -27,13 +26,13 @@ func init() {
 		&funcDef{name: "CARDINALITY", args: []argKind{nestedArg},
 			desc: "the number of elements of an ARRAY or entries of a MAP",
 			ret:  fixedType(table.IntType()), eval: cardinality},
-		&funcDef{name: strings.ToUpper(itemFunc), args: []argKind{nestedArg, anyArg}, hidden: true,
+		&funcDef{name: strings.ToUpper(ItemFunc), args: []argKind{nestedArg, anyArg}, hidden: true,
 			sig: "ARRAY[INTEGER], MAP[key]", desc: "an element of an ARRAY (from 1) or the value of a MAP's key",
 			ret: itemType, eval: item},
 	)
 }
 
-func cardinality(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func cardinality(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	offs := func(i int) (int64, int64) { return as[0].(array.ListLike).ValueOffsets(i) }
 	return rowsOf(ec, c, as, func(b *array.Int32Builder, i int) error {
 		s, e := offs(i)
@@ -45,15 +44,15 @@ func cardinality(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 // itemType is the element's or value's type, NULL when absent; an ARRAY
 // takes an integer index, a MAP a key of its key type.
 func itemType(c *call) (*table.DataType, error) {
-	x, k := c.args[0].typ(), c.args[1].typ()
+	x, k := c.args[0].Type(), c.args[1].Type()
 	if x.Kind == table.Array {
 		if !isInt(k) {
-			return nil, errorf(ErrType, "an ARRAY index is an integer, got %s (%s)", tn(k), c.src)
+			return nil, Errorf(ErrType, "an ARRAY index is an integer, got %s (%s)", TypeName(k), c.src)
 		}
 		return x.Elem.WithNotNull(false), nil
 	}
 	if _, ok := commonType(x.Key, k); !ok || !comparableKind(x.Key) {
-		return nil, errorf(ErrType, "the keys of %s are %s, got %s (%s)", c.args[0].text(), tn(x.Key), tn(k), c.src)
+		return nil, Errorf(ErrType, "the keys of %s are %s, got %s (%s)", c.args[0].Text(), TypeName(x.Key), TypeName(k), c.src)
 	}
 	kc, err := convert(c.args[1], x.Key)
 	if err != nil {
@@ -65,7 +64,7 @@ func itemType(c *call) (*table.DataType, error) {
 
 // item finds, for each row, where in the ARRAY's elements or the MAP's
 // values its answer is, and takes those.
-func item(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func item(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	x := as[0]
 	n := x.Len()
 	idx := array.NewInt32Builder(ec.mem)
@@ -75,7 +74,7 @@ func item(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	switch l := x.(type) {
 	case *array.Map:
 		values = l.Items()
-		keyType := c.args[0].typ().Key
+		keyType := c.args[0].Type().Key
 		ct, _ := compareType(keyType, keyType)
 		for i := 0; i < n; i++ {
 			if x.IsNull(i) || as[1].IsNull(i) {
@@ -118,7 +117,7 @@ func item(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 }
 
 // findKey is the position in keys[s:e] of row i's key, -1 if absent.
-func findKey(ec *evalCtx, keys arrow.Array, kt, ct *table.DataType, key arrow.Array, i, s, e int) (int, error) {
+func findKey(ec *EvalCtx, keys arrow.Array, kt, ct *table.DataType, key arrow.Array, i, s, e int) (int, error) {
 	if e == s {
 		return -1, nil
 	}
@@ -142,28 +141,14 @@ func findKey(ec *evalCtx, keys arrow.Array, kt, ct *table.DataType, key arrow.Ar
 	return -1, nil
 }
 
-// rowField plans r.field and r.a.b when r names a ROW column (and not the
-// table); ok is false when the name is not one.
-func (p *planner) rowField(c *sqlparser.ColName, src string) (node, bool, error) {
-	if p.scope.tbl == noTable || c.Qualifier.Name.IsEmpty() {
-		return nil, false, nil
-	}
-	col, fields := c.Qualifier.Name.String(), []string{c.Name.String()}
-	if !c.Qualifier.Qualifier.IsEmpty() {
-		col, fields = c.Qualifier.Qualifier.String(), []string{c.Qualifier.Name.String(), c.Name.String()}
-	} else if p.isQualifier(col) {
-		return nil, false, nil
-	}
-	s := p.scope.cols
-	k := s.Index(col)
-	if k < 0 || s.Columns[k].Type.Kind != table.Row {
-		return nil, false, nil
-	}
-	var n node = p.ref(k, s.Columns[k], col)
+// FieldOf is the field path fields of n, a ROW (r.a.b: n is r, fields
+// are a and b; src is the whole as written): an error names the field n
+// has not.
+func FieldOf(n Node, fields []string, src string) (Node, error) {
 	for _, f := range fields {
-		t := n.typ()
+		t := n.Type()
 		if t.Kind != table.Row {
-			return nil, true, errorf(ErrType, "%s is %s, which has no fields (%s)", n.text(), tn(t), src)
+			return nil, Errorf(ErrType, "%s is %s, which has no fields (%s)", n.Text(), TypeName(t), src)
 		}
 		at := -1
 		var names []string
@@ -174,23 +159,23 @@ func (p *planner) rowField(c *sqlparser.ColName, src string) (node, bool, error)
 			}
 		}
 		if at < 0 {
-			return nil, true, errorf(ErrUnknownColumn, "%s has no field %s (fields: %s)", n.text(), f, strings.Join(names, ", "))
+			return nil, Errorf(ErrUnknownColumn, "%s has no field %s (fields: %s)", n.Text(), f, strings.Join(names, ", "))
 		}
-		n = &field{exprBase: exprBase{t: t.Fields[at].Type.WithNotNull(false), src: n.text() + "." + f}, e: n, idx: at}
+		n = &field{exprBase: exprBase{t: t.Fields[at].Type.WithNotNull(false), src: n.Text() + "." + f}, e: n, idx: at}
 	}
-	return n, true, nil
+	return n, nil
 }
 
 // field is a field of a ROW: NULL where the ROW is.
 type field struct {
 	exprBase
-	e   node
+	e   Node
 	idx int
 }
 
-func (f *field) operands() []node { return []node{f.e} }
-func (f *field) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	return evalUnary(ec, b, f.e, func(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
+func (f *field) Operands() []Node { return []Node{f.e} }
+func (f *field) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	return evalUnary(ec, b, f.e, func(ec *EvalCtx, a arrow.Array) (arrow.Array, error) {
 		st := a.(*array.Struct)
 		child := st.Field(f.idx)
 		if st.NullN() == 0 {

@@ -1,4 +1,4 @@
-package query
+package expr
 
 import (
 	"context"
@@ -20,23 +20,23 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// A node is a planned expression. It evaluates on a whole batch at once and
+// A Node is a planned expression. It evaluates on a whole batch at once and
 // returns one value per row of the batch; its array's Arrow type is always
 // typ().ArrowType(), so that nodes compose without checking each other.
 //
-// A node type embeds exprBase for its type and text and states only what is
+// A Node type embeds exprBase for its type and text and states only what is
 // its own: its operands and how it evaluates.
-type node interface {
-	typ() *table.DataType
-	// eval returns an array of b.NumRows() values, which the caller
+type Node interface {
+	Type() *table.DataType
+	// Eval returns an array of b.NumRows() values, which the caller
 	// releases.
-	eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error)
-	// text is the expression as written, for messages.
-	text() string
-	// operands are the nodes this one evaluates, so that code walking the
+	Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error)
+	// Text is the expression as written, for messages.
+	Text() string
+	// Operands are the nodes this one evaluates, so that code walking the
 	// tree (constant folding, and what reads which column) needs no case
 	// per node type.
-	operands() []node
+	Operands() []Node
 }
 
 // exprBase is what every node has: its result type and its text.
@@ -45,22 +45,22 @@ type exprBase struct {
 	src string // as written
 }
 
-func (e *exprBase) typ() *table.DataType { return e.t }
-func (e *exprBase) text() string         { return e.src }
+func (e *exprBase) Type() *table.DataType { return e.t }
+func (e *exprBase) Text() string          { return e.src }
 
 // isConstant reports whether n reads no column: only a column reference
 // reads one, so a node is constant when all its operands are, unless its
 // value changes by itself (CURRENT_TIMESTAMP).
-func isConstant(n node) bool {
+func isConstant(n Node) bool {
 	switch n := n.(type) {
-	case *colRef:
+	case *ColRef:
 		return false
 	case *call:
 		if n.fn.volatile {
 			return false
 		}
 	}
-	for _, o := range n.operands() {
+	for _, o := range n.Operands() {
 		if !isConstant(o) {
 			return false
 		}
@@ -68,26 +68,30 @@ func isConstant(n node) bool {
 	return true
 }
 
-// evalCtx carries what every kernel needs: the allocator, and a context for
+// EvalCtx carries what every kernel needs: the allocator, and a context for
 // arrow's compute functions. Evaluation is bounded CPU work, so this context
 // is not the query's: a cancel ends the query between batches, never halfway
 // through one.
-type evalCtx struct {
+type EvalCtx struct {
 	ctx context.Context
 	mem memory.Allocator
 }
 
-func newEvalCtx(mem memory.Allocator) *evalCtx {
+// NewEvalCtx is an EvalCtx whose kernels allocate from mem.
+func NewEvalCtx(mem memory.Allocator) *EvalCtx {
 	ctx := compute.WithAllocator(context.Background(), mem)
 	e := compute.DefaultExecCtx()
 	// Batches are small; compute's per-column goroutines would cost more
 	// than they save, and a query should start none it does not own.
 	e.NumParallel = 1
-	return &evalCtx{ctx: compute.SetExecCtx(ctx, e), mem: mem}
+	return &EvalCtx{ctx: compute.SetExecCtx(ctx, e), mem: mem}
 }
 
+// Mem is the allocator the kernels allocate from.
+func (ec *EvalCtx) Mem() memory.Allocator { return ec.mem }
+
 // call runs one of arrow's compute functions on arrays.
-func (ec *evalCtx) call(fn string, opts compute.FunctionOptions, args ...arrow.Array) (arrow.Array, error) {
+func (ec *EvalCtx) call(fn string, opts compute.FunctionOptions, args ...arrow.Array) (arrow.Array, error) {
 	ds := make([]compute.Datum, len(args))
 	for i, a := range args {
 		ds[i] = compute.NewDatum(a)
@@ -109,8 +113,8 @@ func (ec *evalCtx) call(fn string, opts compute.FunctionOptions, args ...arrow.A
 	return ad.MakeArray(), nil
 }
 
-// takeRows is the batch made of rows idx of b, in that order.
-func takeRows(ec *evalCtx, b arrow.RecordBatch, idx []int) (arrow.RecordBatch, error) {
+// TakeRows is the batch made of rows idx of b, in that order.
+func TakeRows(ec *EvalCtx, b arrow.RecordBatch, idx []int) (arrow.RecordBatch, error) {
 	ib := array.NewInt32Builder(ec.mem)
 	defer ib.Release()
 	ib.Reserve(len(idx))
@@ -120,7 +124,7 @@ func takeRows(ec *evalCtx, b arrow.RecordBatch, idx []int) (arrow.RecordBatch, e
 	ia := ib.NewArray()
 	defer ia.Release()
 	cols := make([]arrow.Array, b.NumCols())
-	defer releaseAll(cols)
+	defer ReleaseAll(cols)
 	for k := range cols {
 		c, err := compute.TakeArray(ec.ctx, b.Column(k), ia)
 		if err != nil {
@@ -131,7 +135,7 @@ func takeRows(ec *evalCtx, b arrow.RecordBatch, idx []int) (arrow.RecordBatch, e
 	return array.NewRecordBatch(b.Schema(), cols, int64(len(idx))), nil
 }
 
-func releaseAll(as []arrow.Array) {
+func ReleaseAll(as []arrow.Array) {
 	for _, a := range as {
 		if a != nil {
 			a.Release()
@@ -139,14 +143,14 @@ func releaseAll(as []arrow.Array) {
 	}
 }
 
-// evalArgs evaluates operands in order; the caller releases the arrays
-// (releaseAll). On error nothing is left to release.
-func evalArgs(ec *evalCtx, b arrow.RecordBatch, ns ...node) ([]arrow.Array, error) {
+// EvalArgs evaluates operands in order; the caller releases the arrays
+// (ReleaseAll). On error nothing is left to release.
+func EvalArgs(ec *EvalCtx, b arrow.RecordBatch, ns ...Node) ([]arrow.Array, error) {
 	as := make([]arrow.Array, len(ns))
 	for k, n := range ns {
-		a, err := n.eval(ec, b)
+		a, err := n.Eval(ec, b)
 		if err != nil {
-			releaseAll(as)
+			ReleaseAll(as)
 			return nil, err
 		}
 		as[k] = a
@@ -156,8 +160,8 @@ func evalArgs(ec *evalCtx, b arrow.RecordBatch, ns ...node) ([]arrow.Array, erro
 
 // evalUnary evaluates the operand e of a node with one operand and hands
 // its array to f, releasing it after.
-func evalUnary(ec *evalCtx, b arrow.RecordBatch, e node, f func(*evalCtx, arrow.Array) (arrow.Array, error)) (arrow.Array, error) {
-	a, err := e.eval(ec, b)
+func evalUnary(ec *EvalCtx, b arrow.RecordBatch, e Node, f func(*EvalCtx, arrow.Array) (arrow.Array, error)) (arrow.Array, error) {
+	a, err := e.Eval(ec, b)
 	if err != nil {
 		return nil, err
 	}
@@ -165,16 +169,26 @@ func evalUnary(ec *evalCtx, b arrow.RecordBatch, e node, f func(*evalCtx, arrow.
 	return f(ec, a)
 }
 
-// colRef reads a column of the table; its text is the name as written.
-type colRef struct {
+// ColRef reads a column of the table; its text is the name as written.
+type ColRef struct {
 	exprBase
-	idx int
-	col table.Column
+	// Index is the column's place in the batch a plan evaluates on,
+	// which the planner renumbers when it narrows the batch to the
+	// columns read.
+	Index int
+	// Column is the column read.
+	Column table.Column
 }
 
-func (c *colRef) operands() []node { return nil }
-func (c *colRef) eval(_ *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	a := b.Column(c.idx)
+// NewColRef is a reference to column c at place k of the batch; src is
+// its name as written.
+func NewColRef(k int, c table.Column, src string) *ColRef {
+	return &ColRef{exprBase: exprBase{t: c.Type, src: src}, Index: k, Column: c}
+}
+
+func (c *ColRef) Operands() []Node { return nil }
+func (c *ColRef) Eval(_ *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	a := b.Column(c.Index)
 	a.Retain()
 	return a, nil
 }
@@ -211,21 +225,21 @@ func newLiteral(t *table.DataType, val scalar.Scalar, src string) *literal {
 	return &literal{exprBase: exprBase{t: t, src: src}, val: val}
 }
 
-func (l *literal) operands() []node { return nil }
-func (l *literal) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+func (l *literal) Operands() []Node { return nil }
+func (l *literal) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	return scalar.MakeArrayFromScalar(l.val, int(b.NumRows()), ec.mem)
 }
 
 // binaryOp is what a node of two operands has.
 type binaryOp struct {
 	exprBase
-	l, r node
+	l, r Node
 }
 
-func (n *binaryOp) operands() []node { return []node{n.l, n.r} }
+func (n *binaryOp) Operands() []Node { return []Node{n.l, n.r} }
 
 // newBinary is the binary part of a node of type t over l and r.
-func newBinary(t *table.DataType, src string, l, r node) binaryOp {
+func newBinary(t *table.DataType, src string, l, r Node) binaryOp {
 	return binaryOp{exprBase: exprBase{t: t, src: src}, l: l, r: r}
 }
 
@@ -235,7 +249,7 @@ type arith struct {
 	op string
 }
 
-func (n *arith) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+func (n *arith) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	ops, err := evalOperands(ec, b, n.l, n.r)
 	if err != nil {
 		return nil, err
@@ -264,12 +278,12 @@ func (n *arith) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	}
 	// Operands are widened to the result type first, so that compute sees
 	// two arrays of one type and its overflow checks are the result's.
-	lc, err := castArray(ec, la, n.l.typ(), n.t, false)
+	lc, err := castArray(ec, la, n.l.Type(), n.t, false)
 	if err != nil {
 		return nil, err
 	}
 	defer lc.Release()
-	rc, err := castArray(ec, ra, n.r.typ(), n.t, false)
+	rc, err := castArray(ec, ra, n.r.Type(), n.t, false)
 	if err != nil {
 		return nil, err
 	}
@@ -297,9 +311,9 @@ func (n *arith) evalError(err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "divide by zero") || errors.Is(err, errDivZero):
-		return errorf(ErrEval, "division by zero in %s", n.src)
+		return Errorf(ErrEval, "division by zero in %s", n.src)
 	case strings.Contains(msg, "overflow"):
-		return errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
+		return Errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
 	}
 	return &Error{Kind: ErrEval, Msg: fmt.Sprintf("%s: %v", n.src, err)}
 }
@@ -377,8 +391,8 @@ func scaleOf(t *table.DataType) int {
 // result's scale; a result with more digits than its precision is an error
 // (Flink gives NULL; kshare will not turn a number into a NULL silently).
 func decimalArith(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Array, error) {
-	lr, rr := decReader(la, n.l.typ()), decReader(ra, n.r.typ())
-	s1, s2, s := scaleOf(n.l.typ()), scaleOf(n.r.typ()), n.t.Scale
+	lr, rr := decReader(la, n.l.Type()), decReader(ra, n.r.Type())
+	s1, s2, s := scaleOf(n.l.Type()), scaleOf(n.r.Type()), n.t.Scale
 	return eachRow(mem, n.t.ArrowType(), []arrow.Array{la, ra}, func(b *array.Decimal128Builder, i int) error {
 		x, y := lr(i), rr(i)
 		var v *big.Int
@@ -411,7 +425,7 @@ func decimalArith(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Arr
 			v = rescale(new(big.Int).Rem(x, y), m, s)
 		}
 		if !fitsDecimal(v, n.t.Precision) {
-			return errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
+			return Errorf(ErrEval, "%s overflows %s", n.src, n.t.WithNotNull(false))
 		}
 		b.Append(decimal128.FromBigInt(v))
 		return nil
@@ -423,20 +437,20 @@ func decimalArith(mem memory.Allocator, n *arith, la, ra arrow.Array) (arrow.Arr
 // NOT keeps NULL, the IS tests are never NULL.
 var (
 	negDef = &funcDef{name: "-", eval: negate}
-	notDef = &funcDef{name: "NOT", eval: func(ec *evalCtx, _ *call, as []arrow.Array) (arrow.Array, error) {
+	notDef = &funcDef{name: "NOT", eval: func(ec *EvalCtx, _ *call, as []arrow.Array) (arrow.Array, error) {
 		return ec.call("not", nil, as[0])
 	}}
 	isDef = &funcDef{name: "IS", eval: isTest}
 )
 
 // unaryCall is the call of an operator of one operand.
-func unaryCall(d *funcDef, t *table.DataType, src string, x node, state any) *call {
-	return &call{exprBase: exprBase{t: t, src: src}, fn: d, args: []node{x}, state: state}
+func unaryCall(d *funcDef, t *table.DataType, src string, x Node, state any) *call {
+	return &call{exprBase: exprBase{t: t, src: src}, fn: d, args: []Node{x}, state: state}
 }
 
-func negate(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func negate(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	a := as[0]
-	if c.typ().Kind == table.Decimal {
+	if c.Type().Kind == table.Decimal {
 		d := a.(*array.Decimal128)
 		bld := array.NewDecimal128Builder(ec.mem, d.DataType().(*arrow.Decimal128Type))
 		defer bld.Release()
@@ -451,7 +465,7 @@ func negate(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	}
 	out, err := ec.call("negate", nil, a)
 	if err != nil {
-		return nil, errorf(ErrEval, "%s overflows %s", c.src, c.typ().WithNotNull(false))
+		return nil, Errorf(ErrEval, "%s overflows %s", c.src, c.Type().WithNotNull(false))
 	}
 	return out, nil
 }
@@ -463,7 +477,7 @@ type compare struct {
 	ct *table.DataType // the type both sides are compared as
 }
 
-func (n *compare) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+func (n *compare) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	ops, err := evalOperands(ec, b, n.l, n.r)
 	if err != nil {
 		return nil, err
@@ -472,11 +486,11 @@ func (n *compare) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	if err := fullOperands(ec, ops, int(b.NumRows())); err != nil {
 		return nil, err
 	}
-	return compareOperands(ec, n.op, ops[0], n.l.typ(), ops[1], n.r.typ(), n.ct)
+	return compareOperands(ec, n.op, ops[0], n.l.Type(), ops[1], n.r.Type(), n.ct)
 }
 
 // newCompare is l op r, compared as type ct: NULL if either side is.
-func newCompare(op string, l, r node, ct *table.DataType, src string) *compare {
+func newCompare(op string, l, r Node, ct *table.DataType, src string) *compare {
 	return &compare{binaryOp: newBinary(boolType(notNull(l, r)), src, l, r), op: op, ct: ct}
 }
 
@@ -484,14 +498,14 @@ var compareFuncs = map[string]string{
 	"=": "equal", "<>": "not_equal", "<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal",
 }
 
-func compareArrays(ec *evalCtx, op string, la arrow.Array, lt *table.DataType, ra arrow.Array, rt *table.DataType, ct *table.DataType) (arrow.Array, error) {
+func compareArrays(ec *EvalCtx, op string, la arrow.Array, lt *table.DataType, ra arrow.Array, rt *table.DataType, ct *table.DataType) (arrow.Array, error) {
 	return compareOperands(ec, op, operand{a: la}, lt, operand{a: ra}, rt, ct)
 }
 
 // compareOperands is compareArrays where either side (not both) may be a
 // single value for every row.
-func compareOperands(ec *evalCtx, op string, l operand, lt *table.DataType, r operand, rt *table.DataType, ct *table.DataType) (arrow.Array, error) {
-	if isNumeric(ct) && ct.Kind != table.Decimal {
+func compareOperands(ec *EvalCtx, op string, l operand, lt *table.DataType, r operand, rt *table.DataType, ct *table.DataType) (arrow.Array, error) {
+	if IsNumeric(ct) && ct.Kind != table.Decimal {
 		// Numbers are read as ct's values in place, without a cast.
 		if out, ok := nativeCompare(ec, op, l, r, ct); ok {
 			return out, nil
@@ -567,8 +581,8 @@ type logic struct {
 	or bool
 }
 
-func (n *logic) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	la, err := n.l.eval(ec, b)
+func (n *logic) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	la, err := n.l.Eval(ec, b)
 	if err != nil {
 		return nil, err
 	}
@@ -591,19 +605,19 @@ func (n *logic) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 		fn = "or_kleene"
 	}
 	if len(open) == lv.Len() {
-		ra, err := n.r.eval(ec, b)
+		ra, err := n.r.Eval(ec, b)
 		if err != nil {
 			return nil, err
 		}
 		defer ra.Release()
 		return ec.call(fn, nil, la, ra)
 	}
-	sub, err := takeRows(ec, b, open)
+	sub, err := TakeRows(ec, b, open)
 	if err != nil {
 		return nil, err
 	}
 	defer sub.Release()
-	ra, err := n.r.eval(ec, sub)
+	ra, err := n.r.Eval(ec, sub)
 	if err != nil {
 		return nil, err
 	}
@@ -639,7 +653,7 @@ type isSpec struct {
 	neg  bool
 }
 
-func isTest(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func isTest(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	n, a := c.state.(isSpec), as[0]
 	if n.what == "null" {
 		fn := "is_null"
@@ -664,15 +678,15 @@ func isTest(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 // involved).
 type inList struct {
 	exprBase
-	x     node
-	items []node
+	x     Node
+	items []Node
 	cts   []*table.DataType
 	neg   bool
 }
 
-func (n *inList) operands() []node { return append([]node{n.x}, n.items...) }
-func (n *inList) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	xa, err := n.x.eval(ec, b)
+func (n *inList) Operands() []Node { return append([]Node{n.x}, n.items...) }
+func (n *inList) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	xa, err := n.x.Eval(ec, b)
 	if err != nil {
 		return nil, err
 	}
@@ -684,11 +698,11 @@ func (n *inList) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 		}
 	}()
 	for k, it := range n.items {
-		ia, err := it.eval(ec, b)
+		ia, err := it.Eval(ec, b)
 		if err != nil {
 			return nil, err
 		}
-		eq, err := compareArrays(ec, "=", xa, n.x.typ(), ia, it.typ(), n.cts[k])
+		eq, err := compareArrays(ec, "=", xa, n.x.Type(), ia, it.Type(), n.cts[k])
 		ia.Release()
 		if err != nil {
 			return nil, err
@@ -715,25 +729,25 @@ func (n *inList) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 // between is x [NOT] BETWEEN lo AND hi: lo <= x AND x <= hi.
 type between struct {
 	exprBase
-	x, lo, hi  node
+	x, lo, hi  Node
 	ctLo, ctHi *table.DataType
 	neg        bool
 }
 
-func (n *between) operands() []node { return []node{n.x, n.lo, n.hi} }
-func (n *between) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	as, err := evalArgs(ec, b, n.x, n.lo, n.hi)
+func (n *between) Operands() []Node { return []Node{n.x, n.lo, n.hi} }
+func (n *between) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	as, err := EvalArgs(ec, b, n.x, n.lo, n.hi)
 	if err != nil {
 		return nil, err
 	}
-	defer releaseAll(as)
+	defer ReleaseAll(as)
 	xa, la, ha := as[0], as[1], as[2]
-	ge, err := compareArrays(ec, ">=", xa, n.x.typ(), la, n.lo.typ(), n.ctLo)
+	ge, err := compareArrays(ec, ">=", xa, n.x.Type(), la, n.lo.Type(), n.ctLo)
 	if err != nil {
 		return nil, err
 	}
 	defer ge.Release()
-	le, err := compareArrays(ec, "<=", xa, n.x.typ(), ha, n.hi.typ(), n.ctHi)
+	le, err := compareArrays(ec, "<=", xa, n.x.Type(), ha, n.hi.Type(), n.ctHi)
 	if err != nil {
 		return nil, err
 	}
@@ -749,17 +763,17 @@ func (n *between) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 // like is x [NOT] LIKE 'pattern' [ESCAPE 'c'].
 type like struct {
 	exprBase
-	x     node
+	x     Node
 	match func(string) bool // nil: the pattern is NULL
 	neg   bool
 }
 
-func (n *like) operands() []node { return []node{n.x} }
-func (n *like) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+func (n *like) Operands() []Node { return []Node{n.x} }
+func (n *like) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	return evalUnary(ec, b, n.x, n.matchAll)
 }
 
-func (n *like) matchAll(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
+func (n *like) matchAll(ec *EvalCtx, a arrow.Array) (arrow.Array, error) {
 	s := a.(*array.String)
 	out := array.NewBooleanBuilder(ec.mem)
 	defer out.Release()
@@ -789,7 +803,7 @@ func likeMatcher(pattern string, esc rune) (func(string) bool, error) {
 		switch {
 		case esc != 0 && c == esc:
 			if i+1 >= len(rs) {
-				return nil, errorf(ErrEval, "LIKE pattern %s ends with the escape character", table.QuoteString(pattern))
+				return nil, Errorf(ErrEval, "LIKE pattern %s ends with the escape character", table.QuoteString(pattern))
 			}
 			i++
 			lit.WriteRune(rs[i])
@@ -835,19 +849,19 @@ func likeMatcher(pattern string, esc rune) (func(string) bool, error) {
 // string literal compared with another type).
 type cast struct {
 	exprBase
-	e   node
+	e   Node
 	try bool
 	// hint: the user wrote CAST, so a failure mentions TRY_CAST.
 	hint bool
 }
 
-func (n *cast) operands() []node { return []node{n.e} }
-func (n *cast) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+func (n *cast) Operands() []Node { return []Node{n.e} }
+func (n *cast) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	return evalUnary(ec, b, n.e, n.convert)
 }
 
-func (n *cast) convert(ec *evalCtx, a arrow.Array) (arrow.Array, error) {
-	out, err := castArray(ec, a, n.e.typ(), n.t, n.try)
+func (n *cast) convert(ec *EvalCtx, a arrow.Array) (arrow.Array, error) {
+	out, err := castArray(ec, a, n.e.Type(), n.t, n.try)
 	var qe *Error
 	if err != nil && n.hint && errors.As(err, &qe) && qe.Kind == ErrEval {
 		return nil, &Error{Kind: ErrEval, Msg: qe.Msg + " (TRY_CAST gives NULL instead)"}

@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds the JSON functions, so that a raw STRING table can be
 // queried as JSON: JSON_VALUE, JSON_EXISTS and JSON_QUERY with Flink's
@@ -73,11 +73,11 @@ func parseJSONPath(p string) (*jsonPath, error) {
 		}
 	}
 	if !strings.HasPrefix(s, "$") {
-		return nil, errorf(ErrEval, "JSON path %s must start with $", table.QuoteString(p))
+		return nil, Errorf(ErrEval, "JSON path %s must start with $", table.QuoteString(p))
 	}
 	s = s[1:]
 	bad := func(why string) (*jsonPath, error) {
-		return nil, errorf(ErrEval, "bad JSON path %s: %s (kshare reads $, .name, ['name'], [index], .* and [*])", table.QuoteString(p), why)
+		return nil, Errorf(ErrEval, "bad JSON path %s: %s (kshare reads $, .name, ['name'], [index], .* and [*])", table.QuoteString(p), why)
 	}
 	for s != "" {
 		switch {
@@ -221,8 +221,8 @@ func appendChildren(v json.RawMessage, out []json.RawMessage) []json.RawMessage 
 }
 
 // jsonFunc runs f on each row's document and path.
-func jsonFunc[B array.Builder](f func(b B, v json.RawMessage, found bool)) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func jsonFunc[B array.Builder](f func(b B, v json.RawMessage, found bool)) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		docs, paths := as[0].(*array.String), as[1].(*array.String)
 		fixed, _ := c.state.(*jsonPath)
 		return rowsOf(ec, c, as, func(b B, i int) error {
@@ -263,20 +263,20 @@ func jsonExists(b *array.BooleanBuilder, _ json.RawMessage, found bool) {
 // are errors, and so is a value that is not of the RETURNING type.
 type jsonValue struct {
 	exprBase
-	doc, path       node
+	doc, path       Node
 	onEmpty, onErr  jsonBehavior
-	empties, errors node // the DEFAULTs as planned, of type t
+	empties, errors Node // the DEFAULTs as planned, of type t
 }
 
 // jsonBehavior is one ON EMPTY or ON ERROR clause.
 type jsonBehavior struct {
 	what string // NULL, ERROR or DEFAULT
-	def  node   // DEFAULT's expression, as written
+	def  Node   // DEFAULT's expression, as written
 }
 
-func (n *jsonValue) operands() []node {
-	ops := []node{n.doc, n.path}
-	for _, d := range []node{n.empties, n.errors} {
+func (n *jsonValue) Operands() []Node {
+	ops := []Node{n.doc, n.path}
+	for _, d := range []Node{n.empties, n.errors} {
 		if d != nil {
 			ops = append(ops, d)
 		}
@@ -284,11 +284,11 @@ func (n *jsonValue) operands() []node {
 	return ops
 }
 
-func buildJSONValue(p *planner, args []node, src string) (node, error) {
+func buildJSONValue(p *Compiler, args []Node, src string) (Node, error) {
 	n := &jsonValue{exprBase: exprBase{t: table.StringType(), src: src}, doc: args[0], path: args[1],
 		onEmpty: jsonBehavior{what: "NULL"}, onErr: jsonBehavior{what: "NULL"}}
-	if !strArg.ok(n.path.typ()) {
-		return nil, errorf(ErrType, "argument 2 of JSON_VALUE must be STRING, got %s (%s)", tn(n.path.typ()), src)
+	if !strArg.ok(n.path.Type()) {
+		return nil, Errorf(ErrType, "argument 2 of JSON_VALUE must be STRING, got %s (%s)", TypeName(n.path.Type()), src)
 	}
 	if lit, ok := n.path.(*literal); ok && lit.val.IsValid() {
 		if _, err := parseJSONPath(lit.val.String()); err != nil {
@@ -304,7 +304,7 @@ func buildJSONValue(p *planner, args []node, src string) (node, error) {
 		}
 		on, what, _ := strings.Cut(strings.TrimPrefix(clause, "ON "), " ")
 		if len(rest) < 2 || on != "EMPTY" && on != "ERROR" {
-			return nil, errorf(ErrSyntax, "JSON_VALUE takes a string and a path, then RETURNING type, ON EMPTY and ON ERROR clauses (%s)", src)
+			return nil, Errorf(ErrSyntax, "JSON_VALUE takes a string and a path, then RETURNING type, ON EMPTY and ON ERROR clauses (%s)", src)
 		}
 		b := jsonBehavior{what: what}
 		if what == "DEFAULT" {
@@ -326,14 +326,14 @@ func (n *jsonValue) returning(t *table.DataType) error {
 	n.empties, n.errors = nil, nil
 	for _, c := range []struct {
 		b   jsonBehavior
-		out *node
+		out *Node
 		on  string
 	}{{n.onEmpty, &n.empties, "EMPTY"}, {n.onErr, &n.errors, "ERROR"}} {
 		if c.b.def == nil {
 			continue
 		}
-		if c.b.def.typ() != nil && !castable(c.b.def.typ(), n.t) {
-			return errorf(ErrType, "the DEFAULT ON %s of JSON_VALUE is %s (%s), which cannot be cast to %s (%s)", c.on, tn(c.b.def.typ()), c.b.def.text(), tn(n.t), n.src)
+		if c.b.def.Type() != nil && !castable(c.b.def.Type(), n.t) {
+			return Errorf(ErrType, "the DEFAULT ON %s of JSON_VALUE is %s (%s), which cannot be cast to %s (%s)", c.on, TypeName(c.b.def.Type()), c.b.def.Text(), TypeName(n.t), n.src)
 		}
 		d, err := convert(c.b.def, n.t)
 		if err != nil {
@@ -367,12 +367,12 @@ func (o jsonOutcome) String() string {
 		"the value is an object or an array", "the value is not of the RETURNING type"}[o]
 }
 
-func (n *jsonValue) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) {
-	as, err := evalArgs(ec, b, n.doc, n.path)
+func (n *jsonValue) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
+	as, err := EvalArgs(ec, b, n.doc, n.path)
 	if err != nil {
 		return nil, err
 	}
-	defer releaseAll(as)
+	defer ReleaseAll(as)
 	docs, paths := as[0].(*array.String), as[1].(*array.String)
 	rows := int(b.NumRows())
 	outcome, lax := make([]jsonOutcome, rows), make([]bool, rows)
@@ -434,7 +434,7 @@ func (n *jsonValue) eval(ec *evalCtx, b arrow.RecordBatch) (arrow.Array, error) 
 
 // settle puts the result together: the values found (vals, which it takes
 // over), and where there were none what the clauses say.
-func (n *jsonValue) settle(ec *evalCtx, b arrow.RecordBatch, vals arrow.Array, outcome []jsonOutcome, lax []bool) (arrow.Array, error) {
+func (n *jsonValue) settle(ec *EvalCtx, b arrow.RecordBatch, vals arrow.Array, outcome []jsonOutcome, lax []bool) (arrow.Array, error) {
 	asm := newAssembly(len(outcome))
 	defer asm.release()
 	all := asm.all(len(outcome))
@@ -442,7 +442,7 @@ func (n *jsonValue) settle(ec *evalCtx, b arrow.RecordBatch, vals arrow.Array, o
 	asm.add(vals, whole, found, found)
 	for _, c := range []struct {
 		b     jsonBehavior
-		def   node
+		def   Node
 		empty bool
 		on    string
 	}{{n.onEmpty, n.empties, true, "EMPTY"}, {n.onErr, n.errors, false, "ERROR"}} {
@@ -455,7 +455,7 @@ func (n *jsonValue) settle(ec *evalCtx, b arrow.RecordBatch, vals arrow.Array, o
 		}
 		switch c.b.what {
 		case "ERROR":
-			return nil, errorf(ErrEval, "%s: %s (ERROR ON %s)", n.src, outcome[take[0]], c.on)
+			return nil, Errorf(ErrEval, "%s: %s (ERROR ON %s)", n.src, outcome[take[0]], c.on)
 		case "DEFAULT":
 			a, sp, err := evalRows(ec, b, c.def, take)
 			if err != nil {

@@ -1,4 +1,4 @@
-package query
+package expr
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ import (
 // error (CAST); to a float, the nearest value.
 func TestNumCasts(t *testing.T) {
 	mem := tabletest.CheckedAlloc(t)
-	ec := newEvalCtx(mem)
+	ec := NewEvalCtx(mem)
 	kinds := []table.Kind{table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Float, table.Double}
 	ints := []int64{math.MinInt64, math.MinInt32, -129, -128, -1, 0, 1, 127, 128, 32768, math.MaxInt32, math.MaxInt64}
 	floats := []float64{math.NaN(), math.Inf(-1), math.Inf(1), -1e300, -9.3e18, -2.9, -0.5, 0, 0.5, 2.9, 127.9, 128, 9.2e18, 1e300}

@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds constant folding: an expression of literals, or a string
 // literal read as the type it is compared with, is evaluated once, at
@@ -22,25 +22,25 @@ import (
 // query's allocator.
 var foldMem = memory.DefaultAllocator
 
-func fold(n node) (node, error) {
-	ec := newEvalCtx(foldMem)
+func fold(n Node) (Node, error) {
+	ec := NewEvalCtx(foldMem)
 	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 	defer one.Release()
-	a, err := n.eval(ec, one)
+	a, err := n.Eval(ec, one)
 	if err != nil {
 		return nil, err
 	}
 	defer a.Release()
 	sc, err := scalar.GetScalar(a, 0)
 	if err != nil {
-		return nil, fmt.Errorf("query: folding %s: %w", n.text(), err)
+		return nil, fmt.Errorf("query: folding %s: %w", n.Text(), err)
 	}
-	return newLiteral(n.typ(), sc, n.text()), nil
+	return newLiteral(n.Type(), sc, n.Text()), nil
 }
 
-func coerceLiteral(n node, to *table.DataType) (node, error) {
+func coerceLiteral(n Node, to *table.DataType) (Node, error) {
 	lit, ok := n.(*literal)
-	if !ok || !isChar(lit.t) || isChar(to) || isBin(to) || !comparableKind(to) {
+	if !ok || !IsChar(lit.t) || IsChar(to) || isBin(to) || !comparableKind(to) {
 		return n, nil
 	}
 	t := to.WithNotNull(lit.t.NotNull)

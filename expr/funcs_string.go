@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds the string functions. Positions and lengths count
 // characters (Unicode code points, as Flink's BinaryStringData does), from 1.
@@ -94,8 +94,8 @@ func concatType(chars bool) func(c *call) (*table.DataType, error) {
 	return func(c *call) (*table.DataType, error) {
 		t := &table.DataType{Kind: table.Char, NotNull: notNull(c.args...)}
 		for _, a := range c.args {
-			t.Length = min(t.Length+a.typ().Length, table.MaxLength)
-			if a.typ().Kind != table.Char || !chars {
+			t.Length = min(t.Length+a.Type().Length, table.MaxLength)
+			if a.Type().Kind != table.Char || !chars {
 				t.Kind = table.Varchar
 			}
 		}
@@ -106,18 +106,18 @@ func concatType(chars bool) func(c *call) (*table.DataType, error) {
 // concatWSType is a VARCHAR long enough for every argument and the
 // separators between them; NULL only if the separator is.
 func concatWSType(c *call) (*table.DataType, error) {
-	n := int64(c.args[0].typ().Length) * int64(len(c.args)-2)
+	n := int64(c.args[0].Type().Length) * int64(len(c.args)-2)
 	for _, a := range c.args[1:] {
-		n += int64(a.typ().Length)
+		n += int64(a.Type().Length)
 	}
-	return &table.DataType{Kind: table.Varchar, Length: int(min(max(n, 1), table.MaxLength)), NotNull: c.args[0].typ().NotNull}, nil
+	return &table.DataType{Kind: table.Varchar, Length: int(min(max(n, 1), table.MaxLength)), NotNull: c.args[0].Type().NotNull}, nil
 }
 
 // substringType is a VARCHAR of the string's length; with a length
 // argument that is not a constant >= 0 it may be NULL (a negative length
 // gives NULL, as in Flink).
 func substringType(c *call) (*table.DataType, error) {
-	t := &table.DataType{Kind: table.Varchar, Length: c.args[0].typ().Length, NotNull: notNull(c.args...)}
+	t := &table.DataType{Kind: table.Varchar, Length: c.args[0].Type().Length, NotNull: notNull(c.args...)}
 	if len(c.args) == 3 {
 		lit, ok := c.args[2].(*literal)
 		if ok {
@@ -143,7 +143,7 @@ func literalInt(l *literal) (v int64, ok bool) {
 }
 
 // rowsOf is eachRow for a call's result.
-func rowsOf[B array.Builder](ec *evalCtx, c *call, as []arrow.Array, f func(b B, i int) error) (arrow.Array, error) {
+func rowsOf[B array.Builder](ec *EvalCtx, c *call, as []arrow.Array, f func(b B, i int) error) (arrow.Array, error) {
 	return eachRow(ec.mem, c.t.ArrowType(), as, f)
 }
 
@@ -156,7 +156,7 @@ func strs(as []arrow.Array) []*array.String {
 	return out
 }
 
-func concat(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func concat(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	ss := strs(as)
 	var buf []byte
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
@@ -169,7 +169,7 @@ func concat(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	})
 }
 
-func concatWS(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func concatWS(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	ss := strs(as)
 	var buf []byte
 	// Only the separator makes the result NULL.
@@ -216,8 +216,8 @@ func init() {
 // more characters than its argument, as in Flink. A JVM whose default
 // locale is Turkish, Azeri or Lithuanian maps a few letters differently;
 // kshare maps as any other locale does.
-func caseMapper(ascii *[256]byte, caser func(language.Tag, ...cases.Option) cases.Caser) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func caseMapper(ascii *[256]byte, caser func(language.Tag, ...cases.Option) cases.Caser) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		s := as[0].(*array.String)
 		if out, ok := mapASCII(ec.mem, s, ascii); ok {
 			return out, nil
@@ -233,7 +233,7 @@ func caseMapper(ascii *[256]byte, caser func(language.Tag, ...cases.Option) case
 			if !isASCIIBytes(v) {
 				var err error
 				if buf, _, err = transform.Append(t, buf[:0], v); err != nil {
-					return errorf(ErrEval, "%s cannot map the case of %q: %v", c.src, v, err)
+					return Errorf(ErrEval, "%s cannot map the case of %q: %v", c.src, v, err)
 				}
 				b.BinaryBuilder.Append(buf)
 				return nil
@@ -292,7 +292,7 @@ func isAlnumASCII(c byte) bool {
 // initcap follows Flink (Calcite's INITCAP): a word is a run of ASCII
 // letters and digits; anything else, other letters included, ends one and
 // is kept as it is.
-func initcap(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func initcap(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	s := as[0].(*array.String)
 	var buf []byte
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
@@ -315,8 +315,8 @@ func initcap(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 
 // trimmer is TRIM, LTRIM or RTRIM with the characters to remove (a space
 // if not given).
-func trimmer(trim func(s, cutset string) string) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func trimmer(trim func(s, cutset string) string) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		ss := strs(as)
 		cut := func(int) string { return " " }
 		if len(ss) == 2 {
@@ -329,7 +329,7 @@ func trimmer(trim func(s, cutset string) string) func(ec *evalCtx, c *call, as [
 	}
 }
 
-func charLength(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func charLength(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	s := as[0].(*array.String)
 	return rowsOf(ec, c, as, func(b *array.Int32Builder, i int) error {
 		b.UnsafeAppend(int32(utf8.RuneCountInString(s.Value(i))))
@@ -339,7 +339,7 @@ func charLength(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 
 // substring follows Flink: position 0 is 1, a negative position counts from
 // the end, a position past the end gives ”, a negative length NULL.
-func substring(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func substring(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	s := as[0].(*array.String)
 	pos := render.IntReader(as[1])
 	length := func(int) int64 { return table.MaxLength }
@@ -381,7 +381,7 @@ func runeOffset(s string, k int64) int {
 	return len(s)
 }
 
-func position(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func position(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	ss := strs(as)
 	return rowsOf(ec, c, as, func(b *array.Int32Builder, i int) error {
 		in := ss[1].Value(i)
@@ -395,7 +395,7 @@ func position(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	})
 }
 
-func replace(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func replace(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	ss := strs(as)
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
 		b.Append(strings.ReplaceAll(ss[0].Value(i), ss[1].Value(i), ss[2].Value(i)))
@@ -405,8 +405,8 @@ func replace(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 
 // padder is LPAD (left) or RPAD, as Flink: the string cut to the length, or
 // padded with as much of the pad repeated as fits.
-func padder(left bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func padder(left bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 		ss := strs(as)
 		length := render.IntReader(as[1])
 		var buf []rune
@@ -440,7 +440,7 @@ func padder(left bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array
 // splitIndex follows Flink (Apache Commons' splitByWholeSeparator-
 // PreserveAllTokens): empty fields count, an empty string has no fields,
 // an empty separator splits at each whitespace character.
-func splitIndex(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func splitIndex(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	ss := strs(as)
 	idx := render.IntReader(as[2])
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
@@ -489,7 +489,7 @@ func compilePattern(k int) func(c *call) error {
 func compileRegexp(c *call, pattern string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return nil, errorf(ErrEval, "bad regular expression %s in %s: %v", table.QuoteString(pattern), c.fn.name, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, Errorf(ErrEval, "bad regular expression %s in %s: %v", table.QuoteString(pattern), c.fn.name, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	return re, nil
 }
@@ -515,7 +515,7 @@ func patternOf(c *call, a arrow.Array) func(i int) (*regexp.Regexp, error) {
 	}
 }
 
-func regexpMatch(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func regexpMatch(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	s, pat := as[0].(*array.String), patternOf(c, as[1])
 	return rowsOf(ec, c, as, func(b *array.BooleanBuilder, i int) error {
 		re, err := pat(i)
@@ -527,7 +527,7 @@ func regexpMatch(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	})
 }
 
-func regexpExtract(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func regexpExtract(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	s, pat := as[0].(*array.String), patternOf(c, as[1])
 	group := func(int) int64 { return 0 }
 	if len(as) == 3 {
@@ -549,7 +549,7 @@ func regexpExtract(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) 
 	})
 }
 
-func regexpReplace(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func regexpReplace(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	ss, pat := strs(as), patternOf(c, as[1])
 	return rowsOf(ec, c, as, func(b *array.StringBuilder, i int) error {
 		re, err := pat(i)

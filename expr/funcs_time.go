@@ -1,4 +1,4 @@
-package query
+package expr
 
 // This file holds the time functions. kshare's session time zone is UTC, so
 // a TIMESTAMP and a TIMESTAMP_LTZ show the same wall clock, and
@@ -39,7 +39,7 @@ var (
 	dayTimeArg = argKind{name: "TIME or TIMESTAMP", ok: func(t *table.DataType) bool {
 		return t.Kind == table.Time || isTimestamp(t)
 	}, null: &table.DataType{Kind: table.Timestamp, Precision: 3}}
-	unitArg = argKind{name: "unit", ok: isChar}
+	unitArg = argKind{name: "unit", ok: IsChar}
 )
 
 func init() {
@@ -87,15 +87,15 @@ func init() {
 		unit := f.unit
 		register(&funcDef{name: f.name, args: []argKind{arg}, desc: "EXTRACT(" + unit + " FROM t)",
 			ret: fixedType(table.BigIntType()),
-			eval: func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-				return extractField(ec, c, unit, as[0], c.args[0].typ())
+			eval: func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+				return extractField(ec, c, unit, as[0], c.args[0].Type())
 			}})
 	}
 }
 
 // currentTime is the clock read once for the batch: one value, which
 // call.eval spreads over the batch.
-func currentTime(ec *evalCtx, c *call, _ []arrow.Array) (arrow.Array, error) {
+func currentTime(ec *EvalCtx, c *call, _ []arrow.Array) (arrow.Array, error) {
 	b := array.NewBuilder(ec.mem, c.t.ArrowType())
 	defer b.Release()
 	if err := putTime(b, clock().UTC(), c.t); err != nil {
@@ -125,14 +125,14 @@ func putTime(b array.Builder, t time.Time, tt *table.DataType) error {
 	case *array.Date32Builder:
 		days, _ := calendar.FloorDiv(t.Unix(), calendar.SecsPerDay)
 		if days < math.MinInt32 || days > math.MaxInt32 {
-			return errorf(ErrEval, "date %s is out of range", t.Format(time.RFC3339))
+			return Errorf(ErrEval, "date %s is out of range", t.Format(time.RFC3339))
 		}
 		b.Append(arrow.Date32(days))
 	case *array.TimestampBuilder:
 		unit := int64(b.Type().(*arrow.TimestampType).Unit.Multiplier())
 		v, ok := calendar.ToUnit(t.Unix(), calendar.Truncate(int64(t.Nanosecond()), tt.Precision), unit)
 		if !ok {
-			return errorf(ErrEval, "timestamp %s is out of range", t.Format(time.RFC3339))
+			return Errorf(ErrEval, "timestamp %s is out of range", t.Format(time.RFC3339))
 		}
 		b.Append(arrow.Timestamp(v))
 	case *array.Time32Builder:
@@ -171,7 +171,7 @@ func unitOf(k int, units []string) func(c *call) error {
 	}
 }
 
-func unitName(c *call, n node, units []string) (string, error) {
+func unitName(c *call, n Node, units []string) (string, error) {
 	lit, ok := n.(*literal)
 	if ok && lit.val.IsValid() {
 		u := strings.ToUpper(strings.TrimSuffix(strings.ToUpper(lit.val.String()), "S"))
@@ -184,7 +184,7 @@ func unitName(c *call, n node, units []string) (string, error) {
 			}
 		}
 	}
-	return "", errorf(ErrType, "%s has no unit %s; units: %s (%s)", c.fn.name, n.text(), strings.Join(units, ", "), c.src)
+	return "", Errorf(ErrType, "%s has no unit %s; units: %s (%s)", c.fn.name, n.Text(), strings.Join(units, ", "), c.src)
 }
 
 // extractPrep checks the unit, and that the time has the field: a DATE has
@@ -193,20 +193,20 @@ func extractPrep(c *call) error {
 	if err := unitOf(0, extractUnits)(c); err != nil {
 		return err
 	}
-	unit, t := c.state.(string), c.args[1].typ()
+	unit, t := c.state.(string), c.args[1].Type()
 	clockField := clockUnit(unit)
 	if t.Kind == table.Time && !clockField || t.Kind == table.Date && clockField {
-		return errorf(ErrType, "a %s has no %s (%s)", tn(t), unit, c.src)
+		return Errorf(ErrType, "a %s has no %s (%s)", TypeName(t), unit, c.src)
 	}
 	return nil
 }
 
-func extract(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return extractField(ec, c, c.state.(string), as[1], c.args[1].typ())
+func extract(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return extractField(ec, c, c.state.(string), as[1], c.args[1].Type())
 }
 
 // extractField is field unit of each time.
-func extractField(ec *evalCtx, c *call, unit string, a arrow.Array, t *table.DataType) (arrow.Array, error) {
+func extractField(ec *EvalCtx, c *call, unit string, a arrow.Array, t *table.DataType) (arrow.Array, error) {
 	get, field := timesOf(a, t), timeFields[unit]
 	return rowsOf(ec, c, []arrow.Array{a}, func(b *array.Int64Builder, i int) error {
 		b.UnsafeAppend(int64(field(get(i))))
@@ -266,13 +266,13 @@ func eraOf(year, n int) int {
 
 // timestampAddType is the time's type; a DATE takes whole days only.
 func timestampAddType(c *call) (*table.DataType, error) {
-	t := c.args[2].typ()
+	t := c.args[2].Type()
 	u, err := unitName(c, c.args[0], addUnits)
 	if err != nil {
 		return nil, err
 	}
 	if t.Kind == table.Date && (u == "HOUR" || u == "MINUTE" || u == "SECOND") {
-		return nil, errorf(ErrType, "a DATE takes whole days; CAST it to TIMESTAMP to add units of %s (%s)", u, c.src)
+		return nil, Errorf(ErrType, "a DATE takes whole days; CAST it to TIMESTAMP to add units of %s (%s)", u, c.src)
 	}
 	return t.WithNotNull(notNull(c.args...)), nil
 }
@@ -312,8 +312,8 @@ func addMonths(t time.Time, n int64) time.Time {
 	return time.Date(int(ny), time.Month(nm)+1, min(d, last), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 }
 
-func timestampAdd(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	unit, n, get := c.state.(string), render.IntReader(as[1]), timesOf(as[2], c.args[2].typ())
+func timestampAdd(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	unit, n, get := c.state.(string), render.IntReader(as[1]), timesOf(as[2], c.args[2].Type())
 	return rowsOf(ec, c, as, func(b array.Builder, i int) error {
 		return putTime(b, addUnit(get(i), unit, n(i)), c.t)
 	})
@@ -321,9 +321,9 @@ func timestampAdd(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 
 // timestampDiff counts whole units from t1 to t2, toward zero; months count
 // as the calendar has them (January 31 to February 28 is no month).
-func timestampDiff(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func timestampDiff(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	unit := c.state.(string)
-	t1, t2 := timesOf(as[1], c.args[1].typ()), timesOf(as[2], c.args[2].typ())
+	t1, t2 := timesOf(as[1], c.args[1].Type()), timesOf(as[2], c.args[2].Type())
 	return rowsOf(ec, c, as, func(b *array.Int32Builder, i int) error {
 		a, z := t1(i), t2(i)
 		var v int64
@@ -335,7 +335,7 @@ func timestampDiff(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) 
 			v = (z.Unix()-a.Unix())/int64(d/time.Second) + fixSign(z, a, d)
 		}
 		if v < math.MinInt32 || v > math.MaxInt32 {
-			return errorf(ErrEval, "%s overflows INT", c.src)
+			return Errorf(ErrEval, "%s overflows INT", c.src)
 		}
 		b.UnsafeAppend(int32(v))
 		return nil
@@ -413,9 +413,9 @@ func ceilTime(t time.Time, unit string) time.Time {
 }
 
 // floorCeilTime is FLOOR(t TO unit) and CEIL(t TO unit).
-func floorCeilTime(floor bool) func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	return func(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-		unit, get := c.state.(string), timesOf(as[0], c.args[0].typ())
+func floorCeilTime(floor bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	return func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+		unit, get := c.state.(string), timesOf(as[0], c.args[0].Type())
 		return rowsOf(ec, c, as, func(b array.Builder, i int) error {
 			t := get(i)
 			if floor {
@@ -435,18 +435,18 @@ func epochPrecision(c *call) error {
 		p, valid = literalInt(lit)
 	}
 	if !valid || p != 0 && p != 3 {
-		return errorf(ErrType, "TO_TIMESTAMP_LTZ takes precision 0 (seconds) or 3 (milliseconds), got %s (%s)", c.args[1].text(), c.src)
+		return Errorf(ErrType, "TO_TIMESTAMP_LTZ takes precision 0 (seconds) or 3 (milliseconds), got %s (%s)", c.args[1].Text(), c.src)
 	}
 	c.state = p
 	return nil
 }
 
-func toTimestampLTZ(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+func toTimestampLTZ(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	per := int64(1)
 	if c.state.(int64) == 3 {
 		per = 1000
 	}
-	from := c.args[0].typ()
+	from := c.args[0].Type()
 	var get func(int) (calendar.Instant, bool)
 	if isApprox(from) || from.Kind == table.Decimal {
 		d, err := castArray(ec, as[0], from, table.DoubleType(), false)
@@ -473,7 +473,7 @@ func toTimestampLTZ(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error)
 	return rowsOf(ec, c, as, func(b *array.TimestampBuilder, i int) error {
 		t, ok := get(i)
 		if !ok {
-			return errorf(ErrEval, "%s is out of range", c.src)
+			return Errorf(ErrEval, "%s is out of range", c.src)
 		}
 		return putTime(b, time.Unix(t.Sec, t.Nsec).UTC(), c.t)
 	})
@@ -481,55 +481,55 @@ func toTimestampLTZ(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error)
 
 // intervalArith is t + INTERVAL 'n' unit, INTERVAL 'n' unit + t and
 // t - INTERVAL 'n' unit: TIMESTAMPADD with a constant n.
-func (p *planner) intervalArith(e *sqlparser.BinaryExpr, src string) (node, error) {
+func (p *Compiler) intervalArith(e *sqlparser.BinaryExpr, src string) (Node, error) {
 	iv, other := e.Right, e.Left
 	if l, ok := e.Left.(*sqlparser.IntervalExpr); ok {
 		if e.Operator == "-" {
-			return nil, errorf(ErrType, "cannot subtract a time from an INTERVAL (%s)", src)
+			return nil, Errorf(ErrType, "cannot subtract a time from an INTERVAL (%s)", src)
 		}
 		iv, other = l, e.Right
 	}
 	ie := iv.(*sqlparser.IntervalExpr)
-	if units, ok := strings.CutPrefix(strings.ToLower(ie.Unit), intervalPrefix); ok {
+	if units, ok := strings.CutPrefix(strings.ToLower(ie.Unit), IntervalPrefix); ok {
 		return p.compoundArith(e.Operator == "-", ie.Expr, units, other, src)
 	}
-	n, err := p.expr(ie.Expr)
+	n, err := p.Expr(ie.Expr)
 	if err != nil {
 		return nil, err
 	}
 	lit, ok := n.(*literal)
 	var v int64
-	if ok && isChar(lit.t) {
+	if ok && IsChar(lit.t) {
 		_, err := fmt.Sscanf(strings.TrimSpace(lit.val.String()), "%d", &v)
 		ok = err == nil && fmt.Sprint(v) == strings.TrimPrefix(strings.TrimSpace(lit.val.String()), "+")
 	} else if ok && isInt(lit.t) {
 		v, ok = literalInt(lit)
 	}
 	if !ok {
-		return nil, unsupportedExpr("INTERVAL "+p.textOf(ie.Expr)+" "+strings.ToUpper(ie.Unit), "an interval is a whole number of one unit, INTERVAL '5' MINUTE, or of the form of a compound one, INTERVAL '1:30' HOUR TO MINUTE")
+		return nil, UnsupportedExpr("INTERVAL "+p.TextOf(ie.Expr)+" "+strings.ToUpper(ie.Unit), "an interval is a whole number of one unit, INTERVAL '5' MINUTE, or of the form of a compound one, INTERVAL '1:30' HOUR TO MINUTE")
 	}
 	if e.Operator == "-" {
 		v = -v
 	}
-	t, err := p.expr(other)
+	t, err := p.Expr(other)
 	if err != nil {
 		return nil, err
 	}
 	unit := newLiteral(&table.DataType{Kind: table.Varchar, Length: len(ie.Unit), NotNull: true}, scalar.NewStringScalar(strings.ToUpper(ie.Unit)), strings.ToUpper(ie.Unit))
 	count := newLiteral(&table.DataType{Kind: table.BigInt, NotNull: true}, scalar.NewInt64Scalar(v), fmt.Sprint(v))
-	return newCall(p, funcs["timestampadd"], []node{unit, count, t}, src)
+	return newCall(p, funcs["timestampadd"], []Node{unit, count, t}, src)
 }
 
-// intervalPrefix starts the one word the rewrite makes of a compound
+// IntervalPrefix starts the one word the rewrite makes of a compound
 // interval's units for sqlparser, which reads one word there: INTERVAL
 // '1:30' HOUR TO MINUTE is read as INTERVAL '1:30' __kshare_interval_hour_to_minute.
-const intervalPrefix = "__kshare_interval_"
+const IntervalPrefix = "__kshare_interval_"
 
-// compound is the value of a compound interval: months, or a duration;
+// Compound is the value of a compound interval: months, or a duration;
 // negative for a negative interval.
-type compound struct {
-	months int64
-	d      time.Duration
+type Compound struct {
+	Months int64
+	D      time.Duration
 }
 
 // intervalFields are the fields of compound intervals in order: the
@@ -551,10 +551,10 @@ var intervalFields = []struct {
 // value.
 const compoundRanges = "YEAR TO MONTH, DAY TO HOUR, DAY TO MINUTE, DAY TO SECOND, HOUR TO MINUTE, HOUR TO SECOND, MINUTE TO SECOND"
 
-// parseCompound reads the value of INTERVAL 'value' from TO to, as SQL
+// ParseCompound reads the value of INTERVAL 'value' from TO to, as SQL
 // writes it ('1-2' YEAR TO MONTH, '1 02:03:04.5' DAY TO SECOND, '-1:30'
 // HOUR TO MINUTE); the sign, if any, is the whole interval's.
-func parseCompound(value, from, to string) (compound, error) {
+func ParseCompound(value, from, to string) (Compound, error) {
 	at := func(name string) int {
 		name = strings.TrimSuffix(strings.ToUpper(name), "S")
 		for k, f := range intervalFields {
@@ -567,7 +567,7 @@ func parseCompound(value, from, to string) (compound, error) {
 	lo, hi := at(from), at(to)
 	units := strings.ToUpper(from + " TO " + to)
 	if lo < 0 || hi <= lo || lo < 2 && hi >= 2 {
-		return compound{}, fmt.Errorf("%s is not an interval; write one of %s", units, compoundRanges)
+		return Compound{}, fmt.Errorf("%s is not an interval; write one of %s", units, compoundRanges)
 	}
 	form := ""
 	for k := lo; k <= hi; k++ {
@@ -579,13 +579,13 @@ func parseCompound(value, from, to string) (compound, error) {
 	if hi == 5 {
 		form += "[.fff]"
 	}
-	bad := func(why string) (compound, error) {
-		return compound{}, fmt.Errorf("INTERVAL %s %s: %s; write '%s'", table.QuoteString(value), units, why, form)
+	bad := func(why string) (Compound, error) {
+		return Compound{}, fmt.Errorf("INTERVAL %s %s: %s; write '%s'", table.QuoteString(value), units, why, form)
 	}
 	rest := strings.TrimSpace(value)
 	neg := strings.HasPrefix(rest, "-")
 	rest = strings.TrimPrefix(strings.TrimPrefix(rest, "-"), "+")
-	var iv compound
+	var iv Compound
 	for k := lo; k <= hi; k++ {
 		f := intervalFields[k]
 		if k > lo {
@@ -604,13 +604,13 @@ func parseCompound(value, from, to string) (compound, error) {
 			return bad(fmt.Sprintf("%s %d is out of range (0 to %d)", f.name, v, f.max))
 		}
 		if f.unit == 0 {
-			iv.months = iv.months*12 + v
+			iv.Months = iv.Months*12 + v
 			continue
 		}
 		if v > math.MaxInt64/int64(f.unit)/2 {
 			return bad(fmt.Sprintf("%s %d is out of range", f.name, v))
 		}
-		iv.d += time.Duration(v) * f.unit
+		iv.D += time.Duration(v) * f.unit
 		if k == 5 && strings.HasPrefix(rest, ".") {
 			frac := strings.TrimLeft(rest[1:], "0123456789")
 			n := len(rest) - 1 - len(frac)
@@ -618,7 +618,7 @@ func parseCompound(value, from, to string) (compound, error) {
 				return bad("the fraction of the second has 1 to 9 digits")
 			}
 			ns := decimalDigits((rest[1:1+n] + "00000000")[:9])
-			iv.d += time.Duration(ns)
+			iv.D += time.Duration(ns)
 			rest = frac
 		}
 	}
@@ -626,7 +626,7 @@ func parseCompound(value, from, to string) (compound, error) {
 		return bad("it is not of that form")
 	}
 	if neg {
-		iv.months, iv.d = -iv.months, -iv.d
+		iv.Months, iv.D = -iv.Months, -iv.D
 	}
 	return iv, nil
 }
@@ -636,27 +636,27 @@ func parseCompound(value, from, to string) (compound, error) {
 var intervalDef = &funcDef{name: "+", args: []argKind{timeArg}, ret: sameAsArg(0), eval: plusInterval}
 
 // compoundArith is t + INTERVAL 'value' from TO to (minus, with sub).
-func (p *planner) compoundArith(sub bool, value sqlparser.Expr, units string, other sqlparser.Expr, src string) (node, error) {
+func (p *Compiler) compoundArith(sub bool, value sqlparser.Expr, units string, other sqlparser.Expr, src string) (Node, error) {
 	from, to, _ := strings.Cut(units, "_to_")
 	v, ok := value.(*sqlparser.SQLVal)
 	if !ok || v.Type != sqlparser.StrVal {
-		return nil, errorf(ErrType, "a compound interval's value is a string: INTERVAL '1:30' HOUR TO MINUTE (%s)", src)
+		return nil, Errorf(ErrType, "a compound interval's value is a string: INTERVAL '1:30' HOUR TO MINUTE (%s)", src)
 	}
-	iv, err := parseCompound(string(v.Val), from, to)
+	iv, err := ParseCompound(string(v.Val), from, to)
 	if err != nil {
-		return nil, errorf(ErrType, "%v (%s)", err, src)
+		return nil, Errorf(ErrType, "%v (%s)", err, src)
 	}
 	if sub {
-		iv.months, iv.d = -iv.months, -iv.d
+		iv.Months, iv.D = -iv.Months, -iv.D
 	}
-	t, err := p.expr(other)
+	t, err := p.Expr(other)
 	if err != nil {
 		return nil, err
 	}
-	if t.typ() != nil && t.typ().Kind == table.Date && iv.d != 0 {
-		return nil, errorf(ErrType, "a DATE takes whole days; CAST it to TIMESTAMP to add an INTERVAL %s TO %s (%s)", strings.ToUpper(from), strings.ToUpper(to), src)
+	if t.Type() != nil && t.Type().Kind == table.Date && iv.D != 0 {
+		return nil, Errorf(ErrType, "a DATE takes whole days; CAST it to TIMESTAMP to add an INTERVAL %s TO %s (%s)", strings.ToUpper(from), strings.ToUpper(to), src)
 	}
-	n, err := newCall(p, intervalDef, []node{t}, src)
+	n, err := newCall(p, intervalDef, []Node{t}, src)
 	if err != nil {
 		return nil, err
 	}
@@ -667,14 +667,14 @@ func (p *planner) compoundArith(sub bool, value sqlparser.Expr, units string, ot
 }
 
 // plusInterval is the time plus the months, then plus the duration.
-func plusInterval(ec *evalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
-	iv, get := c.state.(compound), timesOf(as[0], c.args[0].typ())
+func plusInterval(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
+	iv, get := c.state.(Compound), timesOf(as[0], c.args[0].Type())
 	return rowsOf(ec, c, as, func(b array.Builder, i int) error {
 		t := get(i)
-		if iv.months != 0 {
-			t = addMonths(t, iv.months)
+		if iv.Months != 0 {
+			t = addMonths(t, iv.Months)
 		}
-		return putTime(b, t.Add(iv.d), c.t)
+		return putTime(b, t.Add(iv.D), c.t)
 	})
 }
 
