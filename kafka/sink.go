@@ -87,9 +87,11 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	return s, nil
 }
 
-// changelogSink is a kafka table in a changelog format (debezium-json): it
-// takes an updating query's changes and writes each as a record of its
-// kind.
+// changelogSink is a kafka sink that takes an updating query's changes:
+// a 'kafka' table in a changelog format (debezium-json), which writes each
+// as a record of its kind, or, inside upsertSink, an 'upsert-kafka' table.
+// Both write through writer.write, which tells the two apart by the value
+// format, so they share this type and its writer.
 type changelogSink struct{ *sink }
 
 var _ table.ChangelogSink = changelogSink{}
@@ -104,7 +106,8 @@ func (c changelogSink) Open(ctx context.Context) (table.Writer, error) {
 	return changelogWriter{w.(*writer)}, nil
 }
 
-// changelogWriter writes changes in the table's changelog format.
+// changelogWriter writes changes: in the table's changelog format, or as
+// an upsert-kafka table's keyed records and tombstones.
 type changelogWriter struct{ *writer }
 
 var _ table.ChangelogWriter = changelogWriter{}

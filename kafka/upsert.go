@@ -8,11 +8,8 @@ package kafka
 // then keeps one record per key.
 
 import (
-	"context"
 	"errors"
 	"slices"
-
-	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
@@ -159,33 +156,17 @@ func (upsertConnector) NewSink(b *table.Bound) (table.Sink, error) {
 	if _, ok := s.value.(table.ChangeEncoder); ok {
 		return nil, table.Errorf(name, "'value.format' '%s' writes changes, and an 'upsert-kafka' table's values are rows (the latest of each key); give it a format of rows, such as 'json', or write the changelog to a 'kafka' table", b.Format.Name())
 	}
-	return &upsertSink{sink: s, key: key}, nil
+	return &upsertSink{changelogSink: changelogSink{s}, key: key}, nil
 }
 
 var errNoUpsertKey = errors.New("an 'upsert-kafka' table needs a PRIMARY KEY (...) NOT ENFORCED: its columns are each record's key, by which the topic keeps a row's latest value")
 
-// upsertSink is a bound upsert-kafka table.
+// upsertSink is a bound upsert-kafka table. Its changes are written as the
+// file's comment says by changelogSink's writer, which does so because the
+// table's value format writes rows, not changes.
 type upsertSink struct {
-	*sink
+	changelogSink
 	key []int // positions in cols of the PRIMARY KEY
 }
 
-func (*upsertSink) TakesChanges()       {}
 func (u *upsertSink) PrimaryKey() []int { return u.key }
-
-func (u *upsertSink) Open(ctx context.Context) (table.Writer, error) {
-	w, err := u.sink.Open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return upsertWriter{w.(*writer)}, nil
-}
-
-// upsertWriter writes changes: see the file's comment.
-type upsertWriter struct{ *writer }
-
-var _ table.ChangelogWriter = upsertWriter{}
-
-func (w upsertWriter) WriteChanges(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
-	return w.write(ctx, rec, kinds, done)
-}
