@@ -410,7 +410,12 @@ func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table
 // record, whatever the retries: those 'sink.on-refused-record' is about.
 // An unreachable broker is not one of them.
 func refused(err error) bool {
-	for _, e := range []error{kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidRecord, kerr.InvalidTimestamp} {
+	return isAny(err, kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidRecord, kerr.InvalidTimestamp)
+}
+
+// isAny tells whether err is one of targets, as errors.Is tells it.
+func isAny(err error, targets ...error) bool {
+	for _, e := range targets {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -149,12 +149,7 @@ func (w *writer) Recover(ctx context.Context, token []byte) error {
 // txnGone tells the answers to EndTxn that say the transaction is not open
 // and did not commit at that epoch: it was aborted.
 func txnGone(err error) bool {
-	for _, e := range []error{kerr.InvalidTxnState, kerr.ProducerFenced, kerr.InvalidProducerEpoch, kerr.InvalidProducerIDMapping} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
+	return isAny(err, kerr.InvalidTxnState, kerr.ProducerFenced, kerr.InvalidProducerEpoch, kerr.InvalidProducerIDMapping)
 }
 
 // txnToken is a decoded token.
