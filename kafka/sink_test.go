@@ -284,14 +284,7 @@ func TestSinkWriteFlushesItsRecords(t *testing.T) {
 	topic := kafkatest.Topic(t, addr, 1)
 	var c produceCounter
 	defer kafka.SetSinkClientOpts(kgo.WithHooks(&c), kgo.ProducerLinger(time.Minute))()
-	s, err := ktable.NewSink(sinkTable(t, addr, topic, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := s.Open(kafkatest.Context(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWriter(t, sinkTable(t, addr, topic, ""))
 	defer w.Close()
 	ids := make([]int64, 2000)
 	for i := range ids {
