@@ -44,14 +44,21 @@ func with(t *testing.T, pgTable, extra string) string {
 		u, pgTable, user, password, extra)
 }
 
-// sinkOf binds the table of one CREATE TABLE and returns its sink.
-func sinkOf(t testing.TB, ddl string) (table.Sink, error) {
+// bind parses one CREATE TABLE, which must parse, and binds it; what
+// binding says is returned, for the tests that check it.
+func bind(t testing.TB, ddl string) (*table.Bound, error) {
 	t.Helper()
 	stmts, err := parse.Parse(ddl)
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	b, err := table.Bind(stmts[0].(*table.CreateTable).Def)
+	return table.Bind(stmts[0].(*table.CreateTable).Def)
+}
+
+// sinkOf binds the table of one CREATE TABLE and returns its sink.
+func sinkOf(t testing.TB, ddl string) (table.Sink, error) {
+	t.Helper()
+	b, err := bind(t, ddl)
 	if err != nil {
 		return nil, err
 	}

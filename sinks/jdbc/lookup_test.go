@@ -11,7 +11,6 @@ import (
 
 	"github.com/kshare/kshare/internal/pgtest"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
 )
@@ -20,11 +19,7 @@ import (
 // table.LookupSource.
 func lookupOf(t *testing.T, ddl string) (table.LookupSource, *table.Bound, error) {
 	t.Helper()
-	stmts, err := parse.Parse(ddl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := table.Bind(stmts[0].(*table.CreateTable).Def)
+	b, err := bind(t, ddl)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -35,17 +30,41 @@ func lookupOf(t *testing.T, ddl string) (table.LookupSource, *table.Bound, error
 	return src.(table.LookupSource), b, nil
 }
 
+// openLookup opens a lookup of the table of ddl by the columns at keys
+// (positions in its schema); any error fails t, and the test's cleanup
+// closes the lookup.
+func openLookup(t *testing.T, ddl string, keys ...int) (table.Lookuper, *table.Bound) {
+	t.Helper()
+	ls, b, err := lookupOf(t, ddl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := ls.OpenLookup(pgtest.Context(t), table.LookupOptions{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lk.Close() })
+	return lk, b
+}
+
+// keyRecord is keys (Arrow JSON) as a record of the key columns keyCols;
+// the test's cleanup releases it, and its memory must all be released by
+// then.
+func keyRecord(t *testing.T, keyCols []table.Column, keys string) arrow.RecordBatch {
+	t.Helper()
+	kr, _, err := array.RecordFromJSON(tabletest.CheckedAlloc(t), (&table.Schema{Columns: keyCols}).Arrow(), strings.NewReader(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kr.Release)
+	return kr
+}
+
 // lookupRows looks keys (Arrow JSON of the key columns) up and renders each
 // row found as "key#: v|v|...".
 func lookupRows(t *testing.T, lk table.Lookuper, b *table.Bound, keyCols []table.Column, keys string) []string {
 	t.Helper()
-	mem := tabletest.CheckedAlloc(t)
-	kr, _, err := array.RecordFromJSON(mem, (&table.Schema{Columns: keyCols}).Arrow(), strings.NewReader(keys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kr.Release()
-	rows, of, err := lk.Lookup(pgtest.Context(t), kr)
+	rows, of, err := lk.Lookup(pgtest.Context(t), keyRecord(t, keyCols, keys))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,16 +94,8 @@ func TestJdbcLookupTypes(t *testing.T) {
 		(1, true, 70000, -3, 1.5, 2.25, 12345678.90, 'hé', 'v', '\x000102', '2024-01-02', '2024-01-02 03:04:05.678', '2024-01-02 03:04:05.678+00', '01:02:03.004'),
 		(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
 		(2, false, 5, 1, 0, 0, 0.10, 'again', NULL, NULL, NULL, NULL, NULL, NULL)`)
-	ls, b, err := lookupOf(t, `CREATE TABLE c (id BIGINT, b BOOLEAN, i INT, s SMALLINT, f FLOAT, d DOUBLE, dec DECIMAL(10, 2),
-		name STRING, vc VARCHAR(10), by BYTES, dt DATE, ts TIMESTAMP(3), tz TIMESTAMP_LTZ(3), tm TIME(3)) `+with(t, pg, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lk, err := ls.OpenLookup(pgtest.Context(t), table.LookupOptions{Keys: []int{0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	lk, b := openLookup(t, `CREATE TABLE c (id BIGINT, b BOOLEAN, i INT, s SMALLINT, f FLOAT, d DOUBLE, dec DECIMAL(10, 2),
+		name STRING, vc VARCHAR(10), by BYTES, dt DATE, ts TIMESTAMP(3), tz TIMESTAMP_LTZ(3), tm TIME(3)) `+with(t, pg, ""), 0)
 	got := lookupRows(t, lk, b, b.Def.Schema.Columns[:1], `[{"id": 3}, {"id": 1}, {"id": 2}]`)
 	want := []string{
 		"1|1|TRUE|70000|-3|1.5|2.25|12345678.90|hé|v|x'000102'|2024-01-02|2024-01-02 03:04:05.678|2024-01-02 03:04:05.678|01:02:03.004",
@@ -100,15 +111,7 @@ func TestJdbcLookupTypes(t *testing.T) {
 func TestJdbcLookupCompositeKey(t *testing.T) {
 	pg := pgtest.Table(t, "region text, id bigint, name text, PRIMARY KEY (region, id)")
 	pgtest.Exec(t, "INSERT INTO "+pg+" VALUES ('eu', 1, 'ann'), ('us', 1, 'bob'), ('eu', 2, 'cy')")
-	ls, b, err := lookupOf(t, `CREATE TABLE c (region STRING, id INT, name STRING, PRIMARY KEY (region, id) NOT ENFORCED) `+with(t, pg, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lk, err := ls.OpenLookup(pgtest.Context(t), table.LookupOptions{Keys: []int{1, 0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	lk, b := openLookup(t, `CREATE TABLE c (region STRING, id INT, name STRING, PRIMARY KEY (region, id) NOT ENFORCED) `+with(t, pg, ""), 1, 0)
 	keyCols := []table.Column{b.Def.Schema.Columns[1], b.Def.Schema.Columns[0]}
 	got := strings.Join(lookupRows(t, lk, b, keyCols, `[{"id": 1, "region": "us"}, {"id": 2, "region": "us"}, {"id": 2, "region": "eu"}]`), " ")
 	if want := "0|us|1|bob 2|eu|2|cy"; got != want {
@@ -175,25 +178,13 @@ func TestJdbcLookupReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Close(context.Background())
-	ls, b, err := lookupOf(t, ddl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lk, err := ls.OpenLookup(pgtest.Context(t), table.LookupOptions{Keys: []int{0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	lk, b := openLookup(t, ddl, 0)
 	keyCols := b.Def.Schema.Columns[:1]
 	if got := strings.Join(lookupRows(t, lk, b, keyCols, `[{"v": "ann"}, {"v": "bob"}]`), " "); got != "0|ann" {
 		t.Fatalf("before the restart: %s", got)
 	}
 	srv.Restart()
-	kr, _, err := array.RecordFromJSON(tabletest.CheckedAlloc(t), (&table.Schema{Columns: keyCols}).Arrow(), strings.NewReader(`[{"v": "ann"}]`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kr.Release()
+	kr := keyRecord(t, keyCols, `[{"v": "ann"}]`)
 	// The connection of before the restart is gone: the lookup fails,
 	// saying where.
 	if rows, _, err := lk.Lookup(pgtest.Context(t), kr); err == nil {
