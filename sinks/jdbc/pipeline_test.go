@@ -21,11 +21,7 @@ import (
 // kafkatest.Idle(). It returns the group's coordinates for WaitLag.
 func engine(t *testing.T, values []string, ddl ...string) (eng *kshare.Engine, addr, topic, group string) {
 	t.Helper()
-	vs := make([][]byte, len(values))
-	for i, v := range values {
-		vs[i] = []byte(v)
-	}
-	addr, topic, group = kafkatest.Queue(t, 1, vs...)
+	addr, topic, group = kafkatest.Queue(t, 1, bytesOf(values)...)
 	eng = kshare.New()
 	stmts := append([]string{
 		`CREATE TABLE t (v STRING) WITH ('connector' = 'kafka-sharegroup', 'format' = 'raw', 'bootstrap.servers' = '` + addr +
@@ -38,6 +34,15 @@ func engine(t *testing.T, values []string, ddl ...string) (eng *kshare.Engine, a
 		}
 	}
 	return eng, addr, topic, group
+}
+
+// bytesOf is values as the record values to produce.
+func bytesOf(values []string) [][]byte {
+	vs := make([][]byte, len(values))
+	for i, v := range values {
+		vs[i] = []byte(v)
+	}
+	return vs
 }
 
 // numbers are the values "0" to "n-1".
@@ -321,33 +326,12 @@ func TestJdbcPipelineRefusedRowDeadLettered(t *testing.T) {
 func TestJdbcPipelineSurvivesRestart(t *testing.T) {
 	const n = 400
 	srv := pgtest.Private(t)
-	ddl := privateTable(t, srv, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.max-retries' = '10'")
-	values := numbers(n)
-	eng, addr, topic, group := engine(t, values[:n/2], ddl, "SET 'idle-timeout' = '1 h'")
-	res, err := eng.Exec(kafkatest.Context(t), "INSERT INTO pg SELECT v FROM t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Job.Stop()
-	accepted := func(want int64) {
-		t.Helper()
-		kafkatest.Eventually(t, fmt.Sprintf("%d records accepted", want), func() error {
-			if st := res.Job.Stats(); st.Accepted < want || st.State != table.JobRunning {
-				return fmt.Errorf("job stats %+v", st)
-			}
-			return nil
-		})
-	}
-	accepted(n / 2)
+	job, produceRest, addr, topic, group := startHalfway(t, srv, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.max-retries' = '10'", n)
 	srv.Restart()
-	vs := make([][]byte, n/2)
-	for i, v := range values[n/2:] {
-		vs[i] = []byte(v)
-	}
-	kafkatest.Produce(t, addr, topic, vs...)
-	accepted(n)
-	res.Job.Stop()
-	if st := res.Job.Stats(); st.Err != nil || st.Accepted != n || st.Errors != 0 {
+	produceRest()
+	waitAccepted(t, job, n)
+	job.Stop()
+	if st := job.Stats(); st.Err != nil || st.Accepted != n || st.Errors != 0 {
 		t.Errorf("job stats %+v, want every record accepted, no error", st)
 	}
 	conn, err := pgx.Connect(pgtest.Context(t), srv.URL)
@@ -363,6 +347,37 @@ func TestJdbcPipelineSurvivesRestart(t *testing.T) {
 		t.Errorf("PostgreSQL holds %d rows, %d distinct, want each of the %d once", rows, distinct, n)
 	}
 	kafkatest.WaitLag(t, addr, group, topic, 0)
+}
+
+// startHalfway starts "INSERT INTO pg SELECT v FROM t" from a topic holding
+// the first half of the numbers below n into table "restarted" on srv (see
+// privateTable, which takes extra), and returns once the job has accepted
+// that half, so that what the test then does to the server happens under
+// a running job. produceRest adds the other half to the topic; the test's
+// end stops the job.
+func startHalfway(t *testing.T, srv *pgtest.Server, extra string, n int) (job table.Job, produceRest func(), addr, topic, group string) {
+	t.Helper()
+	values := numbers(n)
+	eng, addr, topic, group := engine(t, values[:n/2], privateTable(t, srv, extra), "SET 'idle-timeout' = '1 h'")
+	res, err := eng.Exec(kafkatest.Context(t), "INSERT INTO pg SELECT v FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(res.Job.Stop)
+	waitAccepted(t, res.Job, int64(n/2))
+	produceRest = func() { kafkatest.Produce(t, addr, topic, bytesOf(values[n/2:])...) }
+	return res.Job, produceRest, addr, topic, group
+}
+
+// waitAccepted waits until job, still running, has accepted want records.
+func waitAccepted(t *testing.T, job table.Job, want int64) {
+	t.Helper()
+	kafkatest.Eventually(t, fmt.Sprintf("%d records accepted", want), func() error {
+		if st := job.Stats(); st.Accepted < want || st.State != table.JobRunning {
+			return fmt.Errorf("job stats %+v", st)
+		}
+		return nil
+	})
 }
 
 // privateTable makes table "restarted" (v text) on srv and returns the DDL
@@ -392,31 +407,14 @@ func privateTable(t *testing.T, srv *pgtest.Server, extra string) string {
 func TestJdbcPipelineServerGone(t *testing.T) {
 	const n = 100
 	srv := pgtest.Private(t)
-	ddl := privateTable(t, srv, ", 'sink.max-retries' = '1'")
-	values := numbers(n)
-	eng, addr, topic, _ := engine(t, values[:n/2], ddl, "SET 'idle-timeout' = '1 h'")
-	res, err := eng.Exec(kafkatest.Context(t), "INSERT INTO pg SELECT v FROM t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Job.Stop()
-	kafkatest.Eventually(t, "the first half accepted", func() error {
-		if st := res.Job.Stats(); st.Accepted < n/2 {
-			return fmt.Errorf("job stats %+v", st)
-		}
-		return nil
-	})
+	job, produceRest, _, _, _ := startHalfway(t, srv, ", 'sink.max-retries' = '1'", n)
 	srv.Stop()
-	vs := make([][]byte, n/2)
-	for i, v := range values[n/2:] {
-		vs[i] = []byte(v)
-	}
-	kafkatest.Produce(t, addr, topic, vs...)
-	err = res.Job.Wait(kafkatest.Context(t))
+	produceRest()
+	err := job.Wait(kafkatest.Context(t))
 	if err == nil || !strings.Contains(err.Error(), "failed 2 times ('sink.max-retries' is 1)") || !strings.Contains(err.Error(), "restarted") {
 		t.Fatalf("job ended with %v, want the retries' error naming the table", err)
 	}
-	if st := res.Job.Stats(); st.State != table.JobFailed || st.Accepted != n/2 || st.Released == 0 {
+	if st := job.Stats(); st.State != table.JobFailed || st.Accepted != n/2 || st.Released == 0 {
 		t.Errorf("job stats %+v, want FAILED with only the first half accepted and the rest released", st)
 	}
 }
