@@ -1,7 +1,9 @@
 package formattest
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,6 +23,24 @@ func CheckBatch(rec arrow.RecordBatch, cols []table.Column) error {
 		if err := checkArray(rec.Column(i), c.Type, c.Name); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// CheckRefused checks what a decoder promises of a value it refuses with
+// err: err is a *table.DecodeError, the decoder counted no row (n), and
+// the builders bs are as they were (before is their Lengths then), so that
+// the values decoded next line up with their rows.
+func CheckRefused(err error, n int, before []int, bs []array.Builder) error {
+	var de *table.DecodeError
+	if !errors.As(err, &de) {
+		return fmt.Errorf("error %T is not a *table.DecodeError: %v", err, err)
+	}
+	if n != 0 {
+		return fmt.Errorf("%d rows with the error %v", n, err)
+	}
+	if after := Lengths(bs); !slices.Equal(before, after) {
+		return fmt.Errorf("a failed decode changed the builders: %v -> %v", before, after)
 	}
 	return nil
 }
