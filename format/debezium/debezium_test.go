@@ -66,18 +66,7 @@ func TestOptionsMapping(t *testing.T) {
 // the row's path, and the buffer stays as it was; a kind that is none of
 // the four is an error too.
 func TestEncodeErrors(t *testing.T) {
-	cols, err := formattest.ParseColumns("id INT, d DATE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := options.Parse(nil, nil, Options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc, err := table.NewEncoder(Format{}, cols, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cols, dec, enc := formattest.NewCodec(t, Format{}, "id INT, d DATE")
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
@@ -117,10 +106,6 @@ func TestEncodeErrors(t *testing.T) {
 		t.Errorf("update: got %s, %v; want %s", out, err, want)
 	}
 	// It reads back as the update it was.
-	dec, err := (Format{}).NewDecoder(cols, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
 	bs := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
 	defer bs.Release()
 	n, kinds, err := dec.(table.ChangeDecoder).DecodeChanges(out[1:], bs.Fields(), nil)
