@@ -148,18 +148,9 @@ func TestJdbcPipelineForgetsSettledRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Job.Stop()
-	accepted := func(want int64) {
-		t.Helper()
-		kafkatest.Eventually(t, fmt.Sprintf("%d records accepted", want), func() error {
-			if st := res.Job.Stats(); st.Accepted < want {
-				return fmt.Errorf("job stats %+v", st)
-			}
-			return nil
-		})
-	}
-	accepted(n)
+	waitAccepted(t, res.Job, n)
 	kafkatest.Produce(t, addr, topic, []byte("last"))
-	accepted(n + 1)
+	waitAccepted(t, res.Job, n+1)
 	kafkatest.Eventually(t, "the settled records forgotten", func() error {
 		if got := pgtest.Query(t, "SELECT count(*), coalesce(min(kafka_offset), -1) FROM "+recs)[0]; got[0] != "0" && got[0] != "1" {
 			return fmt.Errorf("the records table holds %s records from offset %s", got[0], got[1])
