@@ -8,11 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/kshare/kshare/internal/watch"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -25,25 +26,6 @@ func script(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// lockedBuffer is a log destination the copies' stderr readers write to
-// from their own goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // A copy answers line after line, and one copy serves them all: what it
@@ -60,7 +42,7 @@ while read -r line; do
   esac
 done
 `)
-	var logs lockedBuffer
+	var logs watch.Buffer
 	p := &Pool{Argv: []string{prog}, Procs: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	defer p.Close(time.Second)
 	for i, want := range []string{`{"n":1}`, `{"n":2}`} {
