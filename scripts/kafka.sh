@@ -98,7 +98,7 @@ running_pid() {
 	dir=$(<"$state/dir")
 	# A recycled pid must not be mistaken for our broker: its command line
 	# names the temporary directory we made for it.
-	if kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/"; then
+	if alive "$pid" && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/"; then
 		echo "$pid"
 		return 0
 	fi
@@ -256,21 +256,11 @@ cmd_start() {
 	fi
 	cmd_fetch
 	need java "install a Java 17 runtime (apt-get install openjdk-17-jre-headless)"
-	local attempt
-	for attempt in 1 2 3; do
-		if start_once; then
-			print_env
-			return 0
-		fi
-		# Only a lost race for a port is worth another try.
-		[[ ${retry_ports-} == 1 ]] || exit 1
-		log "a port was taken before the broker bound it; retrying ($attempt)"
-	done
-	die "could not start the broker"
+	start_retrying broker
 }
 
 start_once() {
-	retry_ports=0
+	retry_port=0
 	local dir
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/kshare-kafka.XXXXXX")
 	ports_taken=
@@ -327,10 +317,10 @@ EOF
 
 	local deadline=$((SECONDS + start_timeout))
 	while :; do
-		if ! kill -0 "$pid" 2>/dev/null; then
+		if ! alive "$pid"; then
 			show_logs 60 "$dir/format.log" "$dir/stdout.log" "$dir/logs/server.log"
 			if grep -qs "Address already in use" "$dir/stdout.log" "$dir/logs/server.log"; then
-				retry_ports=1
+				retry_port=1
 			fi
 			rm -rf "$dir" "$state"
 			log "the broker exited during start-up"
@@ -355,24 +345,13 @@ cmd_stop() {
 		log "no broker recorded in $state"
 		return 0
 	}
-	local pid dir i
+	local pid dir
 	dir=$(<"$state/dir")
 	if pid=$(running_pid); then
 		# SIGTERM lets the broker shut down cleanly; its data is thrown
 		# away, so a broker that takes too long is killed.
 		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < 150; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			log "broker $pid did not stop within 15s; killing it"
-			kill -KILL "$pid" 2>/dev/null || true
-			for ((i = 0; i < 50; i++)); do
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
-			done
-		fi
+		await_exit "$pid" 150 broker
 	fi
 	# Only ever remove a directory this script made.
 	if [[ $dir == */kshare-kafka.* && -d $dir ]]; then

@@ -1,6 +1,7 @@
 # lib.sh holds what kafka.sh and postgres.sh both need to run a throwaway
-# server: messages, usage, a free loopback port and the tail of its logs.
-# A script sets `me` (its name, for messages) and sources this file.
+# server: messages, usage, a free loopback port, the tail of its logs, and
+# starting and stopping it. A script sets `me` (its name, for messages) and
+# `state` (the folder of its server's records) and sources this file.
 
 log() { echo "$me: $*" >&2; }
 die() {
@@ -46,5 +47,48 @@ show_logs() {
 			echo "----- $f (last $n lines) -----" >&2
 			tail -n "$n" "$f" >&2
 		fi
+	done
+}
+
+# alive reports whether process $1 runs; a zombie does not (a server is
+# reparented to whoever reaps orphans here, which may be slow to).
+alive() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ -n $st && $st != Z ]]
+}
+
+# start_retrying calls the script's start_once up to three times and prints
+# the started server's `export ...` lines. free_port cannot reserve the port
+# it picks, so another process may bind it first: start_once sets
+# retry_port=1 when that is why it failed, and only then is another try
+# worth it. $1 names the server in messages.
+start_retrying() {
+	local what=$1 attempt
+	for attempt in 1 2 3; do
+		if start_once; then
+			cat "$state/env"
+			return 0
+		fi
+		[[ ${retry_port-} == 1 ]] || exit 1
+		log "a port was taken before the $what bound it; retrying ($attempt)"
+	done
+	die "could not start the $what"
+}
+
+# await_exit gives process $1, already asked to stop, $2 tenths of a second
+# to exit, and then kills it: the server's files are thrown away, so a
+# clean shutdown is a courtesy, not a need. $3 names it in messages.
+await_exit() {
+	local pid=$1 tenths=$2 what=$3 i
+	for ((i = 0; i < tenths; i++)); do
+		alive "$pid" || return 0
+		sleep 0.1
+	done
+	log "$what $pid did not stop in time; killing it"
+	kill -KILL "$pid" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		alive "$pid" || return 0
+		sleep 0.1
 	done
 }

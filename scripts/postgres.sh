@@ -94,14 +94,6 @@ as_server() {
 	fi
 }
 
-# alive reports whether process $1 runs; a zombie does not (the server
-# is reparented to whoever reaps orphans here, which may be slow to).
-alive() {
-	local st
-	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ -n $st && $st != Z ]]
-}
-
 # running_pid prints the pid of the server recorded in $state, if that
 # server still runs: its postmaster.pid names the pid, and the process's
 # command line must name our data dir, so that a recycled pid is never
@@ -132,16 +124,7 @@ cmd_start() {
 		die "running as root, but there is no user 'postgres' to run the server as (PostgreSQL refuses root): create one, or run as another user"
 	fi
 	need_psql
-	local attempt
-	for attempt in 1 2 3; do
-		if start_once; then
-			cat "$state/env"
-			return 0
-		fi
-		[[ ${retry_port-} == 1 ]] || exit 1
-		log "the port was taken before the server bound it; retrying ($attempt)"
-	done
-	die "could not start the server"
+	start_retrying server
 }
 
 need_psql() {
@@ -238,7 +221,7 @@ cmd_stop() {
 		log "no server recorded in $state"
 		return 0
 	}
-	local dir pid i
+	local dir pid
 	dir=$(<"$state/dir")
 	if pid=$(running_pid); then
 		find_bin
@@ -248,18 +231,7 @@ cmd_stop() {
 			cat "$dir/pg_ctl.log" >&2
 		# pg_ctl returns once postmaster.pid is gone, a moment before the
 		# process has exited.
-		for ((i = 0; i < 50; i++)); do
-			alive "$pid" || break
-			sleep 0.1
-		done
-		if alive "$pid"; then
-			log "server $pid did not stop within 15s; killing it"
-			kill -KILL "$pid" 2>/dev/null || true
-			for ((i = 0; i < 50; i++)); do
-				alive "$pid" || break
-				sleep 0.1
-			done
-		fi
+		await_exit "$pid" 50 server
 	fi
 	# Only ever remove a directory this script made.
 	if [[ $dir == */kshare-pg.* && -d $dir ]]; then
