@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"io"
@@ -407,25 +408,49 @@ func TestPipelineChecks(t *testing.T) {
 func TestPipelineContestantsRun(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	ctx := kafkatest.Context(t)
+	cfg := &suiteConfig{bootstrap: addr, kshare: buildKshare(ctx, t), workDir: t.TempDir(), runTimeout: time.Minute, runID: "t"}
+	tg := loadSmallTarget(ctx, t, addr)
+	for _, c := range []contestant{tumbleContestant(cfg, 2), insertContestant(cfg, 2), tumbleInsertContestant(cfg, 2)} {
+		runChecked(ctx, t, cfg, c, tg)
+	}
+}
+
+// buildKshare builds kshare from this tree into the test's directory, for
+// the tests that run contestants as the suite does.
+func buildKshare(ctx context.Context, t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kshare")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/kshare/kshare/cmd/kshare").CombinedOutput(); err != nil {
 		t.Fatalf("building kshare: %v\n%s", err, out)
 	}
-	cfg := &suiteConfig{bootstrap: addr, kshare: bin, workDir: t.TempDir(), runTimeout: time.Minute, runID: "t"}
+	return bin
+}
+
+// loadSmallTarget loads a topic of 3000 orders in 2 partitions on the test
+// broker: the suite's target, small enough for a test.
+func loadSmallTarget(ctx context.Context, t *testing.T, addr string) target {
+	t.Helper()
 	tg := target{topic: kafkatest.TopicName(t), partitions: 2, n: 3000}
 	if _, err := load(ctx, loadConfig{bootstrap: addr, topic: tg.topic, partitions: tg.partitions, n: tg.n, customers: 50}); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []contestant{tumbleContestant(cfg, 2), insertContestant(cfg, 2), tumbleInsertContestant(cfg, 2)} {
-		s := runOne(ctx, cfg, c, tg, strings.ToLower(kafkatest.GroupName(t)))
-		if s.err != nil {
-			t.Errorf("%s: %v", c.id, s.err)
-			continue
-		}
-		if s.records != tg.n || s.wall <= 0 || s.rss == 0 {
-			t.Errorf("%s: implausible sample %+v", c.id, s)
-		}
+	return tg
+}
+
+// runChecked runs contestant c on tg once, in a share group of its own,
+// and fails the test unless the sample is plausible: every record, a wall
+// time and a peak RSS. It reports whether the run itself succeeded.
+func runChecked(ctx context.Context, t *testing.T, cfg *suiteConfig, c contestant, tg target) bool {
+	t.Helper()
+	s := runOne(ctx, cfg, c, tg, strings.ToLower(kafkatest.GroupName(t)))
+	if s.err != nil {
+		t.Errorf("%s: %v", c.id, s.err)
+		return false
 	}
+	if s.records != tg.n || s.wall <= 0 || s.rss == 0 {
+		t.Errorf("%s: implausible sample %+v", c.id, s)
+	}
+	return true
 }
 
 // The pipeline contestants are judged against SELECT * to CSV with the same

@@ -2,9 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,28 +19,16 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 func TestLookupContestantsRun(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	ctx := kafkatest.Context(t)
-	bin := filepath.Join(t.TempDir(), "kshare")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/kshare/kshare/cmd/kshare").CombinedOutput(); err != nil {
-		t.Fatalf("building kshare: %v\n%s", err, out)
-	}
-	cfg := &suiteConfig{bootstrap: addr, kshare: bin, workDir: t.TempDir(), runTimeout: time.Minute, runID: "t", pgURL: pgtest.URL(t)}
-	tg := target{topic: kafkatest.TopicName(t), partitions: 2, n: 3000}
-	if _, err := load(ctx, loadConfig{bootstrap: addr, topic: tg.topic, partitions: tg.partitions, n: tg.n, customers: 50}); err != nil {
-		t.Fatal(err)
-	}
+	cfg := &suiteConfig{bootstrap: addr, kshare: buildKshare(ctx, t), workDir: t.TempDir(), runTimeout: time.Minute, runID: "t", pgURL: pgtest.URL(t)}
+	tg := loadSmallTarget(ctx, t, addr)
 	queries := map[bool]int64{}
 	for _, cached := range []bool{true, false} {
 		c := lookupContestant(cfg, 2, cached)
 		if c.unavailable != nil {
 			t.Fatalf("%s: %v", c.id, c.unavailable)
 		}
-		s := runOne(ctx, cfg, c, tg, strings.ToLower(kafkatest.GroupName(t)))
-		if s.err != nil {
-			t.Errorf("%s: %v", c.id, s.err)
+		if !runChecked(ctx, t, cfg, c, tg) {
 			continue
-		}
-		if s.records != tg.n || s.wall <= 0 || s.rss == 0 {
-			t.Errorf("%s: implausible sample %+v", c.id, s)
 		}
 		lookupMu.Lock()
 		f := lookupSeen[c.id]

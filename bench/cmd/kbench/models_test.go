@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,11 +103,7 @@ func TestModelsTableAndTargets(t *testing.T) {
 func TestModelsRun(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	ctx := kafkatest.Context(t)
-	bin := filepath.Join(t.TempDir(), "kshare")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/kshare/kshare/cmd/kshare").CombinedOutput(); err != nil {
-		t.Fatalf("building kshare: %v\n%s", err, out)
-	}
-	cfg := &suiteConfig{bootstrap: addr, kshare: bin, runID: "t", modelDelay: 10 * time.Millisecond,
+	cfg := &suiteConfig{bootstrap: addr, kshare: buildKshare(ctx, t), runID: "t", modelDelay: 10 * time.Millisecond,
 		modelCap: 30 * time.Second, modelWarmup: 5 * time.Second}
 	topic := kafkatest.TopicName(t)
 	if err := loadJobs(ctx, addr, topic, 1000); err != nil {
