@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,10 +36,7 @@ func lookupContestant(cfg *suiteConfig, par int, cached bool) contestant {
 	if cached {
 		label, id = "partial cache", fmt.Sprintf("kshare-lookupcache-p%d", par)
 	}
-	c := kshareRun(cfg, fmt.Sprintf("kshare SELECT orders JOIN customers FOR SYSTEM_TIME AS OF (PostgreSQL, %s), json to CSV, parallelism %d", label, par), id, par)
-	if c.unavailable == nil {
-		c.unavailable = cfg.pgUnavailable
-	}
+	c := kshareOnPostgres(cfg, fmt.Sprintf("kshare SELECT orders JOIN customers FOR SYSTEM_TIME AS OF (PostgreSQL, %s), json to CSV, parallelism %d", label, par), id, par)
 	customers := func(group string) string { return pgTable(group) + "_customers" }
 	c.setup = func(ctx context.Context, t target, group string) (func(context.Context) error, error) {
 		table := customers(group)
@@ -55,15 +51,12 @@ func lookupContestant(cfg *suiteConfig, par int, cached bool) contestant {
 		return func(ctx context.Context) error { return pgExec(ctx, cfg, "DROP TABLE IF EXISTS "+table) }, nil
 	}
 	c.args = func(t target, group string) []string {
-		u, _ := url.Parse(cfg.pgURL) // checked by pgUnavailable
-		password, _ := u.User.Password()
 		cache := ""
 		if cached {
 			cache = ", 'lookup.cache' = 'PARTIAL', 'lookup.partial-cache.max-rows' = '10000'"
 		}
 		sql := ordersDDL(cfg, orderColumns+", pt AS PROCTIME()", "json", par, t, group) + "; " +
-			fmt.Sprintf("CREATE TABLE customers (id STRING, name STRING, tier STRING) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://%s%s?sslmode=disable', "+
-				"'table-name' = '%s', 'username' = '%s', 'password' = '%s'%s); ", u.Host, u.Path, customers(group), u.User.Username(), password, cache) +
+			fmt.Sprintf("CREATE TABLE customers (id STRING, name STRING, tier STRING) WITH (%s%s); ", jdbcOptions(cfg, customers(group)), cache) +
 			"SELECT o.order_id, o.customer_id, o.quantity, o.price, c.name, c.tier FROM orders AS o " +
 			"JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.customer_id = c.id"
 		return []string{"-e", sql, "--output", "csv", "--max-rows", strconv.FormatInt(t.n, 10), "--stats"}
@@ -97,8 +90,8 @@ func lookupContestant(cfg *suiteConfig, par int, cached bool) contestant {
 // the same parallelism, and shows what they asked of PostgreSQL.
 func (b *block) lookupTargets() []targetCheck {
 	var cs []targetCheck
-	for _, k := range []int{1, 4} {
-		where := fmt.Sprintf("%d partition%s, parallelism %d", b.t.partitions, plural(b.t.partitions), k)
+	for _, k := range parallelisms {
+		where := b.where(k)
 		ref := b.rateOf(fmt.Sprintf("kshare-json-p%d", k))
 		for _, x := range []struct {
 			id, label string
@@ -111,7 +104,7 @@ func (b *block) lookupTargets() []targetCheck {
 			if !ok || ref <= 0 {
 				continue
 			}
-			cs = append(cs, targetCheck{fmt.Sprintf("%s >= %.1fx SELECT * json to CSV (%s)", x.label, x.want, where), ratio(s.rate, ref), verdict(s.rate >= x.want*ref)})
+			cs = append(cs, againstJSON(x.label, x.want, where, s.rate, ref))
 			lookupMu.Lock()
 			f, seen := lookupSeen[x.id]
 			lookupMu.Unlock()

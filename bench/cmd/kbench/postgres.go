@@ -147,6 +147,25 @@ func psqlContestant(cfg *suiteConfig) contestant {
 	return c
 }
 
+// kshareOnPostgres is a kshare contestant that needs the suite's
+// PostgreSQL server: it does not run without one.
+func kshareOnPostgres(cfg *suiteConfig, name, id string, par int) contestant {
+	c := kshareRun(cfg, name, id, par)
+	if c.unavailable == nil {
+		c.unavailable = cfg.pgUnavailable
+	}
+	return c
+}
+
+// jdbcOptions are the WITH options that make a 'jdbc' table of table on the
+// suite's PostgreSQL server.
+func jdbcOptions(cfg *suiteConfig, table string) string {
+	u, _ := url.Parse(cfg.pgURL) // checked by pgUnavailable
+	password, _ := u.User.Password()
+	return fmt.Sprintf("'connector' = 'jdbc', 'url' = 'jdbc:postgresql://%s%s?sslmode=disable', 'table-name' = '%s', 'username' = '%s', 'password' = '%s'",
+		u.Host, u.Path, table, u.User.Username(), password)
+}
+
 // jdbcContestant runs `INSERT INTO pg_sink SELECT * FROM orders` into a
 // 'jdbc' table, at least once or exactly once, as the INSERT contestant
 // does into a kafka table.
@@ -155,25 +174,19 @@ func jdbcContestant(cfg *suiteConfig, par int, once bool) contestant {
 	if once {
 		label, id = "exactly once", fmt.Sprintf("kshare-jdbconce-p%d", par)
 	}
-	c := kshareRun(cfg, fmt.Sprintf("kshare INSERT INTO jdbc (PostgreSQL) SELECT *, json, %s, parallelism %d", label, par), id, par)
-	if c.unavailable == nil {
-		c.unavailable = cfg.pgUnavailable
-	}
+	c := kshareOnPostgres(cfg, fmt.Sprintf("kshare INSERT INTO jdbc (PostgreSQL) SELECT *, json, %s, parallelism %d", label, par), id, par)
 	recs := func(group string) string { return pgTable(group) + "_recs" }
 	c.setup = func(ctx context.Context, t target, group string) (func(context.Context) error, error) {
 		return pgSetup(ctx, cfg, t, group, recs(group), recs(group)+"_streams")
 	}
 	c.args = func(t target, group string) []string {
-		u, _ := url.Parse(cfg.pgURL) // checked by pgUnavailable
-		password, _ := u.User.Password()
 		guarantee := "at-least-once"
 		if once {
 			guarantee = "exactly-once"
 		}
 		sql := ordersDDL(cfg, orderColumns, "json", par, t, group) + "; " +
-			fmt.Sprintf("CREATE TABLE pg_sink (%s) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://%s%s?sslmode=disable', 'table-name' = '%s', "+
-				"'username' = '%s', 'password' = '%s', 'sink.delivery-guarantee' = '%s', 'sink.exactly-once.table' = '%s'); ",
-				orderColumns, u.Host, u.Path, pgTable(group), u.User.Username(), password, guarantee, recs(group)) +
+			fmt.Sprintf("CREATE TABLE pg_sink (%s) WITH (%s, 'sink.delivery-guarantee' = '%s', 'sink.exactly-once.table' = '%s'); ",
+				orderColumns, jdbcOptions(cfg, pgTable(group)), guarantee, recs(group)) +
 			"INSERT INTO pg_sink SELECT * FROM orders"
 		return []string{"-e", sql, "--max-rows", strconv.FormatInt(t.n, 10)}
 	}

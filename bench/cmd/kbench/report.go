@@ -290,6 +290,18 @@ func verdict(ok bool) string {
 	return "missed"
 }
 
+// where names the conditions of b's targets with parallelism k.
+func (b *block) where(k int) string {
+	return fmt.Sprintf("%d partition%s, parallelism %d", b.t.partitions, plural(b.t.partitions), k)
+}
+
+// againstJSON checks a kshare query's rate against want times ref, the rate
+// of SELECT * json to CSV with the same parallelism: the plainest query, so
+// that the ratio is what the query's own work costs.
+func againstJSON(label string, want float64, where string, rate, ref float64) targetCheck {
+	return targetCheck{fmt.Sprintf("%s >= %.1fx SELECT * json to CSV (%s)", label, want, where), ratio(rate, ref), verdict(rate >= want*ref)}
+}
+
 // measured is the summary of contestant id's runs on b, for the targets
 // table; ok is false when b has no such contestant, it could not run, or
 // all its runs failed, which adds a failed check (label, where) to cs.
@@ -309,8 +321,8 @@ func (b *block) measured(id, label, where string, cs *[]targetCheck) (e *entry, 
 // the INSERT's memory, and the TUMBLE's memory against N (flat) and keys.
 func (b *block) pipelineTargets() []targetCheck {
 	var cs []targetCheck
-	for _, k := range []int{1, 4} {
-		where := fmt.Sprintf("%d partition%s, parallelism %d", b.t.partitions, plural(b.t.partitions), k)
+	for _, k := range parallelisms {
+		where := b.where(k)
 		ref := b.rateOf(fmt.Sprintf("kshare-json-p%d", k))
 		for _, x := range []struct {
 			id, label string
@@ -325,7 +337,7 @@ func (b *block) pipelineTargets() []targetCheck {
 				continue
 			}
 			if ref > 0 {
-				cs = append(cs, targetCheck{fmt.Sprintf("%s >= %.1fx SELECT * json to CSV (%s)", x.label, x.want, where), ratio(s.rate, ref), verdict(s.rate >= x.want*ref)})
+				cs = append(cs, againstJSON(x.label, x.want, where, s.rate, ref))
 			}
 			if tumble := b.rateOf(fmt.Sprintf("kshare-tumble-p%d", k)); strings.HasPrefix(x.id, "kshare-tumble-kafka") && tumble > 0 {
 				// The same query without a state directory (to CSV: a
@@ -357,7 +369,7 @@ func (b *block) pipelineTargets() []targetCheck {
 // shows what exactly once costs against at least once.
 func (b *block) jdbcTargets() []targetCheck {
 	var cs []targetCheck
-	where := fmt.Sprintf("%d partition%s, parallelism 1", b.t.partitions, plural(b.t.partitions))
+	where := b.where(1)
 	limit := b.rateOf("psql-copy")
 	const label = "INSERT INTO jdbc (PostgreSQL) SELECT *, json"
 	_, s, ok := b.measured("kshare-jdbc-p1", label, where, &cs)
@@ -383,8 +395,8 @@ func (r *report) targetsTable(w *strings.Builder) {
 	}
 	for _, b := range r.blocks {
 		cheapest, cheapestName := b.cheapestBroker()
-		for _, k := range []int{1, 4} {
-			where := fmt.Sprintf("%d partition%s, parallelism %d", b.t.partitions, plural(b.t.partitions), k)
+		for _, k := range parallelisms {
+			where := b.where(k)
 			java, franz, tuned := b.rateOf(fmt.Sprintf("java-t%d", k)), b.rateOf(fmt.Sprintf("franz-c%d", k)), b.rateOf(fmt.Sprintf("franztuned-c%d", k))
 			for _, h := range []struct{ id, label string }{
 				{fmt.Sprintf("kshare-json-p%d", k), "SELECT * json to CSV"},

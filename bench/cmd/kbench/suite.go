@@ -241,10 +241,15 @@ type block struct {
 	wide target
 }
 
+// parallelisms are the numbers of members (threads, clients, kshare's
+// parallelism) each throughput contestant runs with; the targets are
+// checked at each of them.
+var parallelisms = []int{1, 4}
+
 // contestants are every contestant on a topic of partitions partitions.
 func (cfg *suiteConfig) contestants(partitions int) []contestant {
 	var cs []contestant
-	for _, k := range []int{1, 4} {
+	for _, k := range parallelisms {
 		cs = append(cs, javaContestant(cfg, k))
 		cs = append(cs, plainLoops(cfg, k, partitions)...)
 		cs = append(cs, tableContestant(cfg, k))
