@@ -17,6 +17,23 @@ import (
 	"github.com/kshare/kshare/internal/kafkatest"
 )
 
+// customersDDL declares customers, the upsert-kafka table of each
+// customer's tier on topic that the temporal joins look orders up in.
+func customersDDL(addr, topic string) string {
+	return `CREATE TABLE customers (customer STRING, tier STRING, PRIMARY KEY (customer) NOT ENFORCED) WITH (
+	  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
+	  'properties.bootstrap.servers' = '` + addr + `', 'topic' = '` + topic + `')`
+}
+
+// procTimeOrdersDDL declares orders, the json orders on topic read from its
+// start by the test's own share group, with the processing time pt that a
+// temporal join on processing time joins on.
+func procTimeOrdersDDL(t *testing.T, addr, topic string) string {
+	return `CREATE TABLE orders (id BIGINT, customer STRING, pt AS PROCTIME()) WITH ('connector' = 'kafka-sharegroup',
+	  'bootstrap.servers' = '` + addr + `', 'topic' = '` + topic + `', 'share-group-id' = '` + kafkatest.GroupName(t) + `',
+	  'scan.startup.mode' = 'earliest-offset', 'format' = 'json')`
+}
+
 // A lookup join against an upsert-kafka table (a temporal join on
 // processing time): each order meets its customer's row as the topic has
 // it when the order is read. The query follows the topic: an update, a
@@ -44,12 +61,8 @@ func TestTemporalJoinUpsertKafka(t *testing.T) {
 	kafkatest.ProduceRecords(t, addr, first...)
 
 	eng := kshare.New()
-	exec(t, eng, `CREATE TABLE orders (id BIGINT, customer STRING, pt AS PROCTIME()) WITH ('connector' = 'kafka-sharegroup',
-	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+orders+`', 'share-group-id' = '`+kafkatest.GroupName(t)+`',
-	  'scan.startup.mode' = 'earliest-offset', 'format' = 'json')`)
-	exec(t, eng, `CREATE TABLE customers (customer STRING, tier STRING, PRIMARY KEY (customer) NOT ENFORCED) WITH (
-	  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
-	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+customers+`')`)
+	exec(t, eng, procTimeOrdersDDL(t, addr, orders))
+	exec(t, eng, customersDDL(addr, customers))
 	rows, err := eng.Query(kafkatest.Context(t), `SELECT o.id, o.customer, c.tier FROM orders AS o
 	  LEFT JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.customer = c.customer`)
 	if err != nil {
@@ -109,12 +122,8 @@ func TestTemporalJoinRefusals(t *testing.T) {
 	topic := kafkatest.Topic(t, addr, 1)
 	kafkatest.Produce(t, addr, topic, []byte(`{"id": 1, "customer": "c1"}`))
 	eng := kshare.New()
-	exec(t, eng, `CREATE TABLE orders (id BIGINT, customer STRING, pt AS PROCTIME()) WITH ('connector' = 'kafka-sharegroup',
-	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+kafkatest.GroupName(t)+`',
-	  'scan.startup.mode' = 'earliest-offset', 'format' = 'json')`)
-	exec(t, eng, `CREATE TABLE customers (customer STRING, tier STRING, PRIMARY KEY (customer) NOT ENFORCED) WITH (
-	  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
-	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`')`)
+	exec(t, eng, procTimeOrdersDDL(t, addr, topic))
+	exec(t, eng, customersDDL(addr, topic))
 	exec(t, eng, `CREATE TABLE log (customer STRING, tier STRING) WITH ('connector' = 'kafka', 'format' = 'json',
 	  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`')`)
 	for _, c := range []struct{ sql, want string }{
@@ -220,9 +229,7 @@ func TestStateDirOverALookupJoin(t *testing.T) {
 		exec(t, eng, fmt.Sprintf("SET 'idle-timeout' = '%s'", kafkatest.Idle()))
 		exec(t, eng, `CREATE TABLE orders (customer STRING, qty BIGINT, pt AS PROCTIME()) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
 		  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`', 'properties.max.poll.records' = '50')`)
-		exec(t, eng, `CREATE TABLE customers (customer STRING, tier STRING, PRIMARY KEY (customer) NOT ENFORCED) WITH (
-		  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
-		  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+customers+`')`)
+		exec(t, eng, customersDDL(addr, customers))
 		exec(t, eng, changelogDDL("counts", addr, out))
 		return eng
 	}
@@ -269,9 +276,7 @@ func TestTemporalJoinKeptInStateDir(t *testing.T) {
 		exec(t, eng, fmt.Sprintf("SET 'idle-timeout' = '%s'", kafkatest.Idle()))
 		exec(t, eng, `CREATE TABLE orders (id BIGINT, customer STRING, pt AS PROCTIME()) WITH ('connector' = 'kafka-sharegroup', 'format' = 'json',
 		  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`', 'share-group-id' = '`+group+`')`)
-		exec(t, eng, `CREATE TABLE customers (customer STRING, tier STRING, PRIMARY KEY (customer) NOT ENFORCED) WITH (
-		  'connector' = 'upsert-kafka', 'key.format' = 'json', 'value.format' = 'json',
-		  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+customers+`')`)
+		exec(t, eng, customersDDL(addr, customers))
 		exec(t, eng, `CREATE TABLE enriched (id BIGINT, customer STRING, tier STRING) WITH ('connector' = 'kafka', 'format' = 'json',
 		  'properties.bootstrap.servers' = '`+addr+`', 'topic' = '`+out+`')`)
 		waitJob(t, exec(t, eng, insert), what, n, 0)
