@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/kshare/kshare/internal/kafkatest"
@@ -45,12 +44,7 @@ func TestFilesystemSinkKilled(t *testing.T) {
 		}
 		return nil
 	})
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd); code != -1 {
-		t.Fatalf("killed kshare exited with %d, want a death by SIGKILL; stderr:\n%s", code, stderr)
-	}
+	killKshare(t, cmd, stderr, "killed kshare")
 
 	final, open := partFiles(t, dir)
 	seen := make([]int, n)

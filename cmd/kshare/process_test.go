@@ -126,6 +126,19 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 	}
 }
 
+// killKshare SIGKILLs a kshare process and checks that the kill is what
+// ended it, not an exit of its own on the way; which names the process in
+// the message, stderr is its log.
+func killKshare(t *testing.T, cmd *exec.Cmd, stderr *watch.Buffer, which string) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != -1 {
+		t.Fatalf("%s exited with %d, want a death by SIGKILL; stderr:\n%s", which, code, stderr)
+	}
+}
+
 // TestSignalExitStatus: SIGINT and SIGTERM stop a running SELECT of the
 // shell and of an export, which exit with 128 + the signal's number and say
 // why, and the records the query held go back to the group at once.
@@ -447,12 +460,7 @@ func exportKilledThenRest(t *testing.T, ddl, query, first string, killAt int64, 
 	})
 	waitFileSize(t, first, killAt)
 	time.Sleep(after)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd); code != -1 {
-		t.Fatalf("killed export exited with %d, want a death by SIGKILL; stderr:\n%s", code, stderr)
-	}
+	killKshare(t, cmd, stderr, "killed export")
 	// The idle timeout outlasts the dead member's locks (10 s on the test
 	// brokers) by more than the broker's sweep may lag on a loaded
 	// machine: with 15 s a run in CI, the machine also running a

@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,12 +62,7 @@ func jdbcKillScenario(t *testing.T, n int, guarantee string) (total, distinct in
 		return v
 	}
 	replicas := killReplicas(t, script, n, "rows in "+pg, func() int { return count("count(*)") })
-	kafkatest.Eventually(t, fmt.Sprintf("all %d ids in %s", n, pg), func() error {
-		if got := count("count(DISTINCT id)"); got < n {
-			return fmt.Errorf("%d ids", got)
-		}
-		return nil
-	})
+	waitCount(t, n, "ids in "+pg, func() int { return count("count(DISTINCT id)") })
 	skipped := 0
 	for _, r := range replicas {
 		log := stopRun(t, r.cmd, r.stderr, defaultDrainTimeout+5*time.Second)
@@ -122,20 +115,10 @@ func killReplicas(t *testing.T, script string, n int, what string, progress func
 		start(i)
 	}
 	for k := range 4 {
-		at := k*n/5 + n/10 + rand.IntN(n/5)
-		kafkatest.Eventually(t, fmt.Sprintf("%d %s", at, what), func() error {
-			if got := progress(); got < at {
-				return fmt.Errorf("%d", got)
-			}
-			return nil
-		})
+		at := killPoint(k, 5, n)
+		waitCount(t, at, what, progress)
 		r := replicas[k%2]
-		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		if code := waitExit(t, r.cmd); code != -1 {
-			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", k+1, code, r.stderr)
-		}
+		killKshare(t, r.cmd, r.stderr, fmt.Sprintf("kill %d: kshare run", k+1))
 		t.Logf("kill %d (replica %d): at %d %s (%d now)", k+1, k%2+1, at, what, progress())
 		start(k % 2)
 	}

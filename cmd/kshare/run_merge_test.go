@@ -33,12 +33,7 @@ func TestRunJdbcAggregateKilled(t *testing.T) {
 		fmt.Sprintf(", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '%s'", recs))
 	folded := func() int { return countedIn(t, pg) }
 	replicas := killReplicas(t, script, n, "records folded into "+pg, folded)
-	kafkatest.Eventually(t, fmt.Sprintf("all %d records folded into %s", n, pg), func() error {
-		if got := folded(); got < n {
-			return fmt.Errorf("%d records", got)
-		}
-		return nil
-	})
+	waitCount(t, n, "records folded into "+pg, folded)
 	for _, r := range replicas {
 		stopRun(t, r.cmd, r.stderr, defaultDrainTimeout+5*time.Second)
 	}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -111,12 +110,7 @@ INSERT INTO answers SELECT id, label FROM ML_PREDICT(TABLE jobs, MODEL m, DESCRI
 	start := time.Now()
 	cmd, _, stderr := startKshare(t, "run", "-f", path)
 	waitSinkSize(t, addr, sink, int64(expected/3))
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd); code != -1 {
-		t.Fatalf("kshare run exited %d, want killed; log:\n%s", code, stderr)
-	}
+	killKshare(t, cmd, stderr, "kshare run")
 	atKill := sinkSize(t, addr, sink)
 	t.Logf("killed after %v with %d of %d answers in the sink", time.Since(start).Round(time.Millisecond), atKill, expected)
 	if atKill >= int64(expected) {

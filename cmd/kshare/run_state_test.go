@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -47,12 +46,7 @@ func TestRunStateDirKilled(t *testing.T) {
 	stateDir := t.TempDir()
 	folded := func() int { return countedIn(t, pg) }
 	cmd, stderr := killRuns(t, []string{"run", "--state-dir", stateDir, "-f", path}, n, "records counted in "+pg, folded)
-	kafkatest.Eventually(t, fmt.Sprintf("all %d records counted in %s", n, pg), func() error {
-		if got := folded(); got < n {
-			return fmt.Errorf("%d records", got)
-		}
-		return nil
-	})
+	waitCount(t, n, "records counted in "+pg, folded)
 	// The last run may have found nothing left to count: it is stopped
 	// once its job runs, not while it reads its script.
 	kafkatest.Eventually(t, "the last run's job to start", func() error {
@@ -72,6 +66,25 @@ func TestRunStateDirKilled(t *testing.T) {
 	truth.check(t, pg)
 }
 
+// killPoint is where the k-th (from 0) of kills spread over a run of total
+// lands: a random point between the middles of its part of total cut into
+// parts and of the next, so that no kill comes at the very start and each
+// finds new work done since the last.
+func killPoint(k, parts, total int) int {
+	return k*total/parts + total/(2*parts) + rand.IntN(total/parts)
+}
+
+// waitCount waits until count, what it counts, reaches n.
+func waitCount(t *testing.T, n int, what string, count func() int) {
+	t.Helper()
+	kafkatest.Eventually(t, fmt.Sprintf("%d %s", n, what), func() error {
+		if got := count(); got < n {
+			return fmt.Errorf("%d", got)
+		}
+		return nil
+	})
+}
+
 // killRuns starts kshare with args and SIGKILLs it three times, each once
 // progress reaches a random point in its own quarter of total, starting
 // it again at once; it returns the last run. started, if set, is given
@@ -87,19 +100,9 @@ func killRuns(t *testing.T, args []string, total int, what string, progress func
 	}
 	cmd, stderr := start()
 	for k := range 3 {
-		at := k*total/4 + total/8 + rand.IntN(total/4)
-		kafkatest.Eventually(t, fmt.Sprintf("%d %s", at, what), func() error {
-			if got := progress(); got < at {
-				return fmt.Errorf("%d", got)
-			}
-			return nil
-		})
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		if code := waitExit(t, cmd); code != -1 {
-			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", k+1, code, stderr)
-		}
+		at := killPoint(k, 4, total)
+		waitCount(t, at, what, progress)
+		killKshare(t, cmd, stderr, fmt.Sprintf("kill %d: kshare run", k+1))
 		t.Logf("kill %d: at %d %s (%d now)", k+1, at, what, progress())
 		cmd, stderr = start()
 	}
@@ -168,12 +171,7 @@ func TestRunStateDirPrintKilled(t *testing.T) {
 			outs = append(outs, stdout)
 			mu.Unlock()
 		})
-	kafkatest.Eventually(t, fmt.Sprintf("all %d records counted in the printed changelog", n), func() error {
-		if got := counted(); got < n {
-			return fmt.Errorf("%d records", got)
-		}
-		return nil
-	})
+	waitCount(t, n, "records counted in the printed changelog", counted)
 	stopRun(t, cmd, stderr, defaultDrainTimeout+5*time.Second)
 	mu.Lock()
 	rows := printed(outs)
@@ -295,12 +293,7 @@ INSERT INTO sums SELECT customer, COUNT(*), SUM(price) FROM src GROUP BY custome
 		return sum
 	}
 	cmd, stderr := killRuns(t, []string{"run", "--state-dir", t.TempDir(), "-f", path}, n, "records counted in "+out, counted)
-	kafkatest.Eventually(t, fmt.Sprintf("all %d records counted in %s", n, out), func() error {
-		if got := counted(); got < n {
-			return fmt.Errorf("%d records", got)
-		}
-		return nil
-	})
+	waitCount(t, n, "records counted in "+out, counted)
 	stopRun(t, cmd, stderr, defaultDrainTimeout+5*time.Second)
 	kafkatest.WaitLag(t, addr, group, topic, 0)
 	tbl := latest()

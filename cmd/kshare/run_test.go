@@ -156,12 +156,7 @@ func TestRunKilledThreeTimes(t *testing.T) {
 	for i, killAt := range []int64{2000, 15000, 30000} {
 		cmd, _, stderr := startKshare(t, "run", "-f", script)
 		waitSinkSize(t, addr, sink, killAt)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		if code := waitExit(t, cmd); code != -1 {
-			t.Fatalf("kill %d: kshare run exited %d, want killed; log:\n%s", i+1, code, stderr)
-		}
+		killKshare(t, cmd, stderr, fmt.Sprintf("kill %d: kshare run", i+1))
 		t.Logf("kill %d: after %d records in the sink (%d now)", i+1, killAt, sinkSize(t, addr, sink))
 	}
 	cmd, _, stderr := startKshare(t, "run", "-f", script)

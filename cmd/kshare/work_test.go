@@ -205,12 +205,7 @@ func TestWorkKilled(t *testing.T) {
 
 	cmd, _, stderr := startKshareEnv(t, env, "work", "--init", ddl, "--query", "SELECT id FROM orders", "--concurrency", "8", "--out", first, "--", script)
 	waitFileSize(t, first, 2000) // some dozens of rows in
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd); code != -1 {
-		t.Fatalf("killed kshare work exited with %d; stderr:\n%s", code, stderr)
-	}
+	killKshare(t, cmd, stderr, "killed kshare work")
 	cmd, _, stderr = startKshareEnv(t, env, "work", "--init", ddl, "--query", "SELECT id FROM orders", "--concurrency", "8",
 		"--out", second, "--idle-timeout", "4s", "--", script)
 	if code := waitExit(t, cmd); code != 0 {
