@@ -71,6 +71,15 @@ func predictOn(t *testing.T, addr, topic, group, extra string) *predictSetup {
 	return &predictSetup{eng: eng, srv: srv, addr: addr, topic: topic, group: group}
 }
 
+// checkDrained checks that the share group has no job left to deliver:
+// each was accepted or rejected, none released to come again.
+func (p *predictSetup) checkDrained(t *testing.T) {
+	t.Helper()
+	if left := rowsOf(t, p.eng, "SELECT id FROM jobs"); len(left) != 0 {
+		t.Errorf("the group still has jobs %v, want none", left)
+	}
+}
+
 // rowsOf runs sql to its end and returns each row as its columns' values
 // joined by '|', sorted.
 func rowsOf(t *testing.T, eng *kshare.Engine, sql string, opts ...kshare.QueryOption) []string {
@@ -132,9 +141,7 @@ func TestPredictSelect(t *testing.T) {
 	if m := p.srv.MaxInFlight(); m > 8 {
 		t.Errorf("%d calls at once, want at most 8 (the MAP's max-concurrent-operations)", m)
 	}
-	if left := rowsOf(t, p.eng, "SELECT id FROM jobs"); len(left) != 0 {
-		t.Errorf("the group still has %d jobs", len(left))
-	}
+	p.checkDrained(t)
 }
 
 // WHERE, projections and LIMIT around ML_PREDICT work as over a table: a
@@ -202,9 +209,7 @@ func TestPredictInsert(t *testing.T) {
 	if got := rowsOf(t, p.eng, "SELECT * FROM answers"); !slices.Equal(got, want) {
 		t.Errorf("the sink holds %v, want %v", got, want)
 	}
-	if left := rowsOf(t, p.eng, "SELECT id FROM jobs"); len(left) != 0 {
-		t.Errorf("the group still has %d jobs", len(left))
-	}
+	p.checkDrained(t)
 }
 
 // asks reports whether a request of the model asks about job id.
@@ -278,9 +283,7 @@ func TestPredict5xxReleases(t *testing.T) {
 	if c := callsFor(p.srv, 3); c != 3 {
 		t.Errorf("%d calls for job 3, want 3 (two 503s, then its answer)", c)
 	}
-	if left := rowsOf(t, p.eng, "SELECT id FROM jobs"); len(left) != 0 {
-		t.Errorf("the group still has %d jobs", len(left))
-	}
+	p.checkDrained(t)
 }
 
 // A job the model refuses (400) is rejected by default: never delivered
@@ -302,9 +305,7 @@ func TestPredict400Rejected(t *testing.T) {
 	if c := callsFor(p.srv, 3); c != 1 {
 		t.Errorf("%d calls for job 3, want 1", c)
 	}
-	if left := rowsOf(t, p.eng, "SELECT id FROM jobs"); len(left) != 0 {
-		t.Errorf("the group still has jobs %v; job 3 should be rejected", left)
-	}
+	p.checkDrained(t)
 }
 
 // Under 'scan.on-eval-error' = 'dead-letter' a job the model refuses is
@@ -350,9 +351,7 @@ func TestPredict400DeadLettered(t *testing.T) {
 			t.Errorf("dead letter %d says %q, want model 'm''s 400 and its message, without the API key", i, why)
 		}
 	}
-	if left := rowsOf(t, p.eng, "SELECT id FROM jobs"); len(left) != 0 {
-		t.Errorf("the group still has jobs %v", left)
-	}
+	p.checkDrained(t)
 }
 
 // An answer that does not fit OUTPUT (text where a JSON object of the
@@ -376,9 +375,7 @@ func TestPredictMalformedAnswer(t *testing.T) {
 	if c := callsFor(p.srv, 2); c != 1 {
 		t.Errorf("%d calls for job 2, want 1", c)
 	}
-	if left := rowsOf(t, p.eng, "SELECT id FROM jobs"); len(left) != 0 {
-		t.Errorf("the group still has jobs %v; job 2 should be rejected", left)
-	}
+	p.checkDrained(t)
 }
 
 // Calls slower than the record lock keep their records: the connector
