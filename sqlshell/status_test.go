@@ -14,15 +14,36 @@ import (
 	"github.com/kshare/kshare/table"
 )
 
-// TestStatusLineSaysBrokerIsGone: while the query waits for rows and the
-// source says no broker answers, the live status line says so, without
-// waiting for the next batch; when the broker is back, the line drops it.
-func TestStatusLineSaysBrokerIsGone(t *testing.T) {
-	defer func(d time.Duration) { statusEvery = d }(statusEvery)
+// newStatusShell is a shell over a table of two batches on a terminal of
+// 24 lines, whose screen is out and whose status line is redrawn every
+// 20 ms, so that a test sees it change within its wait.
+func newStatusShell(t *testing.T) (*Shell, memTable, *watch.Buffer) {
+	t.Helper()
+	every := statusEvery
+	t.Cleanup(func() { statusEvery = every })
 	statusEvery = 20 * time.Millisecond
 	out := &watch.Buffer{}
 	sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, out)
 	sh.cfg.Height = func() int { return 24 }
+	return sh, src, out
+}
+
+// waitScreen waits until the screen out shows what, as shown tells.
+func waitScreen(t *testing.T, out *watch.Buffer, what string, shown func(screen string) bool) {
+	t.Helper()
+	kafkatest.Eventually(t, what+" shown", func() error {
+		if screen := out.String(); !shown(screen) {
+			return fmt.Errorf("screen: %q", screen)
+		}
+		return nil
+	})
+}
+
+// TestStatusLineSaysBrokerIsGone: while the query waits for rows and the
+// source says no broker answers, the live status line says so, without
+// waiting for the next batch; when the broker is back, the line drops it.
+func TestStatusLineSaysBrokerIsGone(t *testing.T) {
+	sh, src, out := newStatusShell(t)
 	since := time.Date(2026, 1, 2, 12, 3, 4, 0, time.Local)
 	var mu sync.Mutex
 	down := false
@@ -35,15 +56,6 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 		return table.Stats{Brokers: "kafka:9092"}
 	}
 	const gone = "(2 rows so far; cannot reach Kafka at kafka:9092 since 12:03:04, retrying; Ctrl-C stops the query)"
-	wait := func(what string, cond func(string) bool) {
-		t.Helper()
-		kafkatest.Eventually(t, what+" shown", func() error {
-			if screen := out.String(); !cond(screen) {
-				return fmt.Errorf("screen: %q", screen)
-			}
-			return nil
-		})
-	}
 	src.Handing = func(i int) {
 		if i != 1 {
 			return
@@ -51,11 +63,11 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 		mu.Lock()
 		down = true
 		mu.Unlock()
-		wait("the outage", func(s string) bool { return strings.Contains(s, gone) })
+		waitScreen(t, out, "the outage", func(s string) bool { return strings.Contains(s, gone) })
 		mu.Lock()
 		down = false
 		mu.Unlock()
-		wait("the broker's return", func(s string) bool {
+		waitScreen(t, out, "the broker's return", func(s string) bool {
 			i := strings.LastIndex(s, gone)
 			return strings.Contains(s[i:], "(2 rows so far; Ctrl-C stops the query)")
 		})
@@ -72,11 +84,7 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 // its calls, the status line shows them move, without waiting for the next
 // batch.
 func TestStatusLineShowsModelCalls(t *testing.T) {
-	defer func(d time.Duration) { statusEvery = d }(statusEvery)
-	statusEvery = 20 * time.Millisecond
-	out := &watch.Buffer{}
-	sh, src, _ := newMemShell(t, [][]int64{{1, 2}, {3}}, out)
-	sh.cfg.Height = func() int { return 24 }
+	sh, src, out := newStatusShell(t)
 	var mu sync.Mutex
 	m := table.ModelStats{Model: "m", Calls: 2, OK: 2}
 	src.Stats = func() table.Stats {
@@ -93,12 +101,7 @@ func TestStatusLineShowsModelCalls(t *testing.T) {
 		m.Calls, m.OK, m.RowsInFlight = 9, 7, 64
 		mu.Unlock()
 		const want = "(2 rows so far; model m: 9 calls, 64 rows in flight, 2 failed; Ctrl-C stops the query)"
-		kafkatest.Eventually(t, "the calls shown", func() error {
-			if screen := out.String(); !strings.Contains(screen, want) {
-				return fmt.Errorf("screen: %q", screen)
-			}
-			return nil
-		})
+		waitScreen(t, out, "the calls", func(s string) bool { return strings.Contains(s, want) })
 	}
 	if err := sh.Run(t.Context(), "SELECT id FROM t"); err != nil {
 		t.Fatal(err)
