@@ -69,6 +69,16 @@ func (f *fixture) query(ctx context.Context, sql string) *query.Rows {
 	return rows
 }
 
+// pool is a Pool of fn over SELECT id FROM t, not run yet.
+func (f *fixture) pool(ctx context.Context, cfg Config, fn Func) *Pool {
+	f.t.Helper()
+	p, err := New(f.query(ctx, "SELECT id FROM t"), cfg, fn)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
 // config is a pool's Config with concurrency workers, logging to f.logs.
 func (f *fixture) config(concurrency int) Config {
 	return Config{Concurrency: concurrency, Logger: textLogger(f.logs)}
@@ -169,10 +179,7 @@ func TestPoolOutcomes(t *testing.T) {
 		return nil
 	}
 	ctx := t.Context()
-	p, err := New(f.query(ctx, "SELECT id FROM t"), f.config(2), fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := f.pool(ctx, f.config(2), fn)
 	st, err := p.Run(ctx)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -461,10 +468,7 @@ func TestPoolDrain(t *testing.T) {
 			defer cancel(nil)
 			cfg := f.config(2)
 			cfg.Drain = tc.drain
-			p, err := New(f.query(ctx, "SELECT id FROM t"), cfg, fn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := f.pool(ctx, cfg, fn)
 			wait := runAsync(ctx, p)
 			if got := slices.Sorted(slices.Values(g.wait(t, 2))); !slices.Equal(got, []int64{1, 2}) {
 				t.Fatalf("started %v, want 1 and 2", got)
@@ -522,10 +526,7 @@ func TestPoolConcurrency(t *testing.T) {
 		return nil
 	}
 	ctx := t.Context()
-	p, err := New(f.query(ctx, "SELECT id FROM t"), f.config(3), fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := f.pool(ctx, f.config(3), fn)
 	wait := runAsync(ctx, p)
 	g.wait(t, 3)
 	if n := p.Stats().Running; n != 3 {
@@ -567,10 +568,7 @@ func TestPoolSettlesBatchWithItsLastRow(t *testing.T) {
 		return nil
 	}
 	ctx := t.Context()
-	p, err := New(f.query(ctx, "SELECT id FROM t"), f.config(2), fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := f.pool(ctx, f.config(2), fn)
 	wait := runAsync(ctx, p)
 	g.wait(t, 1)
 	kafkatest.Eventually(t, "id 1 released", func() error {
