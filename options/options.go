@@ -577,44 +577,35 @@ func rangeSuffix(o *Option) string {
 		}
 		return FormatDuration(time.Duration(n))
 	}
-	switch {
-	case o.HasMin && o.HasMax:
-		return fmt.Sprintf(" from %s to %s", show(o.Min), show(o.Max))
-	case o.HasMin:
-		return " >= " + show(o.Min)
-	case o.HasMax:
-		return " <= " + show(o.Max)
-	}
-	return ""
+	return bounds(o, show(o.Min), show(o.Max))
 }
 
 // intRange says which integers o accepts: "an integer >= 1", "an integer
 // from 1 to 2147483647".
 func intRange(o *Option) string {
-	switch {
-	case o.HasMin && o.HasMax:
-		return fmt.Sprintf("an integer from %d to %d", o.Min, o.Max)
-	case o.HasMin:
-		return fmt.Sprintf("an integer >= %d", o.Min)
-	case o.HasMax:
-		return fmt.Sprintf("an integer <= %d", o.Max)
-	}
-	return "an integer"
+	return "an integer" + bounds(o, strconv.FormatInt(o.Min, 10), strconv.FormatInt(o.Max, 10))
 }
 
 // floatRange says which numbers o accepts: "a number from 0 to 2", "a
 // number >= 0".
 func floatRange(o *Option) string {
 	show := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	return "a number" + bounds(o, show(o.MinFloat), show(o.MaxFloat))
+}
+
+// bounds says the bounds o has, lo and hi being its minimum and maximum
+// as the caller writes them: " from lo to hi", " >= lo", " <= hi", or
+// nothing.
+func bounds(o *Option, lo, hi string) string {
 	switch {
 	case o.HasMin && o.HasMax:
-		return fmt.Sprintf("a number from %s to %s", show(o.MinFloat), show(o.MaxFloat))
+		return " from " + lo + " to " + hi
 	case o.HasMin:
-		return "a number >= " + show(o.MinFloat)
+		return " >= " + lo
 	case o.HasMax:
-		return "a number <= " + show(o.MaxFloat)
+		return " <= " + hi
 	}
-	return "a number"
+	return ""
 }
 
 func normalize(o *Option, val string) string {
