@@ -24,7 +24,7 @@ func TestRunJdbcAggregateKilled(t *testing.T) {
 	// and a live one's flush never outlasts its locks.
 	addr, topic, group := kafkatest.LockedGroup(t, 4*time.Second)
 	truth := customerOrders(t, addr, topic, n, customers)
-	pg := pgtest.Table(t, "customer text PRIMARY KEY, n bigint NOT NULL, total numeric(38, 2)")
+	pg := sumsTable(t)
 	recs := pgtest.Name(t)
 	pgtest.AtEnd(t, fmt.Sprintf("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %[1]s_streams", recs))
 	// Polls of 100 in record_limit mode, so that two replicas on one
@@ -73,6 +73,13 @@ func sumsScript(t *testing.T, addr, topic, group, srcExtra, pg, sinkExtra string
 		fmt.Sprintf("CREATE TABLE sums (customer STRING, n BIGINT NOT NULL, total DECIMAL(38, 2), PRIMARY KEY (customer) NOT ENFORCED) WITH (%s%s);\n",
 			jdbcWith(t, pg), sinkExtra) +
 		"INSERT INTO sums SELECT customer, COUNT(*), SUM(price) FROM src GROUP BY customer;\n"
+}
+
+// sumsTable makes the test's PostgreSQL table that sumsScript's sink
+// writes each customer's count and sum into.
+func sumsTable(t *testing.T) string {
+	t.Helper()
+	return pgtest.Table(t, "customer text PRIMARY KEY, n bigint NOT NULL, total numeric(38, 2)")
 }
 
 // countedIn is the number of orders PostgreSQL table pg counts.

@@ -17,7 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/internal/kafkatest"
-	"github.com/kshare/kshare/internal/pgtest"
 	"github.com/kshare/kshare/internal/watch"
 )
 
@@ -35,7 +34,7 @@ func TestRunStateDirKilled(t *testing.T) {
 	// Locks of 3 s: a killed run's records come back within seconds.
 	addr, topic, group := kafkatest.LockedGroup(t, 3*time.Second)
 	truth := customerOrders(t, addr, topic, n, customers)
-	pg := pgtest.Table(t, "customer text PRIMARY KEY, n bigint NOT NULL, total numeric(38, 2)")
+	pg := sumsTable(t)
 	path := filepath.Join(t.TempDir(), "pipeline.sql")
 	// Polls and batches of 50: many batches, each stored before its
 	// records are accepted, so that a kill lands in the middle.
