@@ -243,15 +243,11 @@ cluster_ids() {
 	done
 }
 
-print_env() {
-	cat "$state/env"
-}
-
 cmd_start() {
 	local pid
 	if pid=$(running_pid); then
 		log "broker already running (pid $pid)"
-		print_env
+		cat "$state/env"
 		return 0
 	fi
 	cmd_fetch
@@ -353,21 +349,17 @@ cmd_stop() {
 		kill -TERM "$pid" 2>/dev/null || true
 		await_exit "$pid" 150 broker
 	fi
-	# Only ever remove a directory this script made.
-	if [[ $dir == */kshare-kafka.* && -d $dir ]]; then
-		rm -rf "$dir"
-	fi
-	rm -rf "$state"
+	forget_server "$dir" kshare-kafka
 	log "broker stopped"
 }
 
 cmd_env() {
-	running_pid >/dev/null || die "no broker running (state in $state)"
-	print_env
+	need_running broker
+	cat "$state/env"
 }
 
 cmd_log() {
-	running_pid >/dev/null || die "no broker running (state in $state)"
+	need_running broker
 	cat "$(<"$state/dir")/logs/server.log"
 }
 

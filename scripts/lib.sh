@@ -92,3 +92,20 @@ await_exit() {
 		sleep 0.1
 	done
 }
+
+# need_running fails unless the server recorded in $state runs; $1 names it.
+need_running() {
+	running_pid >/dev/null || die "no $1 running (state in $state)"
+}
+
+# forget_server removes dir ($1), the folder start_once made for the
+# server, and the records in $state. Only a folder named as the script
+# names its own ($2.*) is removed: the records may have been edited or
+# left by something else, and rm -rf must not follow them anywhere.
+forget_server() {
+	local dir=$1 stem=$2
+	if [[ $dir == */$stem.* && -d $dir ]]; then
+		rm -rf "$dir"
+	fi
+	rm -rf "$state"
+}

@@ -233,21 +233,17 @@ cmd_stop() {
 		# process has exited.
 		await_exit "$pid" 50 server
 	fi
-	# Only ever remove a directory this script made.
-	if [[ $dir == */kshare-pg.* && -d $dir ]]; then
-		rm -rf "$dir"
-	fi
-	rm -rf "$state"
+	forget_server "$dir" kshare-pg
 	log "server stopped"
 }
 
 cmd_env() {
-	running_pid >/dev/null || die "no server running (state in $state)"
+	need_running server
 	cat "$state/env"
 }
 
 cmd_log() {
-	running_pid >/dev/null || die "no server running (state in $state)"
+	need_running server
 	cat "$(<"$state/dir")/server.log"
 }
 
@@ -256,7 +252,7 @@ cmd_log() {
 # password: what the tests of a sink's retries need.
 cmd_restart() {
 	local dir
-	running_pid >/dev/null || die "no server of $state runs"
+	need_running server
 	dir=$(<"$state/dir")
 	find_bin
 	if ! as_server "$bin/pg_ctl" restart -D "$dir/data" -m immediate -l "$dir/server.log" -w -t "$start_timeout" \
