@@ -20,6 +20,7 @@ import (
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // startKafka starts an in-process Kafka-compatible broker with share groups
@@ -132,8 +133,8 @@ func ExampleEngine_Register() {
 
 	eng := kshare.New()
 	err := eng.Register("clicks", []table.Column{
-		{Name: "page", Type: table.StringType()},
-		{Name: "partition", Type: table.IntType().WithNotNull(true), Metadata: true, Virtual: true},
+		{Name: "page", Type: types.StringType()},
+		{Name: "partition", Type: types.IntType().WithNotNull(true), Metadata: true, Virtual: true},
 	}, map[string]string{
 		"connector":         "kafka-sharegroup",
 		"format":            "raw",
@@ -294,7 +295,7 @@ func ExampleEngine_Query_aggregate() {
 	ctx := context.Background()
 
 	eng := kshare.New()
-	err := eng.Register("sales", []table.Column{{Name: "product", Type: table.StringType()}}, map[string]string{
+	err := eng.Register("sales", []table.Column{{Name: "product", Type: types.StringType()}}, map[string]string{
 		"connector":         "kafka-sharegroup",
 		"format":            "json",
 		"bootstrap.servers": kafka.ListenAddrs()[0],
@@ -388,7 +389,7 @@ func ExampleEngine_Query_arrowIPC() {
 	defer kafka.Close()
 
 	eng := kshare.New()
-	err := eng.Register("events", []table.Column{{Name: "v", Type: table.StringType()}}, map[string]string{
+	err := eng.Register("events", []table.Column{{Name: "v", Type: types.StringType()}}, map[string]string{
 		"connector":         "kafka-sharegroup",
 		"format":            "raw",
 		"bootstrap.servers": kafka.ListenAddrs()[0],

@@ -19,6 +19,7 @@ import (
 	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/state"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // ErrInsertMismatch is returned for an INSERT whose SELECT's columns do not
@@ -107,7 +108,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 			w.Close()
 			return nil, fmt.Errorf("INSERT INTO '%s': table '%s' sends the source records of the rows it refuses to their table's dead-letter topic ('sink.on-refused-record' = 'dead-letter'), and table '%s' has none: "+
 				"set its 'scan.on-eval-error' = 'dead-letter' and 'scan.dead-letter.topic' (ALTER TABLE %s SET (...)), or write 'sink.on-refused-record' = 'fail'",
-				name, name, options.Cut(src.Name), table.QuoteIdent(src.Name))
+				name, name, options.Cut(src.Name), types.QuoteIdent(src.Name))
 		}
 	}
 	if lw, ok := w.(table.LoggingWriter); ok && e.log != nil {
@@ -236,13 +237,13 @@ func checkColumns(name string, got, want []table.Column) error {
 		if g.Type.WithNotNull(false).Equal(w.Type.WithNotNull(false)) {
 			if w.Type.NotNull && g.Type.Nullable() {
 				return fmt.Errorf("%w: column %d (%s) of table '%s' is %s, and the SELECT's %s may be NULL; filter the NULLs out (WHERE %s IS NOT NULL) or COALESCE them",
-					ErrInsertMismatch, i+1, table.QuoteIdent(w.Name), name, w.Type, table.QuoteIdent(g.Name), table.QuoteIdent(g.Name))
+					ErrInsertMismatch, i+1, types.QuoteIdent(w.Name), name, w.Type, types.QuoteIdent(g.Name), types.QuoteIdent(g.Name))
 			}
 			continue
 		}
 		return fmt.Errorf("%w: column %d (%s) of table '%s' is %s, the SELECT gives %s of type %s; write CAST(%s AS %s)",
-			ErrInsertMismatch, i+1, table.QuoteIdent(w.Name), name, w.Type.WithNotNull(false), table.QuoteIdent(g.Name), g.Type.WithNotNull(false),
-			table.QuoteIdent(g.Name), w.Type.WithNotNull(false))
+			ErrInsertMismatch, i+1, types.QuoteIdent(w.Name), name, w.Type.WithNotNull(false), types.QuoteIdent(g.Name), g.Type.WithNotNull(false),
+			types.QuoteIdent(g.Name), w.Type.WithNotNull(false))
 	}
 	return nil
 }
@@ -260,7 +261,7 @@ func checkKey(name string, p interface {
 	names := func(idx []int) string {
 		out := make([]string, len(idx))
 		for i, k := range idx {
-			out[i] = table.QuoteIdent(cols[k].Name)
+			out[i] = types.QuoteIdent(cols[k].Name)
 		}
 		return strings.Join(out, ", ")
 	}
@@ -299,7 +300,7 @@ func sameSet(a, b []int) bool {
 func columnList(cols []table.Column) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
-		parts[i] = table.QuoteIdent(c.Name) + " " + c.Type.String()
+		parts[i] = types.QuoteIdent(c.Name) + " " + c.Type.String()
 	}
 	return strings.Join(parts, ", ")
 }
@@ -340,9 +341,9 @@ func (e *Engine) StopJob(id string) error {
 var JobColumns = []string{"job id", "statement", "state", "rows read", "rows written", "accepted", "released", "rejected", "errors", "uptime", "model calls", "state kept"}
 
 // jobTypes are the types of JobColumns: the counts are numbers.
-var jobTypes = func() []*table.DataType {
-	s, n := table.StringType(), table.BigIntType()
-	return []*table.DataType{s, s, s, n, n, n, n, n, n, s, s, s}
+var jobTypes = func() []*types.DataType {
+	s, n := types.StringType(), types.BigIntType()
+	return []*types.DataType{s, s, s, n, n, n, n, n, n, s, s, s}
 }()
 
 func (e *Engine) showJobs() *table.Result {

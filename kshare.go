@@ -295,7 +295,7 @@ func (e *Engine) Register(name string, cols []table.Column, opts map[string]stri
 }
 
 // RegisterArrow is Register with the columns of an Arrow schema: one
-// physical column per field, its type mapped as table.FromArrow maps it.
+// physical column per field, its type mapped as types.FromArrow maps it.
 // Metadata columns cannot be said in Arrow; use Register for them.
 func (e *Engine) RegisterArrow(name string, schema *arrow.Schema, opts map[string]string) error {
 	cols, err := table.ColumnsFromArrow(schema)

@@ -18,6 +18,7 @@ import (
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,7 +31,7 @@ func newEngine(t *testing.T) (*kshare.Engine, *tabletest.Connector, *memory.Chec
 	c := &tabletest.Connector{
 		Kind: "mem",
 		With: []options.Option{{Key: "rows", Type: options.String}},
-		Keys: []table.MetadataKey{{Key: "n", Type: table.BigIntType().WithNotNull(true)}},
+		Keys: []table.MetadataKey{{Key: "n", Type: types.BigIntType().WithNotNull(true)}},
 		Fill: func(b *table.Bound, s *tabletest.Source) {
 			for _, line := range strings.Split(b.Options.String("rows"), "\n") {
 				if line == "" {
@@ -210,8 +211,8 @@ func TestRegisterFromGo(t *testing.T) {
 	eng, _, _ := newEngine(t)
 	opts := map[string]string{"connector": "mem", "format": "none", "rows": `{"id": 7, "n": 70}`}
 	err := eng.Register("t", []table.Column{
-		{Name: "id", Type: table.IntType()},
-		{Name: "n", Type: table.BigIntType(), Metadata: true, Virtual: true},
+		{Name: "id", Type: types.IntType()},
+		{Name: "n", Type: types.BigIntType(), Metadata: true, Virtual: true},
 	}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -239,10 +240,10 @@ func TestRegisterFromGo(t *testing.T) {
 	if got := collect(t, rows); len(got) != 1 || got[0] != "1,5.00" || cols[0].Type.String() != "BIGINT NOT NULL" {
 		t.Errorf("got %v, columns %v", got, cols)
 	}
-	if err := eng.Register("A", []table.Column{{Name: "x", Type: table.IntType()}}, opts); !errors.Is(err, table.ErrTableExists) {
+	if err := eng.Register("A", []table.Column{{Name: "x", Type: types.IntType()}}, opts); !errors.Is(err, table.ErrTableExists) {
 		t.Errorf("Register twice: %v", err)
 	}
-	if err := eng.Register("b", []table.Column{{Name: "x", Type: table.IntType()}}, map[string]string{"connector": "nope", "format": "none"}); !errors.Is(err, table.ErrUnknownConnector) {
+	if err := eng.Register("b", []table.Column{{Name: "x", Type: types.IntType()}}, map[string]string{"connector": "nope", "format": "none"}); !errors.Is(err, table.ErrUnknownConnector) {
 		t.Errorf("unknown connector: %v", err)
 	}
 }

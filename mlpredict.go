@@ -11,6 +11,7 @@ import (
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // This file reads SELECT ... FROM ML_PREDICT(TABLE t, MODEL m,
@@ -99,13 +100,13 @@ func readPredict(toks []parse.Token) (c *predictCall, n int, err error) {
 		return nil, 0, err
 	}
 	if !p.symbol(",") {
-		return nil, 0, predictSyntax("expected ',' after TABLE %s, got %s", table.QuoteIdent(c.table), p.describe())
+		return nil, 0, predictSyntax("expected ',' after TABLE %s, got %s", types.QuoteIdent(c.table), p.describe())
 	}
 	if c.model, err = name("MODEL"); err != nil {
 		return nil, 0, err
 	}
 	if !p.symbol(",") || !p.word("DESCRIPTOR") || !p.symbol("(") {
-		return nil, 0, predictSyntax("expected DESCRIPTOR(<column>, ...) after MODEL %s, got %s", table.QuoteIdent(c.model), p.describe())
+		return nil, 0, predictSyntax("expected DESCRIPTOR(<column>, ...) after MODEL %s, got %s", types.QuoteIdent(c.model), p.describe())
 	}
 	for {
 		col, ok := p.ident()
@@ -291,7 +292,7 @@ func (e *Engine) withRuntime(mb *model.Bound, config []options.KV) (*model.Bound
 			if why, ok := flinkPredictKeys[kv.Key]; ok {
 				msg += "; leave '" + kv.Key + "' out: " + why
 			} else if _, ok := mb.Provider.Options().Lookup(kv.Key); ok {
-				msg += fmt.Sprintf("; '%s' is part of the model's definition: DROP MODEL %s and CREATE it again to change it", options.Cut(kv.Key), table.QuoteIdent(def.Name))
+				msg += fmt.Sprintf("; '%s' is part of the model's definition: DROP MODEL %s and CREATE it again to change it", options.Cut(kv.Key), types.QuoteIdent(def.Name))
 			}
 			return nil, &query.Error{Kind: query.ErrUnsupported, Msg: msg}
 		}

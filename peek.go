@@ -16,6 +16,7 @@ import (
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // This file reads SELECT ... FROM TABLE(PEEK(TABLE t)): what waits for t's
@@ -63,7 +64,7 @@ func swapIn(sql string, start, end int, name string) string {
 			pad[i] = ' '
 		}
 	}
-	quoted := table.QuoteIdent(name)
+	quoted := types.QuoteIdent(name)
 	copy(pad, quoted)
 	if len(quoted) > len(pad) {
 		pad = []byte(quoted)
@@ -96,10 +97,10 @@ func (e *Engine) prepare(sql string) (*query.Plan, error) {
 		return nil, err
 	}
 	if t.Bound.Connector == nil || t.Bound.Connector.Name() != sharegroup.Name {
-		return nil, fmt.Errorf("TABLE(PEEK(TABLE %s)): PEEK reads a kafka-sharegroup table; '%s' is not one", table.QuoteIdent(name), options.Cut(name))
+		return nil, fmt.Errorf("TABLE(PEEK(TABLE %s)): PEEK reads a kafka-sharegroup table; '%s' is not one", types.QuoteIdent(name), options.Cut(name))
 	}
 	if t.Bound.Options.String(kafkaclient.OptTopic) == "" {
-		return nil, fmt.Errorf("TABLE(PEEK(TABLE %s)): PEEK reads the topics 'topic' names; table '%s' reads a 'topic-pattern'", table.QuoteIdent(name), options.Cut(name))
+		return nil, fmt.Errorf("TABLE(PEEK(TABLE %s)): PEEK reads the topics 'topic' names; table '%s' reads a 'topic-pattern'", types.QuoteIdent(name), options.Cut(name))
 	}
 	peeked := &table.Table{Bound: t.Bound, Source: &peekSource{bound: t.Bound}}
 	return query.Prepare(swapIn(sql, start, end, name), swapCatalog{Catalog: e.cat, name: name, tbl: peeked})

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // PeekRange is what TABLE(PEEK(...)) reads of one partition with a plain
@@ -33,8 +33,8 @@ type PeekRange struct {
 }
 
 func (PeekRange) Columns() []string { return []string{"topic", "partition", "from", "to", "waiting"} }
-func (PeekRange) Types() []*table.DataType {
-	return []*table.DataType{str, int32T, int64T, int64T, int64T}
+func (PeekRange) Types() []*types.DataType {
+	return []*types.DataType{str, int32T, int64T, int64T, int64T}
 }
 func (r PeekRange) Strings() []string {
 	return []string{r.Topic, fmt.Sprint(r.Partition), num(r.From), num(r.To), num(r.Waiting)}

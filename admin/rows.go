@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Row is one row of a result: Columns names the columns and Types gives
@@ -16,16 +16,16 @@ import (
 // that a result written as JSON has them as numbers; the rest is STRING.
 type Row interface {
 	Columns() []string
-	Types() []*table.DataType
+	Types() []*types.DataType
 	Strings() []string
 }
 
 // The column types of the rows; a DataType is immutable, so they are
 // shared.
 var (
-	str    = table.StringType()
-	int32T = table.IntType()
-	int64T = table.BigIntType()
+	str    = types.StringType()
+	int32T = types.IntType()
+	int64T = types.BigIntType()
 )
 
 // Table renders rows for a statement's result: the column names and one
@@ -64,7 +64,7 @@ type TopicRow struct {
 }
 
 func (TopicRow) Columns() []string        { return []string{"name", "partitions", "records", "size"} }
-func (TopicRow) Types() []*table.DataType { return []*table.DataType{str, int32T, int64T, int64T} }
+func (TopicRow) Types() []*types.DataType { return []*types.DataType{str, int32T, int64T, int64T} }
 func (r TopicRow) Strings() []string {
 	return []string{r.Name, strconv.Itoa(r.Partitions), num(r.Records), num(r.Size)}
 }
@@ -81,8 +81,8 @@ type TopicPartition struct {
 func (TopicPartition) Columns() []string {
 	return []string{"partition", "leader", "start offset", "end offset", "records"}
 }
-func (TopicPartition) Types() []*table.DataType {
-	return []*table.DataType{int32T, int32T, int64T, int64T, int64T}
+func (TopicPartition) Types() []*types.DataType {
+	return []*types.DataType{int32T, int32T, int64T, int64T, int64T}
 }
 func (r TopicPartition) Strings() []string {
 	return []string{strconv.Itoa(int(r.Partition)), num(int64(r.Leader)), num(r.StartOffset), num(r.EndOffset), num(r.Records)}
@@ -106,7 +106,7 @@ type Config struct {
 }
 
 func (Config) Columns() []string        { return []string{"name", "value", "source"} }
-func (Config) Types() []*table.DataType { return []*table.DataType{str, str, str} }
+func (Config) Types() []*types.DataType { return []*types.DataType{str, str, str} }
 func (r Config) Strings() []string      { return []string{r.Name, r.Value, r.Source} }
 
 // GroupRow is one row of SHOW SHARE GROUPS.
@@ -121,7 +121,7 @@ type GroupRow struct {
 }
 
 func (GroupRow) Columns() []string        { return []string{"name", "state", "members", "topics", "lag"} }
-func (GroupRow) Types() []*table.DataType { return []*table.DataType{str, str, int32T, str, int64T} }
+func (GroupRow) Types() []*types.DataType { return []*types.DataType{str, str, int32T, str, int64T} }
 func (r GroupRow) Strings() []string {
 	return []string{r.Name, r.State, strconv.Itoa(r.Members), strings.Join(r.Topics, ", "), num(r.Lag)}
 }
@@ -152,8 +152,8 @@ type GroupPartition struct {
 func (GroupPartition) Columns() []string {
 	return []string{"topic", "partition", "start offset", "end offset", "lag", "members"}
 }
-func (GroupPartition) Types() []*table.DataType {
-	return []*table.DataType{str, int32T, int64T, int64T, int64T, str}
+func (GroupPartition) Types() []*types.DataType {
+	return []*types.DataType{str, int32T, int64T, int64T, int64T, str}
 }
 func (r GroupPartition) Strings() []string {
 	return []string{r.Topic, strconv.Itoa(int(r.Partition)), num(r.StartOffset), num(r.EndOffset), num(r.Lag), strings.Join(r.Members, ", ")}
@@ -169,7 +169,7 @@ type Member struct {
 }
 
 func (Member) Columns() []string        { return []string{"member id", "client id", "host", "assignment"} }
-func (Member) Types() []*table.DataType { return []*table.DataType{str, str, str, str} }
+func (Member) Types() []*types.DataType { return []*types.DataType{str, str, str, str} }
 func (r Member) Strings() []string {
 	return []string{r.MemberID, r.ClientID, r.Host, FormatAssignment(r.Assignment)}
 }
@@ -207,8 +207,8 @@ type ResetRow struct {
 func (ResetRow) Columns() []string {
 	return []string{"topic", "partition", "start offset before", "start offset after"}
 }
-func (ResetRow) Types() []*table.DataType {
-	return []*table.DataType{str, int32T, int64T, int64T}
+func (ResetRow) Types() []*types.DataType {
+	return []*types.DataType{str, int32T, int64T, int64T}
 }
 func (r ResetRow) Strings() []string {
 	return []string{r.Topic, strconv.Itoa(int(r.Partition)), num(r.Before), num(r.After)}

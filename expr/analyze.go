@@ -18,7 +18,7 @@ import (
 	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/internal/decimal"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // textOf prints an expression as the user wrote it (near enough: keywords
@@ -72,7 +72,7 @@ func (p *Compiler) TextOf(n sqlparser.SQLNode) string {
 			}
 		case *sqlparser.SQLVal:
 			if n.Type == sqlparser.StrVal {
-				buf.Myprintf("%s", table.QuoteString(string(n.Val)))
+				buf.Myprintf("%s", types.QuoteString(string(n.Val)))
 				return
 			}
 		case *sqlparser.IntervalExpr:
@@ -119,7 +119,7 @@ func (u *untyped) Eval(*EvalCtx, arrow.RecordBatch) (arrow.Array, error) {
 }
 
 // TypedNull gives an untyped NULL the type t; other nodes pass through.
-func TypedNull(n Node, t *table.DataType) Node {
+func TypedNull(n Node, t *types.DataType) Node {
 	if _, ok := n.(*untyped); !ok {
 		return n
 	}
@@ -127,8 +127,8 @@ func TypedNull(n Node, t *table.DataType) Node {
 	return newLiteral(t, scalar.MakeNullScalar(t.ArrowType()), n.Text())
 }
 
-func boolType(notNull bool) *table.DataType {
-	return &table.DataType{Kind: table.Boolean, NotNull: notNull}
+func boolType(notNull bool) *types.DataType {
+	return &types.DataType{Kind: types.Boolean, NotNull: notNull}
 }
 
 func notNull(ns ...Node) bool {
@@ -215,8 +215,8 @@ func (p *Compiler) expr1(e sqlparser.Expr) (Node, error) {
 			op = strings.Replace(op, "null", "unknown", 1)
 		}
 		if what != "null" || p.src.Unknowns[e] {
-			x = TypedNull(x, table.BooleanType())
-			if x.Type().Kind != table.Boolean {
+			x = TypedNull(x, types.BooleanType())
+			if x.Type().Kind != types.Boolean {
 				return nil, Errorf(ErrType, "IS %s needs a BOOLEAN operand, got %s (%s)", strings.ToUpper(op), TypeName(x.Type()), x.Text())
 			}
 		}
@@ -281,14 +281,14 @@ func (p *Compiler) value(v *sqlparser.SQLVal, src string) (Node, error) {
 	s := string(v.Val)
 	switch v.Type {
 	case sqlparser.StrVal:
-		t := &table.DataType{Kind: table.Char, Length: utf8.RuneCountInString(s), NotNull: true}
+		t := &types.DataType{Kind: types.Char, Length: utf8.RuneCountInString(s), NotNull: true}
 		return newLiteral(t, scalar.NewStringScalar(s), src), nil
 	case sqlparser.IntVal:
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			if n >= math.MinInt32 && n <= math.MaxInt32 {
-				return newLiteral(&table.DataType{Kind: table.Int, NotNull: true}, scalar.NewInt32Scalar(int32(n)), src), nil
+				return newLiteral(&types.DataType{Kind: types.Int, NotNull: true}, scalar.NewInt32Scalar(int32(n)), src), nil
 			}
-			return newLiteral(&table.DataType{Kind: table.BigInt, NotNull: true}, scalar.NewInt64Scalar(n), src), nil
+			return newLiteral(&types.DataType{Kind: types.BigInt, NotNull: true}, scalar.NewInt64Scalar(n), src), nil
 		}
 		return decimalLiteral(s, src)
 	case sqlparser.FloatVal:
@@ -297,7 +297,7 @@ func (p *Compiler) value(v *sqlparser.SQLVal, src string) (Node, error) {
 			if err != nil {
 				return nil, Errorf(ErrSyntax, "bad number %s", s)
 			}
-			return newLiteral(&table.DataType{Kind: table.Double, NotNull: true}, scalar.NewFloat64Scalar(f), src), nil
+			return newLiteral(&types.DataType{Kind: types.Double, NotNull: true}, scalar.NewFloat64Scalar(f), src), nil
 		}
 		return decimalLiteral(s, src)
 	case sqlparser.HexVal:
@@ -305,9 +305,9 @@ func (p *Compiler) value(v *sqlparser.SQLVal, src string) (Node, error) {
 		if err != nil {
 			return nil, Errorf(ErrSyntax, "bad binary literal %s: %v", src, err)
 		}
-		t := &table.DataType{Kind: table.Binary, Length: max(len(b), 1), NotNull: true}
+		t := &types.DataType{Kind: types.Binary, Length: max(len(b), 1), NotNull: true}
 		if len(b) == 0 {
-			t = &table.DataType{Kind: table.Varbinary, Length: table.MaxLength, NotNull: true}
+			t = &types.DataType{Kind: types.Varbinary, Length: types.MaxLength, NotNull: true}
 			return newLiteral(t, scalar.NewBinaryScalar(memory.NewBufferBytes(b), arrow.BinaryTypes.Binary), src), nil
 		}
 		return newLiteral(t, scalar.NewFixedSizeBinaryScalar(memory.NewBufferBytes(b), t.ArrowType()), src), nil
@@ -329,10 +329,10 @@ func decimalLiteral(s, src string) (Node, error) {
 		prec = 1
 	}
 	prec = max(prec, scale)
-	if prec > table.MaxDecimalPrecision {
-		return nil, Errorf(ErrType, "number %s has more than %d digits", s, table.MaxDecimalPrecision)
+	if prec > types.MaxDecimalPrecision {
+		return nil, Errorf(ErrType, "number %s has more than %d digits", s, types.MaxDecimalPrecision)
 	}
-	t := &table.DataType{Kind: table.Decimal, Precision: prec, Scale: scale, NotNull: true}
+	t := &types.DataType{Kind: types.Decimal, Precision: prec, Scale: scale, NotNull: true}
 	return newLiteral(t, scalar.NewDecimal128Scalar(decimal128.FromBigInt(v), t.ArrowType()), src), nil
 }
 
@@ -341,8 +341,8 @@ func (p *Compiler) boolOperand(e sqlparser.Expr, op string) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	x = TypedNull(x, table.BooleanType())
-	if x.Type().Kind != table.Boolean {
+	x = TypedNull(x, types.BooleanType())
+	if x.Type().Kind != types.Boolean {
 		what := "BOOLEAN operands"
 		if op == "NOT" {
 			what = "a BOOLEAN operand"
@@ -397,7 +397,7 @@ func arithOf(op string, l, r Node, src string) (Node, error) {
 // compared as. A string literal compared with a number, a time or a
 // BOOLEAN is read as that type (ts > '2024-01-01 00:00:00'), as Flink's
 // implicit coercion of literals does; anything else must match.
-func (p *Compiler) operands(l, r Node, src string) (Node, Node, *table.DataType, error) {
+func (p *Compiler) operands(l, r Node, src string) (Node, Node, *types.DataType, error) {
 	switch {
 	case l.Type() == nil && r.Type() == nil:
 		return nil, nil, nil, Errorf(ErrType, "comparing NULL with NULL needs a type; write CAST(NULL AS <type>) (%s)", src)
@@ -504,7 +504,7 @@ func (p *Compiler) like(e *sqlparser.ComparisonExpr, src string) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	x = TypedNull(x, table.StringType())
+	x = TypedNull(x, types.StringType())
 	if !IsChar(x.Type()) {
 		return nil, Errorf(ErrType, "LIKE needs a string operand, got %s (%s); CAST it to STRING", TypeName(x.Type()), x.Text())
 	}
@@ -576,13 +576,13 @@ func (p *Compiler) castCall(f *sqlparser.FuncExpr, spec CastSpec, src string) (N
 		if err != nil {
 			return nil, err
 		}
-		if !castable(table.StringType(), to) {
+		if !castable(types.StringType(), to) {
 			return nil, Errorf(ErrType, "JSON_VALUE cannot return %s; RETURNING takes a type a STRING can be cast to (%s)", TypeName(to), src)
 		}
 		jv.src = src
 		return jv, jv.returning(to)
 	}
-	var to *table.DataType
+	var to *types.DataType
 	if spec.Lit {
 		to, err = literalType(spec, x)
 	} else {
@@ -603,7 +603,7 @@ func (p *Compiler) castCall(f *sqlparser.FuncExpr, spec CastSpec, src string) (N
 
 // literalType is the type of DATE '...', TIME '...' or TIMESTAMP '...': a
 // time's precision is the number of fractional digits written.
-func literalType(spec CastSpec, x Node) (*table.DataType, error) {
+func literalType(spec CastSpec, x Node) (*types.DataType, error) {
 	lit, ok := x.(*literal)
 	if !ok || !IsChar(lit.t) {
 		return nil, Errorf(ErrSyntax, "%s needs a string literal", spec.Type)
@@ -611,9 +611,9 @@ func literalType(spec CastSpec, x Node) (*table.DataType, error) {
 	s := lit.val.String()
 	switch spec.Kind {
 	case LitDate:
-		return &table.DataType{Kind: table.Date, NotNull: true}, nil
+		return &types.DataType{Kind: types.Date, NotNull: true}, nil
 	case LitTime:
-		return &table.DataType{Kind: table.Time, Precision: fractionDigits(s), NotNull: true}, nil
+		return &types.DataType{Kind: types.Time, Precision: fractionDigits(s), NotNull: true}, nil
 	}
-	return &table.DataType{Kind: table.Timestamp, Precision: fractionDigits(s), NotNull: true}, nil
+	return &types.DataType{Kind: types.Timestamp, Precision: fractionDigits(s), NotNull: true}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kshare/kshare/internal/decimal"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // castable reports whether CAST(from AS to) is defined; kshare's matrix is
@@ -30,7 +31,7 @@ import (
 //	to DATE                  from DATE, TIMESTAMP, TIMESTAMP_LTZ and strings
 //	to TIME                  from TIME, TIMESTAMP, TIMESTAMP_LTZ and strings
 //	to TIMESTAMP[_LTZ]       from DATE, TIMESTAMP, TIMESTAMP_LTZ and strings
-func castable(from, to *table.DataType) bool {
+func castable(from, to *types.DataType) bool {
 	if !comparableKind(to) {
 		return from.WithNotNull(false).Equal(to.WithNotNull(false))
 	}
@@ -40,41 +41,41 @@ func castable(from, to *table.DataType) bool {
 	case !comparableKind(from):
 		return false
 	case IsNumeric(to):
-		return IsNumeric(from) || from.Kind == table.Boolean || IsChar(from)
-	case to.Kind == table.Boolean:
-		return IsNumeric(from) || from.Kind == table.Boolean || IsChar(from)
+		return IsNumeric(from) || from.Kind == types.Boolean || IsChar(from)
+	case to.Kind == types.Boolean:
+		return IsNumeric(from) || from.Kind == types.Boolean || IsChar(from)
 	case isBin(to):
 		return isBin(from) || IsChar(from)
-	case to.Kind == table.Date:
-		return from.Kind == table.Date || isTimestamp(from) || IsChar(from)
-	case to.Kind == table.Time:
-		return from.Kind == table.Time || isTimestamp(from) || IsChar(from)
+	case to.Kind == types.Date:
+		return from.Kind == types.Date || isTimestamp(from) || IsChar(from)
+	case to.Kind == types.Time:
+		return from.Kind == types.Time || isTimestamp(from) || IsChar(from)
 	case isTimestamp(to):
-		return from.Kind == table.Date || isTimestamp(from) || IsChar(from)
+		return from.Kind == types.Date || isTimestamp(from) || IsChar(from)
 	}
 	return false
 }
 
 // sameStorage reports whether a value of from is already a value of to, so
 // that a cast only relabels the array.
-func sameStorage(from, to *table.DataType) bool {
+func sameStorage(from, to *types.DataType) bool {
 	if !arrow.TypeEqual(from.ArrowType(), to.ArrowType()) {
 		return false
 	}
 	switch {
 	case IsChar(to):
 		// Only a cast to a length no shorter than every value's is a no-op.
-		return to.Kind == table.Varchar && (to.Length == table.MaxLength || IsChar(from) && from.Kind == table.Varchar && from.Length <= to.Length)
-	case isTimestamp(to), to.Kind == table.Time:
+		return to.Kind == types.Varchar && (to.Length == types.MaxLength || IsChar(from) && from.Kind == types.Varchar && from.Length <= to.Length)
+	case isTimestamp(to), to.Kind == types.Time:
 		return from.Precision <= to.Precision
-	case to.Kind == table.Varbinary:
-		return to.Length == table.MaxLength || from.Length <= to.Length
+	case to.Kind == types.Varbinary:
+		return to.Length == types.MaxLength || from.Length <= to.Length
 	}
 	return true
 }
 
 // castError is one value that does not fit the target of a CAST.
-func castError(val string, to *table.DataType, why string) error {
+func castError(val string, to *types.DataType, why string) error {
 	msg := fmt.Sprintf("cannot cast %s to %s", val, TypeName(to))
 	if why != "" {
 		msg += ": " + why
@@ -84,7 +85,7 @@ func castError(val string, to *table.DataType, why string) error {
 
 // castArray converts every value of a (of type from) to type to. A value that
 // does not fit is an error, or NULL when try is set (TRY_CAST).
-func castArray(ec *EvalCtx, a arrow.Array, from, to *table.DataType, try bool) (arrow.Array, error) {
+func castArray(ec *EvalCtx, a arrow.Array, from, to *types.DataType, try bool) (arrow.Array, error) {
 	if sameStorage(from, to) {
 		a.Retain()
 		return a, nil
@@ -104,7 +105,7 @@ func castArray(ec *EvalCtx, a arrow.Array, from, to *table.DataType, try bool) (
 	quoted := func(i int) string { // of a value that is not NULL
 		s, _ := show(i)
 		if IsChar(from) {
-			return table.QuoteString(s)
+			return types.QuoteString(s)
 		}
 		return s
 	}
@@ -124,17 +125,17 @@ func castArray(ec *EvalCtx, a arrow.Array, from, to *table.DataType, try bool) (
 		err = castToInt(b, a, from, to, fail)
 	case isApprox(to):
 		err = castToFloat(b, a, from, fail)
-	case to.Kind == table.Decimal:
+	case to.Kind == types.Decimal:
 		err = castToDecimal(b.(*array.Decimal128Builder), a, from, to, fail)
-	case to.Kind == table.Boolean:
+	case to.Kind == types.Boolean:
 		err = castToBool(b.(*array.BooleanBuilder), a, from, fail)
 	case IsChar(to):
 		err = castToString(b.(*array.StringBuilder), a, from, to)
 	case isBin(to):
 		err = castToBinary(b, a, to)
-	case to.Kind == table.Date:
+	case to.Kind == types.Date:
 		err = castToDate(b.(*array.Date32Builder), a, from, fail)
-	case to.Kind == table.Time:
+	case to.Kind == types.Time:
 		err = castToTime(b, a, from, to, fail)
 	case isTimestamp(to):
 		err = castToTimestamp(b.(*array.TimestampBuilder), a, from, to, fail)
@@ -150,14 +151,14 @@ func castArray(ec *EvalCtx, a arrow.Array, from, to *table.DataType, try bool) (
 // widens reports whether every value of from is a value of to (as Java
 // widens numbers: an integer to a wider integer, to FLOAT or to DOUBLE,
 // FLOAT to DOUBLE).
-func widens(from, to *table.DataType) bool {
+func widens(from, to *types.DataType) bool {
 	switch {
 	case isInt(from) && isInt(to):
 		return intRank(to.Kind) >= intRank(from.Kind)
 	case isInt(from) && isApprox(to):
 		return true
 	}
-	return from.Kind == table.Float && to.Kind == table.Double
+	return from.Kind == types.Float && to.Kind == types.Double
 }
 
 // castEach is the loop of every cast that goes value by value: a NULL stays
@@ -183,7 +184,7 @@ func castEach[T any](a arrow.Array, b array.Builder, get func(int) (T, string), 
 
 // A castKernel casts array a, whose Arrow type is the key's from, into b,
 // whose type is the key's to (the SQL type to).
-type castKernel func(a arrow.Array, b array.Builder, to *table.DataType, fail func(int, string) error) error
+type castKernel func(a arrow.Array, b array.Builder, to *types.DataType, fail func(int, string) error) error
 
 type castKey struct{ from, to arrow.Type }
 
@@ -232,7 +233,7 @@ func isFloat[T numeric]() bool {
 // (3.9 -> 3, -3.9 -> -3), as Flink and Java do; a value out of the target's
 // range, or not finite, is an error where Flink would wrap around. To a
 // float it rounds to the nearest.
-func numCast[F, T numeric](a arrow.Array, b array.Builder, to *table.DataType, fail func(int, string) error) error {
+func numCast[F, T numeric](a arrow.Array, b array.Builder, to *types.DataType, fail func(int, string) error) error {
 	in := a.(arrow.TypedArray[F])
 	put := b.(interface{ Append(T) }).Append
 	var get func(int) (T, string)
@@ -289,7 +290,7 @@ func intAppender(b array.Builder) func(int64) {
 
 var (
 	bigTen     = big.NewInt(10)
-	pow10Cache [2*table.MaxDecimalPrecision + 2]*big.Int
+	pow10Cache [2*types.MaxDecimalPrecision + 2]*big.Int
 )
 
 func init() {
@@ -310,7 +311,7 @@ func pow10(n int) *big.Int {
 // castToInt casts the other kinds to an integer, with numCast's rules: a
 // DECIMAL truncates toward zero, and a value out of the target's range is an
 // error where Flink would wrap around.
-func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
+func castToInt(b array.Builder, a arrow.Array, from, to *types.DataType, fail func(int, string) error) error {
 	div := pow10(from.Scale)
 	get := numberOf(a, from, func(d decimal128.Num) (int64, string) {
 		q := new(big.Int).Quo(d.BigInt(), div)
@@ -346,12 +347,12 @@ func castToInt(b array.Builder, a arrow.Array, from, to *table.DataType, fail fu
 // cast: a DECIMAL's values through dec, a string's (trimmed) through str,
 // TRUE as 1 and FALSE as 0, as Flink casts them. The second result says why
 // a value does not cast. It is nil for the other kinds, which numCast casts.
-func numberOf[N int64 | float64](a arrow.Array, from *table.DataType, dec func(decimal128.Num) (N, string), str func(string) (N, string)) func(int) (N, string) {
+func numberOf[N int64 | float64](a arrow.Array, from *types.DataType, dec func(decimal128.Num) (N, string), str func(string) (N, string)) func(int) (N, string) {
 	switch {
-	case from.Kind == table.Decimal:
+	case from.Kind == types.Decimal:
 		d := a.(*array.Decimal128)
 		return func(i int) (N, string) { return dec(d.Value(i)) }
-	case from.Kind == table.Boolean:
+	case from.Kind == types.Boolean:
 		r := a.(*array.Boolean)
 		return func(i int) (N, string) {
 			if r.Value(i) {
@@ -367,7 +368,7 @@ func numberOf[N int64 | float64](a arrow.Array, from *table.DataType, dec func(d
 }
 
 // castToFloat casts the other kinds to FLOAT or DOUBLE.
-func castToFloat(b array.Builder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
+func castToFloat(b array.Builder, a arrow.Array, from *types.DataType, fail func(int, string) error) error {
 	scale := int32(from.Scale)
 	get := numberOf(a, from, func(d decimal128.Num) (float64, string) {
 		// Through the decimal text, so that the float is the nearest to
@@ -426,7 +427,7 @@ func fitsDecimal(v *big.Int, p int) bool {
 // (a float's shortest, as Java's BigDecimal.valueOf: 1.005 is 1.005, not
 // 1.00499999...), read by decimal.Parse; digits below s round half up, as
 // Flink rounds them.
-func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
+func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *types.DataType, fail func(int, string) error) error {
 	var get func(int) (decimal128.Num, string)
 	exact := func(v *big.Int, scale int) (decimal128.Num, string) {
 		v = rescale(v, scale, to.Scale)
@@ -449,13 +450,13 @@ func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *table.Da
 	case isInt(from):
 		r := render.IntReader(a)
 		get = func(i int) (decimal128.Num, string) { return exact(big.NewInt(r(i)), 0) }
-	case from.Kind == table.Decimal:
+	case from.Kind == types.Decimal:
 		d := a.(*array.Decimal128)
 		get = func(i int) (decimal128.Num, string) { return exact(d.Value(i).BigInt(), from.Scale) }
 	case isApprox(from):
 		r := render.FloatReader(a)
 		bits := 64
-		if from.Kind == table.Float {
+		if from.Kind == types.Float {
 			bits = 32
 		}
 		get = func(i int) (decimal128.Num, string) {
@@ -465,7 +466,7 @@ func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *table.Da
 			}
 			return text(strconv.FormatFloat(f, 'e', -1, bits))
 		}
-	case from.Kind == table.Boolean:
+	case from.Kind == types.Boolean:
 		r := a.(*array.Boolean)
 		get = func(i int) (decimal128.Num, string) {
 			if r.Value(i) {
@@ -480,10 +481,10 @@ func castToDecimal(b *array.Decimal128Builder, a arrow.Array, from, to *table.Da
 	return castEach(a, b, get, b.Append, fail)
 }
 
-func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
+func castToBool(b *array.BooleanBuilder, a arrow.Array, from *types.DataType, fail func(int, string) error) error {
 	var get func(int) (bool, string)
 	switch {
-	case from.Kind == table.Boolean:
+	case from.Kind == types.Boolean:
 		r := a.(*array.Boolean)
 		get = func(i int) (bool, string) { return r.Value(i), "" }
 	case isInt(from):
@@ -492,7 +493,7 @@ func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fa
 	case isApprox(from):
 		r := render.FloatReader(a)
 		get = func(i int) (bool, string) { return r(i) != 0, "" }
-	case from.Kind == table.Decimal:
+	case from.Kind == types.Decimal:
 		d := a.(*array.Decimal128)
 		get = func(i int) (bool, string) { return d.Value(i).Sign() != 0, "" }
 	case IsChar(from):
@@ -513,7 +514,7 @@ func castToBool(b *array.BooleanBuilder, a arrow.Array, from *table.DataType, fa
 // castToString renders values as render.CastString does (bytes as their
 // UTF-8 text); VARCHAR(n) keeps the first n characters and CHAR(n) pads with
 // spaces to n, as Flink does.
-func castToString(b *array.StringBuilder, a arrow.Array, from, to *table.DataType) error {
+func castToString(b *array.StringBuilder, a arrow.Array, from, to *types.DataType) error {
 	f := render.CastString(a, from)
 	for i := 0; i < a.Len(); i++ {
 		if a.IsNull(i) {
@@ -521,10 +522,10 @@ func castToString(b *array.StringBuilder, a arrow.Array, from, to *table.DataTyp
 			continue
 		}
 		s := f(i)
-		if to.Length != table.MaxLength && utf8.RuneCountInString(s) > to.Length {
+		if to.Length != types.MaxLength && utf8.RuneCountInString(s) > to.Length {
 			s = string([]rune(s)[:to.Length])
 		}
-		if to.Kind == table.Char {
+		if to.Kind == types.Char {
 			if k := utf8.RuneCountInString(s); k < to.Length {
 				s += strings.Repeat(" ", to.Length-k)
 			}
@@ -536,7 +537,7 @@ func castToString(b *array.StringBuilder, a arrow.Array, from, to *table.DataTyp
 
 // castToBinary keeps the first n bytes for VARBINARY(n) and pads BINARY(n)
 // with zero bytes, as Flink does.
-func castToBinary(b array.Builder, a arrow.Array, to *table.DataType) error {
+func castToBinary(b array.Builder, a arrow.Array, to *types.DataType) error {
 	get := render.BytesReader(a)
 	for i := 0; i < a.Len(); i++ {
 		if a.IsNull(i) {
@@ -544,7 +545,7 @@ func castToBinary(b array.Builder, a arrow.Array, to *table.DataType) error {
 			continue
 		}
 		v := get(i)
-		if to.Length != table.MaxLength && len(v) > to.Length {
+		if to.Length != types.MaxLength && len(v) > to.Length {
 			v = v[:to.Length]
 		}
 		switch b := b.(type) {
@@ -574,10 +575,10 @@ func parseStrings[T any](a arrow.Array, parse func(string) (T, bool), why string
 	}
 }
 
-func castToDate(b *array.Date32Builder, a arrow.Array, from *table.DataType, fail func(int, string) error) error {
+func castToDate(b *array.Date32Builder, a arrow.Array, from *types.DataType, fail func(int, string) error) error {
 	var get func(int) (int64, string)
 	switch {
-	case from.Kind == table.Date:
+	case from.Kind == types.Date:
 		d := a.(*array.Date32)
 		get = func(i int) (int64, string) { return int64(d.Value(i)), "" }
 	case isTimestamp(from):
@@ -599,10 +600,10 @@ func castToDate(b *array.Date32Builder, a arrow.Array, from *table.DataType, fai
 	return castEach(a, b, inRange, b.Append, fail)
 }
 
-func castToTime(b array.Builder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
+func castToTime(b array.Builder, a arrow.Array, from, to *types.DataType, fail func(int, string) error) error {
 	var get func(int) (int64, string)
 	switch {
-	case from.Kind == table.Time:
+	case from.Kind == types.Time:
 		r := render.TimeReader(a)
 		get = func(i int) (int64, string) { return r(i), "" }
 	case isTimestamp(from):
@@ -627,10 +628,10 @@ func castToTime(b array.Builder, a arrow.Array, from, to *table.DataType, fail f
 	return castEach(a, b, get, put, fail)
 }
 
-func castToTimestamp(b *array.TimestampBuilder, a arrow.Array, from, to *table.DataType, fail func(int, string) error) error {
+func castToTimestamp(b *array.TimestampBuilder, a arrow.Array, from, to *types.DataType, fail func(int, string) error) error {
 	var get func(int) (calendar.Instant, string)
 	switch {
-	case from.Kind == table.Date || isTimestamp(from):
+	case from.Kind == types.Date || isTimestamp(from):
 		r := render.InstantReader(a)
 		get = func(i int) (calendar.Instant, string) { return r(i), "" }
 	case IsChar(from):
@@ -693,5 +694,5 @@ func fractionDigits(s string) int {
 	if k < 0 || !strings.Contains(s, ":") {
 		return 0
 	}
-	return min(len(strings.TrimSpace(s[k+1:])), table.MaxTimePrecision)
+	return min(len(strings.TrimSpace(s[k+1:])), types.MaxTimePrecision)
 }

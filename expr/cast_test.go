@@ -10,6 +10,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // TestNumCasts casts edge values between every pair of integer and
@@ -20,11 +21,11 @@ import (
 func TestNumCasts(t *testing.T) {
 	mem := tabletest.CheckedAlloc(t)
 	ec := NewEvalCtx(mem)
-	kinds := []table.Kind{table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Float, table.Double}
+	kinds := []types.Kind{types.TinyInt, types.SmallInt, types.Int, types.BigInt, types.Float, types.Double}
 	ints := []int64{math.MinInt64, math.MinInt32, -129, -128, -1, 0, 1, 127, 128, 32768, math.MaxInt32, math.MaxInt64}
 	floats := []float64{math.NaN(), math.Inf(-1), math.Inf(1), -1e300, -9.3e18, -2.9, -0.5, 0, 0.5, 2.9, 127.9, 128, 9.2e18, 1e300}
 	for _, fk := range kinds {
-		from := &table.DataType{Kind: fk}
+		from := &types.DataType{Kind: fk}
 		var in []any // the values as int64s or float64s, for the rule
 		b := array.NewBuilder(mem, from.ArrowType())
 		switch bb := b.(type) {
@@ -52,7 +53,7 @@ func TestNumCasts(t *testing.T) {
 		a := b.NewArray()
 		b.Release()
 		for _, tk := range kinds {
-			to := &table.DataType{Kind: tk}
+			to := &types.DataType{Kind: tk}
 			if _, ok := numCasts[castKey{from.ArrowType().ID(), to.ArrowType().ID()}]; !ok {
 				t.Errorf("no kernel for %s to %s", from, to)
 				continue
@@ -104,12 +105,12 @@ func TestNumCasts(t *testing.T) {
 
 // numRule is what casting v (an int64 or a float64) to kind k gives: an
 // int64 or a float64, or ok false where there is none.
-func numRule(x any, k table.Kind) (any, bool) {
+func numRule(x any, k types.Kind) (any, bool) {
 	if n, ok := x.(int64); ok {
 		switch k {
-		case table.Float:
+		case types.Float:
 			return float64(float32(float64(n))), true
-		case table.Double:
+		case types.Double:
 			return float64(n), true
 		}
 		lo, hi := table.IntRange(k)
@@ -117,9 +118,9 @@ func numRule(x any, k table.Kind) (any, bool) {
 	}
 	v := x.(float64)
 	switch k {
-	case table.Float:
+	case types.Float:
 		return float64(float32(v)), true
-	case table.Double:
+	case types.Double:
 		return v, true
 	}
 	tv := math.Trunc(v)

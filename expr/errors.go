@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kshare/kshare/parse"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // The kinds of error planning and evaluating an expression return. Each
@@ -76,6 +76,6 @@ func because(why []string) string {
 
 // TypeName is a type as messages show it: nullability is rarely the point, and
 // "INT NOT NULL" for a literal 1 only confuses.
-func TypeName(t interface{ WithNotNull(bool) *table.DataType }) string {
+func TypeName(t interface{ WithNotNull(bool) *types.DataType }) string {
 	return t.WithNotNull(false).String()
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // A Node is a planned expression. It evaluates on a whole batch at once and
@@ -27,7 +28,7 @@ import (
 // A Node type embeds exprBase for its type and text and states only what is
 // its own: its operands and how it evaluates.
 type Node interface {
-	Type() *table.DataType
+	Type() *types.DataType
 	// Eval returns an array of b.NumRows() values, which the caller
 	// releases.
 	Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error)
@@ -41,11 +42,11 @@ type Node interface {
 
 // exprBase is what every node has: its result type and its text.
 type exprBase struct {
-	t   *table.DataType
+	t   *types.DataType
 	src string // as written
 }
 
-func (e *exprBase) Type() *table.DataType { return e.t }
+func (e *exprBase) Type() *types.DataType { return e.t }
 func (e *exprBase) Text() string          { return e.src }
 
 // isConstant reports whether n reads no column: only a column reference
@@ -221,7 +222,7 @@ func (l *literal) one() (arrow.Array, error) {
 	return a, nil
 }
 
-func newLiteral(t *table.DataType, val scalar.Scalar, src string) *literal {
+func newLiteral(t *types.DataType, val scalar.Scalar, src string) *literal {
 	return &literal{exprBase: exprBase{t: t, src: src}, val: val}
 }
 
@@ -239,7 +240,7 @@ type binaryOp struct {
 func (n *binaryOp) Operands() []Node { return []Node{n.l, n.r} }
 
 // newBinary is the binary part of a node of type t over l and r.
-func newBinary(t *table.DataType, src string, l, r Node) binaryOp {
+func newBinary(t *types.DataType, src string, l, r Node) binaryOp {
 	return binaryOp{exprBase: exprBase{t: t, src: src}, l: l, r: r}
 }
 
@@ -259,7 +260,7 @@ func (n *arith) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	if err := fullOperands(ec, ops, rows); err != nil {
 		return nil, err
 	}
-	if n.t.Kind != table.Decimal && n.op != "%" {
+	if n.t.Kind != types.Decimal && n.op != "%" {
 		if out, ok, err := nativeArith(ec, n, ops[0], ops[1]); ok {
 			return out, err
 		}
@@ -271,7 +272,7 @@ func (n *arith) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 	}
 	la, ra := ops[0].a, ops[1].a
 	switch {
-	case n.t.Kind == table.Decimal:
+	case n.t.Kind == types.Decimal:
 		return decimalArith(ec.mem, n, la, ra)
 	case n.op == "%":
 		return intMod(ec.mem, n, la, ra)
@@ -371,8 +372,8 @@ func anyNull(as []arrow.Array, i int) bool {
 
 // decReader yields the unscaled value of an exact number (integers have
 // scale 0).
-func decReader(a arrow.Array, t *table.DataType) func(int) *big.Int {
-	if t.Kind == table.Decimal {
+func decReader(a arrow.Array, t *types.DataType) func(int) *big.Int {
+	if t.Kind == types.Decimal {
 		d := a.(*array.Decimal128)
 		return func(i int) *big.Int { return d.Value(i).BigInt() }
 	}
@@ -380,8 +381,8 @@ func decReader(a arrow.Array, t *table.DataType) func(int) *big.Int {
 	return func(i int) *big.Int { return big.NewInt(r(i)) }
 }
 
-func scaleOf(t *table.DataType) int {
-	if t.Kind == table.Decimal {
+func scaleOf(t *types.DataType) int {
+	if t.Kind == types.Decimal {
 		return t.Scale
 	}
 	return 0
@@ -444,13 +445,13 @@ var (
 )
 
 // unaryCall is the call of an operator of one operand.
-func unaryCall(d *funcDef, t *table.DataType, src string, x Node, state any) *call {
+func unaryCall(d *funcDef, t *types.DataType, src string, x Node, state any) *call {
 	return &call{exprBase: exprBase{t: t, src: src}, fn: d, args: []Node{x}, state: state}
 }
 
 func negate(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	a := as[0]
-	if c.Type().Kind == table.Decimal {
+	if c.Type().Kind == types.Decimal {
 		d := a.(*array.Decimal128)
 		bld := array.NewDecimal128Builder(ec.mem, d.DataType().(*arrow.Decimal128Type))
 		defer bld.Release()
@@ -474,7 +475,7 @@ func negate(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 type compare struct {
 	binaryOp
 	op string
-	ct *table.DataType // the type both sides are compared as
+	ct *types.DataType // the type both sides are compared as
 }
 
 func (n *compare) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
@@ -490,7 +491,7 @@ func (n *compare) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 }
 
 // newCompare is l op r, compared as type ct: NULL if either side is.
-func newCompare(op string, l, r Node, ct *table.DataType, src string) *compare {
+func newCompare(op string, l, r Node, ct *types.DataType, src string) *compare {
 	return &compare{binaryOp: newBinary(boolType(notNull(l, r)), src, l, r), op: op, ct: ct}
 }
 
@@ -498,14 +499,14 @@ var compareFuncs = map[string]string{
 	"=": "equal", "<>": "not_equal", "<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal",
 }
 
-func compareArrays(ec *EvalCtx, op string, la arrow.Array, lt *table.DataType, ra arrow.Array, rt *table.DataType, ct *table.DataType) (arrow.Array, error) {
+func compareArrays(ec *EvalCtx, op string, la arrow.Array, lt *types.DataType, ra arrow.Array, rt *types.DataType, ct *types.DataType) (arrow.Array, error) {
 	return compareOperands(ec, op, operand{a: la}, lt, operand{a: ra}, rt, ct)
 }
 
 // compareOperands is compareArrays where either side (not both) may be a
 // single value for every row.
-func compareOperands(ec *EvalCtx, op string, l operand, lt *table.DataType, r operand, rt *table.DataType, ct *table.DataType) (arrow.Array, error) {
-	if IsNumeric(ct) && ct.Kind != table.Decimal {
+func compareOperands(ec *EvalCtx, op string, l operand, lt *types.DataType, r operand, rt *types.DataType, ct *types.DataType) (arrow.Array, error) {
+	if IsNumeric(ct) && ct.Kind != types.Decimal {
 		// Numbers are read as ct's values in place, without a cast.
 		if out, ok := nativeCompare(ec, op, l, r, ct); ok {
 			return out, nil
@@ -513,9 +514,9 @@ func compareOperands(ec *EvalCtx, op string, l operand, lt *table.DataType, r op
 	}
 	rows := operandRows(l, r)
 	ops := []operand{l, r}
-	ts := []*table.DataType{lt, rt}
+	ts := []*types.DataType{lt, rt}
 	for k, o := range ops {
-		if ct.Kind == table.Decimal {
+		if ct.Kind == types.Decimal {
 			o.a.Retain()
 		} else {
 			c, err := castArray(ec, o.a, ts[k], ct, false)
@@ -528,7 +529,7 @@ func compareOperands(ec *EvalCtx, op string, l operand, lt *table.DataType, r op
 		ops[k] = o
 	}
 	defer releaseOperands(ops)
-	if ct.Kind != table.Decimal {
+	if ct.Kind != types.Decimal {
 		if out, ok := nativeCompare(ec, op, ops[0], ops[1], ct); ok {
 			return out, nil // times, in ct's unit
 		}
@@ -538,7 +539,7 @@ func compareOperands(ec *EvalCtx, op string, l operand, lt *table.DataType, r op
 			return nil, err
 		}
 	}
-	if ct.Kind == table.Decimal {
+	if ct.Kind == types.Decimal {
 		return decimalCompare(ec.mem, op, ops[0].a, lt, ops[1].a, rt), nil
 	}
 	return ec.call(compareFuncs[op], nil, ops[0].a, ops[1].a)
@@ -546,7 +547,7 @@ func compareOperands(ec *EvalCtx, op string, l operand, lt *table.DataType, r op
 
 // decimalCompare compares exact numbers of any scales exactly; casting both
 // to one DECIMAL could need more than 38 digits.
-func decimalCompare(mem memory.Allocator, op string, la arrow.Array, lt *table.DataType, ra arrow.Array, rt *table.DataType) arrow.Array {
+func decimalCompare(mem memory.Allocator, op string, la arrow.Array, lt *types.DataType, ra arrow.Array, rt *types.DataType) arrow.Array {
 	lr, rr := decReader(la, lt), decReader(ra, rt)
 	s1, s2 := scaleOf(lt), scaleOf(rt)
 	m := max(s1, s2)
@@ -680,7 +681,7 @@ type inList struct {
 	exprBase
 	x     Node
 	items []Node
-	cts   []*table.DataType
+	cts   []*types.DataType
 	neg   bool
 }
 
@@ -730,7 +731,7 @@ func (n *inList) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) {
 type between struct {
 	exprBase
 	x, lo, hi  Node
-	ctLo, ctHi *table.DataType
+	ctLo, ctHi *types.DataType
 	neg        bool
 }
 
@@ -803,7 +804,7 @@ func likeMatcher(pattern string, esc rune) (func(string) bool, error) {
 		switch {
 		case esc != 0 && c == esc:
 			if i+1 >= len(rs) {
-				return nil, Errorf(ErrEval, "LIKE pattern %s ends with the escape character", table.QuoteString(pattern))
+				return nil, Errorf(ErrEval, "LIKE pattern %s ends with the escape character", types.QuoteString(pattern))
 			}
 			i++
 			lit.WriteRune(rs[i])

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/kshare/kshare/internal/decimal"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // foldMem allocates constants; they live as long as their plan, outside any
@@ -38,7 +38,7 @@ func fold(n Node) (Node, error) {
 	return newLiteral(n.Type(), sc, n.Text()), nil
 }
 
-func coerceLiteral(n Node, to *table.DataType) (Node, error) {
+func coerceLiteral(n Node, to *types.DataType) (Node, error) {
 	lit, ok := n.(*literal)
 	if !ok || !IsChar(lit.t) || IsChar(to) || isBin(to) || !comparableKind(to) {
 		return n, nil
@@ -48,9 +48,9 @@ func coerceLiteral(n Node, to *table.DataType) (Node, error) {
 		// A number literal in a string keeps its own type ('1.5' against an
 		// INT column must not become 1).
 		if v, sc, ok := decimal.ParseBig(strings.TrimSpace(lit.val.String())); ok {
-			t = &table.DataType{Kind: table.Decimal, Precision: max(len(new(big.Int).Abs(v).String()), sc, 1), Scale: sc, NotNull: lit.t.NotNull}
-			if t.Precision > table.MaxDecimalPrecision || isApprox(to) {
-				t = &table.DataType{Kind: table.Double, NotNull: lit.t.NotNull}
+			t = &types.DataType{Kind: types.Decimal, Precision: max(len(new(big.Int).Abs(v).String()), sc, 1), Scale: sc, NotNull: lit.t.NotNull}
+			if t.Precision > types.MaxDecimalPrecision || isApprox(to) {
+				t = &types.DataType{Kind: types.Double, NotNull: lit.t.NotNull}
 			}
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/xwb1989/sqlparser"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // FunctionInfo describes one function, for SHOW FUNCTIONS.
@@ -84,20 +84,20 @@ func IsAggregate(name string) bool { return aggFuncs[strings.ToLower(name)] }
 // argKind is what one argument of a function accepts.
 type argKind struct {
 	name string // as signatures and errors show it
-	ok   func(*table.DataType) bool
+	ok   func(*types.DataType) bool
 	// null is the type an untyped NULL takes in this place (UPPER(NULL) is
 	// a NULL STRING); nil leaves it to the function's type rule.
-	null *table.DataType
+	null *types.DataType
 }
 
 var (
-	anyArg = argKind{name: "any type", ok: func(*table.DataType) bool { return true }}
-	strArg = argKind{name: "STRING", ok: IsChar, null: table.StringType()}
-	intArg = argKind{name: "INTEGER", ok: isInt, null: table.IntType()}
-	numArg = argKind{name: "numeric", ok: IsNumeric, null: table.DoubleType()}
+	anyArg = argKind{name: "any type", ok: func(*types.DataType) bool { return true }}
+	strArg = argKind{name: "STRING", ok: IsChar, null: types.StringType()}
+	intArg = argKind{name: "INTEGER", ok: isInt, null: types.IntType()}
+	numArg = argKind{name: "numeric", ok: IsNumeric, null: types.DoubleType()}
 	// exactArg takes integers and decimals.
-	exactArg = argKind{name: "exact numeric", ok: isExact, null: table.IntType()}
-	boolArg  = argKind{name: "BOOLEAN", ok: func(t *table.DataType) bool { return t.Kind == table.Boolean }, null: table.BooleanType()}
+	exactArg = argKind{name: "exact numeric", ok: isExact, null: types.IntType()}
+	boolArg  = argKind{name: "BOOLEAN", ok: func(t *types.DataType) bool { return t.Kind == types.Boolean }, null: types.BooleanType()}
 )
 
 // funcDef declares one function. A function either has a kernel (ret and
@@ -123,7 +123,7 @@ type funcDef struct {
 
 	// ret derives the result type from the checked arguments; it may
 	// replace arguments (casts to a common type).
-	ret func(c *call) (*table.DataType, error)
+	ret func(c *call) (*types.DataType, error)
 	// eval computes the result from the evaluated arguments, one array per
 	// argument, each b.NumRows() long.
 	eval func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error)
@@ -358,25 +358,25 @@ func functionNames() []string {
 // Type rules shared by the kernels' declarations.
 
 // sameAsArg is the type of argument k, NULL if any argument is.
-func sameAsArg(k int) func(c *call) (*table.DataType, error) {
-	return func(c *call) (*table.DataType, error) {
+func sameAsArg(k int) func(c *call) (*types.DataType, error) {
+	return func(c *call) (*types.DataType, error) {
 		return c.args[k].Type().WithNotNull(notNull(c.args...)), nil
 	}
 }
 
 // fixedType is t, NULL if any argument is.
-func fixedType(t *table.DataType) func(c *call) (*table.DataType, error) {
-	return func(c *call) (*table.DataType, error) {
+func fixedType(t *types.DataType) func(c *call) (*types.DataType, error) {
+	return func(c *call) (*types.DataType, error) {
 		return t.WithNotNull(notNull(c.args...)), nil
 	}
 }
 
 // varyingArg is argument k's type as a VARCHAR of its length (TRIM of a
 // CHAR(5) is a VARCHAR(5)), NULL if any argument is.
-func varyingArg(k int) func(c *call) (*table.DataType, error) {
-	return func(c *call) (*table.DataType, error) {
+func varyingArg(k int) func(c *call) (*types.DataType, error) {
+	return func(c *call) (*types.DataType, error) {
 		t := c.args[k].Type()
-		return &table.DataType{Kind: table.Varchar, Length: t.Length, NotNull: notNull(c.args...)}, nil
+		return &types.DataType{Kind: types.Varchar, Length: t.Length, NotNull: notNull(c.args...)}, nil
 	}
 }
 

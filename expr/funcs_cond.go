@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/xwb1989/sqlparser"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func init() {
@@ -42,12 +42,12 @@ func init() {
 // unify converts values to their common type (commonType), the error naming
 // what and the first value that has none with those before it. Untyped
 // NULLs take the common type; all of them untyped is an error.
-func unify(what string, vals []Node, src string) (*table.DataType, error) {
+func unify(what string, vals []Node, src string) (*types.DataType, error) {
 	name := func(k int) string { return fmt.Sprintf("argument %d of %s", k+1, what) }
 	if what == "CASE" {
 		name = func(k int) string { return fmt.Sprintf("result %d of CASE", k+1) }
 	}
-	var t *table.DataType
+	var t *types.DataType
 	for k, v := range vals {
 		if v.Type() == nil {
 			continue
@@ -78,7 +78,7 @@ func unify(what string, vals []Node, src string) (*table.DataType, error) {
 
 // convert gives n the type t (nullability aside), with a cast if its values
 // need one; a constant is cast once, here.
-func convert(n Node, t *table.DataType) (Node, error) {
+func convert(n Node, t *types.DataType) (Node, error) {
 	if n.Type() == nil {
 		return TypedNull(n, t), nil
 	}
@@ -610,8 +610,8 @@ func (p *Compiler) caseExpr(e *sqlparser.CaseExpr, src string) (Node, error) {
 			text := fmt.Sprintf("%s = %s", l.Text(), r.Text())
 			c = newCompare("=", l, r, ct, text)
 		}
-		c = TypedNull(c, table.BooleanType())
-		if c.Type().Kind != table.Boolean {
+		c = TypedNull(c, types.BooleanType())
+		if c.Type().Kind != types.Boolean {
 			return nil, Errorf(ErrType, "WHEN needs a BOOLEAN condition, got %s (%s); write CASE x WHEN value THEN ... to compare x (%s)", TypeName(c.Type()), c.Text(), src)
 		}
 		v, err := p.Expr(w.Val)
@@ -643,7 +643,7 @@ func (p *Compiler) caseExpr(e *sqlparser.CaseExpr, src string) (Node, error) {
 // buildExtreme is GREATEST (op >) and LEAST (op <): NULL if any argument is,
 // as in Flink.
 func buildExtreme(name, op string) func(p *Compiler, args []Node, src string) (Node, error) {
-	def := &funcDef{name: name, ret: func(c *call) (*table.DataType, error) { return c.t, nil },
+	def := &funcDef{name: name, ret: func(c *call) (*types.DataType, error) { return c.t, nil },
 		eval: func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 			return extreme(ec, c, op, as)
 		}}

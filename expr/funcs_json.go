@@ -20,7 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func init() {
@@ -31,10 +31,10 @@ func init() {
 			build: buildJSONValue},
 		&funcDef{name: "JSON_QUERY", args: []argKind{strArg, strArg},
 			desc: "the object or array at the path as JSON text; NULL if absent, a scalar or not JSON",
-			ret:  nullableType(table.StringType()), prep: compilePath, eval: jsonFunc(jsonQuery)},
+			ret:  nullableType(types.StringType()), prep: compilePath, eval: jsonFunc(jsonQuery)},
 		&funcDef{name: "JSON_EXISTS", args: []argKind{strArg, strArg},
 			desc: "whether the path finds a value; FALSE if the text is not JSON",
-			ret:  fixedType(table.BooleanType()), prep: compilePath, eval: jsonFunc(jsonExists)},
+			ret:  fixedType(types.BooleanType()), prep: compilePath, eval: jsonFunc(jsonExists)},
 	)
 }
 
@@ -73,11 +73,11 @@ func parseJSONPath(p string) (*jsonPath, error) {
 		}
 	}
 	if !strings.HasPrefix(s, "$") {
-		return nil, Errorf(ErrEval, "JSON path %s must start with $", table.QuoteString(p))
+		return nil, Errorf(ErrEval, "JSON path %s must start with $", types.QuoteString(p))
 	}
 	s = s[1:]
 	bad := func(why string) (*jsonPath, error) {
-		return nil, Errorf(ErrEval, "bad JSON path %s: %s (kshare reads $, .name, ['name'], [index], .* and [*])", table.QuoteString(p), why)
+		return nil, Errorf(ErrEval, "bad JSON path %s: %s (kshare reads $, .name, ['name'], [index], .* and [*])", types.QuoteString(p), why)
 	}
 	for s != "" {
 		switch {
@@ -285,7 +285,7 @@ func (n *jsonValue) Operands() []Node {
 }
 
 func buildJSONValue(p *Compiler, args []Node, src string) (Node, error) {
-	n := &jsonValue{exprBase: exprBase{t: table.StringType(), src: src}, doc: args[0], path: args[1],
+	n := &jsonValue{exprBase: exprBase{t: types.StringType(), src: src}, doc: args[0], path: args[1],
 		onEmpty: jsonBehavior{what: "NULL"}, onErr: jsonBehavior{what: "NULL"}}
 	if !strArg.ok(n.path.Type()) {
 		return nil, Errorf(ErrType, "argument 2 of JSON_VALUE must be STRING, got %s (%s)", TypeName(n.path.Type()), src)
@@ -317,11 +317,11 @@ func buildJSONValue(p *Compiler, args []Node, src string) (Node, error) {
 		}
 		rest = rest[2:]
 	}
-	return n, n.returning(table.StringType())
+	return n, n.returning(types.StringType())
 }
 
 // returning makes t the result type (RETURNING t), the DEFAULTs cast to it.
-func (n *jsonValue) returning(t *table.DataType) error {
+func (n *jsonValue) returning(t *types.DataType) error {
 	n.t = t.WithNotNull(false)
 	n.empties, n.errors = nil, nil
 	for _, c := range []struct {
@@ -420,7 +420,7 @@ func (n *jsonValue) Eval(ec *EvalCtx, b arrow.RecordBatch) (arrow.Array, error) 
 	}
 	ta := text.NewArray()
 	defer ta.Release()
-	vals, err := castArray(ec, ta, table.StringType(), n.t, true)
+	vals, err := castArray(ec, ta, types.StringType(), n.t, true)
 	if err != nil {
 		return nil, err
 	}

@@ -14,18 +14,18 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
-var nestedArg = argKind{name: "ARRAY or MAP", ok: func(t *table.DataType) bool {
-	return t.Kind == table.Array || t.Kind == table.Map
+var nestedArg = argKind{name: "ARRAY or MAP", ok: func(t *types.DataType) bool {
+	return t.Kind == types.Array || t.Kind == types.Map
 }}
 
 func init() {
 	register(
 		&funcDef{name: "CARDINALITY", args: []argKind{nestedArg},
 			desc: "the number of elements of an ARRAY or entries of a MAP",
-			ret:  fixedType(table.IntType()), eval: cardinality},
+			ret:  fixedType(types.IntType()), eval: cardinality},
 		&funcDef{name: strings.ToUpper(ItemFunc), args: []argKind{nestedArg, anyArg}, hidden: true,
 			sig: "ARRAY[INTEGER], MAP[key]", desc: "an element of an ARRAY (from 1) or the value of a MAP's key",
 			ret: itemType, eval: item},
@@ -43,9 +43,9 @@ func cardinality(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 
 // itemType is the element's or value's type, NULL when absent; an ARRAY
 // takes an integer index, a MAP a key of its key type.
-func itemType(c *call) (*table.DataType, error) {
+func itemType(c *call) (*types.DataType, error) {
 	x, k := c.args[0].Type(), c.args[1].Type()
-	if x.Kind == table.Array {
+	if x.Kind == types.Array {
 		if !isInt(k) {
 			return nil, Errorf(ErrType, "an ARRAY index is an integer, got %s (%s)", TypeName(k), c.src)
 		}
@@ -117,7 +117,7 @@ func item(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 }
 
 // findKey is the position in keys[s:e] of row i's key, -1 if absent.
-func findKey(ec *EvalCtx, keys arrow.Array, kt, ct *table.DataType, key arrow.Array, i, s, e int) (int, error) {
+func findKey(ec *EvalCtx, keys arrow.Array, kt, ct *types.DataType, key arrow.Array, i, s, e int) (int, error) {
 	if e == s {
 		return -1, nil
 	}
@@ -147,7 +147,7 @@ func findKey(ec *EvalCtx, keys arrow.Array, kt, ct *table.DataType, key arrow.Ar
 func FieldOf(n Node, fields []string, src string) (Node, error) {
 	for _, f := range fields {
 		t := n.Type()
-		if t.Kind != table.Row {
+		if t.Kind != types.Row {
 			return nil, Errorf(ErrType, "%s is %s, which has no fields (%s)", n.Text(), TypeName(t), src)
 		}
 		at := -1

@@ -20,12 +20,13 @@ import (
 	"github.com/kshare/kshare/internal/decimal"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // numOrTimeArg is FLOOR's and CEIL's first argument.
-var numOrTimeArg = argKind{name: "numeric, DATE or TIMESTAMP", ok: func(t *table.DataType) bool {
+var numOrTimeArg = argKind{name: "numeric, DATE or TIMESTAMP", ok: func(t *types.DataType) bool {
 	return IsNumeric(t) || timeArg.ok(t)
-}, null: table.DoubleType()}
+}, null: types.DoubleType()}
 
 func init() {
 	register(
@@ -66,15 +67,15 @@ func init() {
 }
 
 // doubleArgs converts every argument to DOUBLE, the result's type too.
-func doubleArgs(c *call) (*table.DataType, error) {
+func doubleArgs(c *call) (*types.DataType, error) {
 	for k, a := range c.args {
-		d, err := convert(a, table.DoubleType())
+		d, err := convert(a, types.DoubleType())
 		if err != nil {
 			return nil, err
 		}
 		c.args[k] = d
 	}
-	return table.DoubleType().WithNotNull(notNull(c.args...)), nil
+	return types.DoubleType().WithNotNull(notNull(c.args...)), nil
 }
 
 // doubles applies f (of one or two float64s) to DOUBLE arguments.
@@ -119,7 +120,7 @@ func exactOrFloat(onInt func(int64) (int64, bool), onDec func(v *big.Int, scale 
 				put(r)
 				return nil
 			})
-		case t.Kind == table.Decimal:
+		case t.Kind == types.Decimal:
 			get := decReader(as[0], c.args[0].Type())
 			return rowsOf(ec, c, as, func(b *array.Decimal128Builder, i int) error {
 				b.Append(decimal128.FromBigInt(onDec(get(i), t.Scale)))
@@ -196,9 +197,9 @@ func digitsArg(c *call) (d int64, constant bool) {
 // rounded to d < s digits is DECIMAL(1 + p - s + d, d) (the digit rounding
 // may carry), or DECIMAL(1 + p - s, 0) for d < 0; a DECIMAL needs d to be a
 // constant.
-func roundType(c *call) (*table.DataType, error) {
+func roundType(c *call) (*types.DataType, error) {
 	t := c.args[0].Type().WithNotNull(notNull(c.args...))
-	if t.Kind != table.Decimal {
+	if t.Kind != types.Decimal {
 		return t, nil
 	}
 	d, ok := digitsArg(c)
@@ -210,9 +211,9 @@ func roundType(c *call) (*table.DataType, error) {
 	case d >= int64(s):
 		return t, nil
 	case d < 0:
-		return &table.DataType{Kind: table.Decimal, Precision: min(table.MaxDecimalPrecision, 1+p-s), NotNull: t.NotNull}, nil
+		return &types.DataType{Kind: types.Decimal, Precision: min(types.MaxDecimalPrecision, 1+p-s), NotNull: t.NotNull}, nil
 	}
-	return &table.DataType{Kind: table.Decimal, Precision: min(table.MaxDecimalPrecision, 1+p-s+int(d)), Scale: int(d), NotNull: t.NotNull}, nil
+	return &types.DataType{Kind: types.Decimal, Precision: min(types.MaxDecimalPrecision, 1+p-s+int(d)), Scale: int(d), NotNull: t.NotNull}, nil
 }
 
 // roundDigits rounds the unscaled v (at scale s) to d digits after the point,
@@ -251,7 +252,7 @@ func rounder(trunc bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Arr
 			})
 		}
 		get, bits := render.FloatReader(as[0]), 64
-		if t.Kind == table.Float {
+		if t.Kind == types.Float {
 			bits = 32
 		}
 		return rowsOf(ec, c, as, func(b array.Builder, i int) error {
@@ -263,8 +264,8 @@ func rounder(trunc bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Arr
 
 // appendExact appends the unscaled v to an integer or DECIMAL builder of
 // type t, an error if it does not fit.
-func appendExact(b array.Builder, v *big.Int, t *table.DataType, c *call) error {
-	if t.Kind == table.Decimal {
+func appendExact(b array.Builder, v *big.Int, t *types.DataType, c *call) error {
+	if t.Kind == types.Decimal {
 		if !fitsDecimal(v, t.Precision) {
 			return Errorf(ErrEval, "%s overflows %s", c.src, TypeName(t))
 		}
@@ -306,7 +307,7 @@ func decimalText(v *big.Int, s int) string {
 // floorCeilType is the number's type, except that a DECIMAL(p, s) is
 // DECIMAL(p - s + 1, 0) (the integer part may gain a digit: CEIL(9.5) is
 // 10), as in Flink.
-func floorCeilType(c *call) (*table.DataType, error) {
+func floorCeilType(c *call) (*types.DataType, error) {
 	t := c.args[0].Type()
 	if len(c.args) == 2 || !IsNumeric(t) {
 		if len(c.args) == 1 || IsNumeric(t) {
@@ -316,10 +317,10 @@ func floorCeilType(c *call) (*table.DataType, error) {
 		c.state = u
 		return t, err
 	}
-	if t.Kind != table.Decimal || t.Scale == 0 {
+	if t.Kind != types.Decimal || t.Scale == 0 {
 		return t, nil
 	}
-	return &table.DataType{Kind: table.Decimal, Precision: min(table.MaxDecimalPrecision, t.Precision-t.Scale+1), NotNull: t.NotNull}, nil
+	return &types.DataType{Kind: types.Decimal, Precision: min(types.MaxDecimalPrecision, t.Precision-t.Scale+1), NotNull: t.NotNull}, nil
 }
 
 func floorCeil(floor bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
@@ -343,7 +344,7 @@ func floorCeil(floor bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.A
 		if len(as) == 2 {
 			return onTime(ec, c, as[:1])
 		}
-		if from.Kind != table.Decimal {
+		if from.Kind != types.Decimal {
 			return exactOrFloat(func(v int64) (int64, bool) { return v, true }, nil, f)(ec, c, as)
 		}
 		get := decReader(as[0], from)

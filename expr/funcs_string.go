@@ -21,7 +21,7 @@ import (
 	"golang.org/x/text/transform"
 
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func init() {
@@ -48,9 +48,9 @@ func init() {
 			desc: "the string without the characters of the second argument (default: space) at its end",
 			ret:  varyingArg(0), eval: trimmer(strings.TrimRight)},
 		&funcDef{name: "CHAR_LENGTH", args: []argKind{strArg}, desc: "the number of characters",
-			ret: fixedType(table.IntType()), eval: charLength},
+			ret: fixedType(types.IntType()), eval: charLength},
 		&funcDef{name: "CHARACTER_LENGTH", args: []argKind{strArg}, desc: "the number of characters, as CHAR_LENGTH",
-			ret: fixedType(table.IntType()), eval: charLength},
+			ret: fixedType(types.IntType()), eval: charLength},
 		&funcDef{name: "SUBSTRING", args: []argKind{strArg, intArg, intArg}, min: 2, sig: "SUBSTRING(STRING FROM INTEGER [FOR INTEGER]), SUBSTRING(STRING, INTEGER[, INTEGER])",
 			desc: "the characters from position i (from 1; negative: from the end) on, n of them if given; also SUBSTRING(s FROM i [FOR n])",
 			ret:  substringType, eval: substring},
@@ -58,45 +58,45 @@ func init() {
 			desc: "SUBSTRING(s, i[, n])", ret: substringType, eval: substring},
 		&funcDef{name: "POSITION", args: []argKind{strArg, strArg}, sig: "POSITION(STRING IN STRING)",
 			desc: "the position (from 1) of the first string in the second, 0 if absent; written POSITION(a IN b)",
-			ret:  fixedType(table.IntType()), eval: position},
+			ret:  fixedType(types.IntType()), eval: position},
 		&funcDef{name: "REPLACE", args: []argKind{strArg, strArg, strArg},
 			desc: "the first string with every occurrence of the second replaced by the third",
-			ret:  fixedType(table.StringType()), eval: replace},
+			ret:  fixedType(types.StringType()), eval: replace},
 		&funcDef{name: "LPAD", args: []argKind{strArg, intArg, strArg},
 			desc: "the string padded at its start with the third argument, or cut, to the length given; NULL for a negative length or an empty pad",
-			ret:  nullableType(table.StringType()), eval: padder(true)},
+			ret:  nullableType(types.StringType()), eval: padder(true)},
 		&funcDef{name: "RPAD", args: []argKind{strArg, intArg, strArg},
 			desc: "the string padded at its end with the third argument, or cut, to the length given; NULL for a negative length or an empty pad",
-			ret:  nullableType(table.StringType()), eval: padder(false)},
+			ret:  nullableType(types.StringType()), eval: padder(false)},
 		&funcDef{name: "SPLIT_INDEX", args: []argKind{strArg, strArg, intArg},
 			desc: "the field at index n (from 0) of the string split at the separator; NULL if there is none",
-			ret:  nullableType(table.StringType()), eval: splitIndex},
+			ret:  nullableType(types.StringType()), eval: splitIndex},
 		&funcDef{name: "REGEXP", args: []argKind{strArg, strArg},
 			desc: "whether some part of the string matches the regular expression",
-			ret:  fixedType(table.BooleanType()), prep: compilePattern(1), eval: regexpMatch},
+			ret:  fixedType(types.BooleanType()), prep: compilePattern(1), eval: regexpMatch},
 		&funcDef{name: "REGEXP_EXTRACT", args: []argKind{strArg, strArg, intArg}, min: 2,
 			desc: "group n (default 0, the whole match) of the first match of the regular expression; NULL if none",
-			ret:  nullableType(table.StringType()), prep: compilePattern(1), eval: regexpExtract},
+			ret:  nullableType(types.StringType()), prep: compilePattern(1), eval: regexpExtract},
 		&funcDef{name: "REGEXP_REPLACE", args: []argKind{strArg, strArg, strArg},
 			desc: "the string with every match of the regular expression replaced by the third argument, taken literally",
-			ret:  fixedType(table.StringType()), prep: compilePattern(1), eval: regexpReplace},
+			ret:  fixedType(types.StringType()), prep: compilePattern(1), eval: regexpReplace},
 	)
 }
 
 // nullableType is t, NULL for some values whatever the arguments.
-func nullableType(t *table.DataType) func(c *call) (*table.DataType, error) {
-	return func(*call) (*table.DataType, error) { return t.WithNotNull(false), nil }
+func nullableType(t *types.DataType) func(c *call) (*types.DataType, error) {
+	return func(*call) (*types.DataType, error) { return t.WithNotNull(false), nil }
 }
 
 // concatType is a string as long as the arguments together: CHAR if all are
 // CHAR and chars is set (Flink's ||), else VARCHAR; NULL if any is.
-func concatType(chars bool) func(c *call) (*table.DataType, error) {
-	return func(c *call) (*table.DataType, error) {
-		t := &table.DataType{Kind: table.Char, NotNull: notNull(c.args...)}
+func concatType(chars bool) func(c *call) (*types.DataType, error) {
+	return func(c *call) (*types.DataType, error) {
+		t := &types.DataType{Kind: types.Char, NotNull: notNull(c.args...)}
 		for _, a := range c.args {
-			t.Length = min(t.Length+a.Type().Length, table.MaxLength)
-			if a.Type().Kind != table.Char || !chars {
-				t.Kind = table.Varchar
+			t.Length = min(t.Length+a.Type().Length, types.MaxLength)
+			if a.Type().Kind != types.Char || !chars {
+				t.Kind = types.Varchar
 			}
 		}
 		return t, nil
@@ -105,19 +105,19 @@ func concatType(chars bool) func(c *call) (*table.DataType, error) {
 
 // concatWSType is a VARCHAR long enough for every argument and the
 // separators between them; NULL only if the separator is.
-func concatWSType(c *call) (*table.DataType, error) {
+func concatWSType(c *call) (*types.DataType, error) {
 	n := int64(c.args[0].Type().Length) * int64(len(c.args)-2)
 	for _, a := range c.args[1:] {
 		n += int64(a.Type().Length)
 	}
-	return &table.DataType{Kind: table.Varchar, Length: int(min(max(n, 1), table.MaxLength)), NotNull: c.args[0].Type().NotNull}, nil
+	return &types.DataType{Kind: types.Varchar, Length: int(min(max(n, 1), types.MaxLength)), NotNull: c.args[0].Type().NotNull}, nil
 }
 
 // substringType is a VARCHAR of the string's length; with a length
 // argument that is not a constant >= 0 it may be NULL (a negative length
 // gives NULL, as in Flink).
-func substringType(c *call) (*table.DataType, error) {
-	t := &table.DataType{Kind: table.Varchar, Length: c.args[0].Type().Length, NotNull: notNull(c.args...)}
+func substringType(c *call) (*types.DataType, error) {
+	t := &types.DataType{Kind: types.Varchar, Length: c.args[0].Type().Length, NotNull: notNull(c.args...)}
 	if len(c.args) == 3 {
 		lit, ok := c.args[2].(*literal)
 		if ok {
@@ -342,7 +342,7 @@ func charLength(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 func substring(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	s := as[0].(*array.String)
 	pos := render.IntReader(as[1])
-	length := func(int) int64 { return table.MaxLength }
+	length := func(int) int64 { return types.MaxLength }
 	if len(as) == 3 {
 		length = render.IntReader(as[2])
 	}
@@ -416,7 +416,7 @@ func padder(left bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array
 				b.AppendNull()
 				return nil
 			}
-			if n > table.MaxLength {
+			if n > types.MaxLength {
 				return c.evalError("length %d is longer than a STRING can be", n)
 			}
 			v := []rune(ss[0].Value(i))
@@ -489,7 +489,7 @@ func compilePattern(k int) func(c *call) error {
 func compileRegexp(c *call, pattern string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return nil, Errorf(ErrEval, "bad regular expression %s in %s: %v", table.QuoteString(pattern), c.fn.name, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, Errorf(ErrEval, "bad regular expression %s in %s: %v", types.QuoteString(pattern), c.fn.name, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	return re, nil
 }

@@ -23,30 +23,30 @@ import (
 
 	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // clock is the current time; tests may replace it.
 var clock = time.Now
 
 var (
-	timeArg = argKind{name: "DATE or TIMESTAMP", ok: func(t *table.DataType) bool {
-		return t.Kind == table.Date || isTimestamp(t)
-	}, null: &table.DataType{Kind: table.Timestamp, Precision: 3}}
-	clockArg = argKind{name: "DATE, TIME or TIMESTAMP", ok: func(t *table.DataType) bool {
-		return t.Kind == table.Date || t.Kind == table.Time || isTimestamp(t)
-	}, null: &table.DataType{Kind: table.Timestamp, Precision: 3}}
-	dayTimeArg = argKind{name: "TIME or TIMESTAMP", ok: func(t *table.DataType) bool {
-		return t.Kind == table.Time || isTimestamp(t)
-	}, null: &table.DataType{Kind: table.Timestamp, Precision: 3}}
+	timeArg = argKind{name: "DATE or TIMESTAMP", ok: func(t *types.DataType) bool {
+		return t.Kind == types.Date || isTimestamp(t)
+	}, null: &types.DataType{Kind: types.Timestamp, Precision: 3}}
+	clockArg = argKind{name: "DATE, TIME or TIMESTAMP", ok: func(t *types.DataType) bool {
+		return t.Kind == types.Date || t.Kind == types.Time || isTimestamp(t)
+	}, null: &types.DataType{Kind: types.Timestamp, Precision: 3}}
+	dayTimeArg = argKind{name: "TIME or TIMESTAMP", ok: func(t *types.DataType) bool {
+		return t.Kind == types.Time || isTimestamp(t)
+	}, null: &types.DataType{Kind: types.Timestamp, Precision: 3}}
 	unitArg = argKind{name: "unit", ok: IsChar}
 )
 
 func init() {
-	now := func(t *table.DataType) func(c *call) (*table.DataType, error) {
-		return func(*call) (*table.DataType, error) { return t, nil }
+	now := func(t *types.DataType) func(c *call) (*types.DataType, error) {
+		return func(*call) (*types.DataType, error) { return t, nil }
 	}
-	ltz3 := &table.DataType{Kind: table.TimestampLTZ, Precision: 3, NotNull: true}
+	ltz3 := &types.DataType{Kind: types.TimestampLTZ, Precision: 3, NotNull: true}
 	register(
 		&funcDef{name: "CURRENT_TIMESTAMP", sig: "CURRENT_TIMESTAMP", volatile: true, desc: "the current time, a TIMESTAMP_LTZ(3)",
 			ret: now(ltz3), eval: currentTime},
@@ -55,25 +55,25 @@ func init() {
 		&funcDef{name: "PROCTIME", volatile: true, desc: "the processing time, a TIMESTAMP_LTZ(3); as a computed column (pt AS PROCTIME()) a time attribute for windows",
 			ret: now(ltz3), eval: currentTime},
 		&funcDef{name: "LOCALTIMESTAMP", sig: "LOCALTIMESTAMP", volatile: true, desc: "the current time in the session time zone (UTC), a TIMESTAMP(3)",
-			ret: now(&table.DataType{Kind: table.Timestamp, Precision: 3, NotNull: true}), eval: currentTime},
+			ret: now(&types.DataType{Kind: types.Timestamp, Precision: 3, NotNull: true}), eval: currentTime},
 		&funcDef{name: "CURRENT_DATE", sig: "CURRENT_DATE", volatile: true, desc: "the current date (UTC)",
-			ret: now(&table.DataType{Kind: table.Date, NotNull: true}), eval: currentTime},
+			ret: now(&types.DataType{Kind: types.Date, NotNull: true}), eval: currentTime},
 		&funcDef{name: "CURRENT_TIME", sig: "CURRENT_TIME", volatile: true, desc: "the current time of day (UTC), a TIME(0)",
-			ret: now(&table.DataType{Kind: table.Time, NotNull: true}), eval: currentTime},
+			ret: now(&types.DataType{Kind: types.Time, NotNull: true}), eval: currentTime},
 		&funcDef{name: "LOCALTIME", sig: "LOCALTIME", volatile: true, desc: "CURRENT_TIME",
-			ret: now(&table.DataType{Kind: table.Time, NotNull: true}), eval: currentTime},
+			ret: now(&types.DataType{Kind: types.Time, NotNull: true}), eval: currentTime},
 		&funcDef{name: "EXTRACT", args: []argKind{unitArg, clockArg}, sig: "EXTRACT(unit FROM DATE, TIME or TIMESTAMP)",
 			desc: "a field of a time as a BIGINT; units: " + strings.Join(extractUnits, ", "),
-			ret:  fixedType(table.BigIntType()), prep: extractPrep, eval: extract},
+			ret:  fixedType(types.BigIntType()), prep: extractPrep, eval: extract},
 		&funcDef{name: "TIMESTAMPADD", args: []argKind{unitArg, intArg, timeArg}, sig: "TIMESTAMPADD(unit, INTEGER, DATE or TIMESTAMP)",
 			desc: "the time plus n units; units: " + strings.Join(addUnits, ", "),
 			ret:  timestampAddType, prep: unitOf(0, addUnits), eval: timestampAdd},
 		&funcDef{name: "TIMESTAMPDIFF", args: []argKind{unitArg, timeArg, timeArg}, sig: "TIMESTAMPDIFF(unit, DATE or TIMESTAMP, DATE or TIMESTAMP)",
 			desc: "the whole units from the first time to the second, an INT; units: " + strings.Join(addUnits, ", "),
-			ret:  fixedType(table.IntType()), prep: unitOf(0, addUnits), eval: timestampDiff},
+			ret:  fixedType(types.IntType()), prep: unitOf(0, addUnits), eval: timestampDiff},
 		&funcDef{name: "TO_TIMESTAMP_LTZ", args: []argKind{numArg, intArg},
 			desc: "the TIMESTAMP_LTZ(3) of an epoch in seconds (precision 0) or milliseconds (precision 3)",
-			ret:  fixedType(&table.DataType{Kind: table.TimestampLTZ, Precision: 3}), prep: epochPrecision, eval: toTimestampLTZ},
+			ret:  fixedType(&types.DataType{Kind: types.TimestampLTZ, Precision: 3}), prep: epochPrecision, eval: toTimestampLTZ},
 	)
 	for _, f := range []struct{ name, unit string }{
 		{"YEAR", "YEAR"}, {"QUARTER", "QUARTER"}, {"MONTH", "MONTH"}, {"WEEK", "WEEK"},
@@ -86,7 +86,7 @@ func init() {
 		}
 		unit := f.unit
 		register(&funcDef{name: f.name, args: []argKind{arg}, desc: "EXTRACT(" + unit + " FROM t)",
-			ret: fixedType(table.BigIntType()),
+			ret: fixedType(types.BigIntType()),
 			eval: func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 				return extractField(ec, c, unit, as[0], c.args[0].Type())
 			}})
@@ -106,8 +106,8 @@ func currentTime(ec *EvalCtx, c *call, _ []arrow.Array) (arrow.Array, error) {
 
 // timeAt reads value i of a DATE, TIME or TIMESTAMP array as a time in UTC
 // (a TIME on 1970-01-01).
-func timesOf(a arrow.Array, t *table.DataType) func(int) time.Time {
-	if t.Kind == table.Time {
+func timesOf(a arrow.Array, t *types.DataType) func(int) time.Time {
+	if t.Kind == types.Time {
 		r := render.TimeReader(a)
 		return func(i int) time.Time { return time.Unix(0, r(i)).UTC() }
 	}
@@ -120,7 +120,7 @@ func timesOf(a arrow.Array, t *table.DataType) func(int) time.Time {
 
 // putTime appends t to a builder of type tt, an error if it is out of the
 // type's range.
-func putTime(b array.Builder, t time.Time, tt *table.DataType) error {
+func putTime(b array.Builder, t time.Time, tt *types.DataType) error {
 	switch b := b.(type) {
 	case *array.Date32Builder:
 		days, _ := calendar.FloorDiv(t.Unix(), calendar.SecsPerDay)
@@ -195,7 +195,7 @@ func extractPrep(c *call) error {
 	}
 	unit, t := c.state.(string), c.args[1].Type()
 	clockField := clockUnit(unit)
-	if t.Kind == table.Time && !clockField || t.Kind == table.Date && clockField {
+	if t.Kind == types.Time && !clockField || t.Kind == types.Date && clockField {
 		return Errorf(ErrType, "a %s has no %s (%s)", TypeName(t), unit, c.src)
 	}
 	return nil
@@ -206,7 +206,7 @@ func extract(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 }
 
 // extractField is field unit of each time.
-func extractField(ec *EvalCtx, c *call, unit string, a arrow.Array, t *table.DataType) (arrow.Array, error) {
+func extractField(ec *EvalCtx, c *call, unit string, a arrow.Array, t *types.DataType) (arrow.Array, error) {
 	get, field := timesOf(a, t), timeFields[unit]
 	return rowsOf(ec, c, []arrow.Array{a}, func(b *array.Int64Builder, i int) error {
 		b.UnsafeAppend(int64(field(get(i))))
@@ -265,13 +265,13 @@ func eraOf(year, n int) int {
 }
 
 // timestampAddType is the time's type; a DATE takes whole days only.
-func timestampAddType(c *call) (*table.DataType, error) {
+func timestampAddType(c *call) (*types.DataType, error) {
 	t := c.args[2].Type()
 	u, err := unitName(c, c.args[0], addUnits)
 	if err != nil {
 		return nil, err
 	}
-	if t.Kind == table.Date && (u == "HOUR" || u == "MINUTE" || u == "SECOND") {
+	if t.Kind == types.Date && (u == "HOUR" || u == "MINUTE" || u == "SECOND") {
 		return nil, Errorf(ErrType, "a DATE takes whole days; CAST it to TIMESTAMP to add units of %s (%s)", u, c.src)
 	}
 	return t.WithNotNull(notNull(c.args...)), nil
@@ -448,8 +448,8 @@ func toTimestampLTZ(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error)
 	}
 	from := c.args[0].Type()
 	var get func(int) (calendar.Instant, bool)
-	if isApprox(from) || from.Kind == table.Decimal {
-		d, err := castArray(ec, as[0], from, table.DoubleType(), false)
+	if isApprox(from) || from.Kind == types.Decimal {
+		d, err := castArray(ec, as[0], from, types.DoubleType(), false)
 		if err != nil {
 			return nil, err
 		}
@@ -515,8 +515,8 @@ func (p *Compiler) intervalArith(e *sqlparser.BinaryExpr, src string) (Node, err
 	if err != nil {
 		return nil, err
 	}
-	unit := newLiteral(&table.DataType{Kind: table.Varchar, Length: len(ie.Unit), NotNull: true}, scalar.NewStringScalar(strings.ToUpper(ie.Unit)), strings.ToUpper(ie.Unit))
-	count := newLiteral(&table.DataType{Kind: table.BigInt, NotNull: true}, scalar.NewInt64Scalar(v), fmt.Sprint(v))
+	unit := newLiteral(&types.DataType{Kind: types.Varchar, Length: len(ie.Unit), NotNull: true}, scalar.NewStringScalar(strings.ToUpper(ie.Unit)), strings.ToUpper(ie.Unit))
+	count := newLiteral(&types.DataType{Kind: types.BigInt, NotNull: true}, scalar.NewInt64Scalar(v), fmt.Sprint(v))
 	return newCall(p, funcs["timestampadd"], []Node{unit, count, t}, src)
 }
 
@@ -580,7 +580,7 @@ func ParseCompound(value, from, to string) (Compound, error) {
 		form += "[.fff]"
 	}
 	bad := func(why string) (Compound, error) {
-		return Compound{}, fmt.Errorf("INTERVAL %s %s: %s; write '%s'", table.QuoteString(value), units, why, form)
+		return Compound{}, fmt.Errorf("INTERVAL %s %s: %s; write '%s'", types.QuoteString(value), units, why, form)
 	}
 	rest := strings.TrimSpace(value)
 	neg := strings.HasPrefix(rest, "-")
@@ -653,7 +653,7 @@ func (p *Compiler) compoundArith(sub bool, value sqlparser.Expr, units string, o
 	if err != nil {
 		return nil, err
 	}
-	if t.Type() != nil && t.Type().Kind == table.Date && iv.D != 0 {
+	if t.Type() != nil && t.Type().Kind == types.Date && iv.D != 0 {
 		return nil, Errorf(ErrType, "a DATE takes whole days; CAST it to TIMESTAMP to add an INTERVAL %s TO %s (%s)", strings.ToUpper(from), strings.ToUpper(to), src)
 	}
 	n, err := newCall(p, intervalDef, []Node{t}, src)

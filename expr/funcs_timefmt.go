@@ -17,11 +17,11 @@ import (
 
 	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func init() {
-	ts3 := &table.DataType{Kind: table.Timestamp, Precision: 3}
+	ts3 := &types.DataType{Kind: types.Timestamp, Precision: 3}
 	register(
 		&funcDef{name: "DATE_FORMAT", args: []argKind{timeOrTextArg, strArg},
 			desc: "the time (or a string read as TIMESTAMP: NULL if it is none) as text in a Java date pattern (yyyy-MM-dd HH:mm:ss)",
@@ -31,29 +31,29 @@ func init() {
 			ret:  nullableType(ts3), prep: compileLayout(1), eval: parseTimes(false)},
 		&funcDef{name: "TO_DATE", args: []argKind{strArg, strArg}, min: 1,
 			desc: "the DATE a string holds in a Java date pattern (default yyyy-MM-dd); NULL if it does not parse",
-			ret:  nullableType(&table.DataType{Kind: table.Date}), prep: compileLayout(1), eval: parseTimes(false)},
+			ret:  nullableType(&types.DataType{Kind: types.Date}), prep: compileLayout(1), eval: parseTimes(false)},
 		&funcDef{name: "UNIX_TIMESTAMP", args: []argKind{strArg, strArg}, min: -1, volatile: true,
 			sig:  "UNIX_TIMESTAMP([STRING[, STRING]])",
 			desc: "the seconds since 1970-01-01 00:00:00 UTC now, or of the time a string holds (default pattern yyyy-MM-dd HH:mm:ss); NULL if it does not parse",
 			ret:  unixTimestampType, prep: compileLayout(1), eval: parseTimes(true)},
 		&funcDef{name: "FROM_UNIXTIME", args: []argKind{intArg, strArg}, min: 1,
 			desc: "the time of seconds since 1970-01-01 00:00:00 UTC as text (default pattern yyyy-MM-dd HH:mm:ss)",
-			ret:  fixedType(table.StringType()), prep: compileLayout(1), eval: fromUnixtime},
+			ret:  fixedType(types.StringType()), prep: compileLayout(1), eval: fromUnixtime},
 	)
 }
 
 // timeOrTextArg is DATE_FORMAT's first argument.
-var timeOrTextArg = argKind{name: "DATE, TIMESTAMP or STRING", ok: func(t *table.DataType) bool {
+var timeOrTextArg = argKind{name: "DATE, TIMESTAMP or STRING", ok: func(t *types.DataType) bool {
 	return timeArg.ok(t) || IsChar(t)
 }, null: timeArg.null}
 
 // dateFormatType is a STRING; a string to format is first read as a
 // TIMESTAMP(3), NULL if it is none, as in Flink.
-func dateFormatType(c *call) (*table.DataType, error) {
+func dateFormatType(c *call) (*types.DataType, error) {
 	if x := c.args[0]; IsChar(x.Type()) {
-		c.args[0] = &cast{exprBase: exprBase{t: &table.DataType{Kind: table.Timestamp, Precision: 3}, src: x.Text()}, e: x, try: true}
+		c.args[0] = &cast{exprBase: exprBase{t: &types.DataType{Kind: types.Timestamp, Precision: 3}, src: x.Text()}, e: x, try: true}
 	}
-	return table.StringType().WithNotNull(notNull(c.args...)), nil
+	return types.StringType().WithNotNull(notNull(c.args...)), nil
 }
 
 // layoutPart is a run of one pattern letter (count long) or literal text.
@@ -295,7 +295,7 @@ func compileLayout(k int) func(c *call) error {
 func layoutOf(c *call, p string) (layout, error) {
 	l, err := parseLayout(p)
 	if err != nil {
-		return nil, Errorf(ErrEval, "bad date pattern %s in %s: %v", table.QuoteString(p), c.fn.name, err)
+		return nil, Errorf(ErrEval, "bad date pattern %s in %s: %v", types.QuoteString(p), c.fn.name, err)
 	}
 	return l, nil
 }
@@ -350,11 +350,11 @@ func fromUnixtime(ec *EvalCtx, c *call, as []arrow.Array) (arrow.Array, error) {
 	})
 }
 
-func unixTimestampType(c *call) (*table.DataType, error) {
+func unixTimestampType(c *call) (*types.DataType, error) {
 	if len(c.args) == 0 {
-		return table.BigIntType().WithNotNull(true), nil
+		return types.BigIntType().WithNotNull(true), nil
 	}
-	return table.BigIntType(), nil
+	return types.BigIntType(), nil
 }
 
 // parseTimes is TO_TIMESTAMP, TO_DATE and (unix) UNIX_TIMESTAMP: without a
@@ -378,7 +378,7 @@ func parseTimes(unix bool) func(ec *EvalCtx, c *call, as []arrow.Array) (arrow.A
 			switch {
 			case l != nil:
 				t, ok = l.parse(s.Value(i))
-			case c.t.Kind == table.Date:
+			case c.t.Kind == types.Date:
 				var days int64
 				if days, ok = parseDate(strings.TrimSpace(s.Value(i))); ok {
 					t = time.Unix(days*calendar.SecsPerDay, 0).UTC()

@@ -19,7 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // operand is an evaluated operand of a kernel: an array of one value per
@@ -259,13 +259,13 @@ func newFixed(t arrow.DataType, n int, valid, values *memory.Buffer, nulls int) 
 }
 
 // intRange is the values of an integer type.
-func intRange(k table.Kind) (lo, hi int64) {
+func intRange(k types.Kind) (lo, hi int64) {
 	switch k {
-	case table.TinyInt:
+	case types.TinyInt:
 		return math.MinInt8, math.MaxInt8
-	case table.SmallInt:
+	case types.SmallInt:
 		return math.MinInt16, math.MaxInt16
-	case table.Int:
+	case types.Int:
 		return math.MinInt32, math.MaxInt32
 	}
 	return math.MinInt64, math.MaxInt64
@@ -284,7 +284,7 @@ func nativeArith(ec *EvalCtx, n *arith, l, r operand) (out arrow.Array, ok bool,
 		return array.MakeArrayOfNull(ec.mem, t, rows), true, nil
 	}
 	if isApprox(n.t) {
-		if n.t.Kind == table.Float {
+		if n.t.Kind == types.Float {
 			return floatArith(ec.mem, n.op, t, l, r, rows, floats[float32], &f32Bufs)
 		}
 		return floatArith(ec.mem, n.op, t, l, r, rows, floats[float64], &floatBufs)
@@ -302,11 +302,11 @@ func nativeArith(ec *EvalCtx, n *arith, l, r operand) (out arrow.Array, ok bool,
 	var bad int
 	var div0 bool
 	switch vb := values.Bytes(); n.t.Kind {
-	case table.TinyInt:
+	case types.TinyInt:
 		bad, div0 = intOps(n.op, x, y, arrow.Int8Traits.CastFromBytes(vb), lo, hi, valid)
-	case table.SmallInt:
+	case types.SmallInt:
 		bad, div0 = intOps(n.op, x, y, arrow.Int16Traits.CastFromBytes(vb), lo, hi, valid)
-	case table.Int:
+	case types.Int:
 		bad, div0 = intOps(n.op, x, y, arrow.Int32Traits.CastFromBytes(vb), lo, hi, valid)
 	default:
 		bad, div0 = intOps(n.op, x, y, arrow.Int64Traits.CastFromBytes(vb), lo, hi, valid)
@@ -425,15 +425,15 @@ func floatArith[T float32 | float64](mem memory.Allocator, op string, t arrow.Da
 // nativeCompare is l op r compared as type ct, for numbers and times; ok is
 // false for the types it leaves to the general way. Times arrive cast to
 // ct's precision (castOperand).
-func nativeCompare(ec *EvalCtx, op string, l, r operand, ct *table.DataType) (arrow.Array, bool) {
+func nativeCompare(ec *EvalCtx, op string, l, r operand, ct *types.DataType) (arrow.Array, bool) {
 	rows := operandRows(l, r)
 	if l.allNull() || r.allNull() {
 		return array.MakeArrayOfNull(ec.mem, arrow.FixedWidthTypes.Boolean, rows), true
 	}
 	switch ct.Kind {
-	case table.Float:
+	case types.Float:
 		return compareVals(ec, op, l, r, rows, floats[float32], &f32Bufs)
-	case table.Double:
+	case types.Double:
 		return compareVals(ec, op, l, r, rows, floats[float64], &floatBufs)
 	}
 	return compareVals(ec, op, l, r, rows, int64s, &intBufs)
@@ -480,7 +480,7 @@ func compareVals[T int64 | float32 | float64](ec *EvalCtx, op string, l, r opera
 type nullIf struct {
 	exprBase
 	x, y Node
-	ct   *table.DataType
+	ct   *types.DataType
 }
 
 func (n *nullIf) Operands() []Node { return []Node{n.x, n.y} }

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // TestIntOps checks the integer kernel against exact arithmetic (big.Int)
@@ -18,10 +18,10 @@ import (
 // NULL; every other result must be exact.
 func TestIntOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, k := range []table.Kind{table.TinyInt, table.SmallInt, table.Int, table.BigInt} {
+	for _, k := range []types.Kind{types.TinyInt, types.SmallInt, types.Int, types.BigInt} {
 		lo, hi := intRange(k)
 		vals := []int64{0, 1, -1, 2, -2, lo, hi, lo + 1, hi - 1, hi / 2, lo / 2}
-		if k == table.BigInt {
+		if k == types.BigInt {
 			vals = append(vals, math.MaxInt32, math.MinInt32, 3037000499, 3037000500, -3037000500, 1<<32, -(1 << 32))
 		}
 		for range 30 {
@@ -39,7 +39,7 @@ func TestIntOps(t *testing.T) {
 	}
 }
 
-func checkIntOps(t *testing.T, k table.Kind, op string, x, y []int64) {
+func checkIntOps(t *testing.T, k types.Kind, op string, x, y []int64) {
 	t.Helper()
 	lo, hi := intRange(k)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

@@ -4,20 +4,20 @@ import (
 	"fmt"
 
 	"github.com/kshare/kshare/parse"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // castType reads the target of a CAST with the type parser every table
 // uses (parse.TypeAt), where it stands in the statement. Only scalar types
 // are targets: a cast to ARRAY, MAP or ROW would need a cast of every
 // element, which kshare does not do.
-func castType(src string, spec CastSpec) (*table.DataType, error) {
+func castType(src string, spec CastSpec) (*types.DataType, error) {
 	t, err := parse.TypeAt(src, spec.Start, spec.End)
 	if err != nil {
 		return nil, FromParse(err, "CAST(... AS "+spec.Type+") at ")
 	}
 	switch t.Kind {
-	case table.Array, table.Map, table.Row:
+	case types.Array, types.Map, types.Row:
 		return nil, unsupportedCast(t.Kind.String())
 	}
 	return t.WithNotNull(false), nil
@@ -32,45 +32,45 @@ func unsupportedCast(what string) *Error {
 
 // Type classes.
 
-func isInt(t *table.DataType) bool {
+func isInt(t *types.DataType) bool {
 	switch t.Kind {
-	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+	case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
 		return true
 	}
 	return false
 }
 
-func isApprox(t *table.DataType) bool { return t.Kind == table.Float || t.Kind == table.Double }
-func isExact(t *table.DataType) bool  { return isInt(t) || t.Kind == table.Decimal }
-func IsNumeric(t *table.DataType) bool {
+func isApprox(t *types.DataType) bool { return t.Kind == types.Float || t.Kind == types.Double }
+func isExact(t *types.DataType) bool  { return isInt(t) || t.Kind == types.Decimal }
+func IsNumeric(t *types.DataType) bool {
 	return isExact(t) || isApprox(t)
 }
-func IsChar(t *table.DataType) bool { return t.Kind == table.Char || t.Kind == table.Varchar }
-func isBin(t *table.DataType) bool  { return t.Kind == table.Binary || t.Kind == table.Varbinary }
-func isTimestamp(t *table.DataType) bool {
-	return t.Kind == table.Timestamp || t.Kind == table.TimestampLTZ
+func IsChar(t *types.DataType) bool { return t.Kind == types.Char || t.Kind == types.Varchar }
+func isBin(t *types.DataType) bool  { return t.Kind == types.Binary || t.Kind == types.Varbinary }
+func isTimestamp(t *types.DataType) bool {
+	return t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ
 }
 
 // intRank orders the integer kinds by width (TINYINT 1 to BIGINT 4), 0 for
 // any other kind: table declares them in that order.
-func intRank(k table.Kind) int {
-	if k < table.TinyInt || k > table.BigInt {
+func intRank(k types.Kind) int {
+	if k < types.TinyInt || k > types.BigInt {
 		return 0
 	}
-	return int(k-table.TinyInt) + 1
+	return int(k-types.TinyInt) + 1
 }
 
 // decimalOf is the DECIMAL that holds every value of an exact type, as Flink
 // widens integers in decimal arithmetic.
-func decimalOf(t *table.DataType) (p, s int) {
+func decimalOf(t *types.DataType) (p, s int) {
 	switch t.Kind {
-	case table.TinyInt:
+	case types.TinyInt:
 		return 3, 0
-	case table.SmallInt:
+	case types.SmallInt:
 		return 5, 0
-	case table.Int:
+	case types.Int:
 		return 10, 0
-	case table.BigInt:
+	case types.BigInt:
 		return 19, 0
 	}
 	return t.Precision, t.Scale
@@ -80,13 +80,13 @@ func decimalOf(t *table.DataType) (p, s int) {
 // Flink does: integer digits win, but at least 6 fractional digits (or all of
 // them, if fewer) survive.
 func adjustDecimal(p, s int) (int, int) {
-	if p <= table.MaxDecimalPrecision {
+	if p <= types.MaxDecimalPrecision {
 		return max(p, 1), s
 	}
 	intDigits := p - s
 	minScale := min(s, 6)
-	s = max(table.MaxDecimalPrecision-intDigits, minScale)
-	return table.MaxDecimalPrecision, s
+	s = max(types.MaxDecimalPrecision-intDigits, minScale)
+	return types.MaxDecimalPrecision, s
 }
 
 // arithType is the type of l op r, derived as Flink derives it:
@@ -102,7 +102,7 @@ func adjustDecimal(p, s int) (int, int) {
 //
 // with integers taken as DECIMAL(3|5|10|19, 0). The result is NOT NULL only if
 // both operands are.
-func arithType(op string, l, r *table.DataType) (*table.DataType, error) {
+func arithType(op string, l, r *types.DataType) (*types.DataType, error) {
 	if !IsNumeric(l) || !IsNumeric(r) {
 		return nil, Errorf(ErrType, "operator %s needs numeric operands, got %s and %s", op, TypeName(l), TypeName(r))
 	}
@@ -112,19 +112,19 @@ func arithType(op string, l, r *table.DataType) (*table.DataType, error) {
 	}
 	switch {
 	case isApprox(l) || isApprox(r):
-		if l.Kind == table.Double || r.Kind == table.Double {
-			return &table.DataType{Kind: table.Double, NotNull: notNull}, nil
+		if l.Kind == types.Double || r.Kind == types.Double {
+			return &types.DataType{Kind: types.Double, NotNull: notNull}, nil
 		}
-		return &table.DataType{Kind: table.Float, NotNull: notNull}, nil
+		return &types.DataType{Kind: types.Float, NotNull: notNull}, nil
 	case isInt(l) && isInt(r):
 		if op == "%" {
-			return &table.DataType{Kind: r.Kind, NotNull: notNull}, nil
+			return &types.DataType{Kind: r.Kind, NotNull: notNull}, nil
 		}
 		k := l.Kind
 		if intRank(r.Kind) > intRank(k) {
 			k = r.Kind
 		}
-		return &table.DataType{Kind: k, NotNull: notNull}, nil
+		return &types.DataType{Kind: k, NotNull: notNull}, nil
 	}
 	p1, s1 := decimalOf(l)
 	p2, s2 := decimalOf(r)
@@ -146,60 +146,60 @@ func arithType(op string, l, r *table.DataType) (*table.DataType, error) {
 		return nil, fmt.Errorf("query: no type rule for operator %s", op)
 	}
 	p, s = adjustDecimal(p, s)
-	return &table.DataType{Kind: table.Decimal, Precision: p, Scale: s, NotNull: notNull}, nil
+	return &types.DataType{Kind: types.Decimal, Precision: p, Scale: s, NotNull: notNull}, nil
 }
 
 // compareType is the type both sides of a comparison are cast to before they
 // are compared. ok is false when Flink would refuse the comparison. Decimals
 // are compared exactly by their own kernel, so for them the result only says
 // "numeric".
-func compareType(l, r *table.DataType) (*table.DataType, bool) {
+func compareType(l, r *types.DataType) (*types.DataType, bool) {
 	switch {
 	case IsNumeric(l) && IsNumeric(r):
 		switch {
-		case l.Kind == table.Float && r.Kind == table.Float:
-			return &table.DataType{Kind: table.Float}, true
+		case l.Kind == types.Float && r.Kind == types.Float:
+			return &types.DataType{Kind: types.Float}, true
 		case isApprox(l) || isApprox(r):
-			return table.DoubleType(), true
+			return types.DoubleType(), true
 		case isInt(l) && isInt(r):
 			if intRank(r.Kind) > intRank(l.Kind) {
-				return &table.DataType{Kind: r.Kind}, true
+				return &types.DataType{Kind: r.Kind}, true
 			}
-			return &table.DataType{Kind: l.Kind}, true
+			return &types.DataType{Kind: l.Kind}, true
 		}
-		return &table.DataType{Kind: table.Decimal}, true
+		return &types.DataType{Kind: types.Decimal}, true
 	case IsChar(l) && IsChar(r):
-		return table.StringType(), true
+		return types.StringType(), true
 	case isBin(l) && isBin(r):
-		if l.Kind == table.Binary && r.Kind == table.Binary && l.Length == r.Length {
+		if l.Kind == types.Binary && r.Kind == types.Binary && l.Length == r.Length {
 			return l.WithNotNull(false), true
 		}
-		return table.BytesType(), true
-	case l.Kind == table.Boolean && r.Kind == table.Boolean:
-		return table.BooleanType(), true
-	case l.Kind == table.Date && r.Kind == table.Date:
-		return &table.DataType{Kind: table.Date}, true
-	case l.Kind == table.Time && r.Kind == table.Time:
-		return &table.DataType{Kind: table.Time, Precision: max(l.Precision, r.Precision)}, true
+		return types.BytesType(), true
+	case l.Kind == types.Boolean && r.Kind == types.Boolean:
+		return types.BooleanType(), true
+	case l.Kind == types.Date && r.Kind == types.Date:
+		return &types.DataType{Kind: types.Date}, true
+	case l.Kind == types.Time && r.Kind == types.Time:
+		return &types.DataType{Kind: types.Time, Precision: max(l.Precision, r.Precision)}, true
 	case l.Kind == r.Kind && isTimestamp(l):
-		return &table.DataType{Kind: l.Kind, Precision: max(l.Precision, r.Precision)}, true
+		return &types.DataType{Kind: l.Kind, Precision: max(l.Precision, r.Precision)}, true
 	case isTimestamp(l) && isTimestamp(r):
 		// TIMESTAMP against TIMESTAMP_LTZ: the wall-clock time is read in
 		// the session time zone (UTC), Flink's implicit cast.
-		return &table.DataType{Kind: table.TimestampLTZ, Precision: max(l.Precision, r.Precision)}, true
-	case l.Kind == table.Date && isTimestamp(r):
-		return &table.DataType{Kind: r.Kind, Precision: r.Precision}, true
-	case r.Kind == table.Date && isTimestamp(l):
-		return &table.DataType{Kind: l.Kind, Precision: l.Precision}, true
+		return &types.DataType{Kind: types.TimestampLTZ, Precision: max(l.Precision, r.Precision)}, true
+	case l.Kind == types.Date && isTimestamp(r):
+		return &types.DataType{Kind: r.Kind, Precision: r.Precision}, true
+	case r.Kind == types.Date && isTimestamp(l):
+		return &types.DataType{Kind: l.Kind, Precision: l.Precision}, true
 	}
 	return nil, false
 }
 
 // comparable reports whether values of t can be ordered and tested for
 // equality at all (nested types cannot).
-func comparableKind(t *table.DataType) bool {
+func comparableKind(t *types.DataType) bool {
 	switch t.Kind {
-	case table.Array, table.Map, table.Row:
+	case types.Array, types.Map, types.Row:
 		return false
 	}
 	return true
@@ -213,7 +213,7 @@ func comparableKind(t *table.DataType) bool {
 // pad), the later time precision, TIMESTAMP_LTZ for TIMESTAMP with
 // TIMESTAMP_LTZ, a timestamp for DATE with one. ok is false when there is
 // none.
-func commonType(a, b *table.DataType) (*table.DataType, bool) {
+func commonType(a, b *types.DataType) (*types.DataType, bool) {
 	a, b = a.WithNotNull(false), b.WithNotNull(false)
 	switch {
 	case a.Equal(b):
@@ -221,7 +221,7 @@ func commonType(a, b *table.DataType) (*table.DataType, bool) {
 	case IsNumeric(a) && IsNumeric(b):
 		switch {
 		case isApprox(a) || isApprox(b):
-			return table.DoubleType(), true // FLOAT with FLOAT was equal
+			return types.DoubleType(), true // FLOAT with FLOAT was equal
 		case isInt(a) && isInt(b):
 			if intRank(b.Kind) > intRank(a.Kind) {
 				return b, true
@@ -232,11 +232,11 @@ func commonType(a, b *table.DataType) (*table.DataType, bool) {
 		p2, s2 := decimalOf(b)
 		s := max(s1, s2)
 		p, s := adjustDecimal(max(p1-s1, p2-s2)+s, s)
-		return table.DecimalType(p, s), true
+		return types.DecimalType(p, s), true
 	case IsChar(a) && IsChar(b):
-		return &table.DataType{Kind: table.Varchar, Length: max(a.Length, b.Length)}, true
+		return &types.DataType{Kind: types.Varchar, Length: max(a.Length, b.Length)}, true
 	case isBin(a) && isBin(b):
-		return &table.DataType{Kind: table.Varbinary, Length: max(a.Length, b.Length)}, true
+		return &types.DataType{Kind: types.Varbinary, Length: max(a.Length, b.Length)}, true
 	case !comparableKind(a) || !comparableKind(b):
 		return nil, false
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 var _ table.Sinker = kafkaConnector{}
@@ -64,7 +65,7 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 		case "headers":
 			s.headers = len(s.cols)
 		default:
-			return nil, table.Errorf(name, "metadata column %s (key '%s') cannot be written; declare it VIRTUAL (writable keys: %s)", table.QuoteIdent(c.Name), c.Key(), strings.Join(writable, ", "))
+			return nil, table.Errorf(name, "metadata column %s (key '%s') cannot be written; declare it VIRTUAL (writable keys: %s)", types.QuoteIdent(c.Name), c.Key(), strings.Join(writable, ", "))
 		}
 		s.cols = append(s.cols, c)
 	}
@@ -73,7 +74,7 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 		for _, f := range splitFields(v.String(OptKeyFields)) {
 			i := findColumn(phys, f)
 			if i < 0 {
-				return nil, table.Errorf(name, "'%s' names column %s, which is not a physical column of the table", OptKeyFields, table.QuoteIdent(f))
+				return nil, table.Errorf(name, "'%s' names column %s, which is not a physical column of the table", OptKeyFields, types.QuoteIdent(f))
 			}
 			keyIdx = append(keyIdx, i)
 		}

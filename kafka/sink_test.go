@@ -17,6 +17,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/kafka"
 	ktable "github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // sinkTable binds a 'kafka' table (id BIGINT, name STRING) over topic
@@ -29,7 +30,7 @@ func sinkTable(t *testing.T, addr, topic, with string) *ktable.Bound {
 			opts[k] = v
 		}
 	}
-	b, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: ktable.BigIntType()}, {Name: "name", Type: ktable.StringType()}}, opts))
+	b, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: types.BigIntType()}, {Name: "name", Type: types.StringType()}}, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func writeTooLarge(t *testing.T, addr string, with map[string]string) (string, k
 	for k, v := range with {
 		opts[k] = v
 	}
-	b, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "v", Type: ktable.StringType()}}, opts))
+	b, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "v", Type: types.StringType()}}, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestSinkRefusals(t *testing.T) {
 		{"sink.dead-letter.topic=dlq", "'sink.dead-letter.topic' is used only with 'sink.on-refused-record' = 'dead-letter' (it is 'fail')"},
 	} {
 		k, v, _ := strings.Cut(c.with, "=")
-		_, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: ktable.BigIntType()}},
+		_, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: types.BigIntType()}},
 			map[string]string{"connector": "kafka", "format": "json", "properties.bootstrap.servers": "localhost:9", "topic": "t", k: v}))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.with, err, c.want)

@@ -10,6 +10,7 @@ import (
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/internal/kafkatest"
 	ktable "github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // upsertTable binds an upsert-kafka table (id BIGINT, name STRING) keyed
@@ -22,7 +23,7 @@ func upsertTable(t *testing.T, addr, topic, with string) *ktable.Bound {
 			opts[k] = v
 		}
 	}
-	def := ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: ktable.BigIntType().WithNotNull(true)}, {Name: "name", Type: ktable.StringType()}}, opts)
+	def := ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: types.BigIntType().WithNotNull(true)}, {Name: "name", Type: types.StringType()}}, opts)
 	def.PrimaryKey = &ktable.PrimaryKey{Columns: []string{"id"}}
 	b, err := ktable.Bind(def)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 var (
@@ -19,8 +20,8 @@ var (
 		{Name: "cust", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	}, nil)
 	custColumns = []table.Column{
-		{Name: "id", Type: table.BigIntType().WithNotNull(true)},
-		{Name: "name", Type: table.StringType()},
+		{Name: "id", Type: types.BigIntType().WithNotNull(true)},
+		{Name: "name", Type: types.StringType()},
 	}
 )
 
@@ -59,8 +60,8 @@ func readAll(t *testing.T, s *Source) ([]string, table.Stats, error) {
 			}
 			return rows, stats, err
 		}
-		id := render.Formatter(b.Record.Column(0), table.IntType())
-		name := render.Formatter(b.Record.Column(3), table.StringType())
+		id := render.Formatter(b.Record.Column(0), types.IntType())
+		name := render.Formatter(b.Record.Column(3), types.StringType())
 		for i := range int(b.Record.NumRows()) {
 			rows = append(rows, render.OrNull(id(i))+":"+render.OrNull(name(i)))
 		}

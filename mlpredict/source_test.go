@@ -21,6 +21,7 @@ import (
 	"github.com/kshare/kshare/model"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -76,8 +77,8 @@ func setup(t *testing.T, mem memory.Allocator, call func(context.Context, string
 	reg := model.NewRegistry()
 	reg.Register(fnProvider{call: call})
 	b, err := reg.Bind(&table.ModelDefinition{Name: "m",
-		Input:   []table.Column{{Name: "prompt", Type: table.StringType()}},
-		Output:  []table.Column{{Name: "label", Type: table.StringType()}},
+		Input:   []table.Column{{Name: "prompt", Type: types.StringType()}},
+		Output:  []table.Column{{Name: "label", Type: types.StringType()}},
 		Options: []options.KV{{Key: table.KeyProvider, Value: "fn"}, {Key: model.OptRetryNum, Value: "0"}, {Key: model.OptMaxConcurrentOperations, Value: "8"}}})
 	if err != nil {
 		t.Fatal(err)

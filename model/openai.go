@@ -11,6 +11,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func init() { Register(openAI{}) }
@@ -24,7 +25,7 @@ func (openAI) Name() string          { return "openai" }
 func (openAI) Options() *options.Set { return OpenAIOptions }
 
 // isText reports whether t is a character type, which a text fills.
-func isText(t *table.DataType) bool { return t.Kind == table.Varchar || t.Kind == table.Char }
+func isText(t *types.DataType) bool { return t.Kind == types.Varchar || t.Kind == types.Char }
 
 // Check holds a definition to what each task fills: one STRING INPUT
 // column, the text sent; for chat completions in 'text' one STRING OUTPUT
@@ -41,7 +42,7 @@ func (openAI) Check(def *table.ModelDefinition, v options.Values) error {
 	kind := endpointKind(v.String(OptEndpoint))
 	switch {
 	case kind == embeddingSuffix:
-		if len(def.Output) != 1 || def.Output[0].Type.Kind != table.Array || def.Output[0].Type.Elem.Kind != table.Float {
+		if len(def.Output) != 1 || def.Output[0].Type.Kind != types.Array || def.Output[0].Type.Elem.Kind != types.Float {
 			bad("provider 'openai' fills one OUTPUT column of type ARRAY<FLOAT> with an embedding; got OUTPUT (%s)", columnList(def.Output))
 		}
 	case v.String(OptResponseFormat) == ResponseJSON:
@@ -59,7 +60,7 @@ func (openAI) Check(def *table.ModelDefinition, v options.Values) error {
 func columnList(cols []table.Column) string {
 	s := make([]string, len(cols))
 	for i, c := range cols {
-		s[i] = table.QuoteIdent(c.Name) + " " + c.Type.String()
+		s[i] = types.QuoteIdent(c.Name) + " " + c.Type.String()
 	}
 	return options.Cut(strings.Join(s, ", "))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // This file reads the statements about the cluster: topics and share
@@ -144,7 +145,7 @@ func (p *parser) describeShareGroup() (table.Statement, *SyntaxError) {
 	case p.isEnd(t):
 		return st, nil
 	default:
-		return nil, p.errorf(t, ErrSyntax, "expected MEMBERS, CONFIG or the end of the statement after DESCRIBE SHARE GROUP %s, got %s", table.QuoteString(options.Cut(g)), describe(t))
+		return nil, p.errorf(t, ErrSyntax, "expected MEMBERS, CONFIG or the end of the statement after DESCRIBE SHARE GROUP %s, got %s", types.QuoteString(options.Cut(g)), describe(t))
 	}
 	p.advance()
 	return st, nil
@@ -157,7 +158,7 @@ func (p *parser) alterShareGroup() (table.Statement, *SyntaxError) {
 	if err != nil {
 		return nil, err
 	}
-	after := "ALTER SHARE GROUP " + table.QuoteString(options.Cut(g))
+	after := "ALTER SHARE GROUP " + types.QuoteString(options.Cut(g))
 	t := p.peek()
 	if p.isKeyword(t, "RESET") {
 		p.advance()
@@ -193,7 +194,7 @@ func (p *parser) resetShareGroup(g, after string) (table.Statement, *SyntaxError
 		}
 		at, perr := time.ParseInLocation(table.TimestampLayout, strings.TrimSpace(v.Val), time.UTC)
 		if perr != nil {
-			return nil, p.errorf(v, ErrSyntax, "TIMESTAMP %s is not a time: write it as '2026-12-01 10:00:00' (UTC, a fraction of a second allowed)", table.QuoteString(options.Cut(v.Val)))
+			return nil, p.errorf(v, ErrSyntax, "TIMESTAMP %s is not a time: write it as '2026-12-01 10:00:00' (UTC, a fraction of a second allowed)", types.QuoteString(options.Cut(v.Val)))
 		}
 		p.advance()
 		st.Time = at
@@ -256,7 +257,7 @@ func (p *parser) createTopic() (table.Statement, *SyntaxError) {
 		st.Options = kvs
 	case !p.isEnd(t):
 		return nil, p.errorf(t, ErrSyntax, "expected WITH ('partitions' = '3', ...) or the end of the statement after CREATE TOPIC %s, got %s",
-			table.QuoteString(options.Cut(name)), describe(t))
+			types.QuoteString(options.Cut(name)), describe(t))
 	}
 	return st, nil
 }
@@ -289,7 +290,7 @@ func (p *parser) dropTopic() (table.Statement, *SyntaxError) {
 		p.refuse(t, "DROP TOPIC drops one topic: write a DROP TOPIC for each")
 		return nil, p.skipStatement()
 	case !p.isEnd(t):
-		return nil, p.errorf(t, ErrSyntax, "expected the end of the statement after DROP TOPIC %s, got %s", table.QuoteString(options.Cut(name)), describe(t))
+		return nil, p.errorf(t, ErrSyntax, "expected the end of the statement after DROP TOPIC %s, got %s", types.QuoteString(options.Cut(name)), describe(t))
 	}
 	return st, nil
 }

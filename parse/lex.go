@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Kind is the kind of a token of a SQL script.
@@ -256,9 +256,9 @@ func describe(t Token) string {
 	case EOF:
 		return "end of input"
 	case String:
-		return "string " + table.QuoteString(cut(t.Val, max))
+		return "string " + types.QuoteString(cut(t.Val, max))
 	case QuotedIdent:
-		text = table.QuoteIdent(t.Val)
+		text = types.QuoteIdent(t.Val)
 	default:
 		text = t.Val
 	}

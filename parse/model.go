@@ -3,6 +3,7 @@ package parse
 import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // This file reads the statements about models, as Flink declares them:
@@ -38,7 +39,7 @@ func (p *parser) createModel() (table.Statement, *SyntaxError) {
 			// Flink lets some providers infer the columns; kshare's
 			// providers are told them.
 			return nil, p.errorf(t, ErrSyntax, "expected %s (column TYPE, ...) after CREATE MODEL %s, got %s: a model declares the columns it reads (INPUT) and fills (OUTPUT)",
-				part.word, table.QuoteIdent(cut(name, options.MaxQuoted)), describe(t))
+				part.word, types.QuoteIdent(cut(name, options.MaxQuoted)), describe(t))
 		}
 		p.advance()
 		cols, err := p.modelColumns(name, part.word)
@@ -68,7 +69,7 @@ func (p *parser) createModel() (table.Statement, *SyntaxError) {
 		return nil, p.skipStatement()
 	case !p.atEnd() && def.Options == nil:
 		return nil, p.errorf(t, ErrSyntax, "expected COMMENT, WITH ('provider' = ...) or the end of the statement after the columns of model %s, got %s",
-			table.QuoteIdent(cut(name, options.MaxQuoted)), describe(t))
+			types.QuoteIdent(cut(name, options.MaxQuoted)), describe(t))
 	}
 	return &table.CreateModel{Def: def}, nil
 }

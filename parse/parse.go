@@ -8,6 +8,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Parse reads a script of statements separated by ';' (a ';' inside quotes,
@@ -381,13 +382,13 @@ func (p *parser) insert() (table.Statement, *SyntaxError) {
 	}
 	switch t := p.peek(); {
 	case p.isSymbol(t, "("):
-		p.refuse(t, "INSERT INTO %s (columns) is not supported: the SELECT gives every column of the table, in order", table.QuoteIdent(name))
+		p.refuse(t, "INSERT INTO %s (columns) is not supported: the SELECT gives every column of the table, in order", types.QuoteIdent(name))
 		return nil, p.skipStatement()
 	case p.isKeyword(t, "VALUES"):
-		p.refuse(t, "INSERT INTO ... VALUES is not supported: INSERT INTO %s SELECT ... FROM a table", table.QuoteIdent(name))
+		p.refuse(t, "INSERT INTO ... VALUES is not supported: INSERT INTO %s SELECT ... FROM a table", types.QuoteIdent(name))
 		return nil, p.skipStatement()
 	case !p.isKeyword(t, "SELECT"):
-		return nil, p.errorf(t, ErrSyntax, "expected SELECT after INSERT INTO %s, got %s", table.QuoteIdent(name), describe(t))
+		return nil, p.errorf(t, ErrSyntax, "expected SELECT after INSERT INTO %s, got %s", types.QuoteIdent(name), describe(t))
 	}
 	q, err := p.query()
 	if err != nil {
@@ -602,7 +603,7 @@ func (p *parser) primaryKey(def *table.Definition, column string) *SyntaxError {
 			p.refuse(t, "%s constraints are not supported; Flink and kshare have PRIMARY KEY (...) NOT ENFORCED only", strings.ToUpper(t.Val))
 			return p.skipElement()
 		}
-		return p.errorf(t, ErrSyntax, "expected PRIMARY KEY after CONSTRAINT %s, got %s", table.QuoteIdent(cut(k.Name, options.MaxQuoted)), describe(t))
+		return p.errorf(t, ErrSyntax, "expected PRIMARY KEY after CONSTRAINT %s, got %s", types.QuoteIdent(cut(k.Name, options.MaxQuoted)), describe(t))
 	}
 	if column != "" {
 		k.Columns = []string{column}
@@ -626,7 +627,7 @@ func (p *parser) primaryKey(def *table.Definition, column string) *SyntaxError {
 	}
 	example := "PRIMARY KEY (" + strings.Join(quoteAll(k.Columns), ", ") + ") NOT ENFORCED"
 	if column != "" {
-		example = table.QuoteIdent(cut(column, options.MaxQuoted)) + " ... PRIMARY KEY NOT ENFORCED"
+		example = types.QuoteIdent(cut(column, options.MaxQuoted)) + " ... PRIMARY KEY NOT ENFORCED"
 	}
 	switch e := p.peek(); {
 	case p.acceptKeywords("NOT", "ENFORCED"):
@@ -659,7 +660,7 @@ func isConstraintKind(p *parser, t Token) bool {
 func quoteAll(names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = table.QuoteIdent(cut(n, options.MaxQuoted))
+		out[i] = types.QuoteIdent(cut(n, options.MaxQuoted))
 	}
 	return out
 }
@@ -714,11 +715,11 @@ func (p *parser) watermark(def *table.Definition) *SyntaxError {
 		return p.errorf(c, ErrSyntax, "expected a column name after WATERMARK FOR, got %s", describe(c))
 	}
 	p.advance()
-	if err := p.expectKeyword("AS", " and the watermark expression after WATERMARK FOR "+table.QuoteIdent(cut(c.Val, options.MaxQuoted))); err != nil {
+	if err := p.expectKeyword("AS", " and the watermark expression after WATERMARK FOR "+types.QuoteIdent(cut(c.Val, options.MaxQuoted))); err != nil {
 		return err
 	}
 	first := p.peek()
-	expr, err := p.expression(first, "WATERMARK FOR "+table.QuoteIdent(cut(c.Val, options.MaxQuoted))+" AS")
+	expr, err := p.expression(first, "WATERMARK FOR "+types.QuoteIdent(cut(c.Val, options.MaxQuoted))+" AS")
 	if err != nil {
 		return err
 	}
@@ -729,7 +730,7 @@ func (p *parser) watermark(def *table.Definition) *SyntaxError {
 	delay, ok := watermarkDelay(c.Val, expr)
 	if !ok {
 		p.invalid(first, "WATERMARK FOR %s: the expression must be the column itself or the column minus an interval (%s - INTERVAL '5' SECOND), got '%s'",
-			table.QuoteIdent(cut(c.Val, options.MaxQuoted)), table.QuoteIdent(cut(c.Val, options.MaxQuoted)), cut(expr, options.MaxQuoted))
+			types.QuoteIdent(cut(c.Val, options.MaxQuoted)), types.QuoteIdent(cut(c.Val, options.MaxQuoted)), cut(expr, options.MaxQuoted))
 	}
 	def.Watermark = &table.Watermark{Column: c.Val, Expr: expr, Delay: delay}
 	return nil
@@ -854,12 +855,12 @@ func (p *parser) withList() ([]options.KV, *SyntaxError) {
 			return nil, p.errorf(k, ErrSyntax, "expected an option key in quotes ('connector'), got %s", describe(k))
 		}
 		p.advance()
-		if err := p.expectSymbol("=", " after option key "+table.QuoteString(cut(k.Val, 40))); err != nil {
+		if err := p.expectSymbol("=", " after option key "+types.QuoteString(cut(k.Val, 40))); err != nil {
 			return nil, err
 		}
 		v := p.peek()
 		if v.Kind != String {
-			return nil, p.errorf(v, ErrSyntax, "expected the value of option %s in quotes (every value is a string: '4', 'true'), got %s", table.QuoteString(cut(k.Val, 40)), describe(v))
+			return nil, p.errorf(v, ErrSyntax, "expected the value of option %s in quotes (every value is a string: '4', 'true'), got %s", types.QuoteString(cut(k.Val, 40)), describe(v))
 		}
 		p.advance()
 		kvs = append(kvs, options.KV{Key: k.Val, Value: v.Val})
@@ -919,7 +920,7 @@ func (p *parser) alter() (table.Statement, *SyntaxError) {
 			p.refuse(t, "ALTER TABLE ... %s is not supported; ALTER TABLE changes options with SET ('key' = 'value') and RESET ('key'); for other changes DROP TABLE it and CREATE TABLE it again", strings.ToUpper(t.Val))
 			return nil, p.skipStatement()
 		}
-		return nil, p.errorf(t, ErrSyntax, "expected SET or RESET after ALTER TABLE %s, got %s", table.QuoteIdent(cut(name, options.MaxQuoted)), describe(t))
+		return nil, p.errorf(t, ErrSyntax, "expected SET or RESET after ALTER TABLE %s, got %s", types.QuoteIdent(cut(name, options.MaxQuoted)), describe(t))
 	}
 	return st, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Type reads a Flink SQL type name, NOT NULL or NULL included, as a column
@@ -14,12 +14,12 @@ import (
 // TIME ZONE, ARRAY<ROW<a INT, b STRING>>. It is the one reader of type
 // names: CREATE TABLE, CAST and the format tests all use it. The error is
 // a *SyntaxError (or SyntaxErrors) with the place in src.
-func Type(src string) (*table.DataType, error) { return TypeAt(src, 0, len(src)) }
+func Type(src string) (*types.DataType, error) { return TypeAt(src, 0, len(src)) }
 
 // TypeAt reads the type name src[start:end] as Type does, with the places
 // of its errors in src: a CAST's target is read where it stands in the
 // statement.
-func TypeAt(src string, start, end int) (*table.DataType, error) {
+func TypeAt(src string, start, end int) (*types.DataType, error) {
 	src = src[:end]
 	p := &parser{lx: &Lexer{src: src, pos: start}, src: src}
 	dt, err := p.dataType(0)
@@ -47,15 +47,15 @@ var typeNames = []string{
 
 // lengthKinds are the types that take a length, (n), 1 when it is left
 // out.
-var lengthKinds = map[string]table.Kind{
-	"CHAR": table.Char, "CHARACTER": table.Char, "VARCHAR": table.Varchar,
-	"BINARY": table.Binary, "VARBINARY": table.Varbinary,
+var lengthKinds = map[string]types.Kind{
+	"CHAR": types.Char, "CHARACTER": types.Char, "VARCHAR": types.Varchar,
+	"BINARY": types.Binary, "VARBINARY": types.Varbinary,
 }
 
 // innerType reads the symbol sym (after says where it belongs, for the
 // error) and then a type nested in the one at depth: ARRAY's element, MAP's
 // key and value.
-func (p *parser) innerType(sym, after string, depth int) (*table.DataType, *SyntaxError) {
+func (p *parser) innerType(sym, after string, depth int) (*types.DataType, *SyntaxError) {
 	if err := p.expectSymbol(sym, after); err != nil {
 		return nil, err
 	}
@@ -63,32 +63,32 @@ func (p *parser) innerType(sym, after string, depth int) (*table.DataType, *Synt
 }
 
 // dataType reads a Flink SQL type, NOT NULL or NULL included.
-func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
+func (p *parser) dataType(depth int) (*types.DataType, *SyntaxError) {
 	t := p.peek()
-	if depth > table.MaxTypeDepth {
-		return nil, p.errorf(t, ErrInvalidDefinition, "type nested deeper than %d levels", table.MaxTypeDepth)
+	if depth > types.MaxTypeDepth {
+		return nil, p.errorf(t, ErrInvalidDefinition, "type nested deeper than %d levels", types.MaxTypeDepth)
 	}
 	if t.Kind != Ident {
 		return nil, p.errorf(t, ErrSyntax, "expected a type, got %s", describe(t))
 	}
 	p.advance()
-	var dt *table.DataType
+	var dt *types.DataType
 	var err *SyntaxError
 	switch name := strings.ToUpper(t.Val); name {
 	case "CHAR", "CHARACTER", "VARCHAR", "BINARY", "VARBINARY":
-		dt = &table.DataType{Kind: lengthKinds[name]}
-		if dt.Kind == table.Char && p.acceptKeywords("VARYING") {
-			dt.Kind = table.Varchar
+		dt = &types.DataType{Kind: lengthKinds[name]}
+		if dt.Kind == types.Char && p.acceptKeywords("VARYING") {
+			dt.Kind = types.Varchar
 		}
 		dt.Length, err = p.optInt(1)
 	case "STRING":
-		dt = table.StringType()
+		dt = types.StringType()
 	case "BOOLEAN":
-		dt = table.BooleanType()
+		dt = types.BooleanType()
 	case "BYTES":
-		dt = table.BytesType()
+		dt = types.BytesType()
 	case "DECIMAL", "DEC", "NUMERIC":
-		dt = &table.DataType{Kind: table.Decimal, Precision: table.DefaultDecimalPrecision}
+		dt = &types.DataType{Kind: types.Decimal, Precision: types.DefaultDecimalPrecision}
 		if p.isSymbol(p.peek(), "(") {
 			p.advance()
 			if dt.Precision, err = p.integer(); err != nil {
@@ -103,50 +103,50 @@ func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
 			err = p.expectSymbol(")", " after the parameters of "+name)
 		}
 	case "TINYINT":
-		dt = &table.DataType{Kind: table.TinyInt}
+		dt = &types.DataType{Kind: types.TinyInt}
 	case "SMALLINT":
-		dt = &table.DataType{Kind: table.SmallInt}
+		dt = &types.DataType{Kind: types.SmallInt}
 	case "INT", "INTEGER":
-		dt = table.IntType()
+		dt = types.IntType()
 	case "BIGINT":
-		dt = table.BigIntType()
+		dt = types.BigIntType()
 	case "FLOAT":
-		dt = &table.DataType{Kind: table.Float}
+		dt = &types.DataType{Kind: types.Float}
 	case "DOUBLE":
 		p.acceptKeywords("PRECISION")
-		dt = table.DoubleType()
+		dt = types.DoubleType()
 	case "DATE":
-		dt = &table.DataType{Kind: table.Date}
+		dt = &types.DataType{Kind: types.Date}
 	case "TIME":
-		dt = &table.DataType{Kind: table.Time}
-		dt.Precision, err = p.optInt(table.DefaultTimePrecision)
+		dt = &types.DataType{Kind: types.Time}
+		dt.Precision, err = p.optInt(types.DefaultTimePrecision)
 		if err == nil && p.isKeyword(p.peek(), "WITH") && p.isKeyword(p.peekN(1), "TIME") {
 			return nil, p.errorf(p.peek(), ErrUnsupported, "TIME WITH TIME ZONE is not supported (nor by Flink); use TIME(p)")
 		}
 		p.acceptKeywords("WITHOUT", "TIME", "ZONE")
 	case "TIMESTAMP":
-		dt = &table.DataType{Kind: table.Timestamp}
-		if dt.Precision, err = p.optInt(table.DefaultTimestampPrecision); err != nil {
+		dt = &types.DataType{Kind: types.Timestamp}
+		if dt.Precision, err = p.optInt(types.DefaultTimestampPrecision); err != nil {
 			return nil, err
 		}
 		switch {
 		case p.acceptKeywords("WITHOUT", "TIME", "ZONE"):
 		case p.acceptKeywords("WITH", "LOCAL", "TIME", "ZONE"):
-			dt.Kind = table.TimestampLTZ
+			dt.Kind = types.TimestampLTZ
 		case p.isKeyword(p.peek(), "WITH") && p.isKeyword(p.peekN(1), "TIME"):
 			return nil, p.errorf(p.peek(), ErrUnsupported, "TIMESTAMP WITH TIME ZONE is not supported (nor by Flink); use TIMESTAMP_LTZ(p) for an instant or TIMESTAMP(p) for a wall-clock time")
 		}
 	case "TIMESTAMP_LTZ":
-		dt = &table.DataType{Kind: table.TimestampLTZ}
-		dt.Precision, err = p.optInt(table.DefaultTimestampPrecision)
+		dt = &types.DataType{Kind: types.TimestampLTZ}
+		dt.Precision, err = p.optInt(types.DefaultTimestampPrecision)
 	case "ARRAY":
-		dt = &table.DataType{Kind: table.Array}
+		dt = &types.DataType{Kind: types.Array}
 		if dt.Elem, err = p.innerType("<", " after ARRAY (ARRAY<INT>)", depth); err != nil {
 			return nil, err
 		}
 		err = p.expectSymbol(">", " to close ARRAY<")
 	case "MAP":
-		dt = &table.DataType{Kind: table.Map}
+		dt = &types.DataType{Kind: types.Map}
 		if dt.Key, err = p.innerType("<", " after MAP (MAP<STRING, INT>)", depth); err != nil {
 			return nil, err
 		}
@@ -155,7 +155,7 @@ func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
 		}
 		err = p.expectSymbol(">", " to close MAP<")
 	case "ROW":
-		dt = &table.DataType{Kind: table.Row}
+		dt = &types.DataType{Kind: types.Row}
 		err = p.rowFields(dt, depth)
 	case "MULTISET", "INTERVAL", "RAW", "VARIANT", "NULL", "SYMBOL", "DESCRIPTOR", "STRUCTURED":
 		return nil, p.errorf(t, ErrUnsupported, "type %s is not supported (supported: %s)", name, strings.Join(typeNames, ", "))
@@ -170,7 +170,7 @@ func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
 		return nil, err
 	}
 	// A ROW's fields were checked as they were read, with their places.
-	if dt.Kind != table.Row {
+	if dt.Kind != types.Row {
 		if e := dt.CheckParams(); e != nil {
 			p.invalid(t, "%s", e.Error())
 		}
@@ -191,7 +191,7 @@ func (p *parser) dataType(depth int) (*table.DataType, *SyntaxError) {
 
 // rowFields reads ROW<name T, ...> or ROW(name T, ...); a field may have a
 // description, as a string after its type (Flink's form) or after COMMENT.
-func (p *parser) rowFields(dt *table.DataType, depth int) *SyntaxError {
+func (p *parser) rowFields(dt *types.DataType, depth int) *SyntaxError {
 	open := p.peek()
 	closer := ""
 	switch {
@@ -203,7 +203,7 @@ func (p *parser) rowFields(dt *table.DataType, depth int) *SyntaxError {
 		return p.errorf(open, ErrSyntax, "expected '<' or '(' after ROW (ROW<a INT, b STRING>), got %s", describe(open))
 	}
 	p.advance()
-	dt.Fields = []table.Field{}
+	dt.Fields = []types.Field{}
 	if p.isSymbol(p.peek(), closer) {
 		p.advance()
 		return nil
@@ -227,7 +227,7 @@ func (p *parser) rowFields(dt *table.DataType, depth int) *SyntaxError {
 		if err != nil {
 			return err
 		}
-		f := table.Field{Name: n.Val, Type: ft}
+		f := types.Field{Name: n.Val, Type: ft}
 		if p.acceptKeywords("COMMENT") && p.peek().Kind != String {
 			c := p.peek()
 			return p.errorf(c, ErrSyntax, "expected a description in quotes after COMMENT, got %s", describe(c))
@@ -266,8 +266,8 @@ func (p *parser) integer() (int, *SyntaxError) {
 	}
 	p.advance()
 	n, err := strconv.Atoi(t.Val)
-	if err != nil || n > table.MaxLength {
-		return 0, p.errorf(t, ErrInvalidDefinition, "number %s is too large (at most %d)", cut(t.Val, 40), table.MaxLength)
+	if err != nil || n > types.MaxLength {
+		return 0, p.errorf(t, ErrInvalidDefinition, "number %s is too large (at most %d)", cut(t.Val, 40), types.MaxLength)
 	}
 	return n, nil
 }

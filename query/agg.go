@@ -19,6 +19,7 @@ import (
 
 	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // accum is an aggregate's state over every group.
@@ -134,9 +135,9 @@ func (a *sumAcc) keep(dst, src []int32) {
 func (a *sumAcc) overflow() error {
 	fix := "CAST the argument to BIGINT"
 	switch a.c.t.Kind {
-	case table.BigInt:
+	case types.BigInt:
 		fix = "CAST the argument to DECIMAL(38, 0)"
-	case table.Decimal:
+	case types.Decimal:
 		fix = "a DECIMAL has at most 38 digits; CAST the argument to fewer fractional digits"
 	}
 	return expr.Errorf(ErrEval, "%s overflows %s; %s", a.c.src, expr.TypeName(a.c.t), fix)

@@ -16,6 +16,7 @@ import (
 	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // aggPlan is the aggregation of a plan.
@@ -37,7 +38,7 @@ type aggCall struct {
 	filter   expr.Node
 	distinct bool
 	sep      string // LISTAGG's separator
-	t        *table.DataType
+	t        *types.DataType
 	src      string
 }
 
@@ -123,7 +124,7 @@ func (a *aggPlanner) sameColumn(e sqlparser.Expr, key expr.Node) bool {
 // groupRef is a reference to column k of the group batch. Its column name
 // is what the select list calls it unless aliased: the grouped column's
 // name, or none (EXPR$n) for an aggregate.
-func (a *aggPlanner) groupRef(k int, name, src string, t *table.DataType) expr.Node {
+func (a *aggPlanner) groupRef(k int, name, src string, t *types.DataType) expr.Node {
 	return expr.NewColRef(k, table.Column{Name: name, Type: t}, src)
 }
 
@@ -166,8 +167,8 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 		if err != nil {
 			return nil, err
 		}
-		x = expr.TypedNull(x, table.BooleanType())
-		if x.Type().Kind != table.Boolean {
+		x = expr.TypedNull(x, types.BooleanType())
+		if x.Type().Kind != types.Boolean {
 			return nil, expr.Errorf(ErrType, "FILTER (WHERE ...) needs a BOOLEAN condition, got %s (%s)", expr.TypeName(x.Type()), src)
 		}
 		c.filter = x
@@ -177,7 +178,7 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 			if fn != "count" || f.Distinct {
 				return nil, expr.Errorf(ErrSyntax, "%s(*) is not a function call; only COUNT(*) takes * (%s)", upper, src)
 			}
-			c.t = &table.DataType{Kind: table.BigInt, NotNull: true}
+			c.t = &types.DataType{Kind: types.BigInt, NotNull: true}
 			return c, nil
 		}
 	}
@@ -213,19 +214,19 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 	}
 	switch fn {
 	case "count":
-		c.t = &table.DataType{Kind: table.BigInt, NotNull: true}
+		c.t = &types.DataType{Kind: types.BigInt, NotNull: true}
 	case "sum", "avg":
 		if !expr.IsNumeric(t) {
 			return nil, expr.Errorf(ErrType, "%s needs a numeric argument, got %s (%s)", upper, expr.TypeName(t), x.Text())
 		}
 		c.t = t.WithNotNull(false)
-		if t.Kind == table.Decimal {
+		if t.Kind == types.Decimal {
 			// Flink's: SUM is DECIMAL(38, s), AVG DECIMAL(38, max(6, s)).
 			s := t.Scale
 			if fn == "avg" {
 				s = max(s, 6)
 			}
-			c.t = table.DecimalType(38, s)
+			c.t = types.DecimalType(38, s)
 		}
 	case "min", "max":
 		if !comparable(t) {
@@ -243,7 +244,7 @@ func (a *aggPlanner) planCall(f *sqlparser.FuncExpr, fn, src string) (*aggCall, 
 			}
 			c.sep = string(v.Val)
 		}
-		c.t = table.StringType()
+		c.t = types.StringType()
 	}
 	return c, nil
 }
@@ -279,7 +280,7 @@ func distinctAsGroupBy(s *sqlparser.Select) error {
 
 // comparable reports whether values of t can be compared and ordered by
 // the aggregation: the scalar types. ARRAY, MAP and ROW cannot.
-func comparable(t *table.DataType) bool {
+func comparable(t *types.DataType) bool {
 	_, ok := physOf(t)
 	return ok
 }
@@ -327,7 +328,7 @@ func (p *planner) planAggregate(plan *Plan, s *sqlparser.Select) error {
 		if err != nil {
 			return err
 		}
-		if h.Type() == nil || h.Type().Kind != table.Boolean {
+		if h.Type() == nil || h.Type().Kind != types.Boolean {
 			return expr.Errorf(ErrType, "HAVING needs a BOOLEAN predicate, got %s (%s)", typeName(h), h.Text())
 		}
 		ap.having = h

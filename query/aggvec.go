@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // phys is how aggregation holds a type's values: every integer, date and
@@ -33,17 +33,17 @@ const (
 
 // physOf is t's class; ok is false for ARRAY, MAP and ROW, which
 // aggregation cannot compare.
-func physOf(t *table.DataType) (phys, bool) {
+func physOf(t *types.DataType) (phys, bool) {
 	switch t.Kind {
-	case table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Date, table.Time, table.Timestamp, table.TimestampLTZ:
+	case types.TinyInt, types.SmallInt, types.Int, types.BigInt, types.Date, types.Time, types.Timestamp, types.TimestampLTZ:
 		return pInt, true
-	case table.Float, table.Double:
+	case types.Float, types.Double:
 		return pFloat, true
-	case table.Decimal:
+	case types.Decimal:
 		return pDec, true
-	case table.Char, table.Varchar, table.Binary, table.Varbinary:
+	case types.Char, types.Varchar, types.Binary, types.Varbinary:
 		return pStr, true
-	case table.Boolean:
+	case types.Boolean:
 		return pBool, true
 	}
 	return 0, false

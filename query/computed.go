@@ -11,6 +11,7 @@ import (
 	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // A computed column (name AS expr in CREATE TABLE) is planned as the one
@@ -20,7 +21,7 @@ import (
 // the table is bound (table.SetExprTyper), so that CREATE TABLE reports a
 // bad expression, and every query over the table plans it again.
 func init() {
-	table.SetExprTyper(func(def *table.Definition, text string) (*table.DataType, error) {
+	table.SetExprTyper(func(def *table.Definition, text string) (*types.DataType, error) {
 		p, err := planComputed(def, text)
 		if err != nil {
 			return nil, err
@@ -52,7 +53,7 @@ func planComputed(def *table.Definition, text string) (*Plan, error) {
 	src := def.Clone()
 	src.Computed, src.Watermark = nil, nil
 	tbl := &table.Table{Bound: &table.Bound{Def: src}}
-	rw, stmt, err := parseStatement("SELECT " + text + " FROM " + table.QuoteIdent(def.Name))
+	rw, stmt, err := parseStatement("SELECT " + text + " FROM " + types.QuoteIdent(def.Name))
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // This file plans an interval join of two streams, as Flink SQL writes one:
@@ -183,7 +184,7 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 		hint := ""
 		if _, ok := right.Source.(table.LookupSource); ok {
 			hint = fmt.Sprintf("; to look rows of '%s' up for each row of '%s', write a lookup join: FROM %s JOIN %s FOR SYSTEM_TIME AS OF %s.proc_time ...",
-				options.Cut(right.Name()), options.Cut(left.Name()), table.QuoteIdent(lt), table.QuoteIdent(rtn), lq)
+				options.Cut(right.Name()), options.Cut(left.Name()), types.QuoteIdent(lt), types.QuoteIdent(rtn), lq)
 		}
 		return nil, expr.Errorf(ErrUnsupported, "%s of two streams, '%s' and '%s', needs a bound on their event times, so that a row can be let go once no row it could meet is still to come: "+
 			"%s.%s BETWEEN %s.%s - INTERVAL '1' HOUR AND %s.%s (a join without one would keep every row for as long as the query runs; kshare joins two streams with a time bound, or a stream with a table it looks up by key: FOR SYSTEM_TIME AS OF)%s",

@@ -15,6 +15,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // This file plans a lookup join, as Flink SQL writes one:
@@ -240,9 +241,9 @@ func planResidual(rw *rewritten, cond sqlparser.Expr, d *table.Definition, sides
 		return nil, err
 	}
 	if n.Type() == nil {
-		n = expr.TypedNull(n, table.BooleanType())
+		n = expr.TypedNull(n, types.BooleanType())
 	}
-	if n.Type().Kind != table.Boolean {
+	if n.Type().Kind != types.Boolean {
 		return nil, expr.Errorf(ErrType, "ON needs BOOLEAN conditions, got %s (%s)", expr.TypeName(n.Type()), n.Text())
 	}
 	all := rp.scope.cols.Columns
@@ -297,7 +298,7 @@ func joinTables(je *sqlparser.JoinTableExpr, cat Catalog, alias string) (left, r
 		ra = right.Name()
 	}
 	if strings.EqualFold(la, ra) {
-		return nil, nil, "", "", expr.Errorf(ErrUnsupported, "both sides of the JOIN are called '%s'; give one an alias (JOIN %s AS %s)", options.Cut(la), table.QuoteIdent(rtn), alias)
+		return nil, nil, "", "", expr.Errorf(ErrUnsupported, "both sides of the JOIN are called '%s'; give one an alias (JOIN %s AS %s)", options.Cut(la), types.QuoteIdent(rtn), alias)
 	}
 	return left, right, la, ra, nil
 }
@@ -460,13 +461,13 @@ func sideOf(c *sqlparser.ColName, sides []*side) (int, int) {
 }
 
 // joinable reports whether columns of types a and b can be join keys.
-func joinable(a, b *table.DataType) bool {
+func joinable(a, b *types.DataType) bool {
 	if a.WithNotNull(false).Equal(b.WithNotNull(false)) {
 		return true
 	}
-	isInt := func(t *table.DataType) bool {
+	isInt := func(t *types.DataType) bool {
 		switch t.Kind {
-		case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+		case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
 			return true
 		}
 		return false

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // ErrNotMergeable is returned by MergeOps for a query whose result columns
@@ -40,7 +41,7 @@ func (p *Plan) MergeOps() ([]table.MergeOp, error) {
 		c, isRef := e.(*expr.ColRef)
 		if !isRef {
 			return nil, fmt.Errorf("%w: column %s is an expression; select the aggregates and keys as they are, and compute %s where you read the table",
-				ErrNotMergeable, table.QuoteIdent(col), table.QuoteIdent(col))
+				ErrNotMergeable, types.QuoteIdent(col), types.QuoteIdent(col))
 		}
 		if c.Index < nkeys {
 			ops[i] = table.MergeKey
@@ -50,19 +51,19 @@ func (p *Plan) MergeOps() ([]table.MergeOp, error) {
 		switch {
 		case call.fn == "avg":
 			return nil, fmt.Errorf("%w: column %s is AVG, and an average of partial averages is not the average; select SUM and COUNT instead and divide them where you read the table",
-				ErrNotMergeable, table.QuoteIdent(col))
+				ErrNotMergeable, types.QuoteIdent(col))
 		case call.fn == "min":
 			ops[i] = table.MergeMin
 		case call.fn == "max":
 			ops[i] = table.MergeMax
 		case call.distinct:
 			return nil, fmt.Errorf("%w: column %s counts DISTINCT values, and a value two replicas each saw would count twice; write the query 'at-least-once' from one replica",
-				ErrNotMergeable, table.QuoteIdent(col))
+				ErrNotMergeable, types.QuoteIdent(col))
 		case call.fn == "count" || call.fn == "sum":
 			ops[i] = table.MergeAdd
 		default:
 			return nil, fmt.Errorf("%w: column %s is %s, which has no merge; write the query 'at-least-once' from one replica",
-				ErrNotMergeable, table.QuoteIdent(col), call.src)
+				ErrNotMergeable, types.QuoteIdent(col), call.src)
 		}
 	}
 	return ops, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Catalog finds tables by name; *table.Catalog is one.
@@ -166,7 +167,7 @@ func (p *Plan) changelogKey() ([]int, bool) {
 
 // OpColumn is the column a destination of an updating query's rows
 // writes first: each row's kind of change, "+I", "-U", "+U" or "-D".
-var OpColumn = table.Column{Name: "op", Type: &table.DataType{Kind: table.Varchar, Length: 2, NotNull: true}}
+var OpColumn = table.Column{Name: "op", Type: &types.DataType{Kind: types.Varchar, Length: 2, NotNull: true}}
 
 // OutputColumns are the columns a destination of the result writes:
 // Columns, after OpColumn when the query is updating.
@@ -460,9 +461,9 @@ func planTableIn(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifier
 			return nil, err
 		}
 		if w.Type() == nil {
-			w = expr.TypedNull(w, table.BooleanType())
+			w = expr.TypedNull(w, types.BooleanType())
 		}
-		if w.Type().Kind != table.Boolean {
+		if w.Type().Kind != types.Boolean {
 			return nil, expr.Errorf(ErrType, "WHERE needs a BOOLEAN predicate, got %s (%s)", expr.TypeName(w.Type()), w.Text())
 		}
 		plan.where = w
@@ -610,7 +611,7 @@ func (p *planner) rowField(c *sqlparser.ColName, src string) (expr.Node, bool, e
 	}
 	s := p.scope.cols
 	k := s.Index(col)
-	if k < 0 || s.Columns[k].Type.Kind != table.Row {
+	if k < 0 || s.Columns[k].Type.Kind != types.Row {
 		return nil, false, nil
 	}
 	n, err := expr.FieldOf(p.ref(k, s.Columns[k], col), fields, src)

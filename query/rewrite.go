@@ -11,7 +11,7 @@ import (
 
 	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/parse"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // The statement is read twice: once by parse's lexer, on whose tokens the
@@ -243,7 +243,7 @@ func (rw *rewritten) funcSyntax(toks []parse.Token, i int) {
 		syn := funcSyntax[name]
 		unit := func(j int) {
 			if j < len(toks) && toks[j].Kind == parse.Ident {
-				comma(j, table.QuoteString(strings.ToUpper(toks[j].Val)))
+				comma(j, types.QuoteString(strings.ToUpper(toks[j].Val)))
 			}
 		}
 		if syn.unitFirst && len(inner) > 0 {
@@ -480,7 +480,7 @@ func (rw *rewritten) flinkSyntax(toks []parse.Token) (map[int]int, error) {
 			// for the unit (see expr.IntervalPrefix).
 			rw.edits = append(rw.edits, edit{toks[i+2].Start, toks[i+4].End, expr.IntervalPrefix + strings.ToLower(toks[i+2].Val) + "_to_" + strings.ToLower(toks[i+4].Val)})
 		case t.Kind == parse.Ident && !isASCII(t.Val):
-			rw.edits = append(rw.edits, edit{t.Start, t.End, table.QuoteIdent(t.Val)})
+			rw.edits = append(rw.edits, edit{t.Start, t.End, types.QuoteIdent(t.Val)})
 		case t.Kind == parse.String:
 			if text := rw.text(t); strings.Contains(text, `\`) {
 				rw.edits = append(rw.edits, edit{t.Start, t.End, strings.ReplaceAll(text, `\`, `\\`)})

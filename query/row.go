@@ -15,6 +15,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Row is one row of a result batch, read by column name (ignoring case), so
@@ -187,7 +188,7 @@ func (r Row) toFloat(k int, v any) (float64, error) {
 	case int64:
 		return float64(v), nil
 	case string:
-		if r.cols[k].Type.Kind == table.Decimal {
+		if r.cols[k].Type.Kind == types.Decimal {
 			return strconv.ParseFloat(v, 64)
 		}
 	}
@@ -237,7 +238,7 @@ func (r Row) Bytes(name string) ([]byte, error) {
 	return nil, r.typeError(k, "bytes or a string")
 }
 
-func isText(k table.Kind) bool { return k == table.Char || k == table.Varchar }
+func isText(k types.Kind) bool { return k == types.Char || k == types.Varchar }
 
 func (r Row) typeError(k int, want string) error {
 	return fmt.Errorf("column '%s' is %s, not %s", options.Cut(r.cols[k].Name), r.cols[k].Type, want)

@@ -6,6 +6,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // testRegistry holds the 'test' connector and format, so that tables are
@@ -13,12 +14,12 @@ import (
 // source is a tabletest.Source with the Kafka connector's metadata keys.
 func testRegistry() *table.Registry {
 	return tabletest.Registry(&tabletest.Connector{Kind: "test", Keys: []table.MetadataKey{
-		{Key: "topic", Type: table.StringType().WithNotNull(true)},
-		{Key: "partition", Type: table.IntType().WithNotNull(true)},
-		{Key: "offset", Type: table.BigIntType().WithNotNull(true)},
-		{Key: "timestamp", Type: table.TimestampLTZType(3).WithNotNull(true)},
-		{Key: "key", Type: table.BytesType()},
-		{Key: "headers", Type: table.MapType(table.StringType().WithNotNull(true), table.BytesType())},
+		{Key: "topic", Type: types.StringType().WithNotNull(true)},
+		{Key: "partition", Type: types.IntType().WithNotNull(true)},
+		{Key: "offset", Type: types.BigIntType().WithNotNull(true)},
+		{Key: "timestamp", Type: types.TimestampLTZType(3).WithNotNull(true)},
+		{Key: "key", Type: types.BytesType()},
+		{Key: "headers", Type: types.MapType(types.StringType().WithNotNull(true), types.BytesType())},
 	}}, "test")
 }
 

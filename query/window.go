@@ -24,6 +24,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // windowSpec is the window TVF of a statement.
@@ -244,7 +245,7 @@ func (rw *rewritten) windowTVF(toks []parse.Token, i int) (int, error) {
 		return 0, errorAt(rw.Src, at, expr.Errorf(ErrType, "%s: the %s (%s) must be a whole multiple of the %s (%s)", fn, params[1].desc, spec.size, params[0].desc, spec.step))
 	}
 	rw.window = spec
-	rw.edits = append(rw.edits, edit{at, toks[r.j].End, table.QuoteIdent(spec.table)})
+	rw.edits = append(rw.edits, edit{at, toks[r.j].End, types.QuoteIdent(spec.table)})
 	return r.j, nil
 }
 
@@ -364,12 +365,12 @@ func windowColumns(spec *windowSpec, def *table.Definition) (*windowPlan, []tabl
 		wp.delay = w.Delay
 	case w == nil:
 		return nil, nil, expr.Errorf(ErrType, "%s over '%s': table '%s' has no WATERMARK, so '%s' is not an event time attribute; declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table, or window over a column AS PROCTIME()",
-			spec.fn, options.Cut(c.Name), options.Cut(def.Name), options.Cut(c.Name), table.QuoteIdent(c.Name), table.QuoteIdent(c.Name))
+			spec.fn, options.Cut(c.Name), options.Cut(def.Name), options.Cut(c.Name), types.QuoteIdent(c.Name), types.QuoteIdent(c.Name))
 	default:
 		return nil, nil, expr.Errorf(ErrType, "%s over '%s': the column is not a time attribute; window over '%s' (the WATERMARK's column) or a column AS PROCTIME()",
 			spec.fn, options.Cut(c.Name), options.Cut(w.Column))
 	}
-	ts := &table.DataType{Kind: table.Timestamp, Precision: 3, NotNull: true}
+	ts := &types.DataType{Kind: types.Timestamp, Precision: 3, NotNull: true}
 	wt := c.Type.WithNotNull(true)
 	return wp, []table.Column{{Name: colWindowStart, Type: ts}, {Name: colWindowEnd, Type: ts}, {Name: colWindowTime, Type: wt}}, nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/internal/decimal"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Formatter returns a function that renders the values of col (whose type is
@@ -21,7 +21,7 @@ import (
 // 2024-01-02 03:04:05.678 (TIMESTAMP_LTZ in UTC, kshare's session time zone),
 // BYTES as x'0a1b', ARRAY as [1, 2], MAP as {k=v}, ROW as (1, a). ok is false
 // for a NULL. The function reads col; it is valid while col is.
-func Formatter(col arrow.Array, t *table.DataType) func(row int) (s string, ok bool) {
+func Formatter(col arrow.Array, t *types.DataType) func(row int) (s string, ok bool) {
 	f := formatter(col, t, true)
 	return func(i int) (string, bool) {
 		if col.IsNull(i) {
@@ -34,18 +34,18 @@ func Formatter(col arrow.Array, t *table.DataType) func(row int) (s string, ok b
 // CastString returns a function that renders the non-null values of col
 // (whose type is t) as CAST(col AS STRING) does: as Formatter, but a
 // BINARY or VARBINARY value as the text its bytes are, not as x'..'.
-func CastString(col arrow.Array, t *table.DataType) func(row int) string {
+func CastString(col arrow.Array, t *types.DataType) func(row int) string {
 	return formatter(col, t, false)
 }
 
 // formatter renders non-null values. display selects how bytes look: x'..'
 // for people, the UTF-8 text itself for CAST(bytes AS STRING).
-func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string {
+func formatter(a arrow.Array, t *types.DataType, display bool) func(int) string {
 	switch t.Kind {
-	case table.Char, table.Varchar:
+	case types.Char, types.Varchar:
 		s := a.(*array.String)
 		return s.Value
-	case table.Boolean:
+	case types.Boolean:
 		b := a.(*array.Boolean)
 		return func(i int) string {
 			if b.Value(i) {
@@ -53,33 +53,33 @@ func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string 
 			}
 			return "FALSE"
 		}
-	case table.Binary, table.Varbinary:
+	case types.Binary, types.Varbinary:
 		get := BytesReader(a)
 		if display {
 			return func(i int) string { return "x'" + hex.EncodeToString(get(i)) + "'" }
 		}
 		return func(i int) string { return string(get(i)) }
-	case table.Decimal:
+	case types.Decimal:
 		d := a.(*array.Decimal128)
 		scale := int32(t.Scale)
 		return func(i int) string { return decimalString(d.Value(i), scale) }
-	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+	case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
 		get := IntReader(a)
 		return func(i int) string { return strconv.FormatInt(get(i), 10) }
-	case table.Float:
+	case types.Float:
 		f := a.(*array.Float32)
 		return func(i int) string { return javaFloat(float64(f.Value(i)), 32) }
-	case table.Double:
+	case types.Double:
 		f := a.(*array.Float64)
 		return func(i int) string { return javaFloat(f.Value(i), 64) }
-	case table.Date:
+	case types.Date:
 		d := a.(*array.Date32)
 		return func(i int) string { return formatDate(int64(d.Value(i))) }
-	case table.Time:
+	case types.Time:
 		get := TimeReader(a)
 		p := t.Precision
 		return func(i int) string { return formatTime(get(i), p) }
-	case table.Timestamp, table.TimestampLTZ:
+	case types.Timestamp, types.TimestampLTZ:
 		get := InstantReader(a)
 		p := t.Precision
 		// The last value's text is kept: a window's rows repeat their
@@ -93,7 +93,7 @@ func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string 
 			}
 			return text
 		}
-	case table.Array:
+	case types.Array:
 		l := a.(*array.List)
 		elem := Formatter(l.ListValues(), t.Elem)
 		item := func(b *strings.Builder, _, j int) { b.WriteString(OrNull(elem(j))) }
@@ -101,7 +101,7 @@ func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string 
 			start, end := l.ValueOffsets(i)
 			return joinItems('[', ']', i, int(start), int(end), item)
 		}
-	case table.Map:
+	case types.Map:
 		m := a.(*array.Map)
 		keys := Formatter(m.Keys(), t.Key)
 		vals := Formatter(m.Items(), t.Value)
@@ -114,7 +114,7 @@ func formatter(a arrow.Array, t *table.DataType, display bool) func(int) string 
 			start, end := m.ValueOffsets(i)
 			return joinItems('{', '}', i, int(start), int(end), item)
 		}
-	case table.Row:
+	case types.Row:
 		s := a.(*array.Struct)
 		fields := make([]func(int) (string, bool), len(t.Fields))
 		for k, f := range t.Fields {

@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // BenchmarkFormatter renders 1024 values of a column per op, as the print
@@ -19,19 +19,19 @@ func BenchmarkFormatter(b *testing.B) {
 	const n = 1024
 	cols := []struct {
 		name string
-		t    *table.DataType
+		t    *types.DataType
 		fill func(array.Builder, int)
 	}{
-		{"timestamp3", &table.DataType{Kind: table.Timestamp, Precision: 3}, func(bb array.Builder, i int) {
+		{"timestamp3", &types.DataType{Kind: types.Timestamp, Precision: 3}, func(bb array.Builder, i int) {
 			bb.(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000 + int64(i)*86_399_123))
 		}},
-		{"date", &table.DataType{Kind: table.Date}, func(bb array.Builder, i int) {
+		{"date", &types.DataType{Kind: types.Date}, func(bb array.Builder, i int) {
 			bb.(*array.Date32Builder).Append(arrow.Date32(19_000 + i))
 		}},
-		{"time3", &table.DataType{Kind: table.Time, Precision: 3}, func(bb array.Builder, i int) {
+		{"time3", &types.DataType{Kind: types.Time, Precision: 3}, func(bb array.Builder, i int) {
 			bb.(*array.Time32Builder).Append(arrow.Time32(i * 84_321))
 		}},
-		{"decimal10_2", &table.DataType{Kind: table.Decimal, Precision: 10, Scale: 2}, func(bb array.Builder, i int) {
+		{"decimal10_2", &types.DataType{Kind: types.Decimal, Precision: 10, Scale: 2}, func(bb array.Builder, i int) {
 			bb.(*array.Decimal128Builder).Append(decimal128.FromI64(int64(i)*1_234_567 - 500_000))
 		}},
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // A timestamp formatter keeps the last value's text (window rows repeat
@@ -27,7 +27,7 @@ func TestFormatterRepeatedTimestamps(t *testing.T) {
 	b.Append(1_500)
 	col := b.NewArray()
 	defer col.Release()
-	f := Formatter(col, &table.DataType{Kind: table.Timestamp, Precision: 3})
+	f := Formatter(col, &types.DataType{Kind: types.Timestamp, Precision: 3})
 	want := []string{"1970-01-01 00:00:00.000", "1970-01-01 00:00:00.000", "1970-01-01 00:01:00.000", "1970-01-01 00:01:00.000",
 		"1970-01-01 00:00:00.000", "1970-01-01 00:00:01.500", "", "1970-01-01 00:00:01.500"}
 	for i, w := range want {
@@ -49,14 +49,14 @@ func TestFormatterTimesAsTimePackage(t *testing.T) {
 		vals = append(vals, r.Int64()>>r.IntN(63))
 	}
 	for p := 0; p <= 9; p++ {
-		unit := table.TimeUnit(p)
+		unit := types.TimeUnit(p)
 		per := int64(time.Second / unit.Multiplier())
 		layout := "15:04:05"
 		if p > 0 {
 			layout += "." + strings.Repeat("0", p)
 		}
 		ts := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: unit})
-		tm := array.NewBuilder(mem, (&table.DataType{Kind: table.Time, Precision: p}).ArrowType())
+		tm := array.NewBuilder(mem, (&types.DataType{Kind: types.Time, Precision: p}).ArrowType())
 		var days []int64
 		for _, v := range vals {
 			ts.Append(arrow.Timestamp(v))
@@ -75,8 +75,8 @@ func TestFormatterTimesAsTimePackage(t *testing.T) {
 		tm.Release()
 		defer tsa.Release()
 		defer tma.Release()
-		fts := Formatter(tsa, &table.DataType{Kind: table.TimestampLTZ, Precision: p})
-		ftm := Formatter(tma, &table.DataType{Kind: table.Time, Precision: p})
+		fts := Formatter(tsa, &types.DataType{Kind: types.TimestampLTZ, Precision: p})
+		ftm := Formatter(tma, &types.DataType{Kind: types.Time, Precision: p})
 		for i, v := range vals {
 			at := time.Unix(v/per, v%per*int64(unit.Multiplier())).UTC()
 			// Seconds near the ends of int64 are beyond what time.Time
@@ -97,7 +97,7 @@ func TestFormatterTimesAsTimePackage(t *testing.T) {
 	da := db.NewArray()
 	db.Release()
 	defer da.Release()
-	fd := Formatter(da, &table.DataType{Kind: table.Date})
+	fd := Formatter(da, &types.DataType{Kind: types.Date})
 	for i, v := range vals {
 		want := time.Unix(int64(int32(v))*calendar.SecsPerDay, 0).UTC().Format("2006-01-02")
 		if got, _ := fd(i); got != want {

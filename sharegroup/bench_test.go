@@ -16,6 +16,7 @@ import (
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // orderValues makes n orders JSON values with varied fields, like the
@@ -69,10 +70,10 @@ func ordersSource(b *testing.B, addr, topic, group string, parallelism int, extr
 		opts[extra[i]] = extra[i+1]
 	}
 	def := table.NewDefinition("orders", []table.Column{
-		{Name: "order_id", Type: table.BigIntType()},
-		{Name: "customer_id", Type: table.StringType()},
-		{Name: "quantity", Type: table.IntType()},
-		{Name: "price", Type: table.DecimalType(10, 2)},
+		{Name: "order_id", Type: types.BigIntType()},
+		{Name: "customer_id", Type: types.StringType()},
+		{Name: "quantity", Type: types.IntType()},
+		{Name: "price", Type: types.DecimalType(10, 2)},
 	}, opts)
 	t, err := table.NewTable(def)
 	if err != nil {

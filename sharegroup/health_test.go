@@ -19,6 +19,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // newLink makes a kafkatest.Link that every member's client of the test
@@ -258,7 +259,7 @@ func TestOpenFailureFreesBuiltMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: table.BigIntType()}}}}
+	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: types.BigIntType()}}}}
 	c, err := table.LookupConnector(sharegroup.Name)
 	if err != nil {
 		t.Fatal(err)

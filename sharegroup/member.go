@@ -14,6 +14,7 @@ import (
 	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Policy knobs, fixed in production and varied only by the measurements in
@@ -492,7 +493,7 @@ func (e *RecordError) Error() string {
 	}
 	return msg + fmt.Sprintf("; under '%s' = '%s' every query stops at this record until the broker's delivery limit archives it; "+
 		"to read past it, ALTER TABLE %s SET ('%s' = '%s') to drop it, or '%s' to hand it back and read on",
-		OptOnDecodeError, OnDecodeErrorFail, options.Cut(table.QuoteIdent(e.Table)), OptOnDecodeError, OnDecodeErrorReject, OnDecodeErrorRelease)
+		OptOnDecodeError, OnDecodeErrorFail, options.Cut(types.QuoteIdent(e.Table)), OptOnDecodeError, OnDecodeErrorReject, OnDecodeErrorRelease)
 }
 
 func (e *RecordError) Unwrap() error { return e.Err }

@@ -28,6 +28,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // idFormat decodes a value "123" into one BIGINT row; any other value is a
@@ -37,7 +38,7 @@ type idFormat struct{}
 func (idFormat) Name() string          { return "test-id" }
 func (idFormat) Options() *options.Set { return &options.Set{Owner: "format 'test-id'"} }
 func (idFormat) NewDecoder(cols []table.Column, _ options.Values) (table.Decoder, error) {
-	if len(cols) != 1 || cols[0].Type.Kind != table.BigInt {
+	if len(cols) != 1 || cols[0].Type.Kind != types.BigInt {
 		return nil, errors.New("test-id needs one BIGINT column")
 	}
 	return idDecoder{}, nil
@@ -88,7 +89,7 @@ func newSourceOpts(t testing.TB, addr, group string, opts map[string]string, met
 		t.Fatalf("options: %v", err)
 	}
 	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: append([]table.Column{
-		{Name: "id", Type: table.BigIntType()},
+		{Name: "id", Type: types.BigIntType()},
 	}, meta...)}}
 	c, err := table.LookupConnector(sharegroup.Name)
 	if err != nil {
@@ -846,7 +847,7 @@ func childReader(out string) error {
 	if err != nil {
 		return err
 	}
-	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: table.BigIntType()}}}}
+	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: types.BigIntType()}}}}
 	src, err := c.NewSource(&table.Bound{Def: def, Connector: c, Format: idFormat{}, Options: vals})
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Output formats, the values of the 'output' setting. Flink's result
@@ -137,7 +138,7 @@ func newTablePrinter(w *bufio.Writer, cols []table.Column, term *terminal) *tabl
 		p.widths[k] = runewidth.StringWidth(p.names[k])
 		if c.Type != nil {
 			switch c.Type.Kind {
-			case table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Float, table.Double, table.Decimal:
+			case types.TinyInt, types.SmallInt, types.Int, types.BigInt, types.Float, types.Double, types.Decimal:
 				p.right[k] = true
 			}
 		}
@@ -546,7 +547,7 @@ func resultBatch(cols []table.Column, rows [][]string) (arrow.RecordBatch, error
 	for _, r := range rows {
 		for k, c := range cols {
 			v := r[k]
-			if c.Type.Kind != table.Varchar && v == "" {
+			if c.Type.Kind != types.Varchar && v == "" {
 				rb.Field(k).AppendNull()
 				continue
 			}
@@ -565,10 +566,10 @@ func resultBatch(cols []table.Column, rows [][]string) (arrow.RecordBatch, error
 					fb.Append(n)
 				}
 			default:
-				return nil, fmt.Errorf("column %s: a statement's result has STRING, INT or BIGINT columns, not %s", table.QuoteIdent(c.Name), c.Type)
+				return nil, fmt.Errorf("column %s: a statement's result has STRING, INT or BIGINT columns, not %s", types.QuoteIdent(c.Name), c.Type)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("column %s holds %q, which is not a %s", table.QuoteIdent(c.Name), v, c.Type)
+				return nil, fmt.Errorf("column %s holds %q, which is not a %s", types.QuoteIdent(c.Name), v, c.Type)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func textCols(names ...string) []table.Column {
@@ -151,18 +152,18 @@ func TestCSVPrinter(t *testing.T) {
 // differently, and two rows: values, and NULLs.
 func typed(t *testing.T, mem memory.Allocator) ([]table.Column, arrow.RecordBatch) {
 	t.Helper()
-	rowType := &table.DataType{Kind: table.Row, Fields: []table.Field{{Name: "x", Type: table.IntType()}, {Name: "y", Type: table.StringType()}}}
+	rowType := &types.DataType{Kind: types.Row, Fields: []types.Field{{Name: "x", Type: types.IntType()}, {Name: "y", Type: types.StringType()}}}
 	cols := []table.Column{
-		{Name: "b", Type: table.BooleanType()},
-		{Name: "i", Type: table.BigIntType()},
-		{Name: "d", Type: table.DoubleType()},
-		{Name: "nan", Type: table.DoubleType()},
-		{Name: "dec", Type: table.DecimalType(10, 2)},
-		{Name: "s", Type: table.StringType()},
-		{Name: "bytes", Type: table.BytesType()},
-		{Name: "ts", Type: table.TimestampLTZType(3)},
-		{Name: "arr", Type: &table.DataType{Kind: table.Array, Elem: table.IntType()}},
-		{Name: "m", Type: table.MapType(table.StringType().WithNotNull(true), table.IntType())},
+		{Name: "b", Type: types.BooleanType()},
+		{Name: "i", Type: types.BigIntType()},
+		{Name: "d", Type: types.DoubleType()},
+		{Name: "nan", Type: types.DoubleType()},
+		{Name: "dec", Type: types.DecimalType(10, 2)},
+		{Name: "s", Type: types.StringType()},
+		{Name: "bytes", Type: types.BytesType()},
+		{Name: "ts", Type: types.TimestampLTZType(3)},
+		{Name: "arr", Type: &types.DataType{Kind: types.Array, Elem: types.IntType()}},
+		{Name: "m", Type: types.MapType(types.StringType().WithNotNull(true), types.IntType())},
 		{Name: "r", Type: rowType},
 	}
 	fields := make([]arrow.Field, len(cols))
@@ -244,7 +245,7 @@ func TestJSONStatementResult(t *testing.T) {
 	}
 	res := &table.Result{
 		Columns: []string{"topic", "partition", "lag", "members"},
-		Types:   []*table.DataType{table.StringType(), table.IntType(), table.BigIntType(), table.StringType()},
+		Types:   []*types.DataType{types.StringType(), types.IntType(), types.BigIntType(), types.StringType()},
 		Rows:    [][]string{{"orders", "0", "12", "m1, m2"}, {"say \"hi\"", "1", "", ""}},
 	}
 	if err := sh.printResult(res); err != nil {
@@ -268,7 +269,7 @@ func TestJSONStatementResult(t *testing.T) {
 	// A value that is not the number its column says is an error, not a
 	// string in a numeric column.
 	b.Reset()
-	bad := &table.Result{Columns: []string{"n"}, Types: []*table.DataType{table.BigIntType()}, Rows: [][]string{{"many"}}}
+	bad := &table.Result{Columns: []string{"n"}, Types: []*types.DataType{types.BigIntType()}, Rows: [][]string{{"many"}}}
 	if err := sh.printResult(bad); err == nil || err.Error() != "column `n` holds \"many\", which is not a BIGINT" {
 		t.Errorf("error %v, want one naming the column and the value", err)
 	}

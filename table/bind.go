@@ -8,6 +8,7 @@ import (
 
 	"github.com/kshare/kshare/internal/errlist"
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/types"
 )
 
 // Keys of the WITH clause that the table layer reads itself: they choose
@@ -165,11 +166,11 @@ func (r *Registry) Bind(def *Definition) (*Bound, error) {
 // (an unknown column, a type mismatch). Package query sets it, since this
 // package cannot plan expressions; without it a computed column is an
 // error.
-var exprTyper func(def *Definition, expr string) (*DataType, error)
+var exprTyper func(def *Definition, expr string) (*types.DataType, error)
 
 // SetExprTyper installs the function that types computed columns; package
 // query calls it from init.
-func SetExprTyper(f func(def *Definition, expr string) (*DataType, error)) {
+func SetExprTyper(f func(def *Definition, expr string) (*types.DataType, error)) {
 	if f == nil {
 		panic("table: SetExprTyper(nil)")
 	}
@@ -219,8 +220,8 @@ func bindTimeColumns(def *Definition) []error {
 
 // IsTimeAttributeType reports whether t can be an event time attribute: a
 // TIMESTAMP(3) or TIMESTAMP_LTZ(3), nullable or not.
-func IsTimeAttributeType(t *DataType) bool {
-	return (t.Kind == Timestamp || t.Kind == TimestampLTZ) && t.Precision == 3
+func IsTimeAttributeType(t *types.DataType) bool {
+	return (t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ) && t.Precision == 3
 }
 
 // NewTable binds def and makes its source with the connector's NewSource,

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/types"
 )
 
 // Catalog errors; each message names the table.
@@ -90,7 +91,7 @@ func (c *Catalog) create(t *Table, ifNotExists bool) (created bool, err error) {
 			return false, nil
 		}
 		return false, options.Errorf(ErrTableExists, old.Name(), "table '%s' already exists; change its options with ALTER TABLE %s SET ('key' = 'value'), or DROP TABLE it and CREATE it again",
-			options.Cut(old.Name()), options.Cut(QuoteIdent(old.Name())))
+			options.Cut(old.Name()), options.Cut(types.QuoteIdent(old.Name())))
 	}
 	c.tables[key] = t
 	return true, nil
@@ -215,7 +216,7 @@ type Result struct {
 	// integer column's value is the number in decimal, or "" for NULL (a
 	// number not known), so that the json output can write 42 and null
 	// where a STRING column's values stay strings ("42", "").
-	Types   []*DataType
+	Types   []*types.DataType
 	Rows    [][]string
 	Message string
 	// Job is the job an INSERT started, running when the result is
@@ -224,9 +225,9 @@ type Result struct {
 }
 
 // Type is the type of column k: Types[k], or STRING without Types.
-func (r *Result) Type(k int) *DataType {
+func (r *Result) Type(k int) *types.DataType {
 	if r.Types == nil {
-		return StringType()
+		return types.StringType()
 	}
 	return r.Types[k]
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/types"
 )
 
 // The statements of this file look at and steer a Kafka cluster rather than
@@ -77,12 +78,12 @@ type DropShareGroup struct {
 
 func (*ShowTopics) String() string { return "SHOW TOPICS" }
 
-func (s *DescribeTopic) String() string { return "DESCRIBE TOPIC " + QuoteString(s.Topic) }
+func (s *DescribeTopic) String() string { return "DESCRIBE TOPIC " + types.QuoteString(s.Topic) }
 
 func (*ShowShareGroups) String() string { return "SHOW SHARE GROUPS" }
 
 func (s *DescribeShareGroup) String() string {
-	out := "DESCRIBE SHARE GROUP " + QuoteString(s.Group)
+	out := "DESCRIBE SHARE GROUP " + types.QuoteString(s.Group)
 	if s.Part != GroupPartitions {
 		out += " " + string(s.Part)
 	}
@@ -90,15 +91,15 @@ func (s *DescribeShareGroup) String() string {
 }
 
 func (s *ResetShareGroup) String() string {
-	out := "ALTER SHARE GROUP " + QuoteString(s.Group) + " RESET TO " + string(s.To)
+	out := "ALTER SHARE GROUP " + types.QuoteString(s.Group) + " RESET TO " + string(s.To)
 	switch s.To {
 	case ResetTimestamp:
-		out += " " + QuoteString(s.Time.UTC().Format(TimestampLayout+".999999999"))
+		out += " " + types.QuoteString(s.Time.UTC().Format(TimestampLayout+".999999999"))
 	case ResetOffset:
 		out += " " + strconv.FormatInt(s.Offset, 10)
 	}
 	if s.Topic != "" {
-		out += " FOR TOPIC " + QuoteString(s.Topic)
+		out += " FOR TOPIC " + types.QuoteString(s.Topic)
 	}
 	return out
 }
@@ -107,12 +108,12 @@ func (s *ResetShareGroup) String() string {
 func (s *AlterShareGroup) String() string {
 	pairs := make([]string, len(s.Set))
 	for i, kv := range s.Set {
-		pairs[i] = QuoteString(kv.Key) + " = " + QuoteString(kv.Value)
+		pairs[i] = types.QuoteString(kv.Key) + " = " + types.QuoteString(kv.Value)
 	}
-	return "ALTER SHARE GROUP " + QuoteString(s.Group) + " SET (" + strings.Join(pairs, ", ") + ")"
+	return "ALTER SHARE GROUP " + types.QuoteString(s.Group) + " SET (" + strings.Join(pairs, ", ") + ")"
 }
 
-func (s *DropShareGroup) String() string { return "DROP SHARE GROUP " + QuoteString(s.Group) }
+func (s *DropShareGroup) String() string { return "DROP SHARE GROUP " + types.QuoteString(s.Group) }
 
 // CreateTopic is CREATE TOPIC [IF NOT EXISTS] name [WITH ('key' = 'value',
 // ...)]. Options holds the WITH clause's pairs as written, nil without
@@ -136,11 +137,11 @@ func (s *CreateTopic) String() string {
 	if s.IfNotExists {
 		out += "IF NOT EXISTS "
 	}
-	out += QuoteString(s.Topic)
+	out += types.QuoteString(s.Topic)
 	if s.Options != nil {
 		pairs := make([]string, len(s.Options))
 		for i, kv := range s.Options {
-			pairs[i] = QuoteString(kv.Key) + " = " + QuoteString(kv.Value)
+			pairs[i] = types.QuoteString(kv.Key) + " = " + types.QuoteString(kv.Value)
 		}
 		out += " WITH (" + strings.Join(pairs, ", ") + ")"
 	}
@@ -152,7 +153,7 @@ func (s *DropTopic) String() string {
 	if s.IfExists {
 		out += "IF EXISTS "
 	}
-	return out + QuoteString(s.Topic)
+	return out + types.QuoteString(s.Topic)
 }
 
 func (*CreateTopic) statement() {}

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/types"
 )
 
 // A Connector makes table sources of one kind ('connector' = 'name'). It
@@ -34,7 +35,7 @@ type Connector interface {
 // MetadataKey is one piece of record metadata a connector can fill.
 type MetadataKey struct {
 	Key         string
-	Type        *DataType
+	Type        *types.DataType
 	Description string
 }
 

@@ -7,12 +7,13 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // TestNewEncoder: a format writes only if it is an EncodingFormat, and a
 // sink asking a read-only one hears so by name.
 func TestNewEncoder(t *testing.T) {
-	cols := []table.Column{{Name: "a", Type: &table.DataType{Kind: table.Int}}}
+	cols := []table.Column{{Name: "a", Type: &types.DataType{Kind: types.Int}}}
 	if _, err := table.NewEncoder(json.Format{}, cols, options.Values{}); err != nil {
 		t.Errorf("json: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/types"
 )
 
 // ErrInvalidDefinition is returned for a table definition that reads well
@@ -89,7 +90,7 @@ func (d *Definition) write(b *strings.Builder, ifNotExists bool, mask func(strin
 	if ifNotExists {
 		b.WriteString("IF NOT EXISTS ")
 	}
-	b.WriteString(QuoteIdent(d.Name))
+	b.WriteString(types.QuoteIdent(d.Name))
 	b.WriteString(" (\n")
 	cols := d.Columns()
 	for i, c := range cols {
@@ -101,7 +102,7 @@ func (d *Definition) write(b *strings.Builder, ifNotExists bool, mask func(strin
 		b.WriteString("\n")
 	}
 	if w := d.Watermark; w != nil {
-		fmt.Fprintf(b, "  WATERMARK FOR %s AS %s", QuoteIdent(w.Column), w.Expr)
+		fmt.Fprintf(b, "  WATERMARK FOR %s AS %s", types.QuoteIdent(w.Column), w.Expr)
 		if d.PrimaryKey != nil {
 			b.WriteString(",")
 		}
@@ -115,7 +116,7 @@ func (d *Definition) write(b *strings.Builder, ifNotExists bool, mask func(strin
 	b.WriteString(")")
 	if d.Comment != "" {
 		b.WriteString(" COMMENT ")
-		b.WriteString(QuoteString(d.Comment))
+		b.WriteString(types.QuoteString(d.Comment))
 	}
 	writeWith(b, d.Options, mask)
 }
@@ -133,7 +134,7 @@ func writeWith(b *strings.Builder, opts []options.KV, mask func(string) bool) {
 		if mask != nil && mask(kv.Key) {
 			v = Masked
 		}
-		fmt.Fprintf(b, "  %s = %s", QuoteString(kv.Key), QuoteString(v))
+		fmt.Fprintf(b, "  %s = %s", types.QuoteString(kv.Key), types.QuoteString(v))
 		if i < len(opts)-1 {
 			b.WriteString(",")
 		}
@@ -145,7 +146,7 @@ func writeWith(b *strings.Builder, opts []options.KV, mask func(string) bool) {
 // String is the column as CREATE TABLE declares it:
 // `ts` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL COMMENT '...'.
 func (c Column) String() string {
-	s := QuoteIdent(c.Name)
+	s := types.QuoteIdent(c.Name)
 	if c.Expr == "" {
 		s += " " + typeString(c.Type)
 	}
@@ -153,7 +154,7 @@ func (c Column) String() string {
 		s += " " + x
 	}
 	if c.Comment != "" {
-		s += " COMMENT " + QuoteString(c.Comment)
+		s += " COMMENT " + types.QuoteString(c.Comment)
 	}
 	return s
 }
@@ -170,7 +171,7 @@ func (c Column) Extras() string {
 	}
 	s := "METADATA"
 	if c.MetadataKey != "" {
-		s += " FROM " + QuoteString(c.MetadataKey)
+		s += " FROM " + types.QuoteString(c.MetadataKey)
 	}
 	if c.Virtual {
 		s += " VIRTUAL"
@@ -178,7 +179,7 @@ func (c Column) Extras() string {
 	return s
 }
 
-func typeString(t *DataType) string {
+func typeString(t *types.DataType) string {
 	if t == nil {
 		return "<no type>"
 	}
@@ -336,7 +337,7 @@ func (d *Definition) KeyProblems() []string {
 			names := make([]string, 0, len(all))
 			for _, c := range all {
 				if c.Expr == "" && !c.Metadata {
-					names = append(names, QuoteIdent(c.Name))
+					names = append(names, types.QuoteIdent(c.Name))
 				}
 			}
 			out = append(out, fmt.Sprintf("PRIMARY KEY column '%s' is not a column of table '%s' (its physical columns: %s)",

@@ -1,6 +1,6 @@
-// Package table is kshare's SQL surface below the query engine: the Flink
-// SQL type model and its Arrow mapping, the statements and table
-// definitions, the binding of a definition to its connector and format,
+// Package table is kshare's SQL surface below the query engine: the
+// statements and table definitions (their columns typed by package
+// types), the binding of a definition to its connector and format,
 // the catalog, and the registries that connectors and formats join by
 // name. Reading SQL text is package parse's job; table does not import it.
 //

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/types"
 )
 
 // This file holds models as the catalog keeps them: CREATE MODEL's
@@ -62,7 +63,7 @@ func (d *ModelDefinition) write(b *strings.Builder, ifNotExists bool, mask func(
 	if ifNotExists {
 		b.WriteString("IF NOT EXISTS ")
 	}
-	b.WriteString(QuoteIdent(d.Name))
+	b.WriteString(types.QuoteIdent(d.Name))
 	for _, part := range []struct {
 		word string
 		cols []Column
@@ -78,7 +79,7 @@ func (d *ModelDefinition) write(b *strings.Builder, ifNotExists bool, mask func(
 		b.WriteString(")")
 	}
 	if d.Comment != "" {
-		b.WriteString("\nCOMMENT " + QuoteString(d.Comment))
+		b.WriteString("\nCOMMENT " + types.QuoteString(d.Comment))
 	}
 	writeWith(b, d.Options, mask)
 }
@@ -266,7 +267,7 @@ func (c *Catalog) createModel(st *CreateModel) (*Result, error) {
 			return exists(old.Name()), nil
 		}
 		return nil, options.Errorf(ErrModelExists, old.Name(), "model '%s' already exists; DROP MODEL %s and CREATE it again to change it",
-			options.Cut(old.Name()), options.Cut(QuoteIdent(old.Name())))
+			options.Cut(old.Name()), options.Cut(types.QuoteIdent(old.Name())))
 	}
 	c.models[key] = &Model{Bound: b}
 	return &Result{Message: fmt.Sprintf("model '%s' created", options.Cut(def.Name))}, nil

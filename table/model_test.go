@@ -7,6 +7,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // fakeBinder accepts every model whose 'provider' is 'fake' and calls the
@@ -31,8 +32,8 @@ func (fakeBinder) BindModel(def *table.ModelDefinition) (table.BoundModel, error
 func sentiment() *table.ModelDefinition {
 	return &table.ModelDefinition{
 		Name:    "Sentiment",
-		Input:   []table.Column{{Name: "text", Type: table.StringType()}},
-		Output:  []table.Column{{Name: "label", Type: table.StringType().WithNotNull(true), Comment: "one word"}},
+		Input:   []table.Column{{Name: "text", Type: types.StringType()}},
+		Output:  []table.Column{{Name: "label", Type: types.StringType().WithNotNull(true), Comment: "one word"}},
 		Options: []options.KV{{Key: "provider", Value: "fake"}, {Key: "token", Value: "s3cr3t"}},
 	}
 }
@@ -102,8 +103,8 @@ func TestModelDefinition(t *testing.T) {
 	}
 	bad := &table.ModelDefinition{
 		Name:   "m",
-		Input:  []table.Column{{Name: "a", Type: table.IntType()}, {Name: "A", Type: table.IntType()}},
-		Output: []table.Column{{Name: "ts", Type: table.BigIntType(), Metadata: true}},
+		Input:  []table.Column{{Name: "a", Type: types.IntType()}, {Name: "A", Type: types.IntType()}},
+		Output: []table.Column{{Name: "ts", Type: types.BigIntType(), Metadata: true}},
 	}
 	err := bad.Validate()
 	if !errors.Is(err, table.ErrInvalidDefinition) {

@@ -9,6 +9,7 @@ import (
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // keyed is a write-only connector that takes a PRIMARY KEY.
@@ -84,8 +85,8 @@ func TestPrimaryKeyShown(t *testing.T) {
 // A definition built in Go is checked as a parsed one is.
 func TestPrimaryKeyValidateInGo(t *testing.T) {
 	def := table.NewDefinition("g", []table.Column{
-		{Name: "a", Type: table.IntType()},
-		{Name: "o", Type: table.BigIntType(), Metadata: true, MetadataKey: "offset"},
+		{Name: "a", Type: types.IntType()},
+		{Name: "o", Type: types.BigIntType(), Metadata: true, MetadataKey: "offset"},
 	}, map[string]string{"connector": "keyed"})
 	for _, tc := range []struct {
 		cols []string

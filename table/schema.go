@@ -11,13 +11,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/types"
 )
 
 // Column is one column of a table.
 type Column struct {
 	// Name as written (backticks removed); lookups ignore case.
 	Name    string
-	Type    *DataType
+	Type    *types.DataType
 	Comment string
 	// Metadata columns are filled by the connector from the record's
 	// metadata, not by the format from its value.
@@ -122,14 +123,14 @@ type PrimaryKey struct {
 func (k *PrimaryKey) String() string {
 	var b strings.Builder
 	if k.Name != "" {
-		b.WriteString("CONSTRAINT " + QuoteIdent(k.Name) + " ")
+		b.WriteString("CONSTRAINT " + types.QuoteIdent(k.Name) + " ")
 	}
 	b.WriteString("PRIMARY KEY (")
 	for i, c := range k.Columns {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(QuoteIdent(c))
+		b.WriteString(types.QuoteIdent(c))
 	}
 	b.WriteString(") NOT ENFORCED")
 	return b.String()

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kshare/kshare/options"
+	"github.com/kshare/kshare/types"
 )
 
 // A Statement is one statement of a script, as parse.Parse returns it. String is
@@ -145,16 +146,16 @@ func (s *CreateModel) String() string {
 
 func (s *DropModel) String() string {
 	if s.IfExists {
-		return "DROP MODEL IF EXISTS " + QuoteIdent(s.Name)
+		return "DROP MODEL IF EXISTS " + types.QuoteIdent(s.Name)
 	}
-	return "DROP MODEL " + QuoteIdent(s.Name)
+	return "DROP MODEL " + types.QuoteIdent(s.Name)
 }
 
 func (*ShowModels) String() string { return "SHOW MODELS" }
 
-func (s *DescribeModel) String() string { return "DESCRIBE MODEL " + QuoteIdent(s.Name) }
+func (s *DescribeModel) String() string { return "DESCRIBE MODEL " + types.QuoteIdent(s.Name) }
 
-func (s *ShowCreateModel) String() string { return "SHOW CREATE MODEL " + QuoteIdent(s.Name) }
+func (s *ShowCreateModel) String() string { return "SHOW CREATE MODEL " + types.QuoteIdent(s.Name) }
 
 // String masks secrets as Definition.String does.
 func (s *CreateTable) String() string {
@@ -165,23 +166,23 @@ func (s *CreateTable) String() string {
 
 func (s *DropTable) String() string {
 	if s.IfExists {
-		return "DROP TABLE IF EXISTS " + QuoteIdent(s.Name)
+		return "DROP TABLE IF EXISTS " + types.QuoteIdent(s.Name)
 	}
-	return "DROP TABLE " + QuoteIdent(s.Name)
+	return "DROP TABLE " + types.QuoteIdent(s.Name)
 }
 
 // String masks the values of keys that look secret (options.LooksSecret),
 // so that the statement can be logged.
 func (s *AlterTable) String() string {
 	var b strings.Builder
-	b.WriteString("ALTER TABLE " + QuoteIdent(s.Name))
+	b.WriteString("ALTER TABLE " + types.QuoteIdent(s.Name))
 	if len(s.Reset) > 0 {
 		b.WriteString(" RESET (")
 		for i, k := range s.Reset {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(QuoteString(k))
+			b.WriteString(types.QuoteString(k))
 		}
 		b.WriteString(")")
 		return b.String()
@@ -195,7 +196,7 @@ func (s *AlterTable) String() string {
 		if options.LooksSecret(kv.Key) {
 			v = Masked
 		}
-		b.WriteString(QuoteString(kv.Key) + " = " + QuoteString(v))
+		b.WriteString(types.QuoteString(kv.Key) + " = " + types.QuoteString(v))
 	}
 	b.WriteString(")")
 	return b.String()
@@ -205,27 +206,27 @@ func (*ShowTables) String() string { return "SHOW TABLES" }
 
 func (*ShowFunctions) String() string { return "SHOW FUNCTIONS" }
 
-func (s *Describe) String() string { return "DESCRIBE " + QuoteIdent(s.Name) }
+func (s *Describe) String() string { return "DESCRIBE " + types.QuoteIdent(s.Name) }
 
-func (s *ShowCreateTable) String() string { return "SHOW CREATE TABLE " + QuoteIdent(s.Name) }
+func (s *ShowCreateTable) String() string { return "SHOW CREATE TABLE " + types.QuoteIdent(s.Name) }
 
 func (s *Select) String() string { return s.SQL }
 
 func (*ShowJobs) String() string  { return "SHOW JOBS" }
-func (s *StopJob) String() string { return "STOP JOB " + QuoteString(s.ID) }
+func (s *StopJob) String() string { return "STOP JOB " + types.QuoteString(s.ID) }
 
-func (s *Insert) String() string { return "INSERT INTO " + QuoteIdent(s.Table) + " " + s.Select }
+func (s *Insert) String() string { return "INSERT INTO " + types.QuoteIdent(s.Table) + " " + s.Select }
 
 func (s *SetOption) String() string {
 	if s.Key == "" {
 		return "SET"
 	}
-	return "SET " + QuoteString(s.Key) + " = " + QuoteString(s.Value)
+	return "SET " + types.QuoteString(s.Key) + " = " + types.QuoteString(s.Value)
 }
 
 func (s *Reset) String() string {
 	if s.Key == "" {
 		return "RESET"
 	}
-	return "RESET " + QuoteString(s.Key)
+	return "RESET " + types.QuoteString(s.Key)
 }

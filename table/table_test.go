@@ -14,6 +14,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 const withOK = `WITH ('connector' = 'kafka-sharegroup', 'format' = 'json', 'bootstrap.servers' = 'h:9092', 'share-group-id' = 'g', 'topic' = 't')`
@@ -59,8 +60,8 @@ func TestBindErrorKinds(t *testing.T) {
 func TestBindGoDefinition(t *testing.T) {
 	reg := ddltest.Registry()
 	cols := []table.Column{
-		{Name: "id", Type: table.BigIntType().WithNotNull(true)},
-		{Name: "off", Type: table.BigIntType(), Metadata: true, MetadataKey: "offset", Virtual: true},
+		{Name: "id", Type: types.BigIntType().WithNotNull(true)},
+		{Name: "off", Type: types.BigIntType(), Metadata: true, MetadataKey: "offset", Virtual: true},
 	}
 	def := table.NewDefinition("orders", cols, map[string]string{
 		"topic": "orders", "format": "json", "connector": "kafka-sharegroup",
@@ -96,11 +97,11 @@ func TestBindGoDefinition(t *testing.T) {
 	}
 
 	bad := table.NewDefinition("", []table.Column{
-		{Name: "a", Type: table.DecimalType(50, 2)},
-		{Name: "A", Type: table.IntType()},
+		{Name: "a", Type: types.DecimalType(50, 2)},
+		{Name: "A", Type: types.IntType()},
 		{Name: "b"},
-		{Name: "c", Type: &table.DataType{Kind: table.Row, Fields: []table.Field{{Name: "x", Type: table.IntType()}, {Name: "X", Type: table.IntType()}}}},
-		{Name: "d", Type: &table.DataType{Kind: table.Array}},
+		{Name: "c", Type: &types.DataType{Kind: types.Row, Fields: []types.Field{{Name: "x", Type: types.IntType()}, {Name: "X", Type: types.IntType()}}}},
+		{Name: "d", Type: &types.DataType{Kind: types.Array}},
 	}, nil)
 	_, err = reg.Bind(bad)
 	for _, want := range []string{
@@ -211,7 +212,7 @@ func TestFromArrowInvertsArrowType(t *testing.T) {
 	  q ARRAY<INT NOT NULL>, r MAP<STRING, ARRAY<BYTES>>, s ROW<x INT NOT NULL, y ROW<z DATE>>)`).(*table.CreateTable)
 	for _, c := range ct.Def.Schema.Columns {
 		at := c.Type.ArrowType()
-		back, err := table.FromArrow(at, c.Type.Nullable())
+		back, err := types.FromArrow(at, c.Type.Nullable())
 		if err != nil {
 			t.Errorf("%s: %v", c.Name, err)
 			continue
@@ -229,7 +230,7 @@ func TestFromArrowInvertsArrowType(t *testing.T) {
 		arrow.PrimitiveTypes.Uint8, arrow.BinaryTypes.LargeString, arrow.FixedWidthTypes.Float16,
 		arrow.ListOf(arrow.PrimitiveTypes.Uint32), &arrow.Decimal128Type{Precision: 0},
 	} {
-		if _, err := table.FromArrow(at, true); !errors.Is(err, table.ErrNoSQLType) {
+		if _, err := types.FromArrow(at, true); !errors.Is(err, types.ErrNoSQLType) {
 			t.Errorf("%s: got %v", at, err)
 		}
 	}
@@ -243,7 +244,7 @@ func TestFromArrowInvertsArrowType(t *testing.T) {
 }
 
 func TestCanHold(t *testing.T) {
-	typ := func(s string) *table.DataType {
+	typ := func(s string) *types.DataType {
 		t.Helper()
 		ct := parseOne(t, "CREATE TABLE t (c "+s+")").(*table.CreateTable)
 		return ct.Def.Schema.Columns[0].Type
@@ -371,7 +372,7 @@ func TestAlterTableKeepsTableOnError(t *testing.T) {
 // columns; Validate refuses one out of place or named twice, and a negative
 // watermark delay. Without package query linked in, binding one says so.
 func TestComputedColumnsInGo(t *testing.T) {
-	src := []table.Column{{Name: "a", Type: table.IntType()}, {Name: "b", Type: table.IntType()}}
+	src := []table.Column{{Name: "a", Type: types.IntType()}, {Name: "b", Type: types.IntType()}}
 	def := table.NewDefinition("t", src, nil)
 	def.Computed = []table.Computed{{Column: table.Column{Name: "c", Expr: "a + b"}, Pos: 1}}
 	var names []string

@@ -16,6 +16,7 @@ import (
 	kjson "github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // fakeWriter keeps the ids it was given and answers each Write, from a
@@ -50,7 +51,7 @@ func newTestTableOut(t *testing.T, w table.Writer) *TableOut {
 	t.Helper()
 	alloc := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { alloc.AssertSize(t, 0) })
-	cols := []table.Column{{Name: "id", Type: table.BigIntType()}, {Name: "label", Type: table.StringType()}}
+	cols := []table.Column{{Name: "id", Type: types.BigIntType()}, {Name: "label", Type: types.StringType()}}
 	opts, err := options.Parse(nil, nil, kjson.Options)
 	if err != nil {
 		t.Fatal(err)

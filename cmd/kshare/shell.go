@@ -24,7 +24,7 @@ import (
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/sqlshell"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // shellSynopsis is the shell's usage line, shared by `kshare` and
@@ -100,7 +100,7 @@ func (f *shellFlags) apply(ctx context.Context, eng sqlshell.Engine) error {
 		sets = append(sets, [2]string{query.SettingMaxRows, strconv.FormatInt(f.maxRows, 10)})
 	}
 	for _, kv := range sets {
-		if _, err := eng.Exec(ctx, fmt.Sprintf("SET %s = %s", table.QuoteString(kv[0]), table.QuoteString(kv[1]))); err != nil {
+		if _, err := eng.Exec(ctx, fmt.Sprintf("SET %s = %s", types.QuoteString(kv[0]), types.QuoteString(kv[1]))); err != nil {
 			return fmt.Errorf("setting '%s': %w", kv[0], err)
 		}
 	}

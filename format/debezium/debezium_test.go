@@ -14,6 +14,7 @@ import (
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func TestRegistered(t *testing.T) {
@@ -57,7 +58,7 @@ func TestOptionsMapping(t *testing.T) {
 		}
 	}
 	// Values built without Parse (empty) are the defaults.
-	if _, err := (Format{}).NewDecoder([]table.Column{{Name: "a", Type: table.IntType()}}, options.Values{}); err != nil {
+	if _, err := (Format{}).NewDecoder([]table.Column{{Name: "a", Type: types.IntType()}}, options.Values{}); err != nil {
 		t.Error(err)
 	}
 }
@@ -120,7 +121,7 @@ func TestNewEncoderErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = (Format{}).NewEncoder([]table.Column{{Name: "a", Type: table.IntType()}, {Name: "a", Type: table.IntType()}}, vals)
+	_, err = (Format{}).NewEncoder([]table.Column{{Name: "a", Type: types.IntType()}, {Name: "a", Type: types.IntType()}}, vals)
 	if want := "format 'debezium-json': format 'json': column `a` appears twice"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

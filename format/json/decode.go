@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 type config struct {
@@ -484,22 +485,22 @@ func (d *decoder) commit(data []byte) {
 			// The common kinds by hand, where the builder has room: a call
 			// to appendScalar per column costs more than the append.
 			switch n.kind {
-			case table.BigInt:
+			case types.BigInt:
 				if b := n.i64; b.Len() < b.Cap() {
 					b.UnsafeAppend(sl.sc.i)
 					continue
 				}
-			case table.Int:
+			case types.Int:
 				if b := n.i32; b.Len() < b.Cap() {
 					b.UnsafeAppend(int32(sl.sc.i))
 					continue
 				}
-			case table.Decimal:
+			case types.Decimal:
 				if b := n.dec; b.Len() < b.Cap() {
 					b.UnsafeAppend(sl.sc.d)
 					continue
 				}
-			case table.Char, table.Varchar:
+			case types.Char, types.Varchar:
 				if b := n.bb; b.Len() < b.Cap() && b.DataCap()-b.DataLen() >= len(sl.sc.b) {
 					b.UnsafeAppend(sl.sc.b)
 					continue
@@ -546,9 +547,9 @@ func (d *decoder) walk(n *node, data []byte, i int, emit bool) (int, *perr) {
 		return end, nil
 	}
 	switch n.kind {
-	case table.Array:
+	case types.Array:
 		return d.walkArray(n, data, i, emit)
-	case table.Map:
+	case types.Map:
 		return d.walkMap(n, data, i, emit)
 	}
 	return d.walkRow(n, data, i, emit)

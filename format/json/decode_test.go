@@ -13,6 +13,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -131,15 +132,15 @@ func TestNewDecoderErrors(t *testing.T) {
 		cols []table.Column
 		want string
 	}{
-		{[]table.Column{{Name: "m", Type: table.MapType(&table.DataType{Kind: table.Array, Elem: table.IntType()}, table.IntType())}},
+		{[]table.Column{{Name: "m", Type: types.MapType(&types.DataType{Kind: types.Array, Elem: types.IntType()}, types.IntType())}},
 			"format 'json' cannot decode column `m` of type MAP<ARRAY<INT>, INT>: a JSON object's keys are strings, which cannot be read as ARRAY<INT>"},
-		{[]table.Column{{Name: "a", Type: table.IntType()}, {Name: "a", Type: table.IntType()}},
+		{[]table.Column{{Name: "a", Type: types.IntType()}, {Name: "a", Type: types.IntType()}},
 			"format 'json': column `a` appears twice"},
-		{[]table.Column{{Name: "offset", Type: table.BigIntType(), Metadata: true}},
+		{[]table.Column{{Name: "offset", Type: types.BigIntType(), Metadata: true}},
 			"format 'json': column `offset` is a metadata column; the format decodes physical columns only"},
-		{[]table.Column{{Name: "d", Type: table.DecimalType(40, 2)}},
+		{[]table.Column{{Name: "d", Type: types.DecimalType(40, 2)}},
 			"format 'json' cannot decode column `d` of type DECIMAL(40, 2): DECIMAL needs 1 <= precision <= 38 and 0 <= scale <= precision"},
-		{[]table.Column{{Name: "t", Type: &table.DataType{Kind: table.Timestamp, Precision: 12}}},
+		{[]table.Column{{Name: "t", Type: &types.DataType{Kind: types.Timestamp, Precision: 12}}},
 			"format 'json' cannot decode column `t` of type TIMESTAMP(12): the precision must be between 0 and 9"},
 	} {
 		_, err := Format{}.NewDecoder(c.cols, vals)

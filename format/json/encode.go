@@ -13,6 +13,7 @@ import (
 	"github.com/kshare/kshare/internal/decimal"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // NewEncoder implements table.EncodingFormat: every type the decoder reads
@@ -28,10 +29,10 @@ func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encode
 	seen := make(map[string]bool, len(cols))
 	for _, c := range cols {
 		if c.Metadata {
-			return nil, fmt.Errorf("format 'json': column %s is a metadata column; the format writes physical columns only", table.QuoteIdent(c.Name))
+			return nil, fmt.Errorf("format 'json': column %s is a metadata column; the format writes physical columns only", types.QuoteIdent(c.Name))
 		}
 		if seen[c.Name] {
-			return nil, fmt.Errorf("format 'json': column %s appears twice", table.QuoteIdent(c.Name))
+			return nil, fmt.Errorf("format 'json': column %s appears twice", types.QuoteIdent(c.Name))
 		}
 		seen[c.Name] = true
 		// The decoder's plan checks every type; the encoder writes the
@@ -62,8 +63,8 @@ var _ table.Encoder = (*encoder)(nil)
 // An enode writes one type of the schema, as a node reads one. Its arrays
 // are bound when the caller passes arrays it has not seen.
 type enode struct {
-	t    *table.DataType
-	kind table.Kind
+	t    *types.DataType
+	kind types.Kind
 	name string
 	// field is `"name":`, written before the value in an object.
 	field          []byte
@@ -93,19 +94,19 @@ type enode struct {
 	st   *array.Struct
 }
 
-func newEnode(name string, t *table.DataType) *enode {
+func newEnode(name string, t *types.DataType) *enode {
 	n := &enode{t: t, kind: t.Kind, name: name}
 	n.field = append(appendString(nil, name), ':')
 	switch t.Kind {
-	case table.Decimal:
+	case types.Decimal:
 		n.scale = int32(t.Scale)
-	case table.Time, table.Timestamp, table.TimestampLTZ:
-		n.perUnit = int64(table.TimeUnit(t.Precision).Multiplier())
-	case table.Array:
+	case types.Time, types.Timestamp, types.TimestampLTZ:
+		n.perUnit = int64(types.TimeUnit(t.Precision).Multiplier())
+	case types.Array:
 		n.elem = newEnode("", t.Elem)
-	case table.Map:
+	case types.Map:
 		n.key, n.val = newEnode("", t.Key), newEnode("", t.Value)
-	case table.Row:
+	case types.Row:
 		for _, f := range t.Fields {
 			n.fields = append(n.fields, newEnode(f.Name, f.Type))
 		}
@@ -262,37 +263,37 @@ func (e *encoder) value(b []byte, n *enode, i int) ([]byte, *table.EncodeError) 
 		return append(b, "null"...), nil
 	}
 	switch n.kind {
-	case table.TinyInt:
+	case types.TinyInt:
 		return strconv.AppendInt(b, int64(n.i8.Value(i)), 10), nil
-	case table.SmallInt:
+	case types.SmallInt:
 		return strconv.AppendInt(b, int64(n.i16.Value(i)), 10), nil
-	case table.Int:
+	case types.Int:
 		return strconv.AppendInt(b, int64(n.i32.Value(i)), 10), nil
-	case table.BigInt:
+	case types.BigInt:
 		return strconv.AppendInt(b, n.i64.Value(i), 10), nil
-	case table.Float:
+	case types.Float:
 		return appendFloat(b, float64(n.f32.Value(i)), 32), nil
-	case table.Double:
+	case types.Double:
 		return appendFloat(b, n.f64.Value(i), 64), nil
-	case table.Boolean:
+	case types.Boolean:
 		return strconv.AppendBool(b, n.bl.Value(i)), nil
-	case table.Char, table.Varchar:
+	case types.Char, types.Varchar:
 		return appendCheckedString(b, n.str.Value(i))
-	case table.Varbinary:
+	case types.Varbinary:
 		return appendBase64(b, n.bin.Value(i)), nil
-	case table.Binary:
+	case types.Binary:
 		return appendBase64(b, n.fsb.Value(i)), nil
-	case table.Decimal:
+	case types.Decimal:
 		return decimal.Append(b, n.dec.Value(i), n.scale, e.cfg.plainDecimal), nil
-	case table.Date:
+	case types.Date:
 		b = append(b, '"')
 		b, err := appendDate(b, int64(n.d32.Value(i)))
 		return append(b, '"'), err
-	case table.Time:
+	case types.Time:
 		return e.time(b, n, i)
-	case table.Timestamp, table.TimestampLTZ:
+	case types.Timestamp, types.TimestampLTZ:
 		return e.timestamp(b, n, int64(n.ts.Value(i)))
-	case table.Array:
+	case types.Array:
 		start, end := n.list.ValueOffsets(i)
 		b = append(b, '[')
 		for j := start; j < end; j++ {
@@ -305,9 +306,9 @@ func (e *encoder) value(b []byte, n *enode, i int) ([]byte, *table.EncodeError) 
 			}
 		}
 		return append(b, ']'), nil
-	case table.Map:
+	case types.Map:
 		return e.mapValue(b, n, i)
-	case table.Row:
+	case types.Row:
 		return e.object(b, n.fields, i)
 	}
 	return b, failf("cannot write %s", n.t)

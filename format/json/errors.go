@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // perr is an error found while decoding one value. It is built where the
@@ -73,7 +74,7 @@ func (e *perr) decodeError() *table.DecodeError {
 			b.WriteByte(']')
 		case stepKey:
 			b.WriteString("[")
-			b.WriteString(table.QuoteString(s.name))
+			b.WriteString(types.QuoteString(s.name))
 			b.WriteString("]")
 		}
 	}

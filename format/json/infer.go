@@ -11,6 +11,7 @@ import (
 
 	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Inferred is a schema proposed from sample JSON values by Infer.
@@ -350,60 +351,60 @@ func (s *shape) preferISO() bool {
 	return iso > sql
 }
 
-func (s *shape) resolve(iso bool) *table.DataType {
+func (s *shape) resolve(iso bool) *types.DataType {
 	switch s.kinds {
 	case 0:
-		return table.StringType()
+		return types.StringType()
 	case kindBool:
-		return table.BooleanType()
+		return types.BooleanType()
 	case kindNumber:
 		switch {
-		case s.huge && (s.double || s.scale > 0 || s.intDigits > table.MaxDecimalPrecision):
-			return table.StringType()
+		case s.huge && (s.double || s.scale > 0 || s.intDigits > types.MaxDecimalPrecision):
+			return types.StringType()
 		case s.double:
-			return table.DoubleType()
+			return types.DoubleType()
 		case s.scale == 0 && !s.bigInt:
-			return table.BigIntType()
-		case s.scale == 0 && s.intDigits <= table.MaxDecimalPrecision:
-			return table.DecimalType(table.MaxDecimalPrecision, 0)
+			return types.BigIntType()
+		case s.scale == 0 && s.intDigits <= types.MaxDecimalPrecision:
+			return types.DecimalType(types.MaxDecimalPrecision, 0)
 		case s.scale == 0:
-			return table.DoubleType()
+			return types.DoubleType()
 		}
 		// Room for larger amounts than the samples show: at least eight
 		// digits before the point.
 		p := max(s.intDigits, 8) + s.scale
-		if p > table.MaxDecimalPrecision {
-			return table.DoubleType()
+		if p > types.MaxDecimalPrecision {
+			return types.DoubleType()
 		}
-		return table.DecimalType(p, s.scale)
+		return types.DecimalType(p, s.scale)
 	case kindString:
 		if s.date {
-			return &table.DataType{Kind: table.Date}
+			return &types.DataType{Kind: types.Date}
 		}
 		sql, isoForm := s.timestamp()
 		if (sql && !iso) || (isoForm && iso) {
-			p := min(max(s.frac, 3), table.MaxTimePrecision)
+			p := min(max(s.frac, 3), types.MaxTimePrecision)
 			if s.tsLocal {
-				return &table.DataType{Kind: table.Timestamp, Precision: p}
+				return &types.DataType{Kind: types.Timestamp, Precision: p}
 			}
-			return table.TimestampLTZType(p)
+			return types.TimestampLTZType(p)
 		}
-		return table.StringType()
+		return types.StringType()
 	case kindObject:
 		if s.isMap() {
 			v := &shape{}
 			for _, f := range s.fields {
 				v.merge(f)
 			}
-			return table.MapType(table.StringType(), v.resolve(iso))
+			return types.MapType(types.StringType(), v.resolve(iso))
 		}
 		names := s.named()
 		if len(names) == 0 {
-			return table.StringType() // only {}: its text
+			return types.StringType() // only {}: its text
 		}
-		t := &table.DataType{Kind: table.Row}
+		t := &types.DataType{Kind: types.Row}
 		for _, name := range names {
-			t.Fields = append(t.Fields, table.Field{Name: name, Type: s.fields[name].resolve(iso)})
+			t.Fields = append(t.Fields, types.Field{Name: name, Type: s.fields[name].resolve(iso)})
 		}
 		return t
 	case kindArray:
@@ -411,9 +412,9 @@ func (s *shape) resolve(iso bool) *table.DataType {
 		if elem == nil {
 			elem = &shape{}
 		}
-		return &table.DataType{Kind: table.Array, Elem: elem.resolve(iso)}
+		return &types.DataType{Kind: types.Array, Elem: elem.resolve(iso)}
 	}
-	return table.StringType()
+	return types.StringType()
 }
 
 // named returns the field names that can be columns or ROW fields, in the

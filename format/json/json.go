@@ -8,6 +8,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Format is the 'json' format. It registers itself in init.
@@ -38,10 +39,10 @@ func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decode
 	}
 	for _, c := range cols {
 		if c.Metadata {
-			return nil, fmt.Errorf("format 'json': column %s is a metadata column; the format decodes physical columns only", table.QuoteIdent(c.Name))
+			return nil, fmt.Errorf("format 'json': column %s is a metadata column; the format decodes physical columns only", types.QuoteIdent(c.Name))
 		}
 		if _, dup := d.fields.index[c.Name]; dup {
-			return nil, fmt.Errorf("format 'json': column %s appears twice", table.QuoteIdent(c.Name))
+			return nil, fmt.Errorf("format 'json': column %s appears twice", types.QuoteIdent(c.Name))
 		}
 		n, err := newNode(c.Name, c.Type, c.Name, &cfg)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // A node decodes one type of the schema: a column, a field of a ROW, the
@@ -18,8 +19,8 @@ import (
 // another value of the same node (types are not recursive), so each node
 // can keep its own scratch space without a stack.
 type node struct {
-	t       *table.DataType
-	kind    table.Kind
+	t       *types.DataType
+	kind    types.Kind
 	notNull bool
 	// scalar is every kind but ARRAY, MAP and ROW.
 	scalar bool
@@ -89,56 +90,56 @@ type scalar struct {
 
 // planError is a NewDecoder error: at CREATE TABLE time, so it names the
 // column and its type.
-func (cfg *config) planError(col string, t *table.DataType, why string) error {
+func (cfg *config) planError(col string, t *types.DataType, why string) error {
 	verb := "decode"
 	if cfg.writing {
 		verb = "write"
 	}
-	return fmt.Errorf("format 'json' cannot %s column %s of type %s: %s", verb, table.QuoteIdent(col), t, why)
+	return fmt.Errorf("format 'json' cannot %s column %s of type %s: %s", verb, types.QuoteIdent(col), t, why)
 }
 
-func newNode(name string, t *table.DataType, col string, cfg *config) (*node, error) {
+func newNode(name string, t *types.DataType, col string, cfg *config) (*node, error) {
 	if t == nil {
-		return nil, fmt.Errorf("format 'json': column %s has no type", table.QuoteIdent(col))
+		return nil, fmt.Errorf("format 'json': column %s has no type", types.QuoteIdent(col))
 	}
 	n := &node{t: t, kind: t.Kind, notNull: t.NotNull, name: name, expect: t.WithNotNull(false).String(), scalar: true}
 	switch t.Kind {
-	case table.Char, table.Varchar:
+	case types.Char, types.Varchar:
 		n.fast = fastString
-	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+	case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
 		n.fast = fastInt
 		n.min, n.max = table.IntRange(t.Kind)
-	case table.Boolean, table.Float, table.Double:
-	case table.Varbinary:
+	case types.Boolean, types.Float, types.Double:
+	case types.Varbinary:
 		n.expect += " as base64"
-	case table.Date:
+	case types.Date:
 		n.expect += " as yyyy-MM-dd"
-	case table.Binary:
+	case types.Binary:
 		if t.Length < 1 {
 			return nil, cfg.planError(col, t, "BINARY needs a length of at least 1")
 		}
 		n.width = t.Length
 		n.expect += " as base64"
-	case table.Decimal:
-		if t.Precision < 1 || t.Precision > table.MaxDecimalPrecision || t.Scale < 0 || t.Scale > t.Precision {
-			return nil, cfg.planError(col, t, fmt.Sprintf("DECIMAL needs 1 <= precision <= %d and 0 <= scale <= precision", table.MaxDecimalPrecision))
+	case types.Decimal:
+		if t.Precision < 1 || t.Precision > types.MaxDecimalPrecision || t.Scale < 0 || t.Scale > t.Precision {
+			return nil, cfg.planError(col, t, fmt.Sprintf("DECIMAL needs 1 <= precision <= %d and 0 <= scale <= precision", types.MaxDecimalPrecision))
 		}
 		n.prec, n.scale = t.Precision, t.Scale
 		n.fast = fastDecimal
-	case table.Time, table.Timestamp, table.TimestampLTZ:
-		if t.Precision < 0 || t.Precision > table.MaxTimePrecision {
-			return nil, cfg.planError(col, t, fmt.Sprintf("the precision must be between 0 and %d", table.MaxTimePrecision))
+	case types.Time, types.Timestamp, types.TimestampLTZ:
+		if t.Precision < 0 || t.Precision > types.MaxTimePrecision {
+			return nil, cfg.planError(col, t, fmt.Sprintf("the precision must be between 0 and %d", types.MaxTimePrecision))
 		}
-		n.perUnit = int64(table.TimeUnit(t.Precision).Multiplier())
+		n.perUnit = int64(types.TimeUnit(t.Precision).Multiplier())
 		n.expect += " as " + layout(t, cfg.iso)
-	case table.Array:
+	case types.Array:
 		n.scalar = false
 		e, err := newNode("", t.Elem, col, cfg)
 		if err != nil {
 			return nil, err
 		}
 		n.elem = e
-	case table.Map:
+	case types.Map:
 		n.scalar = false
 		if t.Key == nil || t.Value == nil {
 			return nil, cfg.planError(col, t, "MAP needs a key and a value type")
@@ -158,12 +159,12 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 			return nil, err
 		}
 		n.key, n.val = k, v
-	case table.Row:
+	case types.Row:
 		n.scalar = false
 		n.names.index = make(map[string]int, len(t.Fields))
 		for _, f := range t.Fields {
 			if _, dup := n.names.index[f.Name]; dup {
-				return nil, cfg.planError(col, t, fmt.Sprintf("field %s appears twice", table.QuoteIdent(f.Name)))
+				return nil, cfg.planError(col, t, fmt.Sprintf("field %s appears twice", types.QuoteIdent(f.Name)))
 			}
 			fn, err := newNode(f.Name, f.Type, col, cfg)
 			if err != nil {
@@ -181,7 +182,7 @@ func newNode(name string, t *table.DataType, col string, cfg *config) (*node, er
 }
 
 // layout is the text a temporal column expects, for error messages.
-func layout(t *table.DataType, iso bool) string {
+func layout(t *types.DataType, iso bool) string {
 	frac := ""
 	if t.Precision > 0 {
 		frac = "[." + "fffffffff"[:t.Precision] + "]"
@@ -191,11 +192,11 @@ func layout(t *table.DataType, iso bool) string {
 		sep, std = "T", "ISO-8601"
 	}
 	switch t.Kind {
-	case table.Time:
+	case types.Time:
 		return "HH:mm:ss" + frac
-	case table.Timestamp:
+	case types.Timestamp:
 		return fmt.Sprintf("yyyy-MM-dd%sHH:mm:ss%s ('json.timestamp-format.standard' is '%s')", sep, frac, std)
-	case table.TimestampLTZ:
+	case types.TimestampLTZ:
 		return fmt.Sprintf("yyyy-MM-dd%sHH:mm:ss%sZ ('json.timestamp-format.standard' is '%s')", sep, frac, std)
 	}
 	return ""
@@ -208,51 +209,51 @@ func (n *node) bind(b array.Builder) {
 	n.b = b
 	ok := true
 	switch n.kind {
-	case table.TinyInt:
+	case types.TinyInt:
 		n.i8, ok = b.(*array.Int8Builder)
-	case table.SmallInt:
+	case types.SmallInt:
 		n.i16, ok = b.(*array.Int16Builder)
-	case table.Int:
+	case types.Int:
 		n.i32, ok = b.(*array.Int32Builder)
-	case table.BigInt:
+	case types.BigInt:
 		n.i64, ok = b.(*array.Int64Builder)
-	case table.Float:
+	case types.Float:
 		n.f32, ok = b.(*array.Float32Builder)
-	case table.Double:
+	case types.Double:
 		n.f64, ok = b.(*array.Float64Builder)
-	case table.Boolean:
+	case types.Boolean:
 		n.bl, ok = b.(*array.BooleanBuilder)
-	case table.Char, table.Varchar:
+	case types.Char, types.Varchar:
 		var sb *array.StringBuilder
 		if sb, ok = b.(*array.StringBuilder); ok {
 			n.bb = sb.BinaryBuilder
 		}
-	case table.Varbinary:
+	case types.Varbinary:
 		n.bb, ok = b.(*array.BinaryBuilder)
-	case table.Binary:
+	case types.Binary:
 		n.fsb, ok = b.(*array.FixedSizeBinaryBuilder)
-	case table.Decimal:
+	case types.Decimal:
 		n.dec, ok = b.(*array.Decimal128Builder)
-	case table.Date:
+	case types.Date:
 		n.d32, ok = b.(*array.Date32Builder)
-	case table.Time:
+	case types.Time:
 		if n.t.Precision <= 3 {
 			n.t32, ok = b.(*array.Time32Builder)
 		} else {
 			n.t64, ok = b.(*array.Time64Builder)
 		}
-	case table.Timestamp, table.TimestampLTZ:
+	case types.Timestamp, types.TimestampLTZ:
 		n.ts, ok = b.(*array.TimestampBuilder)
-	case table.Array:
+	case types.Array:
 		if n.list, ok = b.(*array.ListBuilder); ok {
 			n.elem.bind(n.list.ValueBuilder())
 		}
-	case table.Map:
+	case types.Map:
 		if n.mp, ok = b.(*array.MapBuilder); ok {
 			n.key.bind(n.mp.KeyBuilder())
 			n.val.bind(n.mp.ItemBuilder())
 		}
-	case table.Row:
+	case types.Row:
 		if n.st, ok = b.(*array.StructBuilder); ok && n.st.NumField() == len(n.fields) {
 			for i, f := range n.fields {
 				f.bind(n.st.FieldBuilder(i))

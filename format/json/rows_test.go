@@ -12,6 +12,7 @@ import (
 	"github.com/kshare/kshare/format/internal/formattest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // TestRowEncoderFloat: a FLOAT is written with the shortest digits that
@@ -19,7 +20,7 @@ import (
 // non-finite values as strings, as for DOUBLE.
 func TestRowEncoderFloat(t *testing.T) {
 	mem := tabletest.CheckedAlloc(t)
-	cols := []table.Column{{Name: "f", Type: &table.DataType{Kind: table.Float}}}
+	cols := []table.Column{{Name: "f", Type: &types.DataType{Kind: types.Float}}}
 	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
 	defer rb.Release()
 	fb := rb.Field(0).(*array.Float32Builder)
@@ -93,7 +94,7 @@ func TestRowEncoderIsTheSinks(t *testing.T) {
 // with its path, and the buffer comes back as it was.
 func TestRowEncoderRefuses(t *testing.T) {
 	mem := tabletest.CheckedAlloc(t)
-	cols := []table.Column{{Name: "id", Type: table.IntType()}, {Name: "s", Type: table.StringType()}}
+	cols := []table.Column{{Name: "id", Type: types.IntType()}, {Name: "s", Type: types.StringType()}}
 	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
 	defer rb.Release()
 	rb.Field(0).(*array.Int32Builder).Append(1)
@@ -114,8 +115,8 @@ func TestRowEncoderRefuses(t *testing.T) {
 	}
 
 	// A type the format cannot write is said when the encoder is built.
-	keyRow := &table.DataType{Kind: table.Row, Fields: []table.Field{{Name: "a", Type: table.IntType()}}}
-	if _, err := NewRowEncoder([]table.Column{{Name: "m", Type: table.MapType(keyRow, table.IntType())}}); err == nil {
+	keyRow := &types.DataType{Kind: types.Row, Fields: []types.Field{{Name: "a", Type: types.IntType()}}}
+	if _, err := NewRowEncoder([]table.Column{{Name: "m", Type: types.MapType(keyRow, types.IntType())}}); err == nil {
 		t.Error("NewRowEncoder took a MAP whose keys are rows")
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/internal/decimal"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // parseScalar reads the value at data[i] (not whitespace) for a scalar node
@@ -47,9 +47,9 @@ func (n *node) parseScalar(data []byte, i int, sc *scalar, iso bool) (int, bool,
 			return 0, false, err
 		}
 		switch n.kind {
-		case table.Boolean:
+		case types.Boolean:
 			sc.t = c == 't'
-		case table.Char, table.Varchar:
+		case types.Char, types.Varchar:
 			sc.b = data[i:end]
 		default:
 			return 0, false, n.mismatch(data[i:end], "")
@@ -66,7 +66,7 @@ func (n *node) parseScalar(data []byte, i int, sc *scalar, iso bool) (int, bool,
 		if err != nil {
 			return 0, false, err
 		}
-		if n.kind == table.Char || n.kind == table.Varchar {
+		if n.kind == types.Char || n.kind == types.Varchar {
 			// Flink gives a STRING column the JSON text of a nested value;
 			// here it is the text as written, not a re-serialization.
 			sc.b = data[i:end]
@@ -100,7 +100,7 @@ const whyRange = "out of range"
 // fromNumber reads the JSON number at data[i].
 func (n *node) fromNumber(data []byte, i int, sc *scalar) (int, bool, *perr) {
 	switch n.kind {
-	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+	case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
 		v, end, st, err := parseIntToken(data, i)
 		if err != nil {
 			return 0, false, err
@@ -113,7 +113,7 @@ func (n *node) fromNumber(data []byte, i int, sc *scalar) (int, bool, *perr) {
 		}
 		sc.i = v
 		return end, false, nil
-	case table.Decimal:
+	case types.Decimal:
 		if v, end, ok := n.quickDecimal(data, i); ok {
 			sc.d = decimal128.FromI64(v)
 			return end, false, nil
@@ -126,19 +126,19 @@ func (n *node) fromNumber(data []byte, i int, sc *scalar) (int, bool, *perr) {
 	}
 	tok := data[i:end]
 	switch n.kind {
-	case table.Decimal:
+	case types.Decimal:
 		d, st := decimal.Parse(tok, n.prec, n.scale)
 		if st != decimal.OK {
 			return 0, false, n.mismatch(tok, whyRange)
 		}
 		sc.d = d
-	case table.Float, table.Double:
+	case types.Float, types.Double:
 		f, ok := n.parseFloat(tok)
 		if !ok {
 			return 0, false, n.mismatch(tok, whyRange)
 		}
 		sc.f = f
-	case table.Char, table.Varchar:
+	case types.Char, types.Varchar:
 		sc.b = tok
 	default:
 		return 0, false, n.mismatch(tok, "")
@@ -260,7 +260,7 @@ func (n *node) intFits(v int64) bool { return v >= n.min && v <= n.max }
 // parseFloat reads a number's text without copying it into a string.
 func (n *node) parseFloat(s []byte) (float64, bool) {
 	bitSize := 64
-	if n.kind == table.Float {
+	if n.kind == types.Float {
 		bitSize = 32
 	}
 	f, err := strconv.ParseFloat(unsafeString(s), bitSize)
@@ -284,21 +284,21 @@ func unsafeString(b []byte) string {
 // error when one helps.
 func (n *node) fromString(s []byte, sc *scalar, iso bool) (string, bool) {
 	switch n.kind {
-	case table.Char, table.Varchar:
+	case types.Char, types.Varchar:
 		sc.b = s
 		return "", true
-	case table.Varbinary, table.Binary:
+	case types.Varbinary, types.Binary:
 		b, ok := decodeBase64(n.bin[:0], s)
 		if !ok {
 			return "", false
 		}
 		n.bin = b
-		if n.kind == table.Binary && len(b) != n.width {
+		if n.kind == types.Binary && len(b) != n.width {
 			return strconv.Itoa(len(b)) + " bytes", false
 		}
 		sc.b = b
 		return "", true
-	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+	case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
 		v, err := strconv.ParseInt(unsafeString(bytes.TrimSpace(s)), 10, 64)
 		if err != nil {
 			if e, ok := err.(*strconv.NumError); ok && e.Err == strconv.ErrRange {
@@ -311,7 +311,7 @@ func (n *node) fromString(s []byte, sc *scalar, iso bool) (string, bool) {
 		}
 		sc.i = v
 		return "", true
-	case table.Decimal:
+	case types.Decimal:
 		d, st := decimal.Parse(bytes.TrimSpace(s), n.prec, n.scale)
 		switch st {
 		case decimal.Syntax:
@@ -321,14 +321,14 @@ func (n *node) fromString(s []byte, sc *scalar, iso bool) (string, bool) {
 		}
 		sc.d = d
 		return "", true
-	case table.Float, table.Double:
+	case types.Float, types.Double:
 		t := bytes.TrimSpace(s)
 		if bytes.IndexByte(t, '_') >= 0 {
 			// Go's ParseFloat takes digit separators; Java's does not.
 			return "", false
 		}
 		bitSize := 64
-		if n.kind == table.Float {
+		if n.kind == types.Float {
 			bitSize = 32
 		}
 		f, err := strconv.ParseFloat(unsafeString(t), bitSize)
@@ -340,7 +340,7 @@ func (n *node) fromString(s []byte, sc *scalar, iso bool) (string, bool) {
 		}
 		sc.f = f
 		return "", true
-	case table.Boolean:
+	case types.Boolean:
 		t := unsafeString(bytes.TrimSpace(s))
 		switch {
 		case strings.EqualFold(t, "true"):
@@ -351,21 +351,21 @@ func (n *node) fromString(s []byte, sc *scalar, iso bool) (string, bool) {
 			return "", false
 		}
 		return "", true
-	case table.Date:
+	case types.Date:
 		days, rest, ok := calendar.ParseDate(s, calendar.Fixed)
 		if !ok || len(rest) != 0 {
 			return "", false
 		}
 		sc.i = days
 		return "", true
-	case table.Time:
+	case types.Time:
 		nanos, rest, ok := calendar.ParseTime(s, calendar.Fixed)
 		if !ok || len(rest) != 0 {
 			return "", false
 		}
 		sc.i = calendar.Truncate(nanos, n.t.Precision) / n.perUnit
 		return "", true
-	case table.Timestamp, table.TimestampLTZ:
+	case types.Timestamp, types.TimestampLTZ:
 		v, ok := n.parseTimestamp(s, iso)
 		if !ok {
 			return "", false
@@ -393,7 +393,7 @@ func (n *node) parseTimestamp(s []byte, iso bool) (int64, bool) {
 		return 0, false
 	}
 	var off int64
-	if n.kind == table.TimestampLTZ {
+	if n.kind == types.TimestampLTZ {
 		if off, ok = calendar.ParseOffset(rest); !ok {
 			return 0, false
 		}
@@ -435,55 +435,55 @@ func decodeBase64(dst, s []byte) ([]byte, bool) {
 // resize closure: this is the hot path of every row.
 func (n *node) appendScalar(sc *scalar) {
 	switch n.kind {
-	case table.TinyInt:
+	case types.TinyInt:
 		n.i8.Append(int8(sc.i))
-	case table.SmallInt:
+	case types.SmallInt:
 		n.i16.Append(int16(sc.i))
-	case table.Int:
+	case types.Int:
 		if b := n.i32; b.Len() < b.Cap() {
 			b.UnsafeAppend(int32(sc.i))
 		} else {
 			b.Append(int32(sc.i))
 		}
-	case table.BigInt:
+	case types.BigInt:
 		if b := n.i64; b.Len() < b.Cap() {
 			b.UnsafeAppend(sc.i)
 		} else {
 			b.Append(sc.i)
 		}
-	case table.Float:
+	case types.Float:
 		n.f32.Append(float32(sc.f))
-	case table.Double:
+	case types.Double:
 		if b := n.f64; b.Len() < b.Cap() {
 			b.UnsafeAppend(sc.f)
 		} else {
 			b.Append(sc.f)
 		}
-	case table.Boolean:
+	case types.Boolean:
 		n.bl.Append(sc.t)
-	case table.Char, table.Varchar, table.Varbinary:
+	case types.Char, types.Varchar, types.Varbinary:
 		if b := n.bb; b.Len() < b.Cap() && b.DataCap()-b.DataLen() >= len(sc.b) {
 			b.UnsafeAppend(sc.b)
 		} else {
 			b.Append(sc.b)
 		}
-	case table.Binary:
+	case types.Binary:
 		n.fsb.Append(sc.b)
-	case table.Decimal:
+	case types.Decimal:
 		if b := n.dec; b.Len() < b.Cap() {
 			b.UnsafeAppend(sc.d)
 		} else {
 			b.Append(sc.d)
 		}
-	case table.Date:
+	case types.Date:
 		n.d32.Append(arrow.Date32(sc.i))
-	case table.Time:
+	case types.Time:
 		if n.t32 != nil {
 			n.t32.Append(arrow.Time32(sc.i))
 		} else {
 			n.t64.Append(arrow.Time64(sc.i))
 		}
-	case table.Timestamp, table.TimestampLTZ:
+	case types.Timestamp, types.TimestampLTZ:
 		if b := n.ts; b.Len() < b.Cap() {
 			b.UnsafeAppend(arrow.Timestamp(sc.i))
 		} else {

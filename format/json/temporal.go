@@ -3,6 +3,7 @@ package json
 import (
 	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Dates and times follow Flink's JSON format: DATE is yyyy-MM-dd, TIME is
@@ -81,7 +82,7 @@ func (e *encoder) timestamp(b []byte, n *enode, v int64) ([]byte, *table.EncodeE
 		b = append(b, ' ')
 	}
 	b = appendClock(b, sod*1e9+units*n.perUnit, n.t.Precision)
-	if n.kind == table.TimestampLTZ {
+	if n.kind == types.TimestampLTZ {
 		b = append(b, 'Z')
 	}
 	return append(b, '"'), nil

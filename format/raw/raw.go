@@ -13,6 +13,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Format is the 'raw' format. It registers itself in init.
@@ -47,17 +48,17 @@ func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decode
 	}
 	d := &decoder{codec: cd, col: c, t: c.Type, expect: c.Type.WithNotNull(false).String()}
 	switch c.Type.Kind {
-	case table.TinyInt:
+	case types.TinyInt:
 		d.width = 1
-	case table.Boolean:
+	case types.Boolean:
 		d.width = 1
-	case table.SmallInt:
+	case types.SmallInt:
 		d.width = 2
-	case table.Int, table.Float:
+	case types.Int, types.Float:
 		d.width = 4
-	case table.BigInt, table.Double:
+	case types.BigInt, types.Double:
 		d.width = 8
-	case table.Binary:
+	case types.Binary:
 		d.width = c.Type.Length
 	}
 	return d, nil
@@ -66,7 +67,7 @@ func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decode
 type decoder struct {
 	codec
 	col    table.Column
-	t      *table.DataType
+	t      *types.DataType
 	expect string
 	width  int    // the length a value must have; 0 for any
 	buf    []byte // transcoded text
@@ -154,7 +155,7 @@ func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
 	}
 	ok := true
 	switch d.t.Kind {
-	case table.Char, table.Varchar:
+	case types.Char, types.Varchar:
 		text, err := d.text(value)
 		if err != nil {
 			return 0, err
@@ -163,23 +164,23 @@ func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
 		if sb, ok = b.(*array.StringBuilder); ok {
 			sb.BinaryBuilder.Append(text)
 		}
-	case table.Varbinary:
+	case types.Varbinary:
 		ok = appendTo[*array.BinaryBuilder](b, value)
-	case table.Binary:
+	case types.Binary:
 		ok = appendTo[*array.FixedSizeBinaryBuilder](b, value)
-	case table.Boolean:
+	case types.Boolean:
 		ok = appendTo[*array.BooleanBuilder](b, value[0] != 0)
-	case table.TinyInt:
+	case types.TinyInt:
 		ok = appendTo[*array.Int8Builder](b, int8(value[0]))
-	case table.SmallInt:
+	case types.SmallInt:
 		ok = appendTo[*array.Int16Builder](b, int16(d.order.Uint16(value)))
-	case table.Int:
+	case types.Int:
 		ok = appendTo[*array.Int32Builder](b, int32(d.order.Uint32(value)))
-	case table.BigInt:
+	case types.BigInt:
 		ok = appendTo[*array.Int64Builder](b, int64(d.order.Uint64(value)))
-	case table.Float:
+	case types.Float:
 		ok = appendTo[*array.Float32Builder](b, math.Float32frombits(d.order.Uint32(value)))
-	case table.Double:
+	case types.Double:
 		ok = appendTo[*array.Float64Builder](b, math.Float64frombits(d.order.Uint64(value)))
 	}
 	if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,7 +30,7 @@ func TestErrorKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []table.Column{{Name: "v", Type: table.IntType()}}
+	cols := []table.Column{{Name: "v", Type: types.IntType()}}
 	dec, err := Format{}.NewDecoder(cols, vals)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func TestErrorKinds(t *testing.T) {
 	if n != 0 || !errors.As(err, &de) || de.Field != "v" || de.Msg != "expected INT (4 bytes), got 3 bytes" || b.Len() != 0 {
 		t.Errorf("got %d, %#v, %d values", n, err, b.Len())
 	}
-	_, err = Format{}.NewDecoder([]table.Column{{Name: "offset", Type: table.BigIntType(), Metadata: true}}, vals)
+	_, err = Format{}.NewDecoder([]table.Column{{Name: "offset", Type: types.BigIntType(), Metadata: true}}, vals)
 	if err == nil || !strings.Contains(err.Error(), "metadata column") {
 		t.Errorf("got %v", err)
 	}
@@ -52,13 +53,13 @@ func TestErrorKinds(t *testing.T) {
 // valid UTF-8 out of every string column, no leak.
 // fuzzCase is the column and the options a fuzz input's first byte picks.
 func fuzzCase(sel byte) (string, []options.KV) {
-	types := []string{"STRING", "VARCHAR(3) NOT NULL", "CHAR(2)", "BYTES", "VARBINARY(4)", "BINARY(3)", "BOOLEAN",
+	typeNames := []string{"STRING", "VARCHAR(3) NOT NULL", "CHAR(2)", "BYTES", "VARBINARY(4)", "BINARY(3)", "BOOLEAN",
 		"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE NOT NULL"}
 	charsets := []string{CharsetUTF8, CharsetASCII, CharsetISO88591, CharsetUTF16BE, CharsetUTF16LE}
 	k := int(sel)
-	cs := charsets[k/len(types)%len(charsets)]
-	order := []string{BigEndian, LittleEndian}[k/len(types)/len(charsets)%2]
-	return "v " + types[k%len(types)], []options.KV{{Key: OptCharset, Value: cs}, {Key: OptEndianness, Value: order}}
+	cs := charsets[k/len(typeNames)%len(charsets)]
+	order := []string{BigEndian, LittleEndian}[k/len(typeNames)/len(charsets)%2]
+	return "v " + typeNames[k%len(typeNames)], []options.KV{{Key: OptCharset, Value: cs}, {Key: OptEndianness, Value: order}}
 }
 
 func FuzzRawDecode(f *testing.F) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Keys of the WITH clause that the raw format reads.
@@ -59,8 +60,8 @@ func CheckColumns(cols []table.Column) error {
 	}
 	c := cols[0]
 	switch c.Type.Kind {
-	case table.Char, table.Varchar, table.Binary, table.Varbinary, table.Boolean,
-		table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Float, table.Double:
+	case types.Char, types.Varchar, types.Binary, types.Varbinary, types.Boolean,
+		types.TinyInt, types.SmallInt, types.Int, types.BigInt, types.Float, types.Double:
 		return nil
 	}
 	return fmt.Errorf("format 'raw' cannot read a value as column '%s' of type %s (it reads CHAR, VARCHAR, STRING, BINARY, VARBINARY, BYTES, BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT or DOUBLE)", c.Name, c.Type)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // TestSourceRecordsWhatBecameOfEachRow: the log and the verdicts say what
@@ -87,7 +88,7 @@ func TestConnectorCountsWhatConsumersSettled(t *testing.T) {
 		s.FailAt = 1
 		t.Cleanup(s.Release)
 	}}
-	def := &table.Definition{Name: "t", Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: table.BigIntType()}}}}
+	def := &table.Definition{Name: "t", Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: types.BigIntType()}}}}
 	if _, err := c.NewSource(&table.Bound{Def: def}); err != nil {
 		t.Fatal(err)
 	}

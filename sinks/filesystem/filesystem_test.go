@@ -26,6 +26,7 @@ import (
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/sinks/filesystem"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -442,7 +443,7 @@ func TestParquetTypeMismatch(t *testing.T) {
 	defer filesystem.SetAlloc(alloc)()
 	dir := t.TempDir()
 	_, w := open(t, "(id BIGINT)", dir, "parquet", "")
-	wrong := (&table.Schema{Columns: []table.Column{{Name: "id", Type: table.IntType()}}}).Arrow()
+	wrong := (&table.Schema{Columns: []table.Column{{Name: "id", Type: types.IntType()}}}).Arrow()
 	rec, _, err := array.RecordFromJSON(alloc, wrong, strings.NewReader(`[{"id": 1}]`))
 	if err != nil {
 		t.Fatal(err)

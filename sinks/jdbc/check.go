@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // pgColumn is a column of the PostgreSQL table, as its catalog says.
@@ -33,35 +33,35 @@ type target struct {
 // type's values natively, the first the type's own; jsonb and json hold
 // every type (see jsonValue). An integer fits any integer column at least
 // as wide, FLOAT a float8 too.
-func pgTypes(t *table.DataType) []string {
+func pgTypes(t *types.DataType) []string {
 	switch t.Kind {
-	case table.Boolean:
+	case types.Boolean:
 		return []string{"bool"}
-	case table.TinyInt, table.SmallInt:
+	case types.TinyInt, types.SmallInt:
 		return []string{"int2", "int4", "int8"}
-	case table.Int:
+	case types.Int:
 		return []string{"int4", "int8"}
-	case table.BigInt:
+	case types.BigInt:
 		return []string{"int8"}
-	case table.Float:
+	case types.Float:
 		return []string{"float4", "float8"}
-	case table.Double:
+	case types.Double:
 		return []string{"float8"}
-	case table.Decimal:
+	case types.Decimal:
 		return []string{"numeric"}
-	case table.Char, table.Varchar:
+	case types.Char, types.Varchar:
 		return []string{"text", "varchar", "bpchar"}
-	case table.Binary, table.Varbinary:
+	case types.Binary, types.Varbinary:
 		return []string{"bytea"}
-	case table.Date:
+	case types.Date:
 		return []string{"date"}
-	case table.Time:
+	case types.Time:
 		return []string{"time"}
-	case table.Timestamp:
+	case types.Timestamp:
 		return []string{"timestamp"}
-	case table.TimestampLTZ:
+	case types.TimestampLTZ:
 		return []string{"timestamptz"}
-	case table.Array:
+	case types.Array:
 		var out []string
 		for _, e := range pgTypes(t.Elem) {
 			out = append(out, "_"+e) // PostgreSQL's name of an array of e

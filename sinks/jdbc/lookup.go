@@ -17,6 +17,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // lookupSource is the source of a jdbc table: not read as a stream, but
@@ -77,7 +78,7 @@ func (l *lookupSource) LookupConfig() table.LookupConfig { return l.cfg }
 // Open refuses: a jdbc table is written, or looked up in a join.
 func (l *lookupSource) Open(context.Context, table.OpenOptions) (table.Stream, error) {
 	return nil, l.s.errorf("connector 'jdbc' does not read the PostgreSQL table as a stream; use it as the target of INSERT INTO, "+
-		"or look its rows up by key in a lookup join (FROM orders AS o JOIN %s FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id)", table.QuoteIdent(l.s.name))
+		"or look its rows up by key in a lookup join (FROM orders AS o JOIN %s FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id)", types.QuoteIdent(l.s.name))
 }
 
 // OpenLookup connects, checks the PostgreSQL table's columns as INSERT INTO
@@ -87,7 +88,7 @@ func (l *lookupSource) Open(context.Context, table.OpenOptions) (table.Stream, e
 func (l *lookupSource) OpenLookup(ctx context.Context, o table.LookupOptions) (table.Lookuper, error) {
 	s := l.s
 	for _, c := range s.cols {
-		if k := c.Type.Kind; k == table.Array || k == table.Map || k == table.Row {
+		if k := c.Type.Kind; k == types.Array || k == types.Map || k == types.Row {
 			return nil, s.errorf("column '%s' is %s, which a lookup join does not read yet; leave it out of the kshare table", options.Cut(c.Name), c.Type)
 		}
 	}
@@ -198,7 +199,7 @@ func (lk *lookuper) Close() error {
 
 // appendPG appends v, a value pgx read from a column that holds type t's
 // values natively (see pgTypes), to b, the builder of t's Arrow type.
-func appendPG(b array.Builder, t *table.DataType, v any) error {
+func appendPG(b array.Builder, t *types.DataType, v any) error {
 	if v == nil {
 		b.AppendNull()
 		return nil

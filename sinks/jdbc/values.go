@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // reader yields row i of an Arrow column as the Go value pgx encodes into
@@ -21,7 +21,7 @@ type reader func(i int) any
 
 // newReader reads column a of kshare type t for a PostgreSQL column that
 // takes it natively (asJSON false) or as jsonb / json (asJSON true).
-func newReader(a arrow.Array, t *table.DataType, asJSON bool) reader {
+func newReader(a arrow.Array, t *types.DataType, asJSON bool) reader {
 	var f func(int) any
 	if asJSON {
 		v := jsonValue(a, t)
@@ -48,29 +48,29 @@ func newReader(a arrow.Array, t *table.DataType, asJSON bool) reader {
 // the kshare type's own (see pgTypes): pgx encodes int64 into int2, int4
 // and int8 alike (refusing a value out of range), float64 into float4 and
 // float8, and time.Time into date, timestamp and timestamptz.
-func nativeValue(a arrow.Array, t *table.DataType) func(int) any {
+func nativeValue(a arrow.Array, t *types.DataType) func(int) any {
 	switch t.Kind {
-	case table.Boolean:
+	case types.Boolean:
 		b := a.(*array.Boolean)
 		return func(i int) any { return b.Value(i) }
-	case table.TinyInt, table.SmallInt, table.Int, table.BigInt:
+	case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
 		get := render.IntReader(a)
 		return func(i int) any { return get(i) }
-	case table.Float, table.Double:
+	case types.Float, types.Double:
 		get := render.FloatReader(a)
 		return func(i int) any { return get(i) }
-	case table.Decimal:
+	case types.Decimal:
 		d := a.(*array.Decimal128)
 		scale := int32(t.Scale)
 		return func(i int) any { return pgtype.Numeric{Int: d.Value(i).BigInt(), Exp: -scale, Valid: true} }
-	case table.Char, table.Varchar:
+	case types.Char, types.Varchar:
 		s := a.(*array.String)
 		// Arrow's strings alias its buffers.
 		return func(i int) any { return strings.Clone(s.Value(i)) }
-	case table.Binary, table.Varbinary:
+	case types.Binary, types.Varbinary:
 		get := render.BytesReader(a)
 		return func(i int) any { return append([]byte(nil), get(i)...) }
-	case table.Date, table.Timestamp, table.TimestampLTZ:
+	case types.Date, types.Timestamp, types.TimestampLTZ:
 		// A TIMESTAMP's wall clock, read as UTC, is what pgx writes
 		// into a timestamp column: it drops the zone, keeping the clock.
 		get := render.InstantReader(a)
@@ -78,10 +78,10 @@ func nativeValue(a arrow.Array, t *table.DataType) func(int) any {
 			in := get(i)
 			return time.Unix(in.Sec, in.Nsec).UTC()
 		}
-	case table.Time:
+	case types.Time:
 		get := render.TimeReader(a)
 		return func(i int) any { return pgtype.Time{Microseconds: get(i) / 1000, Valid: true} }
-	case table.Array:
+	case types.Array:
 		l := a.(*array.List)
 		elem := newReader(l.ListValues(), t.Elem, false)
 		return func(i int) any {
@@ -102,7 +102,7 @@ func nativeValue(a arrow.Array, t *table.DataType) func(int) any {
 // dates and times as Flink renders them ('2024-01-02 03:04:05.678'), ARRAY
 // as a list, MAP as an object (keys rendered as text), ROW as an object of
 // its fields.
-func jsonValue(a arrow.Array, t *table.DataType) func(int) any {
+func jsonValue(a arrow.Array, t *types.DataType) func(int) any {
 	nullable := func(f func(int) any) func(int) any {
 		return func(i int) any {
 			if a.IsNull(i) {
@@ -112,16 +112,16 @@ func jsonValue(a arrow.Array, t *table.DataType) func(int) any {
 		}
 	}
 	switch t.Kind {
-	case table.Boolean, table.TinyInt, table.SmallInt, table.Int, table.BigInt, table.Float, table.Double,
-		table.Char, table.Varchar, table.Binary, table.Varbinary:
+	case types.Boolean, types.TinyInt, types.SmallInt, types.Int, types.BigInt, types.Float, types.Double,
+		types.Char, types.Varchar, types.Binary, types.Varbinary:
 		return nullable(nativeValue(a, t))
-	case table.Decimal:
+	case types.Decimal:
 		s := render.CastString(a, t)
 		return nullable(func(i int) any { return json.Number(s(i)) })
-	case table.Date, table.Time, table.Timestamp, table.TimestampLTZ:
+	case types.Date, types.Time, types.Timestamp, types.TimestampLTZ:
 		s := render.CastString(a, t)
 		return nullable(func(i int) any { return s(i) })
-	case table.Array:
+	case types.Array:
 		l := a.(*array.List)
 		elem := jsonValue(l.ListValues(), t.Elem)
 		return nullable(func(i int) any {
@@ -132,7 +132,7 @@ func jsonValue(a arrow.Array, t *table.DataType) func(int) any {
 			}
 			return out
 		})
-	case table.Map:
+	case types.Map:
 		m := a.(*array.Map)
 		key := render.CastString(m.Keys(), t.Key)
 		val := jsonValue(m.Items(), t.Value)
@@ -144,7 +144,7 @@ func jsonValue(a arrow.Array, t *table.DataType) func(int) any {
 			}
 			return out
 		})
-	case table.Row:
+	case types.Row:
 		s := a.(*array.Struct)
 		fields := make([]func(int) any, len(t.Fields))
 		for k, f := range t.Fields {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // CheckBatch checks what a decoder promises about the batches built from
@@ -45,7 +46,7 @@ func CheckRefused(err error, n int, before []int, bs []array.Builder) error {
 	return nil
 }
 
-func checkArray(arr arrow.Array, t *table.DataType, path string) error {
+func checkArray(arr arrow.Array, t *types.DataType, path string) error {
 	if t.NotNull && arr.NullN() > 0 {
 		return fmt.Errorf("%s: %d nulls in a NOT NULL column", path, arr.NullN())
 	}
