@@ -9,15 +9,15 @@ import (
 	"testing"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/table"
 )
 
 // change is one row of a changelog as a query hands it out: its kind and
 // its columns' values joined by '|'.
 type change struct {
-	kind table.RowKind
+	kind flow.RowKind
 	row  string
 }
 
@@ -60,21 +60,21 @@ func replay(t *testing.T, changes []change) map[string]string {
 	for i, c := range changes {
 		key, _, _ := strings.Cut(c.row, "|")
 		switch c.kind {
-		case table.KindInsert:
+		case flow.KindInsert:
 			if _, ok := state[key]; ok {
 				t.Fatalf("change %d: %s inserts a key that has a row (%s)", i, c, state[key])
 			}
 			state[key] = c.row
-		case table.KindUpdateBefore:
-			if state[key] != c.row || i+1 == len(changes) || changes[i+1].kind != table.KindUpdateAfter || !strings.HasPrefix(changes[i+1].row, key+"|") {
+		case flow.KindUpdateBefore:
+			if state[key] != c.row || i+1 == len(changes) || changes[i+1].kind != flow.KindUpdateAfter || !strings.HasPrefix(changes[i+1].row, key+"|") {
 				t.Fatalf("change %d: %s does not remove the row the key has (%s) before its +U", i, c, state[key])
 			}
-		case table.KindUpdateAfter:
-			if _, ok := state[key]; !ok || changes[i-1].kind != table.KindUpdateBefore {
+		case flow.KindUpdateAfter:
+			if _, ok := state[key]; !ok || changes[i-1].kind != flow.KindUpdateBefore {
 				t.Fatalf("change %d: %s updates a key without a -U before it", i, c)
 			}
 			state[key] = c.row
-		case table.KindDelete:
+		case flow.KindDelete:
 			if state[key] != c.row {
 				t.Fatalf("change %d: %s does not delete the row the key has (%s)", i, c, state[key])
 			}
@@ -153,7 +153,7 @@ func TestDebeziumChangelogRoundTrip(t *testing.T) {
 	// deletes nothing).
 	state := replay(t, got)
 	for i, c := range got {
-		if c.kind == table.KindDelete {
+		if c.kind == flow.KindDelete {
 			t.Fatalf("change %d: %s, an aggregate of inserts deletes nothing", i, c)
 		}
 	}
@@ -181,9 +181,9 @@ func TestDebeziumChangelogRoundTrip(t *testing.T) {
 		}
 		switch e.Op {
 		case "c":
-			envelopes = append(envelopes, change{table.KindInsert, row(e.After)})
+			envelopes = append(envelopes, change{flow.KindInsert, row(e.After)})
 		case "u":
-			envelopes = append(envelopes, change{table.KindUpdateBefore, row(e.Before)}, change{table.KindUpdateAfter, row(e.After)})
+			envelopes = append(envelopes, change{flow.KindUpdateBefore, row(e.Before)}, change{flow.KindUpdateAfter, row(e.After)})
 		default:
 			t.Fatalf("record %s: op %q", v, e.Op)
 		}

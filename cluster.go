@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/admin"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
@@ -297,7 +298,7 @@ func (e *Engine) checkUnread(topic string) error {
 			continue
 		}
 		how := fmt.Sprintf("through share group '%s'", options.Cut(b.Options.String(sharegroup.OptShareGroupID)))
-		if _, peeks := t.Source.(table.Looker); peeks {
+		if _, peeks := t.Source.(flow.Looker); peeks {
 			how = "peeking, through no share group"
 		}
 		readers = append(readers, r.what+" "+how)

@@ -19,7 +19,6 @@ import (
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -62,7 +61,7 @@ func printRows(rows *query.Rows) {
 	}
 }
 
-func printBatch(rec arrow.RecordBatch, cols []table.Column) {
+func printBatch(rec arrow.RecordBatch, cols []types.Column) {
 	for i := 0; i < int(rec.NumRows()); i++ {
 		var vals []string
 		for k, c := range cols {
@@ -132,7 +131,7 @@ func ExampleEngine_Register() {
 	defer kafka.Close()
 
 	eng := kshare.New()
-	err := eng.Register("clicks", []table.Column{
+	err := eng.Register("clicks", []types.Column{
 		{Name: "page", Type: types.StringType()},
 		{Name: "partition", Type: types.IntType().WithNotNull(true), Metadata: true, Virtual: true},
 	}, map[string]string{
@@ -295,7 +294,7 @@ func ExampleEngine_Query_aggregate() {
 	ctx := context.Background()
 
 	eng := kshare.New()
-	err := eng.Register("sales", []table.Column{{Name: "product", Type: types.StringType()}}, map[string]string{
+	err := eng.Register("sales", []types.Column{{Name: "product", Type: types.StringType()}}, map[string]string{
 		"connector":         "kafka-sharegroup",
 		"format":            "json",
 		"bootstrap.servers": kafka.ListenAddrs()[0],
@@ -389,7 +388,7 @@ func ExampleEngine_Query_arrowIPC() {
 	defer kafka.Close()
 
 	eng := kshare.New()
-	err := eng.Register("events", []table.Column{{Name: "v", Type: types.StringType()}}, map[string]string{
+	err := eng.Register("events", []types.Column{{Name: "v", Type: types.StringType()}}, map[string]string{
 		"connector":         "kafka-sharegroup",
 		"format":            "raw",
 		"bootstrap.servers": kafka.ListenAddrs()[0],

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/pipeline"
 	"github.com/kshare/kshare/query"
@@ -64,7 +65,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 		return nil, fmt.Errorf("%w: INSERT INTO '%s' of %s: its rows update earlier ones (-U/+U), and table '%s' has no PRIMARY KEY by which connector '%s' could replace them; declare %s as its key: PRIMARY KEY (...) NOT ENFORCED",
 			ErrUpdatingInsert, name, kind, name, t.Bound.Connector.Name(), keys)
 	}
-	if _, ok := sink.(table.ChangelogSink); updating && !ok {
+	if _, ok := sink.(flow.ChangelogSink); updating && !ok {
 		return nil, fmt.Errorf("%w: INSERT INTO '%s' of %s: its rows update earlier ones (-U/+U), and connector '%s' appends records, so a reader would count each row many times; "+
 			"write them into an 'upsert-kafka' table (a topic keyed by %s), a 'jdbc' table with a PRIMARY KEY, or a 'kafka' table in a changelog format ('format' = 'debezium-json'); 'print' and 'blackhole' tables take them too%s",
 			ErrUpdatingInsert, name, kind, t.Bound.Connector.Name(), keys, hint)
@@ -72,7 +73,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	if err := checkColumns(name, p.Columns(), sink.Columns()); err != nil {
 		return nil, err
 	}
-	if ks, ok := sink.(table.KeyedSink); ok && updating {
+	if ks, ok := sink.(flow.KeyedSink); ok && updating {
 		if err := checkKey(name, p, ks); err != nil {
 			return nil, err
 		}
@@ -84,9 +85,9 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	// An aggregate into a sink that writes exactly once by merging: each
 	// batch of changes is written as what it adds, with its records, and
 	// records delivered again that a write holds are not folded again.
-	var merge []table.MergeOp
+	var merge []flow.MergeOp
 	var queryOpts []QueryOption
-	if mw, ok := w.(table.MergeWriter); ok && updating {
+	if mw, ok := w.(flow.MergeWriter); ok && updating {
 		if merge, err = p.MergeOps(); err != nil {
 			w.Close()
 			return nil, fmt.Errorf("%w: INSERT INTO '%s' of %s: table '%s' writes an aggregate exactly once by adding what each batch changes to the rows it holds, and %v",
@@ -94,13 +95,13 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 		}
 		queryOpts = append(queryOpts, func(o *query.Options) { o.Applied = mw.Applied })
 	}
-	if _, ok := w.(table.OriginWriter); ok {
+	if _, ok := w.(flow.OriginWriter); ok {
 		if err := checkOrigins(name, p, merge != nil); err != nil {
 			w.Close()
 			return nil, err
 		}
 	}
-	if rb, ok := w.(table.RefusedBySource); ok && rb.RefusedBySource() {
+	if rb, ok := w.(flow.RefusedBySource); ok && rb.RefusedBySource() {
 		// The rows it refuses go by the source table's policy, which
 		// must settle rows itself.
 		src := p.Table().Bound.Def
@@ -111,7 +112,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 				name, name, options.Cut(src.Name), types.QuoteIdent(src.Name))
 		}
 	}
-	if lw, ok := w.(table.LoggingWriter); ok && e.log != nil {
+	if lw, ok := w.(flow.LoggingWriter); ok && e.log != nil {
 		lw.SetLogger(e.log)
 	}
 	// An aggregate whose groups (or windows) are kept in the session's
@@ -123,7 +124,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 		return nil, fmt.Errorf("%w: INSERT INTO '%s': the query joins two streams, whose rows it keeps until the watermarks pass them, in the job's state directory, so that their records can be accepted before the rows leave: set one (SET 'state-dir' = '/var/lib/kshare', or kshare run --state-dir)",
 			ErrStateDir, name)
 	}
-	if tw, ok := w.(table.TxnWriter); ok && joins && tw.Transactional() && !p.KeepsGroups() && !keepsWindows {
+	if tw, ok := w.(flow.TxnWriter); ok && joins && tw.Transactional() && !p.KeepsGroups() && !keepsWindows {
 		w.Close()
 		return nil, fmt.Errorf("%w: INSERT INTO '%s': table '%s' writes exactly once, in Kafka transactions committed with an aggregate's state, and the rows of a join are written at least once (a pair may be written again after a crash): set its 'sink.delivery-guarantee' = 'at-least-once'",
 			ErrNotExactlyOnce, name, name)
@@ -162,8 +163,8 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 	if store != nil {
 		opts.State = store
 	}
-	pr, prunes := w.(table.Pruner)
-	progress, tells := p.Table().Source.(table.ShareProgress)
+	pr, prunes := w.(flow.Pruner)
+	progress, tells := p.Table().Source.(flow.ShareProgress)
 	if store != nil && tells {
 		// The state forgets the records the share group has settled for
 		// good, as a Pruner sink does.
@@ -201,7 +202,7 @@ func (e *Engine) insert(ctx context.Context, st *table.Insert) (*table.Result, e
 }
 
 // ErrNotExactlyOnce is returned for an INSERT into a sink that writes
-// exactly once (table.OriginWriter) of a query that cannot be written so.
+// exactly once (flow.OriginWriter) of a query that cannot be written so.
 var ErrNotExactlyOnce = errors.New("cannot write exactly once")
 
 // checkOrigins refuses, for a sink that writes exactly once, a query whose
@@ -227,7 +228,7 @@ func checkOrigins(name string, p interface {
 
 // checkColumns says which column of the SELECT does not fit the sink's,
 // and the CAST that would make it fit.
-func checkColumns(name string, got, want []table.Column) error {
+func checkColumns(name string, got, want []types.Column) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("%w: the SELECT gives %d columns, table '%s' takes %d (%s); select them in this order",
 			ErrInsertMismatch, len(got), name, len(want), columnList(want))
@@ -253,9 +254,9 @@ func checkColumns(name string, got, want []table.Column) error {
 // KEY columns (in any order), else a change would replace the wrong row,
 // or two groups the same one.
 func checkKey(name string, p interface {
-	Columns() []table.Column
+	Columns() []types.Column
 	UpsertKey() ([]int, bool)
-}, ks table.KeyedSink) error {
+}, ks flow.KeyedSink) error {
 	cols := ks.Columns()
 	want := ks.PrimaryKey()
 	names := func(idx []int) string {
@@ -297,7 +298,7 @@ func sameSet(a, b []int) bool {
 	return true
 }
 
-func columnList(cols []table.Column) string {
+func columnList(cols []types.Column) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
 		parts[i] = types.QuoteIdent(c.Name) + " " + c.Type.String()
@@ -393,7 +394,7 @@ func (e *Engine) openState(dir, name, statement string, p *query.Plan) (*jobStat
 	// Only groups and windows count records; the rows a join keeps are
 	// the same however often their records are read.
 	counts := (p.KeepsGroups() || p.KeepsWindows()) && !p.JoinsStreams()
-	if _, ok := p.Table().Source.(table.ShareProgress); !ok && counts {
+	if _, ok := p.Table().Source.(flow.ShareProgress); !ok && counts {
 		return nil, fmt.Errorf("%w: 'state-dir' keeps the groups and windows of a query over a share group (connector 'kafka-sharegroup'), whose records are accepted once the groups that count them are stored; table '%s' is read by connector '%s', which a restarted job reads again from its start, so its state would count records twice: RESET 'state-dir' before this INSERT",
 			ErrStateDir, options.Cut(p.Table().Name()), p.Table().Bound.Connector.Name())
 	}
@@ -430,8 +431,8 @@ type jobState struct {
 	*state.Store
 	free func()
 	// txn is the job's sink when it writes in transactions that commit
-	// with the state (table.TxnWriter); nil otherwise.
-	txn table.TxnWriter
+	// with the state (flow.TxnWriter); nil otherwise.
+	txn flow.TxnWriter
 }
 
 // txnTimeout bounds the calls a commit makes to a transactional sink.
@@ -442,7 +443,7 @@ const txnTimeout = time.Minute
 // rows, in one write; then it commits that transaction. A process that
 // dies in between leaves the token, and the next run commits the
 // transaction (joinTxn) before it writes anything.
-func (s *jobState) Commit(keys, values [][]byte, records []table.Origin) error {
+func (s *jobState) Commit(keys, values [][]byte, records []flow.Origin) error {
 	if s.txn == nil {
 		return s.Store.Commit(keys, values, records)
 	}
@@ -470,8 +471,8 @@ func (s *jobState) Commit(keys, values [][]byte, records []table.Origin) error {
 // joinTxn ties a sink that writes exactly once in transactions to the
 // job's state: it needs one, and the transaction a previous run of the
 // job left prepared in it is finished first.
-func (e *Engine) joinTxn(ctx context.Context, name string, w table.Writer, store *jobState) error {
-	tw, ok := w.(table.TxnWriter)
+func (e *Engine) joinTxn(ctx context.Context, name string, w flow.Writer, store *jobState) error {
+	tw, ok := w.(flow.TxnWriter)
 	if !ok || !tw.Transactional() {
 		if store == nil {
 			return nil

@@ -15,10 +15,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/sharegroup"
-	"github.com/kshare/kshare/table"
 )
 
 // These tests run queries end to end: the kafka-sharegroup connector on
@@ -137,7 +137,7 @@ func TestKafkaLimitTakesOnlyWhatItNeeds(t *testing.T) {
 	  'bootstrap.servers' = '`+addr+`', 'topic' = '`+topic+`',
 	  'share-group-id' = '`+kafkatest.GroupName(t)+`', 'scan.startup.mode' = 'earliest-offset')`)
 	var ahead int64 // records fetched ahead by any of the queries below
-	taken := func(sql string, opts ...kshare.QueryOption) (rows int, src table.Stats) {
+	taken := func(sql string, opts ...kshare.QueryOption) (rows int, src flow.Stats) {
 		t.Helper()
 		r, err := eng.Query(kafkatest.Context(t), sql, opts...)
 		if err != nil {

@@ -31,6 +31,7 @@ import (
 	_ "github.com/kshare/kshare/sinks"
 	_ "github.com/kshare/kshare/sinks/filesystem"
 	_ "github.com/kshare/kshare/sinks/jdbc"
+	"github.com/kshare/kshare/types"
 )
 
 // Engine is a session: a catalog of tables and the settings SET changed. It
@@ -289,7 +290,7 @@ func firstWords(s string) string {
 // cols in table order (metadata columns have Metadata set), options the
 // WITH clause's pairs ('connector', 'format', 'bootstrap.servers', ...).
 // The error, as for CREATE TABLE, lists every problem of the definition.
-func (e *Engine) Register(name string, cols []table.Column, opts map[string]string) error {
+func (e *Engine) Register(name string, cols []types.Column, opts map[string]string) error {
 	_, err := e.cat.Exec(&table.CreateTable{Def: table.NewDefinition(name, cols, opts)})
 	return err
 }

@@ -210,7 +210,7 @@ func TestSettingsReachQueries(t *testing.T) {
 func TestRegisterFromGo(t *testing.T) {
 	eng, _, _ := newEngine(t)
 	opts := map[string]string{"connector": "mem", "format": "none", "rows": `{"id": 7, "n": 70}`}
-	err := eng.Register("t", []table.Column{
+	err := eng.Register("t", []types.Column{
 		{Name: "id", Type: types.IntType()},
 		{Name: "n", Type: types.BigIntType(), Metadata: true, Virtual: true},
 	}, opts)
@@ -240,10 +240,10 @@ func TestRegisterFromGo(t *testing.T) {
 	if got := collect(t, rows); len(got) != 1 || got[0] != "1,5.00" || cols[0].Type.String() != "BIGINT NOT NULL" {
 		t.Errorf("got %v, columns %v", got, cols)
 	}
-	if err := eng.Register("A", []table.Column{{Name: "x", Type: types.IntType()}}, opts); !errors.Is(err, table.ErrTableExists) {
+	if err := eng.Register("A", []types.Column{{Name: "x", Type: types.IntType()}}, opts); !errors.Is(err, table.ErrTableExists) {
 		t.Errorf("Register twice: %v", err)
 	}
-	if err := eng.Register("b", []table.Column{{Name: "x", Type: types.IntType()}}, map[string]string{"connector": "nope", "format": "none"}); !errors.Is(err, table.ErrUnknownConnector) {
+	if err := eng.Register("b", []types.Column{{Name: "x", Type: types.IntType()}}, map[string]string{"connector": "nope", "format": "none"}); !errors.Is(err, table.ErrUnknownConnector) {
 		t.Errorf("unknown connector: %v", err)
 	}
 }

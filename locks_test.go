@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
-	"github.com/kshare/kshare/table"
 )
 
 // A reader far slower than the record lock keeps every record it was handed
@@ -67,7 +67,7 @@ func slowReaderScenario(t *testing.T, with string) {
 	var (
 		mu    sync.Mutex
 		got   = [2]map[int64]bool{{}, {}}
-		stats [2]table.Stats
+		stats [2]flow.Stats
 		errs  [2]error
 	)
 	union := func() int {

@@ -240,7 +240,7 @@ func (e *Engine) predictTable(call *predictCall) (*table.Table, error) {
 	src := t.Bound.Def.Schema.Columns
 	features := make([]int, len(call.features))
 	for i, f := range call.features {
-		k := slices.IndexFunc(src, func(c table.Column) bool { return strings.EqualFold(c.Name, f) })
+		k := slices.IndexFunc(src, func(c types.Column) bool { return strings.EqualFold(c.Name, f) })
 		if k < 0 {
 			if j := t.Bound.Def.Index(f); j >= 0 {
 				return nil, &query.Error{Kind: query.ErrUnsupported, Msg: fmt.Sprintf("ML_PREDICT: DESCRIPTOR column '%s' is a computed column of table '%s'; a model reads the table's physical and metadata columns",
@@ -259,7 +259,7 @@ func (e *Engine) predictTable(call *predictCall) (*table.Table, error) {
 	}
 	all := t.Bound.Def.Columns()
 	for _, out := range def.Output {
-		if slices.ContainsFunc(all, func(c table.Column) bool { return strings.EqualFold(c.Name, out.Name) }) {
+		if slices.ContainsFunc(all, func(c types.Column) bool { return strings.EqualFold(c.Name, out.Name) }) {
 			return nil, &query.Error{Kind: query.ErrUnsupported, Msg: fmt.Sprintf("ML_PREDICT: OUTPUT column '%s' of model '%s' has the name of a column of table '%s'; name the model's OUTPUT column otherwise",
 				options.Cut(out.Name), mname, tname)}
 		}

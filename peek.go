@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare/admin"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafka"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
@@ -112,10 +113,10 @@ type peekSource struct {
 	bound *table.Bound
 }
 
-// TakesNothing makes a peek a table.Looker: its WHERE consumes nothing.
+// TakesNothing makes a peek a flow.Looker: its WHERE consumes nothing.
 func (s *peekSource) TakesNothing() {}
 
-func (s *peekSource) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+func (s *peekSource) Open(ctx context.Context, o flow.OpenOptions) (flow.Stream, error) {
 	v := s.bound.Options
 	name := s.bound.Def.Name
 	opts, err := kafkaclient.ClientOpts(v)

@@ -9,8 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
-	"github.com/kshare/kshare/table"
 )
 
 // upsertDDL is an upsert-kafka table of per-customer counts over topic,
@@ -61,11 +61,11 @@ func TestUpsertKafkaSource(t *testing.T) {
 			if state := replay(t, got); !maps.Equal(state, truth) {
 				t.Errorf("the changelog ends at %v, want %v", state, truth)
 			}
-			kinds := map[table.RowKind]int{}
+			kinds := map[flow.RowKind]int{}
 			for _, c := range got {
 				kinds[c.kind]++
 			}
-			if kinds[table.KindDelete] == 0 || kinds[table.KindUpdateAfter] == 0 || kinds[table.KindInsert] <= 11 {
+			if kinds[flow.KindDelete] == 0 || kinds[flow.KindUpdateAfter] == 0 || kinds[flow.KindInsert] <= 11 {
 				t.Errorf("changes %v: the test wants inserts after deletes, updates and deletes", kinds)
 			}
 			// An aggregate cannot take it, and says what makes it a

@@ -14,9 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/query"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/worker"
 )
 
@@ -211,7 +211,7 @@ func workKeepsLocks(t *testing.T, with string) {
 			t.Errorf("id %d was started %d times", id, log.seen[id])
 		}
 	}
-	src := [2]table.Stats{stats[0].Query.Source, stats[1].Query.Source}
+	src := [2]flow.Stats{stats[0].Query.Source, stats[1].Query.Source}
 	if src[0].Renewed+src[1].Renewed == 0 {
 		t.Errorf("no lock was renewed: %+v %+v", src[0], src[1])
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -178,12 +177,12 @@ type ColRef struct {
 	// columns read.
 	Index int
 	// Column is the column read.
-	Column table.Column
+	Column types.Column
 }
 
 // NewColRef is a reference to column c at place k of the batch; src is
 // its name as written.
-func NewColRef(k int, c table.Column, src string) *ColRef {
+func NewColRef(k int, c types.Column, src string) *ColRef {
 	return &ColRef{exprBase: exprBase{t: c.Type, src: src}, Index: k, Column: c}
 }
 

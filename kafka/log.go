@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
@@ -97,14 +98,14 @@ type LogStream struct {
 	// named are the partitions with records to read when it opened; the
 	// rows of the batch being built come from named[rowPart[i]] at
 	// rowOff[i] (RowOrigins).
-	named   []table.PartitionID
-	slot    map[table.PartitionID]int32
+	named   []flow.PartitionID
+	slot    map[flow.PartitionID]int32
 	rowPart []int32
 	rowOff  []int64
 	rowTs   []int64 // each row's record's timestamp, in milliseconds
 	// pos is the next offset to read of each partition: past every record
 	// appended so far, those that gave no row too (Positions).
-	pos map[table.PartitionID]int64
+	pos map[flow.PartitionID]int64
 	// Counts for Stats, which may be called while Next waits.
 	records, rows, decodeErrors atomic.Int64
 
@@ -112,14 +113,14 @@ type LogStream struct {
 }
 
 var (
-	_ table.Stream      = (*LogStream)(nil)
-	_ table.Partitioned = (*LogStream)(nil)
+	_ flow.Stream      = (*LogStream)(nil)
+	_ flow.Partitioned = (*LogStream)(nil)
 )
 
 // OpenLog starts reading c.Ranges with a client of its own, allocating
 // batches as o says. Empty ranges are skipped; with none left the stream
 // ends at once. It does no I/O itself: the client connects as it fetches.
-func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
+func OpenLog(c LogConfig, o flow.OpenOptions) (*LogStream, error) {
 	st := &LogStream{schema: c.Table.Def.Schema.Arrow(), cfg: c, left: map[string]map[int32]Range{}, log: o.Logger,
 		health: kafkaclient.NewHealth(splitList(c.Table.Options.String(kafkaclient.OptBootstrapServers), ","))}
 	if st.log == nil {
@@ -135,9 +136,9 @@ func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
 		}
 		at[r.Topic][r.Partition] = kgo.NewOffset().At(r.From)
 		st.left[r.Topic][r.Partition] = r
-		st.named = append(st.named, table.PartitionID{Topic: r.Topic, Partition: r.Partition})
+		st.named = append(st.named, flow.PartitionID{Topic: r.Topic, Partition: r.Partition})
 	}
-	st.slot = make(map[table.PartitionID]int32, len(st.named))
+	st.slot = make(map[flow.PartitionID]int32, len(st.named))
 	for i, id := range st.named {
 		st.slot[id] = int32(i)
 	}
@@ -167,8 +168,8 @@ func OpenLog(c LogConfig, o table.OpenOptions) (*LogStream, error) {
 
 func (st *LogStream) Schema() *arrow.Schema { return st.schema }
 
-// Next waits for the next batch; see table.Stream.
-func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
+// Next waits for the next batch; see flow.Stream.
+func (st *LogStream) Next(ctx context.Context) (flow.Batch, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for st.rb != nil && st.rb.Len() == 0 && len(st.left) > 0 {
@@ -183,66 +184,66 @@ func (st *LogStream) Next(ctx context.Context) (table.Batch, error) {
 		timedOut := pctx.Err() != nil
 		cancel()
 		if err := ctx.Err(); err != nil {
-			return table.Batch{}, err
+			return flow.Batch{}, err
 		}
 		// Records that came as the wait ended count all the same.
 		if err := st.append(fs); err != nil {
-			return table.Batch{}, err
+			return flow.Batch{}, err
 		}
 		if err := st.watch(); err != nil {
-			return table.Batch{}, err
+			return flow.Batch{}, err
 		}
 		if !timedOut || st.rb.Len() > 0 || !st.allPresent() {
 			continue
 		}
 		if err := st.answering(ctx); err != nil {
-			return table.Batch{}, err
+			return flow.Batch{}, err
 		}
 		// What is left of the ranges holds no record to read.
 		clear(st.left)
 	}
 	if st.rb == nil || st.rb.Len() == 0 {
-		return table.Batch{}, io.EOF
+		return flow.Batch{}, io.EOF
 	}
 	ack := &logAck{named: st.named, part: st.rowPart, off: st.rowOff, ts: st.rowTs}
 	st.rowPart, st.rowOff, st.rowTs = nil, nil, nil
 	rec := st.rb.NewBatch()
-	return table.Batch{Record: rec, Ack: ack, Kinds: st.rb.Kinds()}, nil
+	return flow.Batch{Record: rec, Ack: ack, Kinds: st.rb.Kinds()}, nil
 }
 
 // Positions are the next offset to read of each partition that has given
 // a record: every record before it is in a batch Next handed out (Next
 // puts every record it fetched into the batch it returns). Call it
 // between Nexts.
-func (st *LogStream) Positions() map[table.PartitionID]int64 {
+func (st *LogStream) Positions() map[flow.PartitionID]int64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return maps.Clone(st.pos)
 }
 
 // Partitions are the partitions with records to read when the stream
-// opened (table.Partitioned).
-func (st *LogStream) Partitions() []table.PartitionID { return st.named }
+// opened (flow.Partitioned).
+func (st *LogStream) Partitions() []flow.PartitionID { return st.named }
 
 // logAck settles nothing (the stream takes nothing) but tells each row's
-// record (table.RowOrigins), which an event-time window reads its
+// record (flow.RowOrigins), which an event-time window reads its
 // partition from.
 type logAck struct {
-	table.NoAck
-	named []table.PartitionID
+	flow.NoAck
+	named []flow.PartitionID
 	part  []int32
 	off   []int64
 	ts    []int64
 }
 
-var _ table.RowOrigins = (*logAck)(nil)
+var _ flow.RowOrigins = (*logAck)(nil)
 
-func (a *logAck) RowOrigin(row int) (table.Origin, bool) {
+func (a *logAck) RowOrigin(row int) (flow.Origin, bool) {
 	if row < 0 || row >= len(a.part) {
-		return table.Origin{}, false
+		return flow.Origin{}, false
 	}
 	id := a.named[a.part[row]]
-	return table.Origin{Topic: id.Topic, Partition: id.Partition, Offset: a.off[row], Timestamp: a.ts[row]}, true
+	return flow.Origin{Topic: id.Topic, Partition: id.Partition, Offset: a.off[row], Timestamp: a.ts[row]}, true
 }
 
 // allPresent tells whether every range left has an end below which every
@@ -298,9 +299,9 @@ func (st *LogStream) append(fs kgo.Fetches) error {
 		}
 		st.records.Add(1)
 		if st.pos == nil {
-			st.pos = map[table.PartitionID]int64{}
+			st.pos = map[flow.PartitionID]int64{}
 		}
-		st.pos[table.PartitionID{Topic: r.Topic, Partition: r.Partition}] = r.Offset + 1
+		st.pos[flow.PartitionID{Topic: r.Topic, Partition: r.Partition}] = r.Offset + 1
 		var n int
 		var err error
 		if st.upsert != nil {
@@ -311,7 +312,7 @@ func (st *LogStream) append(fs kgo.Fetches) error {
 		switch {
 		case err == nil:
 			st.rows.Add(int64(n))
-			slot := st.slot[table.PartitionID{Topic: r.Topic, Partition: r.Partition}]
+			slot := st.slot[flow.PartitionID{Topic: r.Topic, Partition: r.Partition}]
 			for range n {
 				st.rowPart = append(st.rowPart, slot)
 				st.rowOff = append(st.rowOff, r.Offset)
@@ -351,8 +352,8 @@ func (st *LogStream) done(topic string, p int32) {
 }
 
 // Stats counts the records read and the rows they gave.
-func (st *LogStream) Stats() table.Stats {
-	return table.Stats{Records: st.records.Load(), Rows: st.rows.Load(), DecodeErrors: st.decodeErrors.Load(),
+func (st *LogStream) Stats() flow.Stats {
+	return flow.Stats{Records: st.records.Load(), Rows: st.rows.Load(), DecodeErrors: st.decodeErrors.Load(),
 		Brokers: st.health.Seeds(), Unreachable: st.health.Outage()}
 }
 

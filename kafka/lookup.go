@@ -33,8 +33,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // catchUpLimit bounds how long a lookup waits for the follower to reach the
@@ -44,23 +46,23 @@ import (
 var catchUpLimit = 2 * time.Second
 
 var (
-	_ table.VersionedSource  = (*upsertSource)(nil)
-	_ table.VersionedSource  = (*source)(nil)
-	_ table.LookupSource     = (*upsertSource)(nil)
-	_ table.LookupConfigurer = (*upsertSource)(nil)
-	_ table.LookupSource     = (*source)(nil)
-	_ table.LookupConfigurer = (*source)(nil)
+	_ flow.VersionedSource  = (*upsertSource)(nil)
+	_ flow.VersionedSource  = (*source)(nil)
+	_ flow.LookupSource     = (*upsertSource)(nil)
+	_ flow.LookupConfigurer = (*upsertSource)(nil)
+	_ flow.LookupSource     = (*source)(nil)
+	_ flow.LookupConfigurer = (*source)(nil)
 )
 
 // OpenLookup follows the upsert-kafka table's topic for a lookup join.
-func (u *upsertSource) OpenLookup(ctx context.Context, o table.LookupOptions) (table.Lookuper, error) {
+func (u *upsertSource) OpenLookup(ctx context.Context, o flow.LookupOptions) (flow.Lookuper, error) {
 	return u.follow(ctx, o, func(alloc memory.Allocator) (*upsertRows, error) { return newUpsertRows(u.bound, u.key, alloc) })
 }
 
 // OpenLookup follows a kafka table of changes (a ChangelogFormat) with a
 // PRIMARY KEY for a lookup join; other kafka tables are a log, not a table
 // of rows by key, and are refused.
-func (s *source) OpenLookup(ctx context.Context, o table.LookupOptions) (table.Lookuper, error) {
+func (s *source) OpenLookup(ctx context.Context, o flow.LookupOptions) (flow.Lookuper, error) {
 	if _, ok := s.bound.Format.(table.ChangelogFormat); !ok || s.bound.Def.PrimaryKey == nil {
 		return nil, table.Errorf(s.bound.Def.Name, "a lookup join reads a table of rows by key: a 'kafka' table qualifies with a changelog format "+
 			"('debezium-json') and a PRIMARY KEY; use an 'upsert-kafka' table for a compacted topic of rows")
@@ -72,19 +74,19 @@ func (s *source) OpenLookup(ctx context.Context, o table.LookupOptions) (table.L
 // column, for an event-time temporal join.
 func (s *source) Versioned() bool { return s.bound.Def.Watermark != nil }
 
-// KeepsRows: the follower keeps the table's rows itself (table.RowKeeper),
+// KeepsRows: the follower keeps the table's rows itself (flow.RowKeeper),
 // in LookupOptions.Keep when the job has a state directory.
 func (s *source) KeepsRows() {}
 
 // LookupConfig: the follower answers from memory, so nothing is cached in
 // front of it; a lookup that fails (the follower's read failed) is not
 // tried again, since the follower has stopped.
-func (s *source) LookupConfig() table.LookupConfig { return table.LookupConfig{} }
+func (s *source) LookupConfig() flow.LookupConfig { return flow.LookupConfig{} }
 
 // follow checks that the lookup's keys are the table's PRIMARY KEY, starts
 // the follower from the topic's start and waits until it has read up to
 // the end offsets of now.
-func (s *source) follow(ctx context.Context, o table.LookupOptions, upsert func(memory.Allocator) (*upsertRows, error)) (table.Lookuper, error) {
+func (s *source) follow(ctx context.Context, o flow.LookupOptions, upsert func(memory.Allocator) (*upsertRows, error)) (flow.Lookuper, error) {
 	def := s.bound.Def
 	phys, at := def.Schema.Physical()
 	key := def.KeyIndexes()
@@ -104,7 +106,7 @@ func (s *source) follow(ctx context.Context, o table.LookupOptions, upsert func(
 		if def.Watermark == nil {
 			return nil, table.Errorf(def.Name, "an event-time temporal join reads the version of a row valid at a time, ordered by the table's WATERMARK column, and this table has none; declare WATERMARK FOR <its time column> AS ...")
 		}
-		k := slices.IndexFunc(phys, func(c table.Column) bool { return strings.EqualFold(c.Name, def.Watermark.Column) })
+		k := slices.IndexFunc(phys, func(c types.Column) bool { return strings.EqualFold(c.Name, def.Watermark.Column) })
 		if k < 0 {
 			return nil, table.Errorf(def.Name, "an event-time temporal join orders the versions by the WATERMARK column '%s', which must be a column the topic's records give, not a computed one", options.Cut(def.Watermark.Column))
 		}
@@ -128,7 +130,7 @@ func (s *source) follow(ctx context.Context, o table.LookupOptions, upsert func(
 			return nil, table.Errorf(def.Name, "reading the rows kept for lookups back: %w", err)
 		}
 	}
-	st, err := follow.open(ctx, table.OpenOptions{Alloc: o.Alloc, Logger: o.Logger}, upsert)
+	st, err := follow.open(ctx, flow.OpenOptions{Alloc: o.Alloc, Logger: o.Logger}, upsert)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +145,7 @@ func (s *source) follow(ctx context.Context, o table.LookupOptions, upsert func(
 		return nil, table.Errorf(def.Name, "kafka client: %w", err)
 	}
 	f := &follower{src: s, log: log, adm: kadm.NewClient(cl), cl: cl, keys: o.Keys, phys: at, mem: o.Alloc, tsCol: tsCol, kept: kept,
-		rows: map[string]slot{}, versions: map[string][]version{}, pos: map[table.PartitionID]int64{}, done: make(chan struct{})}
+		rows: map[string]slot{}, versions: map[string][]version{}, pos: map[flow.PartitionID]int64{}, done: make(chan struct{})}
 	for p, off := range follow.resume {
 		f.pos[p] = off
 	}
@@ -193,8 +195,8 @@ type follower struct {
 	// versions are each key's rows in time (tsCol >= 0 only), oldest
 	// first; a delete is a version without a row.
 	versions map[string][]version
-	pos      map[table.PartitionID]int64 // the next offset to read of each partition
-	err      error                       // why run ended
+	pos      map[flow.PartitionID]int64 // the next offset to read of each partition
+	err      error                      // why run ended
 }
 
 // version is a key's row from a time on (microseconds since the epoch);
@@ -252,7 +254,7 @@ func (f *follower) run() {
 }
 
 // advance notes that the partitions are read up to pos, for catchUp.
-func (f *follower) advance(pos map[table.PartitionID]int64) {
+func (f *follower) advance(pos map[flow.PartitionID]int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for p, o := range pos {
@@ -264,7 +266,7 @@ func (f *follower) advance(pos map[table.PartitionID]int64) {
 // apply keeps the rows of b's inserts and updates (+I, +U) by key, and
 // forgets the keys b deletes (-D); a -U says nothing the +U after it does
 // not.
-func (f *follower) apply(b table.Batch, pos map[table.PartitionID]int64) error {
+func (f *follower) apply(b flow.Batch, pos map[flow.PartitionID]int64) error {
 	if f.tsCol >= 0 {
 		return f.applyVersions(b)
 	}
@@ -320,9 +322,9 @@ func (f *follower) apply(b table.Batch, pos map[table.PartitionID]int64) error {
 // applyVersions adds b's changes to the keys' versions: an insert or an
 // update is a version from its WATERMARK column's time, a delete one from
 // its record's timestamp (a tombstone has no row to tell a time).
-func (f *follower) applyVersions(b table.Batch) error {
+func (f *follower) applyVersions(b flow.Batch) error {
 	rec := b.Record
-	ro, _ := b.Ack.(table.RowOrigins)
+	ro, _ := b.Ack.(flow.RowOrigins)
 	type change struct {
 		key string
 		at  int64
@@ -372,23 +374,23 @@ func (f *follower) applyVersions(b table.Batch) error {
 // changes calls fn with each insert, update (+U) and delete of b, in
 // order, and its row's key; a -U says nothing the +U after it does not,
 // and a row without a key is no key's row.
-func (f *follower) changes(b table.Batch, fn func(row int, key string, del bool)) {
+func (f *follower) changes(b flow.Batch, fn func(row int, key string, del bool)) {
 	keyCols := make([]arrow.Array, len(f.keys))
 	for i, k := range f.keys {
 		keyCols[i] = b.Record.Column(f.phys[k])
 	}
 	var buf []byte
 	for i := range int(b.Record.NumRows()) {
-		kind := table.KindInsert
+		kind := flow.KindInsert
 		if b.Kinds != nil {
 			kind = b.Kinds[i]
 		}
-		if kind == table.KindUpdateBefore {
+		if kind == flow.KindUpdateBefore {
 			continue
 		}
 		var ok bool
-		if buf, ok = table.AppendKey(buf[:0], keyCols, i); ok {
-			fn(i, string(buf), kind == table.KindDelete)
+		if buf, ok = flow.AppendKey(buf[:0], keyCols, i); ok {
+			fn(i, string(buf), kind == flow.KindDelete)
 		}
 	}
 }
@@ -404,7 +406,7 @@ func (f *follower) block(rec arrow.RecordBatch, keep []int) (*block, error) {
 		cols[i] = rec.Column(p)
 		fs[i] = rec.Schema().Field(p)
 	}
-	taken, err := table.Take(f.mem, cols, keep)
+	taken, err := flow.Take(f.mem, cols, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +445,7 @@ func (f *follower) catchUp(ctx context.Context) error {
 	if err != nil {
 		return f.src.connectError(err)
 	}
-	want := map[table.PartitionID]int64{}
+	want := map[flow.PartitionID]int64{}
 	var lerr error
 	ends.Each(func(e kadm.ListedOffset) {
 		if e.Err != nil {
@@ -451,7 +453,7 @@ func (f *follower) catchUp(ctx context.Context) error {
 			return
 		}
 		if e.Offset > 0 {
-			want[table.PartitionID{Topic: e.Topic, Partition: e.Partition}] = e.Offset
+			want[flow.PartitionID{Topic: e.Topic, Partition: e.Partition}] = e.Offset
 		}
 	})
 	if lerr != nil {
@@ -513,7 +515,7 @@ func (f *follower) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 	f.mu.Lock()
 	for i := range int(keys.NumRows()) {
 		var ok bool
-		if buf, ok = table.AppendKey(buf[:0], cols, i); !ok {
+		if buf, ok = flow.AppendKey(buf[:0], cols, i); !ok {
 			continue
 		}
 		if f.kept != nil {
@@ -541,7 +543,7 @@ func (f *follower) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 	defer releaseAll(parts)
 	def := f.src.bound.Def
 	phys, _ := def.Schema.Physical()
-	schema := (&table.Schema{Columns: phys}).Arrow()
+	schema := (&types.Schema{Columns: phys}).Arrow()
 	for _, p := range parts {
 		if !schemaFits(p.Schema(), schema) {
 			return nil, nil, table.Errorf(def.Name, "the state directory keeps rows of this table with other columns (%s) than it has now (%s): "+
@@ -631,14 +633,14 @@ func schemaFits(got, want *arrow.Schema) bool {
 	return true
 }
 
-// keptRows are a follower's latest rows on disk (table.Keep): each key's
+// keptRows are a follower's latest rows on disk (flow.Keep): each key's
 // row under "row/" + the table + "/" + the key, and where the follower read
 // up to under "pos/" + the table, written together.
 type keptRows struct {
-	keep  table.Keep
+	keep  flow.Keep
 	table string
 	kbuf  []byte
-	enc   table.RowEncoder
+	enc   flow.RowEncoder
 }
 
 func (k *keptRows) rowKey(key []byte) []byte {
@@ -650,12 +652,12 @@ func (k *keptRows) posKey() []byte { return []byte("pos/" + k.table) }
 
 // positions are where the follower read up to when it last kept rows;
 // nil before it ever did.
-func (k *keptRows) positions() (map[table.PartitionID]int64, error) {
+func (k *keptRows) positions() (map[flow.PartitionID]int64, error) {
 	v, err := k.keep.Get(k.posKey())
 	if err != nil || v == nil {
 		return nil, err
 	}
-	out := map[table.PartitionID]int64{}
+	out := map[flow.PartitionID]int64{}
 	for len(v) > 0 {
 		n, w := binary.Uvarint(v)
 		if w <= 0 || uint64(len(v)-w) < n+12 {
@@ -664,7 +666,7 @@ func (k *keptRows) positions() (map[table.PartitionID]int64, error) {
 		topic := string(v[w : w+int(n)])
 		v = v[w+int(n):]
 		p := int32(binary.BigEndian.Uint32(v))
-		out[table.PartitionID{Topic: topic, Partition: p}] = int64(binary.BigEndian.Uint64(v[4:]))
+		out[flow.PartitionID{Topic: topic, Partition: p}] = int64(binary.BigEndian.Uint64(v[4:]))
 		v = v[12:]
 	}
 	return out, nil
@@ -673,7 +675,7 @@ func (k *keptRows) positions() (map[table.PartitionID]int64, error) {
 // put keeps the rows a batch of changes leaves (the row last[k] of keys
 // order, -1 for a delete; blk holds rows keep), and the positions read up
 // to, in one write.
-func (k *keptRows) put(order []string, last map[string]int, keep []int, blk *block, pos map[table.PartitionID]int64) error {
+func (k *keptRows) put(order []string, last map[string]int, keep []int, blk *block, pos map[flow.PartitionID]int64) error {
 	if blk != nil {
 		defer blk.rec.Release()
 	}
@@ -696,7 +698,7 @@ func (k *keptRows) put(order []string, last map[string]int, keep []int, blk *blo
 		values = append(values, v)
 	}
 	var pv []byte
-	for _, p := range slices.SortedFunc(maps.Keys(pos), func(a, b table.PartitionID) int {
+	for _, p := range slices.SortedFunc(maps.Keys(pos), func(a, b flow.PartitionID) int {
 		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	}) {
 		pv = binary.AppendUvarint(pv, uint64(len(p.Topic)))
@@ -714,5 +716,5 @@ func (k *keptRows) row(key []byte, mem memory.Allocator) (arrow.RecordBatch, err
 	if err != nil || v == nil {
 		return nil, err
 	}
-	return table.ReadRows(v, mem)
+	return flow.ReadRows(v, mem)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
@@ -31,7 +32,7 @@ var testSinkOpts []kgo.Opt
 // key columns that exist, metadata columns that can be written, formats
 // that can encode the columns. It performs no I/O beyond reading the TLS
 // files the options name.
-func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
+func (kafkaConnector) NewSink(b *table.Bound) (flow.Sink, error) {
 	v := b.Options
 	name := options.Cut(b.Def.Name)
 	topics := splitFields(v.String(OptTopic))
@@ -95,11 +96,11 @@ func (kafkaConnector) NewSink(b *table.Bound) (table.Sink, error) {
 // format, so they share this type and its writer.
 type changelogSink struct{ *sink }
 
-var _ table.ChangelogSink = changelogSink{}
+var _ flow.ChangelogSink = changelogSink{}
 
 func (changelogSink) TakesChanges() {}
 
-func (c changelogSink) Open(ctx context.Context) (table.Writer, error) {
+func (c changelogSink) Open(ctx context.Context) (flow.Writer, error) {
 	w, err := c.sink.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -111,9 +112,9 @@ func (c changelogSink) Open(ctx context.Context) (table.Writer, error) {
 // an upsert-kafka table's keyed records and tombstones.
 type changelogWriter struct{ *writer }
 
-var _ table.ChangelogWriter = changelogWriter{}
+var _ flow.ChangelogWriter = changelogWriter{}
 
-func (w changelogWriter) WriteChanges(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+func (w changelogWriter) WriteChanges(ctx context.Context, rec arrow.RecordBatch, kinds []flow.RowKind, done func(error)) error {
 	return w.write(ctx, rec, kinds, done)
 }
 
@@ -125,13 +126,13 @@ func (w changelogWriter) WriteChanges(ctx context.Context, rec arrow.RecordBatch
 type keyedLayout struct {
 	keyFormat  table.Format
 	keyOpts    options.Values
-	keyCols    []table.Column
-	valueCols  []table.Column
+	keyCols    []types.Column
+	valueCols  []types.Column
 	valueIdx   []int // positions in phys of valueCols
 	exceptKeys bool
 }
 
-func newKeyedLayout(b *table.Bound, phys []table.Column, keyIdx []int) (*keyedLayout, error) {
+func newKeyedLayout(b *table.Bound, phys []types.Column, keyIdx []int) (*keyedLayout, error) {
 	v := b.Options
 	l := &keyedLayout{valueCols: phys, valueIdx: indexes(len(phys))}
 	if len(keyIdx) == 0 {
@@ -169,7 +170,7 @@ func newKeyedLayout(b *table.Bound, phys []table.Column, keyIdx []int) (*keyedLa
 // encoders makes s's key encoder, of the columns keyIdx of phys in
 // 'key.format' (none when keyIdx is empty), and its value encoder, of the
 // columns 'value.fields-include' says in the table's format.
-func (s *sink) encoders(b *table.Bound, phys []table.Column, keyIdx []int) error {
+func (s *sink) encoders(b *table.Bound, phys []types.Column, keyIdx []int) error {
 	l, err := newKeyedLayout(b, phys, keyIdx)
 	if err != nil {
 		return err
@@ -195,7 +196,7 @@ func indexes(n int) []int {
 	return out
 }
 
-func findColumn(cols []table.Column, name string) int {
+func findColumn(cols []types.Column, name string) int {
 	for i, c := range cols {
 		if strings.EqualFold(c.Name, name) {
 			return i
@@ -214,14 +215,14 @@ type sink struct {
 	none         bool          // sink.delivery-guarantee 'none'
 	txnID        string        // 'exactly-once': the producer's transactional.id; '' otherwise
 	compression  kgo.CompressionCodec
-	cols         []table.Column
+	cols         []types.Column
 	key, value   table.Encoder
 	keyIdx       []int // columns of the key, in cols
 	valueIdx     []int // columns of the value, in cols
 	ts, headers  int   // metadata columns in cols; -1 when absent
 }
 
-func (s *sink) Columns() []table.Column { return s.cols }
+func (s *sink) Columns() []types.Column { return s.cols }
 
 // guarantee sets the sink up for its 'sink.delivery-guarantee': 'none', or
 // 'exactly-once' with the transactional id of its
@@ -242,7 +243,7 @@ func (s *sink) guarantee(v options.Values) {
 // Open checks that the topic (and the dead-letter topic) exists and reads
 // its max.message.bytes, with a client of its own: a producing client's
 // batch limit is set when it is created.
-func (s *sink) Open(ctx context.Context) (table.Writer, error) {
+func (s *sink) Open(ctx context.Context) (flow.Writer, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout+time.Second)
 	defer cancel()
 	admCl, err := kgo.NewClient(s.opts...)

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/kafka"
@@ -30,7 +31,7 @@ func sinkTable(t *testing.T, addr, topic, with string) *ktable.Bound {
 			opts[k] = v
 		}
 	}
-	b, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: types.BigIntType()}, {Name: "name", Type: types.StringType()}}, opts))
+	b, err := ktable.Bind(ktable.NewDefinition("out", []types.Column{{Name: "id", Type: types.BigIntType()}, {Name: "name", Type: types.StringType()}}, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func batch(t *testing.T, ids ...int64) arrow.RecordBatch {
 }
 
 // openWriter opens a writer of b's sink.
-func openWriter(t *testing.T, b *ktable.Bound) ktable.Writer {
+func openWriter(t *testing.T, b *ktable.Bound) flow.Writer {
 	t.Helper()
 	s, err := ktable.NewSink(b)
 	if err != nil {
@@ -67,7 +68,7 @@ func openWriter(t *testing.T, b *ktable.Bound) ktable.Writer {
 }
 
 // write writes rec to b's topic and returns what done said.
-func write(t *testing.T, b *ktable.Bound, rec arrow.RecordBatch) (ktable.SinkStats, error) {
+func write(t *testing.T, b *ktable.Bound, rec arrow.RecordBatch) (flow.SinkStats, error) {
 	t.Helper()
 	w := openWriter(t, b)
 	res := make(chan error, 1)
@@ -146,14 +147,14 @@ func TestSinkMissingTopic(t *testing.T) {
 // writeTooLarge writes the rows "small" and 1000 x's to a new topic of addr whose
 // max.message.bytes is 200, through a table (v STRING) with the extra WITH
 // entries, and returns the topic, the writer's stats and what done said.
-func writeTooLarge(t *testing.T, addr string, with map[string]string) (string, ktable.SinkStats, error) {
+func writeTooLarge(t *testing.T, addr string, with map[string]string) (string, flow.SinkStats, error) {
 	topic := kafkatest.Topic(t, addr, 1)
 	setMaxMessageBytes(t, addr, topic, "200")
 	opts := map[string]string{"connector": "kafka", "format": "raw", "properties.bootstrap.servers": addr, "topic": topic}
 	for k, v := range with {
 		opts[k] = v
 	}
-	b, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "v", Type: types.StringType()}}, opts))
+	b, err := ktable.Bind(ktable.NewDefinition("out", []types.Column{{Name: "v", Type: types.StringType()}}, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func writeTooLarge(t *testing.T, addr string, with map[string]string) (string, k
 
 func TestSinkRecordTooLarge(t *testing.T) {
 	_, st, err := writeTooLarge(t, kafkatest.Bootstrap(t), nil)
-	re, ok := err.(*ktable.RowError)
+	re, ok := err.(*flow.RowError)
 	if !ok || re.Row != 1 || !strings.Contains(err.Error(), "max.message.bytes is 200") {
 		t.Fatalf("a record over max.message.bytes: %v, want a RowError for row 1 naming the limit", err)
 	}
@@ -218,7 +219,7 @@ func TestSinkRefusedDeadLetterFails(t *testing.T) {
 	dlq := kafkatest.Topic(t, addr, 1)
 	setMaxMessageBytes(t, addr, dlq, "200")
 	_, st, err := writeTooLarge(t, addr, map[string]string{"sink.on-refused-record": "dead-letter", "sink.dead-letter.topic": dlq})
-	re, ok := err.(*ktable.RowError)
+	re, ok := err.(*flow.RowError)
 	if !ok || re.Row != 1 || !strings.Contains(err.Error(), "producing it to the dead-letter topic '"+dlq+"' failed too") {
 		t.Fatalf("write: %v, want a RowError for row 1 saying the dead letter failed too", err)
 	}
@@ -239,7 +240,7 @@ func TestSinkRefusals(t *testing.T) {
 		{"sink.dead-letter.topic=dlq", "'sink.dead-letter.topic' is used only with 'sink.on-refused-record' = 'dead-letter' (it is 'fail')"},
 	} {
 		k, v, _ := strings.Cut(c.with, "=")
-		_, err := ktable.Bind(ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: types.BigIntType()}},
+		_, err := ktable.Bind(ktable.NewDefinition("out", []types.Column{{Name: "id", Type: types.BigIntType()}},
 			map[string]string{"connector": "kafka", "format": "json", "properties.bootstrap.servers": "localhost:9", "topic": "t", k: v}))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.with, err, c.want)

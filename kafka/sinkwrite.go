@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/table"
 )
@@ -69,10 +70,10 @@ type writer struct {
 	txn txnState
 }
 
-var _ table.LoggingWriter = (*writer)(nil)
+var _ flow.LoggingWriter = (*writer)(nil)
 
-func (w *writer) Stats() table.SinkStats {
-	return table.SinkStats{Written: w.stats.written.Load(), Acked: w.stats.acked.Load(), Failed: w.stats.failed.Load(),
+func (w *writer) Stats() flow.SinkStats {
+	return flow.SinkStats{Written: w.stats.written.Load(), Acked: w.stats.acked.Load(), Failed: w.stats.failed.Load(),
 		DeadLettered: w.stats.deadLettered.Load(), Unreachable: w.health.Outage(), Brokers: w.health.Seeds()}
 }
 
@@ -206,7 +207,7 @@ func (p *pending) produced(r *kgo.Record, err error) {
 		return
 	default:
 		w.stats.failed.Add(1)
-		p.fail(&table.RowError{Row: p.rowOf(r), Err: w.produceError(r, err)})
+		p.fail(&flow.RowError{Row: p.rowOf(r), Err: w.produceError(r, err)})
 	}
 	p.rowDone()
 }
@@ -262,7 +263,7 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 // (debezium-json) each row is written as a change of its kind; otherwise
 // (an upsert-kafka table's changes) a -U row writes nothing and a -D row
 // writes its key with no value, a tombstone.
-func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []flow.RowKind, done func(error)) error {
 	n := int(rec.NumRows())
 	changes, _ := w.value.(table.ChangeEncoder)
 	if changes == nil || kinds == nil {
@@ -287,12 +288,12 @@ func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table
 	// record holds both).
 	var rows []int
 	paired := func(i int) bool {
-		return updates != nil && kinds[i] == table.KindUpdateBefore && i+1 < n && kinds[i+1] == table.KindUpdateAfter
+		return updates != nil && kinds[i] == flow.KindUpdateBefore && i+1 < n && kinds[i+1] == flow.KindUpdateAfter
 	}
 	switch {
 	case upsert:
 		for i := 0; i < n; i++ {
-			if kinds[i] != table.KindUpdateBefore {
+			if kinds[i] != flow.KindUpdateBefore {
 				rows = append(rows, i)
 			}
 		}
@@ -327,12 +328,12 @@ func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table
 		if w.key != nil {
 			sp.ks = len(w.buf)
 			if w.buf, keyNull[j], err = w.key.Encode(w.buf, pick(w.keyIdx), i); err != nil {
-				return &table.RowError{Row: i, Err: table.Errorf(w.table, "key: %w", err)}
+				return &flow.RowError{Row: i, Err: table.Errorf(w.table, "key: %w", err)}
 			}
 			sp.ke = len(w.buf)
 		}
 		sp.vs = len(w.buf)
-		if upsert && kinds[i] == table.KindDelete {
+		if upsert && kinds[i] == flow.KindDelete {
 			valNull[j] = true // a tombstone
 			continue
 		}
@@ -345,7 +346,7 @@ func (w *writer) write(ctx context.Context, rec arrow.RecordBatch, kinds []table
 			w.buf, valNull[j], err = w.value.Encode(w.buf, pick(w.valueIdx), i)
 		}
 		if err != nil {
-			return &table.RowError{Row: i, Err: table.Errorf(w.table, "value: %w", err)}
+			return &flow.RowError{Row: i, Err: table.Errorf(w.table, "value: %w", err)}
 		}
 		sp.ve = len(w.buf)
 	}
@@ -431,7 +432,7 @@ func (w *writer) deadLetter(ctx context.Context, p *pending, row int, r *kgo.Rec
 	w.dead.ProduceRefused(ctx, r, why, func(err error) {
 		if err != nil {
 			w.stats.failed.Add(1)
-			p.fail(&table.RowError{Row: row, Err: fmt.Errorf("%w; producing it to the dead-letter topic '%s' failed too: %w", why, w.deadTopic, err)})
+			p.fail(&flow.RowError{Row: row, Err: fmt.Errorf("%w; producing it to the dead-letter topic '%s' failed too: %w", why, w.deadTopic, err)})
 		} else {
 			w.stats.deadLettered.Add(1)
 			w.logger().Warn("dead-lettered a row the sink topic refused", "table", w.table, "sink_topic", w.topic, "dead_letter_topic", w.deadTopic, "err", why)

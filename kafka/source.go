@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
@@ -35,7 +36,7 @@ func (kafkaConnector) Metadata() []table.MetadataKey { return Metadata }
 
 // NewSource reads the options that need more than a key's check. It
 // performs no I/O beyond reading the TLS files the options name.
-func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
+func (kafkaConnector) NewSource(b *table.Bound) (flow.Source, error) {
 	v := b.Options
 	opts, err := kafkaclient.ClientOpts(v)
 	if err != nil {
@@ -84,10 +85,10 @@ type source struct {
 	// resume, for a follower that keeps its rows (lookup.go), is where it
 	// read up to before: each partition it names is read from there (within
 	// its log), instead of from where startup says.
-	resume map[table.PartitionID]int64
+	resume map[flow.PartitionID]int64
 }
 
-// TakesNothing makes the source a table.Looker: a query over it consumes
+// TakesNothing makes the source a flow.Looker: a query over it consumes
 // nothing, not even what its WHERE filters out.
 func (s *source) TakesNothing() {}
 
@@ -97,13 +98,13 @@ func (s *source) name() string { return options.Cut(s.bound.Def.Name) }
 // unreachable cluster, a missing topic or an offset outside a partition's
 // log is an error here, within the request timeout, not a stream that
 // waits.
-func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+func (s *source) Open(ctx context.Context, o flow.OpenOptions) (flow.Stream, error) {
 	return s.open(ctx, o, nil)
 }
 
 // open is Open; an upsert-kafka table's stream turns records into changes
 // with what upsert makes (nil: rows as they are).
-func (s *source) open(ctx context.Context, o table.OpenOptions, upsert func(memory.Allocator) (*upsertRows, error)) (table.Stream, error) {
+func (s *source) open(ctx context.Context, o flow.OpenOptions, upsert func(memory.Allocator) (*upsertRows, error)) (flow.Stream, error) {
 	cl, err := kgo.NewClient(s.opts...)
 	if err != nil {
 		return nil, table.Errorf(s.name(), "kafka client: %w", err)
@@ -182,7 +183,7 @@ func (s *source) ranges(ctx context.Context, adm *kadm.Client) ([]Range, error) 
 				r.From = off
 			}
 		}
-		if off, ok := s.resume[table.PartitionID{Topic: e.Topic, Partition: e.Partition}]; ok {
+		if off, ok := s.resume[flow.PartitionID{Topic: e.Topic, Partition: e.Partition}]; ok {
 			r.From = min(max(off, first), end)
 		}
 		switch s.bounded {

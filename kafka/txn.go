@@ -1,7 +1,7 @@
 package kafka
 
 // This file is the sink's exactly-once mode: rows written in Kafka
-// transactions that commit with the job's state (table.TxnWriter).
+// transactions that commit with the job's state (flow.TxnWriter).
 //
 // A transaction is begun by the first Write after a commit. Once the job
 // has the acknowledgement of every row it wrote since (the records are in
@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/table"
 )
 
@@ -55,7 +56,7 @@ type txnState struct {
 	kept []*kgo.Record
 }
 
-var _ table.TxnWriter = (*writer)(nil)
+var _ flow.TxnWriter = (*writer)(nil)
 
 // transactionalID is the transactional.id of a table's sink: one producer
 // per job, so the prefix and a fixed suffix.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/kafka"
 	ktable "github.com/kshare/kshare/table"
@@ -42,7 +43,7 @@ func committedIDs(t *testing.T, addr, topic string) []string {
 
 // txnWrite writes the rows of ids through w and waits for their
 // acknowledgement.
-func txnWrite(t *testing.T, w ktable.Writer, ids ...int64) {
+func txnWrite(t *testing.T, w flow.Writer, ids ...int64) {
 	t.Helper()
 	res := make(chan error, 1)
 	if err := w.Write(kafkatest.Context(t), batch(t, ids...), func(err error) { res <- err }); err != nil {
@@ -53,10 +54,10 @@ func txnWrite(t *testing.T, w ktable.Writer, ids ...int64) {
 	}
 }
 
-func openTxn(t *testing.T, b *ktable.Bound) ktable.TxnWriter {
+func openTxn(t *testing.T, b *ktable.Bound) flow.TxnWriter {
 	t.Helper()
 	w := openWriter(t, b)
-	tw, ok := w.(ktable.TxnWriter)
+	tw, ok := w.(flow.TxnWriter)
 	if !ok || !tw.Transactional() {
 		t.Fatalf("an exactly-once kafka sink's writer is not transactional (%T)", w)
 	}

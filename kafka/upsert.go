@@ -11,6 +11,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
@@ -32,8 +33,8 @@ var (
 	_ table.Sinker             = upsertConnector{}
 	_ table.KeyedConnector     = upsertConnector{}
 	_ table.ChangelogConnector = upsertConnector{}
-	_ table.ChangelogSink      = (*upsertSink)(nil)
-	_ table.KeyedSink          = (*upsertSink)(nil)
+	_ flow.ChangelogSink       = (*upsertSink)(nil)
+	_ flow.KeyedSink           = (*upsertSink)(nil)
 )
 
 func (upsertConnector) Name() string                  { return UpsertName }
@@ -104,7 +105,7 @@ func validateUpsert(v options.Values) error {
 // NewSource reads the table's topic from its start as a changelog (see
 // upsertsource.go); a table without a PRIMARY KEY is refused, as Flink does
 // at CREATE TABLE.
-func (upsertConnector) NewSource(b *table.Bound) (table.Source, error) {
+func (upsertConnector) NewSource(b *table.Bound) (flow.Source, error) {
 	if b.Def.PrimaryKey == nil {
 		return nil, errNoUpsertKey
 	}
@@ -129,7 +130,7 @@ func (upsertConnector) ReadsChanges() {}
 
 // NewSink is the kafka sink keyed by the table's PRIMARY KEY, taking an
 // updating query's changes.
-func (upsertConnector) NewSink(b *table.Bound) (table.Sink, error) {
+func (upsertConnector) NewSink(b *table.Bound) (flow.Sink, error) {
 	v := b.Options
 	name := options.Cut(b.Def.Name)
 	if b.Def.PrimaryKey == nil {

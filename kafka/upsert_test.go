@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	ktable "github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
@@ -23,7 +24,7 @@ func upsertTable(t *testing.T, addr, topic, with string) *ktable.Bound {
 			opts[k] = v
 		}
 	}
-	def := ktable.NewDefinition("out", []ktable.Column{{Name: "id", Type: types.BigIntType().WithNotNull(true)}, {Name: "name", Type: types.StringType()}}, opts)
+	def := ktable.NewDefinition("out", []types.Column{{Name: "id", Type: types.BigIntType().WithNotNull(true)}, {Name: "name", Type: types.StringType()}}, opts)
 	def.PrimaryKey = &ktable.PrimaryKey{Columns: []string{"id"}}
 	b, err := ktable.Bind(def)
 	if err != nil {
@@ -41,7 +42,7 @@ func TestUpsertKafkaChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ks, ok := s.(ktable.KeyedSink); !ok || fmt.Sprint(ks.PrimaryKey()) != "[0]" {
+	if ks, ok := s.(flow.KeyedSink); !ok || fmt.Sprint(ks.PrimaryKey()) != "[0]" {
 		t.Fatalf("sink %T: want a KeyedSink keyed by column 0", s)
 	}
 	w, err := s.Open(kafkatest.Context(t))
@@ -49,11 +50,11 @@ func TestUpsertKafkaChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	cw, ok := w.(ktable.ChangelogWriter)
+	cw, ok := w.(flow.ChangelogWriter)
 	if !ok {
 		t.Fatalf("writer %T takes no changes", w)
 	}
-	kinds := []ktable.RowKind{ktable.KindInsert, ktable.KindInsert, ktable.KindUpdateBefore, ktable.KindUpdateAfter, ktable.KindDelete}
+	kinds := []flow.RowKind{flow.KindInsert, flow.KindInsert, flow.KindUpdateBefore, flow.KindUpdateAfter, flow.KindDelete}
 	res := make(chan error, 1)
 	if err := cw.WriteChanges(kafkatest.Context(t), batch(t, 1, 2, 1, 1, 2), kinds, func(err error) { res <- err }); err != nil {
 		t.Fatal(err)
@@ -143,9 +144,9 @@ func TestUpsertKafkaPipeline(t *testing.T) {
 		for i := range int(b.NumRows()) {
 			k, n := b.Column(0).ValueStr(i), b.Column(1).ValueStr(i)
 			switch rows.Op(i) {
-			case ktable.KindInsert, ktable.KindUpdateAfter:
+			case flow.KindInsert, flow.KindUpdateAfter:
 				read[k], _ = strconv.Atoi(n)
-			case ktable.KindDelete:
+			case flow.KindDelete:
 				delete(read, k)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
@@ -33,7 +34,7 @@ type upsertSource struct {
 	key []int // positions among the physical columns of the PRIMARY KEY
 }
 
-func (u *upsertSource) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+func (u *upsertSource) Open(ctx context.Context, o flow.OpenOptions) (flow.Stream, error) {
 	return u.open(ctx, o, func(alloc memory.Allocator) (*upsertRows, error) { return newUpsertRows(u.bound, u.key, alloc) })
 }
 
@@ -67,14 +68,14 @@ func (u *upsertRows) append(rb *kafkarecord.Builder, r *kgo.Record) (int, error)
 	case r.Value == nil && !had:
 		return 0, nil // the delete of a row never seen (or deleted before)
 	case r.Value == nil:
-		u.dec.kind = table.KindDelete
+		u.dec.kind = flow.KindDelete
 		n, err := rb.Append(old, r)
 		if err == nil {
 			delete(u.last, string(r.Key))
 		}
 		return n, err
 	case !had:
-		u.dec.kind = table.KindInsert
+		u.dec.kind = flow.KindInsert
 		n, err := rb.Append(r.Value, r)
 		if err == nil {
 			// A copy: the record's bytes alias its fetch's buffer.
@@ -82,12 +83,12 @@ func (u *upsertRows) append(rb *kafkarecord.Builder, r *kgo.Record) (int, error)
 		}
 		return n, err
 	}
-	u.dec.kind = table.KindUpdateBefore
+	u.dec.kind = flow.KindUpdateBefore
 	before, err := rb.Append(old, r)
 	if err != nil {
 		return 0, err
 	}
-	u.dec.kind = table.KindUpdateAfter
+	u.dec.kind = flow.KindUpdateAfter
 	after, err := rb.Append(r.Value, r)
 	if err != nil {
 		// The -U is in the batch already: the row comes back as it
@@ -121,7 +122,7 @@ type upsertDecoder struct {
 	cols    []array.Builder // reused: the builders the value or the key fills
 
 	recKey []byte
-	kind   table.RowKind
+	kind   flow.RowKind
 }
 
 var _ table.ChangeDecoder = (*upsertDecoder)(nil)
@@ -162,7 +163,7 @@ func (d *upsertDecoder) Decode(value []byte, cols []array.Builder) (int, error) 
 	return n, err
 }
 
-func (d *upsertDecoder) DecodeChanges(value []byte, cols []array.Builder, kinds []table.RowKind) (int, []table.RowKind, error) {
+func (d *upsertDecoder) DecodeChanges(value []byte, cols []array.Builder, kinds []flow.RowKind) (int, []flow.RowKind, error) {
 	if d.key != nil {
 		if _, err := d.key.Decode(d.recKey, d.scratch); err != nil {
 			return 0, kinds, fmt.Errorf("the key: %w", err)

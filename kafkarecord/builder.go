@@ -11,6 +11,7 @@ import (
 
 	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Builder turns Kafka records into a table's Arrow batches: the table's
@@ -64,13 +65,13 @@ func NewDecoderBuilder(b *table.Bound, schema *arrow.Schema, dec table.Decoder, 
 // table layer checks the columns against a connector's Metadata at CREATE
 // TABLE; a key without a filler is a bug best found there too, rather than
 // when a stream opens.
-func CheckColumns(s *table.Schema) error {
+func CheckColumns(s *types.Schema) error {
 	_, err := metaColumns(s)
 	return err
 }
 
 // metaColumns are the metadata columns of schema with their fillers.
-func metaColumns(s *table.Schema) ([]batch.Meta[*kgo.Record], error) {
+func metaColumns(s *types.Schema) ([]batch.Meta[*kgo.Record], error) {
 	var meta []batch.Meta[*kgo.Record]
 	for i, c := range s.Columns {
 		if !c.Metadata {

@@ -6,7 +6,7 @@
 // record filling the metadata columns. Both Kafka connectors read through
 // it: the kafka-sharegroup source (package sharegroup) and the 'kafka'
 // connector's plain reader (package kafka). The record behind a row, which
-// a reader learns from a batch's Acker, is table.Origin: the query and the
+// a reader learns from a batch's Acker, is flow.Origin: the query and the
 // worker ask for it without importing anything of Kafka.
 //
 // It imports table, options, format/batch, Arrow and franz-go's record

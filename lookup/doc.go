@@ -2,13 +2,13 @@
 // SYSTEM_TIME AS OF s.proc_time ON s.k = t.k): a Source whose batches are
 // s's rows, each followed by the columns of t's rows whose key equals the
 // row's. The keys of a batch are looked up together, once each, in one call
-// of t's table.Lookuper (a PostgreSQL query, for a 'jdbc' table), after
+// of t's flow.Lookuper (a PostgreSQL query, for a 'jdbc' table), after
 // those found in a cache of the last keys looked up (Flink's
 // 'lookup.cache' = 'PARTIAL').
 //
 // What becomes of each record stays with s's source and the reader: a row
 // that found several matches gives several rows, and its record is settled
-// as a whole (table.MapAck); a row of an inner join that found none gives
+// as a whole (flow.MapAck); a row of an inner join that found none gives
 // no row and its record is accepted with its batch, as a row WHERE
 // filters out is; a LEFT JOIN gives it once, with NULLs for t's columns. A
 // lookup that fails is tried again 'lookup.max-retries' times; then its

@@ -14,8 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Source is a stream's table joined with a looked-up table.
@@ -24,11 +25,11 @@ type Source struct {
 	// looked-up one, for messages.
 	Table, Lookup string
 	// Input is the stream's source; Right the looked-up table's.
-	Input table.Source
-	Right table.LookupSource
+	Input flow.Source
+	Right flow.LookupSource
 	// RightColumns are the looked-up table's physical columns, which follow
 	// the input's columns in each batch.
-	RightColumns []table.Column
+	RightColumns []types.Column
 	// Keys are the positions, among the columns of the input's batches, of
 	// the join's key columns; RightKeys those of the columns they equal,
 	// among RightColumns, in the same order.
@@ -38,7 +39,7 @@ type Source struct {
 	Outer bool
 	// AsOf makes the join an event-time temporal join: each row meets the
 	// version of the looked-up row valid at its time, the input's column
-	// at AsOfColumn (a TIMESTAMP), which Right (a table.VersionedSource)
+	// at AsOfColumn (a TIMESTAMP), which Right (a flow.VersionedSource)
 	// is given after the keys.
 	AsOf       bool
 	AsOfColumn int
@@ -49,7 +50,7 @@ type Source struct {
 	Residual func(mem memory.Allocator, rec arrow.RecordBatch) ([]bool, error)
 }
 
-var _ table.Source = (*Source)(nil)
+var _ flow.Source = (*Source)(nil)
 
 // DefaultRetries is how often a failed lookup is tried again when the
 // looked-up table does not say (Flink's 'lookup.max-retries' default).
@@ -57,7 +58,7 @@ const DefaultRetries = 3
 
 // Open connects the lookups first, so that a looked-up table that cannot
 // be read fails the query before a record is taken, then opens the input.
-func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+func (s *Source) Open(ctx context.Context, o flow.OpenOptions) (flow.Stream, error) {
 	if o.Alloc == nil {
 		o.Alloc = memory.DefaultAllocator
 	}
@@ -67,11 +68,11 @@ func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 	if len(s.Keys) == 0 || len(s.Keys) != len(s.RightKeys) {
 		return nil, fmt.Errorf("lookup join of table '%s' with '%s': %d key columns against %d", options.Cut(s.Table), options.Cut(s.Lookup), len(s.Keys), len(s.RightKeys))
 	}
-	cfg := table.LookupConfig{MaxRetries: DefaultRetries}
-	if c, ok := s.Right.(table.LookupConfigurer); ok {
+	cfg := flow.LookupConfig{MaxRetries: DefaultRetries}
+	if c, ok := s.Right.(flow.LookupConfigurer); ok {
 		cfg = c.LookupConfig()
 	}
-	lk, err := s.Right.OpenLookup(ctx, table.LookupOptions{Keys: s.RightKeys, AsOf: s.AsOf, Keep: o.Keep, Alloc: o.Alloc, Logger: o.Logger})
+	lk, err := s.Right.OpenLookup(ctx, flow.LookupOptions{Keys: s.RightKeys, AsOf: s.AsOf, Keep: o.Keep, Alloc: o.Alloc, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 		lk.Close()
 		return nil, err
 	}
-	st := &stream{src: s, in: in, lk: lk, cfg: cfg, mem: o.Alloc, stats: table.LookupStats{Table: s.Lookup}}
+	st := &stream{src: s, in: in, lk: lk, cfg: cfg, mem: o.Alloc, stats: flow.LookupStats{Table: s.Lookup}}
 	if cfg.Cache {
 		st.cache = newCache(max(cfg.MaxRows, 1), cfg.ExpireAfterWrite, cfg.ExpireAfterAccess)
 	}
@@ -121,9 +122,9 @@ func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 // its keys up and hands out the joined rows.
 type stream struct {
 	src       *Source
-	in        table.Stream
-	lk        table.Lookuper
-	cfg       table.LookupConfig
+	in        flow.Stream
+	lk        flow.Lookuper
+	cfg       flow.LookupConfig
 	cache     *cache // nil: 'lookup.cache' = 'NONE'
 	mem       memory.Allocator
 	schema    *arrow.Schema
@@ -132,18 +133,18 @@ type stream struct {
 
 	// mu guards stats, which Stats reads from other goroutines.
 	mu    sync.Mutex
-	stats table.LookupStats
+	stats flow.LookupStats
 }
 
 var (
-	_ table.FetchStopper = (*stream)(nil)
-	_ table.ReaderWaiter = (*stream)(nil)
-	_ table.Partitioned  = (*stream)(nil)
+	_ flow.FetchStopper = (*stream)(nil)
+	_ flow.ReaderWaiter = (*stream)(nil)
+	_ flow.Partitioned  = (*stream)(nil)
 )
 
 func (st *stream) Schema() *arrow.Schema { return st.schema }
 
-func (st *stream) Stats() table.Stats {
+func (st *stream) Stats() flow.Stats {
 	s := st.in.Stats()
 	st.mu.Lock()
 	l := st.stats
@@ -153,18 +154,18 @@ func (st *stream) Stats() table.Stats {
 }
 
 func (st *stream) StopFetching() {
-	if fs, ok := st.in.(table.FetchStopper); ok {
+	if fs, ok := st.in.(flow.FetchStopper); ok {
 		fs.StopFetching()
 	}
 }
 
 func (st *stream) WaitsForReader() bool {
-	rw, ok := st.in.(table.ReaderWaiter)
+	rw, ok := st.in.(flow.ReaderWaiter)
 	return ok && rw.WaitsForReader()
 }
 
-func (st *stream) Partitions() []table.PartitionID {
-	if p, ok := st.in.(table.Partitioned); ok {
+func (st *stream) Partitions() []flow.PartitionID {
+	if p, ok := st.in.(flow.Partitioned); ok {
 		return p.Partitions()
 	}
 	return nil
@@ -183,26 +184,26 @@ func (st *stream) Close() error {
 
 // Next joins the input's next batch. A lookup that fails after its retries
 // releases the batch's records and ends the read.
-func (st *stream) Next(ctx context.Context) (table.Batch, error) {
+func (st *stream) Next(ctx context.Context) (flow.Batch, error) {
 	b, err := st.in.Next(ctx)
 	if err != nil {
-		return table.Batch{}, err
+		return flow.Batch{}, err
 	}
 	out, from, err := st.join(ctx, b.Record)
 	if err != nil {
 		b.Ack.Abandon()
 		b.Record.Release()
-		return table.Batch{}, err
+		return flow.Batch{}, err
 	}
-	var kinds []table.RowKind
+	var kinds []flow.RowKind
 	if b.Kinds != nil {
-		kinds = make([]table.RowKind, len(from))
+		kinds = make([]flow.RowKind, len(from))
 		for i, r := range from {
 			kinds[i] = b.Kinds[r]
 		}
 	}
 	b.Record.Release()
-	return table.Batch{Record: out, Ack: table.MapAck(b.Ack, from), Kinds: kinds}, nil
+	return flow.Batch{Record: out, Ack: flow.MapAck(b.Ack, from), Kinds: kinds}, nil
 }
 
 // join is rec's rows joined with their matches; from[i] is the row of rec
@@ -214,7 +215,7 @@ func (st *stream) join(ctx context.Context, rec arrow.RecordBatch) (arrow.Record
 		return nil, nil, err
 	}
 	defer releaseAll(keyCols)
-	// Each row's key (table.AppendKey); rows with a NULL in a key column
+	// Each row's key (flow.AppendKey); rows with a NULL in a key column
 	// match nothing (= is never true for NULL).
 	distinct := map[string]int{}
 	var firsts []int     // the first row of each distinct key
@@ -223,7 +224,7 @@ func (st *stream) join(ctx context.Context, rec arrow.RecordBatch) (arrow.Record
 	var buf []byte
 	for i := range n {
 		var ok bool
-		if buf, ok = table.AppendKey(buf[:0], keyCols, i); !ok {
+		if buf, ok = flow.AppendKey(buf[:0], keyCols, i); !ok {
 			of[i] = -1
 			continue
 		}
@@ -466,7 +467,7 @@ func (st *stream) assemble(rec arrow.RecordBatch, pieces []arrow.RecordBatch, fr
 	idx := rb.NewArray()
 	defer idx.Release()
 	ctx := compute.WithAllocator(context.Background(), st.mem)
-	cols, err := table.Take(st.mem, rec.Columns(), from)
+	cols, err := flow.Take(st.mem, rec.Columns(), from)
 	if err != nil {
 		return nil, err
 	}
@@ -508,7 +509,7 @@ func releaseAll[T interface{ Release() }](xs []T) {
 
 // A Joined is the source of a joined table: the lookup join behind it.
 type Joined interface {
-	table.Source
+	flow.Source
 	Join() *Source
 }
 
@@ -517,14 +518,14 @@ func (s *Source) Join() *Source { return s }
 
 // Reader is s as the planner's table reads it: with the capabilities of its
 // input that say how its records are taken, since the joined rows' records
-// are the input's. A share group's progress (table.ShareProgress) lets a
+// are the input's. A share group's progress (flow.ShareProgress) lets a
 // job keep its state in a directory and prune it; a reader that takes
-// nothing (table.Looker, a plain kafka table) consumes nothing here either.
+// nothing (flow.Looker, a plain kafka table) consumes nothing here either.
 func (s *Source) Reader() Joined {
 	switch in := s.Input.(type) {
-	case table.ShareProgress:
+	case flow.ShareProgress:
 		return shareJoin{s, in}
-	case table.Looker:
+	case flow.Looker:
 		return lookJoin{s}
 	}
 	return s
@@ -532,10 +533,10 @@ func (s *Source) Reader() Joined {
 
 type shareJoin struct {
 	*Source
-	progress table.ShareProgress
+	progress flow.ShareProgress
 }
 
-func (j shareJoin) ShareStartOffsets(ctx context.Context) (string, []table.PartitionStart, error) {
+func (j shareJoin) ShareStartOffsets(ctx context.Context) (string, []flow.PartitionStart, error) {
 	return j.progress.ShareStartOffsets(ctx)
 }
 
@@ -544,6 +545,6 @@ type lookJoin struct{ *Source }
 func (lookJoin) TakesNothing() {}
 
 var (
-	_ table.ShareProgress = shareJoin{}
-	_ table.Looker        = lookJoin{}
+	_ flow.ShareProgress = shareJoin{}
+	_ flow.Looker        = lookJoin{}
 )

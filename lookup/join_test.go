@@ -8,9 +8,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -19,7 +19,7 @@ var (
 		{Name: "id", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "cust", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	}, nil)
-	custColumns = []table.Column{
+	custColumns = []types.Column{
 		{Name: "id", Type: types.BigIntType().WithNotNull(true)},
 		{Name: "name", Type: types.StringType()},
 	}
@@ -27,14 +27,14 @@ var (
 
 // fixture is a join of orders (batches of the given rows) with customers
 // 10 (ann), 11 (bob) and 12 (cy).
-func fixture(t *testing.T, cfg *table.LookupConfig, outer bool, batches ...[]string) (*Source, *tabletest.Source, *tabletest.Source) {
+func fixture(t *testing.T, cfg *flow.LookupConfig, outer bool, batches ...[]string) (*Source, *tabletest.Source, *tabletest.Source) {
 	t.Helper()
 	mem := tabletest.CheckedAlloc(t)
 	in := &tabletest.Source{Schema: orderSchema, EOF: true, FailAt: -1}
 	for _, b := range batches {
 		in.Batches = append(in.Batches, tabletest.FromJSON(t, mem, orderSchema, 0, b...)...)
 	}
-	right := &tabletest.Source{Schema: (&table.Schema{Columns: custColumns}).Arrow(), FailAt: -1, LookupCfg: cfg}
+	right := &tabletest.Source{Schema: (&types.Schema{Columns: custColumns}).Arrow(), FailAt: -1, LookupCfg: cfg}
 	right.Batches = tabletest.FromJSON(t, mem, right.Schema, 0, `{"id": 10, "name": "ann"}`, `{"id": 11, "name": "bob"}`, `{"id": 12, "name": "cy"}`)
 	t.Cleanup(func() { in.Release(); right.Release() })
 	return &Source{Table: "orders", Lookup: "customers", Input: in, Right: right, RightColumns: custColumns,
@@ -43,9 +43,9 @@ func fixture(t *testing.T, cfg *table.LookupConfig, outer bool, batches ...[]str
 
 // readAll reads every batch, settles it, and renders its rows as
 // "id:name" ("-" for NULL).
-func readAll(t *testing.T, s *Source) ([]string, table.Stats, error) {
+func readAll(t *testing.T, s *Source) ([]string, flow.Stats, error) {
 	t.Helper()
-	st, err := s.Open(context.Background(), table.OpenOptions{Alloc: tabletest.CheckedAlloc(t)})
+	st, err := s.Open(context.Background(), flow.OpenOptions{Alloc: tabletest.CheckedAlloc(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestJoinRows(t *testing.T) {
 }
 
 func TestJoinCache(t *testing.T) {
-	cfg := &table.LookupConfig{Cache: true, MaxRows: 2, CacheMissingKey: true}
+	cfg := &flow.LookupConfig{Cache: true, MaxRows: 2, CacheMissingKey: true}
 	s, _, right := fixture(t, cfg, false,
 		[]string{`{"id": 1, "cust": 10}`, `{"id": 2, "cust": 99}`},
 		[]string{`{"id": 3, "cust": 10}`, `{"id": 4, "cust": 99}`},
@@ -126,7 +126,7 @@ func TestJoinCache(t *testing.T) {
 	}
 
 	// Without cache-missing-key, a key without a row is asked again.
-	cfg = &table.LookupConfig{Cache: true, MaxRows: 10}
+	cfg = &flow.LookupConfig{Cache: true, MaxRows: 10}
 	s, _, right = fixture(t, cfg, false, []string{`{"id": 1, "cust": 99}`}, []string{`{"id": 2, "cust": 99}`})
 	if _, _, err := readAll(t, s); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestCacheExpiry(t *testing.T) {
 
 func TestJoinRetries(t *testing.T) {
 	// A lookup that fails once is tried again.
-	cfg := &table.LookupConfig{MaxRetries: 2}
+	cfg := &flow.LookupConfig{MaxRetries: 2}
 	s, in, right := fixture(t, cfg, false, []string{`{"id": 1, "cust": 10}`})
 	right.LookupFailures = 1
 	rows, stats, err := readAll(t, s)

@@ -11,7 +11,7 @@
 // maps its rows to the source batch's); a row whose calls failed in a way
 // worth retrying has its record released, so that the share group hands
 // it out again; a row the model refused is an evaluation error of that
-// row, settled by the table's 'scan.on-eval-error' (table.RowFailer), or
+// row, settled by the table's 'scan.on-eval-error' (flow.RowFailer), or
 // rejected when the table has no such policy, since asking again gives
 // the same answer. No record is settled before its batch reached the
 // reader, so the source keeps its lock renewed meanwhile.

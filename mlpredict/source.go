@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/model"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
@@ -24,7 +25,7 @@ type Source struct {
 	// Table is the name of the table read, for messages.
 	Table string
 	// Input is the table's source.
-	Input table.Source
+	Input flow.Source
 	// Model is the model, its options as the query set them.
 	Model *model.Bound
 	// Features are the positions, among the columns of the input's
@@ -33,12 +34,12 @@ type Source struct {
 	Features []int
 }
 
-var _ table.Source = (*Source)(nil)
+var _ flow.Source = (*Source)(nil)
 
 // Open opens the model and the input's stream, which it reads in batches
 // of about a quarter of 'max-concurrent-operations' rows (fewer if o asks;
-// see batchSize), paced by the calls (table.OpenOptions.Pace).
-func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+// see batchSize), paced by the calls (flow.OpenOptions.Pace).
+func (s *Source) Open(ctx context.Context, o flow.OpenOptions) (flow.Stream, error) {
 	if o.Alloc == nil {
 		o.Alloc = memory.DefaultAllocator
 	}
@@ -117,7 +118,7 @@ func batchSize(limit int) int {
 // model, and Next hands out the results in the order they finish.
 type stream struct {
 	src    *Source
-	in     table.Stream
+	in     flow.Stream
 	pred   model.Predictor
 	schema *arrow.Schema
 	mem    memory.Allocator
@@ -131,7 +132,7 @@ type stream struct {
 	// hold bounds the rows taken from the input and not yet handed to
 	// the reader (held), unless none is held: a next batch (of batch rows
 	// at most) is taken only if it fits. need, if above 0, is the
-	// most rows the reader needs (table.OpenOptions.Limit): a batch is
+	// most rows the reader needs (flow.OpenOptions.Limit): a batch is
 	// taken only while the rows handed out (given) and held are fewer,
 	// so that a LIMIT calls the model no more than it must.
 	hold  int
@@ -154,7 +155,7 @@ type stream struct {
 
 // result is a source batch and what the model made of it.
 type result struct {
-	b        table.Batch
+	b        flow.Batch
 	out      arrow.RecordBatch
 	outcomes []model.Outcome
 	err      error
@@ -163,7 +164,7 @@ type result struct {
 func (st *stream) Schema() *arrow.Schema { return st.schema }
 
 // Stats are the input's counts, with the model's calls.
-func (st *stream) Stats() table.Stats {
+func (st *stream) Stats() flow.Stats {
 	s := st.in.Stats()
 	m := st.pred.Stats()
 	s.Model = &m
@@ -215,13 +216,13 @@ func (st *stream) pull() {
 // polling up to the limit, say). The cut falls between records, so that
 // no record is both answered and released; a first record of more rows
 // than room is kept whole.
-func cut(b table.Batch, room int64) table.Batch {
+func cut(b flow.Batch, room int64) flow.Batch {
 	n := b.Record.NumRows()
 	if room >= n {
 		return b
 	}
 	k := max(room, 1)
-	if ro, ok := b.Ack.(table.RowOrigins); ok {
+	if ro, ok := b.Ack.(flow.RowOrigins); ok {
 		same := func(i int64) bool {
 			a, okA := ro.RowOrigin(int(i - 1))
 			c, okC := ro.RowOrigin(int(i))
@@ -241,7 +242,7 @@ func cut(b table.Batch, room int64) table.Batch {
 		return b
 	}
 	for row := k; row < n; row++ {
-		b.Ack.Mark(int(row), table.Release)
+		b.Ack.Mark(int(row), flow.Release)
 	}
 	rec := b.Record.NewSlice(0, k)
 	b.Record.Release()
@@ -268,7 +269,7 @@ func (st *stream) signal() {
 }
 
 // call predicts one source batch and queues the result for Next.
-func (st *stream) call(b table.Batch) {
+func (st *stream) call(b flow.Batch) {
 	defer st.calls.Done()
 	in, err := st.features(b.Record)
 	r := result{b: b, err: err}
@@ -311,13 +312,13 @@ func (st *stream) features(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 // timeout: no record arrived for so long) is waited out until they end:
 // their records did arrive, and the time a model takes on them is not
 // idle. Cancelling ctx ends Next at once.
-func (st *stream) Next(ctx context.Context) (table.Batch, error) {
+func (st *stream) Next(ctx context.Context) (flow.Batch, error) {
 	idle := false
 	for {
 		st.mu.Lock()
 		if st.closed {
 			st.mu.Unlock()
-			return table.Batch{}, errors.New("ML_PREDICT: Next after Close")
+			return flow.Batch{}, errors.New("ML_PREDICT: Next after Close")
 		}
 		if len(st.done) > 0 {
 			r := st.done[0]
@@ -350,9 +351,9 @@ func (st *stream) Next(ctx context.Context) (table.Batch, error) {
 		st.mu.Unlock()
 		switch {
 		case end:
-			return table.Batch{}, err
+			return flow.Batch{}, err
 		case idle && !busy:
-			return table.Batch{}, ctx.Err()
+			return flow.Batch{}, ctx.Err()
 		}
 		wait := ctx.Done()
 		if idle {
@@ -366,7 +367,7 @@ func (st *stream) Next(ctx context.Context) (table.Batch, error) {
 			busy = st.inFlight > 0 || len(st.done) > 0
 			st.mu.Unlock()
 			if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !busy {
-				return table.Batch{}, ctx.Err()
+				return flow.Batch{}, ctx.Err()
 			}
 			idle = true
 		}
@@ -376,15 +377,15 @@ func (st *stream) Next(ctx context.Context) (table.Batch, error) {
 // settle reads one result: the rows the model answered make the batch
 // handed out (ok false when there are none, the source batch then
 // settled); the others' records are released or failed.
-func (st *stream) settle(r result) (table.Batch, bool, error) {
+func (st *stream) settle(r result) (flow.Batch, bool, error) {
 	if r.err != nil {
 		st.discard(r)
-		return table.Batch{}, false, r.err
+		return flow.Batch{}, false, r.err
 	}
 	defer r.b.Record.Release()
 	defer r.out.Release()
 	ack := r.b.Ack
-	rf, fails := ack.(table.RowFailer)
+	rf, fails := ack.(flow.RowFailer)
 	fails = fails && rf.FailsRows()
 	n := len(r.outcomes)
 	gone := make([]bool, n) // rows of records a RowFailer settled
@@ -400,7 +401,7 @@ func (st *stream) settle(r result) (table.Batch, bool, error) {
 			// The share group hands it out again. Waiting o.Delay here
 			// would hold the record's lock and the batch's other rows;
 			// the redelivery is the wait.
-			ack.Mark(i, table.Release)
+			ack.Mark(i, flow.Release)
 		default:
 			if fails {
 				from, to := rf.FailRow(i, o.Err)
@@ -410,20 +411,20 @@ func (st *stream) settle(r result) (table.Batch, bool, error) {
 				continue
 			}
 			st.rejected(ack, i, o.Err)
-			ack.Mark(i, table.Reject)
+			ack.Mark(i, flow.Reject)
 		}
 	}
 	sel = slices.DeleteFunc(sel, func(i int) bool { return gone[i] })
 	if len(sel) == 0 {
 		ack.Done()
-		return table.Batch{}, false, nil
+		return flow.Batch{}, false, nil
 	}
 	rec, err := st.join(r.b.Record, r.out, sel)
 	if err != nil {
 		ack.Abandon()
-		return table.Batch{}, false, table.Errorf(st.src.Table, "ML_PREDICT: %w", err)
+		return flow.Batch{}, false, table.Errorf(st.src.Table, "ML_PREDICT: %w", err)
 	}
-	return table.Batch{Record: rec, Ack: table.MapAck(ack, sel)}, true, nil
+	return flow.Batch{Record: rec, Ack: flow.MapAck(ack, sel)}, true, nil
 }
 
 // takeBack uncounts n rows Next counted as handed out and did not hand
@@ -438,9 +439,9 @@ func (st *stream) takeBack(n int64) {
 
 // rejected logs a row the model refused under a table without a policy
 // for such rows: it is rejected, as trying again gives the same.
-func (st *stream) rejected(ack table.Acker, row int, err error) {
+func (st *stream) rejected(ack flow.Acker, row int, err error) {
 	args := []any{"err", err}
-	if ro, ok := ack.(table.RowOrigins); ok {
+	if ro, ok := ack.(flow.RowOrigins); ok {
 		if o, ok := ro.RowOrigin(row); ok {
 			args = append(args, "topic", o.Topic, "partition", o.Partition, "offset", o.Offset, "delivery_count", o.DeliveryCount)
 		}
@@ -450,7 +451,7 @@ func (st *stream) rejected(ack table.Acker, row int, err error) {
 
 // join is the rows sel of src followed by the same rows of out.
 func (st *stream) join(src, out arrow.RecordBatch, sel []int) (arrow.RecordBatch, error) {
-	cols, err := table.Take(st.mem, append(slices.Clone(src.Columns()), out.Columns()...), sel)
+	cols, err := flow.Take(st.mem, append(slices.Clone(src.Columns()), out.Columns()...), sel)
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +463,7 @@ func (st *stream) join(src, out arrow.RecordBatch, sel []int) (arrow.RecordBatch
 }
 
 // drop gives back a source batch nobody will read.
-func (st *stream) drop(b table.Batch) {
+func (st *stream) drop(b flow.Batch) {
 	b.Ack.Abandon()
 	b.Record.Release()
 }
@@ -476,11 +477,11 @@ func (st *stream) discard(r result) {
 	st.drop(r.b)
 }
 
-// StopFetching: see table.FetchStopper. The calls in flight end, and the
+// StopFetching: see flow.FetchStopper. The calls in flight end, and the
 // records of every batch not handed out are released.
 func (st *stream) StopFetching() {
 	st.stop()
-	if fs, ok := st.in.(table.FetchStopper); ok {
+	if fs, ok := st.in.(flow.FetchStopper); ok {
 		fs.StopFetching()
 	}
 }

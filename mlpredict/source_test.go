@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/mlpredict"
 	"github.com/kshare/kshare/model"
@@ -77,8 +78,8 @@ func setup(t *testing.T, mem memory.Allocator, call func(context.Context, string
 	reg := model.NewRegistry()
 	reg.Register(fnProvider{call: call})
 	b, err := reg.Bind(&table.ModelDefinition{Name: "m",
-		Input:   []table.Column{{Name: "prompt", Type: types.StringType()}},
-		Output:  []table.Column{{Name: "label", Type: types.StringType()}},
+		Input:   []types.Column{{Name: "prompt", Type: types.StringType()}},
+		Output:  []types.Column{{Name: "label", Type: types.StringType()}},
 		Options: []options.KV{{Key: table.KeyProvider, Value: "fn"}, {Key: model.OptRetryNum, Value: "0"}, {Key: model.OptMaxConcurrentOperations, Value: "8"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func setup(t *testing.T, mem memory.Allocator, call func(context.Context, string
 // readAll reads st to its end and settles each batch with Done, after
 // marks says which of its rows to mark how; it returns the rows read as
 // "id|prompt|label".
-func readAll(t *testing.T, st table.Stream, marks func(b table.Batch)) []string {
+func readAll(t *testing.T, st flow.Stream, marks func(b flow.Batch)) []string {
 	t.Helper()
 	ctx := context.Background()
 	var out []string
@@ -132,9 +133,9 @@ func readAll(t *testing.T, st table.Stream, marks func(b table.Batch)) []string 
 	return out
 }
 
-func open(t *testing.T, s *mlpredict.Source, mem memory.Allocator) table.Stream {
+func open(t *testing.T, s *mlpredict.Source, mem memory.Allocator) flow.Stream {
 	t.Helper()
-	st, err := s.Open(context.Background(), table.OpenOptions{Alloc: mem})
+	st, err := s.Open(context.Background(), flow.OpenOptions{Alloc: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +176,8 @@ func TestOutcomesSettleTheirRecords(t *testing.T) {
 	mem := tabletest.CheckedAlloc(t)
 	src := &tabletest.Source{}
 	st := open(t, setup(t, mem, answer, src, []string{"a", "retry", "bad", "d", "e"}), mem)
-	got := readAll(t, st, func(b table.Batch) {
-		b.Ack.Mark(2, table.Release) // "e", source row 4
+	got := readAll(t, st, func(b flow.Batch) {
+		b.Ack.Mark(2, flow.Release) // "e", source row 4
 	})
 	if want := []string{"0|a|A", "3|d|D", "4|e|E"}; !slices.Equal(got, want) {
 		t.Errorf("rows %v, want %v", got, want)
@@ -195,8 +196,8 @@ func TestRefusedRowFailedByPolicy(t *testing.T) {
 	src := &tabletest.Source{OnEvalError: "dead-letter", RecordRows: 2}
 	st := open(t, setup(t, mem, answer, src, []string{"a", "b", "bad", "d", "e", "f"}), mem)
 	var failer bool
-	got := readAll(t, st, func(b table.Batch) {
-		rf, ok := b.Ack.(table.RowFailer)
+	got := readAll(t, st, func(b flow.Batch) {
+		rf, ok := b.Ack.(flow.RowFailer)
 		failer = ok && rf.FailsRows()
 		// The reader fails result row 2 ("e", source row 4): the rows of
 		// its record (source rows 4-5, result rows 2-3) go together.
@@ -335,7 +336,7 @@ func TestLimitCallsNoMoreThanItNeeds(t *testing.T) {
 				calls.Add(1)
 				return answer(ctx, p)
 			}, src, c.batches...)
-			st, err := s.Open(context.Background(), table.OpenOptions{Alloc: mem, Limit: c.limit})
+			st, err := s.Open(context.Background(), flow.OpenOptions{Alloc: mem, Limit: c.limit})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/kshare/kshare/internal/procpool"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func init() { Register(commandProvider{}) }
@@ -48,7 +49,7 @@ func (commandProvider) NewCaller(b *Bound, o OpenOptions) (Caller, error) {
 
 type commandCaller struct {
 	pool   *procpool.Pool
-	output []table.Column
+	output []types.Column
 }
 
 // closeGrace is how long the copies get to exit once their input is

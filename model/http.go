@@ -8,6 +8,7 @@ import (
 	kjson "github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func init() { Register(httpProvider{}) }
@@ -35,7 +36,7 @@ func (httpProvider) NewCaller(b *Bound, _ OpenOptions) (Caller, error) {
 
 type httpCaller struct {
 	post   *poster
-	output []table.Column
+	output []types.Column
 }
 
 func (c *httpCaller) Call(ctx context.Context, in Input) (json.RawMessage, error) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // This file is what the 'openai' and 'http' providers share: a POST of a
@@ -157,7 +158,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // rowObject makes an answer the row of OUTPUT columns: a JSON object is
 // the row itself; any other value fills a model's one OUTPUT column. With
 // several columns it is the row's fault.
-func rowObject(ans json.RawMessage, output []table.Column) (json.RawMessage, error) {
+func rowObject(ans json.RawMessage, output []types.Column) (json.RawMessage, error) {
 	t := bytes.TrimSpace(ans)
 	if len(t) > 0 && t[0] == '{' {
 		return t, nil

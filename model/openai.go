@@ -57,7 +57,7 @@ func (openAI) Check(def *table.ModelDefinition, v options.Values) error {
 }
 
 // columnList writes columns as a definition does, for messages.
-func columnList(cols []table.Column) string {
+func columnList(cols []types.Column) string {
 	s := make([]string, len(cols))
 	for i, c := range cols {
 		s[i] = types.QuoteIdent(c.Name) + " " + c.Type.String()

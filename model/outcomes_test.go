@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/modeltest"
 	"github.com/kshare/kshare/model"
-	"github.com/kshare/kshare/table"
 )
 
 // chatModel is an 'openai' chat model on srv with the given options added.
@@ -79,7 +79,7 @@ func TestOutcomeClasses(t *testing.T) {
 }
 
 // outcomeCount is s's count of calls with the outcome named.
-func outcomeCount(s table.ModelStats, name string) int64 {
+func outcomeCount(s flow.ModelStats, name string) int64 {
 	for _, o := range s.Outcomes() {
 		if o.Outcome == name {
 			return o.Calls

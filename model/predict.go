@@ -14,9 +14,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	kjson "github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // A Predictor runs a model on batches of rows: the one interface of every
@@ -47,7 +49,7 @@ type Predictor interface {
 	Close() error
 	// Stats counts the calls made so far, by outcome, with their latency
 	// and tokens, and what runs now. Safe while Predict runs.
-	Stats() table.ModelStats
+	Stats() flow.ModelStats
 }
 
 // Class is what a row's outcome means for its record.
@@ -154,7 +156,7 @@ func backoff(n int) time.Duration {
 // model's bounds.
 type predictor struct {
 	name    string
-	input   []table.Column
+	input   []types.Column
 	inTypes []arrow.DataType
 	output  *arrow.Schema // every field nullable
 	caller  Caller
@@ -227,7 +229,7 @@ func (b *Bound) Open(o OpenOptions) (Predictor, error) {
 
 // outputDecoder reads answers into the OUTPUT columns as the json format
 // with its default options reads a value into a table's columns.
-func outputDecoder(cols []table.Column) (table.Decoder, error) {
+func outputDecoder(cols []types.Column) (table.Decoder, error) {
 	defaults, err := options.Parse(nil, nil, kjson.Options)
 	if err != nil {
 		return nil, err
@@ -249,7 +251,7 @@ func (p *predictor) Close() error {
 }
 
 // Stats counts the predictor's calls so far.
-func (p *predictor) Stats() table.ModelStats { return p.meter.stats() }
+func (p *predictor) Stats() flow.ModelStats { return p.meter.stats() }
 
 func (p *predictor) Predict(ctx context.Context, in arrow.RecordBatch) (arrow.RecordBatch, []Outcome, error) {
 	p.mu.Lock()

@@ -8,11 +8,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // callOutcome is what became of one call, as the metrics count it
-// (table.ModelStats). A classified error may say it; otherwise its class
+// (flow.ModelStats). A classified error may say it; otherwise its class
 // does.
 type callOutcome uint8
 
@@ -61,15 +61,15 @@ type Usage struct {
 	Known bool
 }
 
-// meter counts a predictor's calls (table.ModelStats) and keeps them in
+// meter counts a predictor's calls (flow.ModelStats) and keeps them in
 // the registry of every model this process runs, for the metrics.
 type meter struct {
 	mu sync.Mutex
-	s  table.ModelStats
+	s  flow.ModelStats
 }
 
 func newMeter(name string) *meter {
-	m := &meter{s: table.ModelStats{Model: name}}
+	m := &meter{s: flow.ModelStats{Model: name}}
 	registry.Lock()
 	registry.open[m] = struct{}{}
 	registry.Unlock()
@@ -77,7 +77,7 @@ func newMeter(name string) *meter {
 }
 
 // stats is a copy of the counts.
-func (m *meter) stats() table.ModelStats {
+func (m *meter) stats() flow.ModelStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.s
@@ -154,7 +154,7 @@ func (m *meter) close() {
 	delete(registry.open, m)
 	t := registry.closed[s.Model]
 	if t == nil {
-		t = &table.ModelStats{Model: s.Model}
+		t = &flow.ModelStats{Model: s.Model}
 		registry.closed[s.Model] = t
 	}
 	t.Add(&s)
@@ -165,18 +165,18 @@ func (m *meter) close() {
 var registry = struct {
 	sync.Mutex
 	open   map[*meter]struct{}
-	closed map[string]*table.ModelStats
-}{open: map[*meter]struct{}{}, closed: map[string]*table.ModelStats{}}
+	closed map[string]*flow.ModelStats
+}{open: map[*meter]struct{}{}, closed: map[string]*flow.ModelStats{}}
 
 // Totals are the counts of every model this process called, open queries
 // and ended ones together, one entry per model name.
-func Totals() map[string]table.ModelStats {
+func Totals() map[string]flow.ModelStats {
 	registry.Lock()
 	open := make([]*meter, 0, len(registry.open))
 	for m := range registry.open {
 		open = append(open, m)
 	}
-	out := make(map[string]table.ModelStats, len(registry.closed)+len(open))
+	out := make(map[string]flow.ModelStats, len(registry.closed)+len(open))
 	for name, t := range registry.closed {
 		c := *t
 		c.Latency = c.Latency.Clone()
@@ -187,7 +187,7 @@ func Totals() map[string]table.ModelStats {
 		s := m.stats()
 		t, ok := out[s.Model]
 		if !ok {
-			t = table.ModelStats{Model: s.Model}
+			t = flow.ModelStats{Model: s.Model}
 		}
 		t.Add(&s)
 		out[s.Model] = t
@@ -231,9 +231,9 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descRetries, prometheus.CounterValue, float64(s.Retries), name)
 		ch <- prometheus.MustNewConstMetric(descTokens, prometheus.CounterValue, float64(s.TokensIn), name, "in")
 		ch <- prometheus.MustNewConstMetric(descTokens, prometheus.CounterValue, float64(s.TokensOut), name, "out")
-		buckets := make(map[float64]uint64, len(table.LatencyBounds))
+		buckets := make(map[float64]uint64, len(flow.LatencyBounds))
 		var below uint64
-		for i, b := range table.LatencyBounds {
+		for i, b := range flow.LatencyBounds {
 			if i < len(s.Latency.Counts) {
 				below += uint64(s.Latency.Counts[i])
 			}

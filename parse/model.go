@@ -32,7 +32,7 @@ func (p *parser) createModel() (table.Statement, *SyntaxError) {
 	def.Name = name
 	for _, part := range []struct {
 		word string
-		cols *[]table.Column
+		cols *[]types.Column
 	}{{"INPUT", &def.Input}, {"OUTPUT", &def.Output}} {
 		t := p.peek()
 		if !p.isKeyword(t, part.word) {
@@ -76,11 +76,11 @@ func (p *parser) createModel() (table.Statement, *SyntaxError) {
 
 // modelColumns reads the parenthesized columns of a model's INPUT or
 // OUTPUT (word): each a name, a type and an optional COMMENT.
-func (p *parser) modelColumns(model, word string) ([]table.Column, *SyntaxError) {
+func (p *parser) modelColumns(model, word string) ([]types.Column, *SyntaxError) {
 	if err := p.expectSymbol("(", " and the columns after "+word); err != nil {
 		return nil, err
 	}
-	cols := []table.Column{}
+	cols := []types.Column{}
 	if t := p.peek(); p.isSymbol(t, ")") {
 		p.advance()
 		p.invalid(t, "model '%s' needs at least one %s column", cut(model, options.MaxQuoted), word)
@@ -93,7 +93,7 @@ func (p *parser) modelColumns(model, word string) ([]table.Column, *SyntaxError)
 			return nil, p.errorf(t, ErrSyntax, "expected a column name in %s, got %s", word, describe(t))
 		}
 		p.advance()
-		col := table.Column{Name: t.Val}
+		col := types.Column{Name: t.Val}
 		typ, err := p.dataType(0)
 		if err != nil {
 			return nil, err
@@ -102,7 +102,7 @@ func (p *parser) modelColumns(model, word string) ([]table.Column, *SyntaxError)
 		if err := p.columnComment(&col); err != nil {
 			return nil, err
 		}
-		if i := (&table.Schema{Columns: cols}).Index(col.Name); i >= 0 {
+		if i := (&types.Schema{Columns: cols}).Index(col.Name); i >= 0 {
 			line, c := Position(p.src, first[i].Start)
 			p.invalid(t, "duplicate %s column '%s' (column names ignore case; the first is at line %d, column %d)", word, cut(col.Name, options.MaxQuoted), line, c)
 		} else {

@@ -534,7 +534,7 @@ func (p *parser) element(def *table.Definition, declared func(t Token, name stri
 	p.advance()
 	if a := p.peek(); p.isKeyword(a, "AS") {
 		p.advance()
-		col := table.Column{Name: t.Val}
+		col := types.Column{Name: t.Val}
 		expr, err := p.expression(a, "AS in computed column '"+cut(t.Val, options.MaxQuoted)+"'")
 		if err != nil {
 			return err
@@ -547,7 +547,7 @@ func (p *parser) element(def *table.Definition, declared func(t Token, name stri
 		def.Computed = append(def.Computed, table.Computed{Column: col, Pos: len(def.Schema.Columns) + len(def.Computed)})
 		return nil
 	}
-	col := table.Column{Name: t.Val}
+	col := types.Column{Name: t.Val}
 	typ, err := p.dataType(0)
 	if err != nil {
 		return err
@@ -666,7 +666,7 @@ func quoteAll(names []string) []string {
 }
 
 // columnComment reads a column's COMMENT 'text', if there is one.
-func (p *parser) columnComment(col *table.Column) *SyntaxError {
+func (p *parser) columnComment(col *types.Column) *SyntaxError {
 	if !p.acceptKeywords("COMMENT") {
 		return nil
 	}

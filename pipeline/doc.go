@@ -8,7 +8,7 @@
 // Several batches are in flight at once (Options.InFlight): a batch is taken
 // out of the query with query.Rows.Hold, so that reading goes on while the
 // sink's acknowledgements come back. An updating query (GROUP BY, windows)
-// goes only into a sink that takes changes (table.ChangelogSink), one batch
+// goes only into a sink that takes changes (flow.ChangelogSink), one batch
 // at a time: its batches replace earlier rows and are settled in order.
 //
 // Stop ends a job at once: what is in flight is released. Drain ends it

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
 )
@@ -31,11 +32,11 @@ type Options struct {
 	// such as forgetting the identities of records settled for good.
 	Chore      func(ctx context.Context)
 	ChoreEvery time.Duration
-	// Merge, for an aggregate written into a table.MergeWriter, is how
+	// Merge, for an aggregate written into a flow.MergeWriter, is how
 	// each column merges (query.Plan.MergeOps): the changes are written
 	// with WriteMerged and the records they reflect. nil writes changes
 	// as they are.
-	Merge []table.MergeOp
+	Merge []flow.MergeOp
 	// State, when set, is the query's state (query.Options.State), closed
 	// once the query is: after the last batch's groups are stored.
 	State io.Closer
@@ -46,7 +47,7 @@ type Options struct {
 type Job struct {
 	opts    Options
 	rows    *query.Rows
-	w       table.Writer
+	w       flow.Writer
 	cancel  context.CancelFunc
 	done    chan struct{}
 	started time.Time
@@ -68,7 +69,7 @@ var _ table.Job = (*Job)(nil)
 // Start runs rows into w until rows ends, a write fails or Stop. The job
 // owns rows and w from then on, and closes both. ctx carries values only:
 // the job lives until Stop or its end, not ctx's.
-func Start(ctx context.Context, rows *query.Rows, w table.Writer, cancel context.CancelFunc, o Options) *Job {
+func Start(ctx context.Context, rows *query.Rows, w flow.Writer, cancel context.CancelFunc, o Options) *Job {
 	if o.InFlight <= 0 {
 		o.InFlight = DefaultInFlight
 	}
@@ -120,25 +121,25 @@ func (j *Job) run(ctx context.Context) {
 	}
 	// A batch in flight holds a slot until it is settled.
 	slots := make(chan struct{}, j.opts.InFlight)
-	if mw, ok := j.w.(table.MergeWriter); ok && j.opts.Merge != nil {
-		j.writeChanges(ctx, func(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+	if mw, ok := j.w.(flow.MergeWriter); ok && j.opts.Merge != nil {
+		j.writeChanges(ctx, func(ctx context.Context, rec arrow.RecordBatch, kinds []flow.RowKind, done func(error)) error {
 			origins, err := j.rows.ChangeOrigins()
 			if err != nil {
 				return err
 			}
 			return mw.WriteMerged(ctx, rec, kinds, j.opts.Merge, origins, done)
 		})
-	} else if cw, ok := j.w.(table.ChangelogWriter); ok && j.rows.Plan().Updating() {
+	} else if cw, ok := j.w.(flow.ChangelogWriter); ok && j.rows.Plan().Updating() {
 		j.writeChanges(ctx, cw.WriteChanges)
 	} else if j.rows.Plan().Updating() && j.rows.InsertOnly() {
 		// A window aggregation whose rows come once (query.Rows.InsertOnly;
 		// INSERT checked it): each batch is appended, and settled once the
 		// sink acknowledged it, as an updating one is.
-		j.writeChanges(ctx, func(ctx context.Context, rec arrow.RecordBatch, _ []table.RowKind, done func(error)) error {
+		j.writeChanges(ctx, func(ctx context.Context, rec arrow.RecordBatch, _ []flow.RowKind, done func(error)) error {
 			if err := j.w.Write(ctx, rec, done); err != nil {
 				return err
 			}
-			if f, ok := j.w.(table.Flusher); ok {
+			if f, ok := j.w.(flow.Flusher); ok {
 				// A writer that acknowledges when it commits (filesystem
 				// parts) commits now: the next batch waits for this one.
 				f.Flush()
@@ -199,8 +200,8 @@ func (j *Job) writeBatches(ctx context.Context, slots chan struct{}) {
 }
 
 // writeHeld writes the rows of h at rows (all of them when rows is nil)
-// and calls settle with the outcome. A row a table.RefusedBySource sink
-// refuses (a *table.RowError: a constraint, a value out of range) goes by
+// and calls settle with the outcome. A row a flow.RefusedBySource sink
+// refuses (a *flow.RowError: a constraint, a value out of range) goes by
 // its source table's policy for rows a query cannot use
 // ('scan.on-eval-error': reject, release, or the dead-letter topic), as a
 // row the query could not evaluate does, and the batch is written again
@@ -225,15 +226,15 @@ func (j *Job) writeHeld(ctx context.Context, h *query.Held, rows []int, settle f
 		}
 		return rows[r]
 	}
-	rb, bySource := j.w.(table.RefusedBySource)
+	rb, bySource := j.w.(flow.RefusedBySource)
 	bySource = bySource && rb.RefusedBySource()
 	done := func(err error) {
-		var re *table.RowError
+		var re *flow.RowError
 		if !bySource || !errors.As(err, &re) || re.Row < 0 || re.Row >= int(rec.NumRows()) {
 			settle(err)
 			return
 		}
-		rest, ok := failRefused(h, at(re.Row), withRecord(h, &table.RowError{Row: at(re.Row), Err: re.Err}), rows)
+		rest, ok := failRefused(h, at(re.Row), withRecord(h, &flow.RowError{Row: at(re.Row), Err: re.Err}), rows)
 		if !ok {
 			settle(err)
 			return
@@ -248,13 +249,13 @@ func (j *Job) writeHeld(ctx context.Context, h *query.Held, rows []int, settle f
 			}
 		}()
 	}
-	if ow, ok := j.w.(table.OriginWriter); ok {
+	if ow, ok := j.w.(flow.OriginWriter); ok {
 		origins, err := heldOrigins(h)
 		if err != nil {
 			return err
 		}
 		if rows != nil {
-			sub := make([]table.Origin, len(rows))
+			sub := make([]flow.Origin, len(rows))
 			for i, r := range rows {
 				sub[i] = origins[r]
 			}
@@ -271,7 +272,7 @@ func (j *Job) writeHeld(ctx context.Context, h *query.Held, rows []int, settle f
 // the rows of that record. ok is false when the policy is to fail.
 func failRefused(h *query.Held, refused int, err error, rows []int) (rest []int, ok bool) {
 	ack, row := h.Source(refused)
-	rf, fails := ack.(table.RowFailer)
+	rf, fails := ack.(flow.RowFailer)
 	if !fails || !rf.FailsRows() {
 		return nil, false
 	}
@@ -294,7 +295,7 @@ func failRefused(h *query.Held, refused int, err error, rows []int) (rest []int,
 
 // takeRows is rec's rows at rows, in order.
 func takeRows(rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, error) {
-	cols, err := table.Take(memory.DefaultAllocator, rec.Columns(), rows)
+	cols, err := flow.Take(memory.DefaultAllocator, rec.Columns(), rows)
 	if err != nil {
 		return nil, err
 	}
@@ -306,16 +307,16 @@ func takeRows(rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, error) {
 }
 
 // withRecord is err with the source record of the row a sink refused (a
-// *table.RowError of h's batch) named first, when the source tells its
+// *flow.RowError of h's batch) named first, when the source tells its
 // records: what a user needs to find the record, and to see that it went
 // back to the share group.
 func withRecord(h *query.Held, err error) error {
-	var re *table.RowError
+	var re *flow.RowError
 	if !errors.As(err, &re) || re.Row < 0 || re.Row >= h.Len() {
 		return err
 	}
 	ack, row := h.Source(re.Row)
-	ro, ok := ack.(table.RowOrigins)
+	ro, ok := ack.(flow.RowOrigins)
 	if !ok {
 		return err
 	}
@@ -334,11 +335,11 @@ func withRecord(h *query.Held, err error) error {
 // OriginWriter. INSERT checks that the source can tell them; a source that
 // cannot (a share group read 'at-most-once' settles nothing and knows no
 // records) fails the job here, before its first row is written.
-func heldOrigins(h *query.Held) ([]table.Origin, error) {
-	origins := make([]table.Origin, h.Len())
+func heldOrigins(h *query.Held) ([]flow.Origin, error) {
+	origins := make([]flow.Origin, h.Len())
 	for i := range origins {
 		ack, row := h.Source(i)
-		ro, ok := ack.(table.RowOrigins)
+		ro, ok := ack.(flow.RowOrigins)
 		if ok {
 			origins[i], ok = ro.RowOrigin(row)
 		}
@@ -360,8 +361,8 @@ var errNoOrigin = errors.New("the sink writes exactly once, and needs each row's
 // that a Stop caught unacknowledged, has its records released
 // (query.Rows.ReleaseBatch, which ends the query: its groups still count
 // them).
-func (j *Job) writeChanges(ctx context.Context, write func(ctx context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error) {
-	var kinds []table.RowKind
+func (j *Job) writeChanges(ctx context.Context, write func(ctx context.Context, rec arrow.RecordBatch, kinds []flow.RowKind, done func(error)) error) {
+	var kinds []flow.RowKind
 	for j.rows.Next() {
 		rec := j.rows.RecordBatch()
 		kinds = kinds[:0]
@@ -394,7 +395,7 @@ func (j *Job) end(ctx context.Context, slots chan struct{}) {
 	if ctx.Err() == nil {
 		// A writer that holds its acknowledgements until it commits
 		// (filesystem parts) commits now rather than by its policy.
-		if f, ok := j.w.(table.Flusher); ok {
+		if f, ok := j.w.(flow.Flusher); ok {
 			f.Flush()
 		}
 	}
@@ -439,7 +440,7 @@ func (j *Job) end(ctx context.Context, slots chan struct{}) {
 // again.
 func release(h *query.Held) {
 	for i := range h.Len() {
-		h.Mark(i, table.Release)
+		h.Mark(i, flow.Release)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/pipeline"
 	"github.com/kshare/kshare/table"
@@ -49,10 +50,10 @@ func (s *stuck) Close() error {
 	return nil
 }
 
-func (s *stuck) Stats() table.SinkStats {
+func (s *stuck) Stats() flow.SinkStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return table.SinkStats{Written: s.written}
+	return flow.SinkStats{Written: s.written}
 }
 
 // A job stopped while its sink has acknowledged nothing accepts nothing: it
@@ -109,15 +110,15 @@ func (g *gate) open() {
 	}
 }
 
-func (g *gate) Stats() table.SinkStats {
+func (g *gate) Stats() flow.SinkStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return table.SinkStats{Written: g.written, Acked: g.acked}
+	return flow.SinkStats{Written: g.written, Acked: g.acked}
 }
 
 // startJob makes a job over n records in batches of 10, two in flight,
 // into sink (see queryJob), and waits until it wrote two batches.
-func startJob(t *testing.T, n int, sink table.Writer) (*pipeline.Job, *kshare.Engine) {
+func startJob(t *testing.T, n int, sink flow.Writer) (*pipeline.Job, *kshare.Engine) {
 	t.Helper()
 	vs := make([]string, n)
 	for i := range vs {
@@ -182,7 +183,7 @@ func TestDrainTimeoutReleases(t *testing.T) {
 	}
 }
 
-// changelog is a sink that takes changes (table.ChangelogWriter) and keeps
+// changelog is a sink that takes changes (flow.ChangelogWriter) and keeps
 // them as "<kind> <value> <count>" lines; fail fails every write, and hold
 // leaves them unacknowledged until Close (which fails them, as stuck's).
 type changelog struct {
@@ -195,7 +196,7 @@ func (c *changelog) Write(context.Context, arrow.RecordBatch, func(error)) error
 	return fmt.Errorf("Write of a changelog sink: the job must call WriteChanges")
 }
 
-func (c *changelog) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+func (c *changelog) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []flow.RowKind, done func(error)) error {
 	c.mu.Lock()
 	c.written += rec.NumRows()
 	switch {
@@ -205,7 +206,7 @@ func (c *changelog) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds
 		return nil
 	case c.fail:
 		c.mu.Unlock()
-		done(&table.RowError{Row: 0, Err: fmt.Errorf("disk full")})
+		done(&flow.RowError{Row: 0, Err: fmt.Errorf("disk full")})
 		return nil
 	}
 	vs, ns := rec.Column(0).(*array.String), rec.Column(1).(*array.Int64)
@@ -220,7 +221,7 @@ func (c *changelog) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds
 
 // changesJob starts `SELECT v, COUNT(*) GROUP BY v` over vs (batches of 10)
 // into sink, and returns it with its engine.
-func changesJob(t *testing.T, vs []string, sink table.Writer) (*pipeline.Job, *kshare.Engine) {
+func changesJob(t *testing.T, vs []string, sink flow.Writer) (*pipeline.Job, *kshare.Engine) {
 	t.Helper()
 	return queryJob(t, vs, "SELECT v, COUNT(*) AS n FROM t GROUP BY v", sink, 0)
 }
@@ -230,7 +231,7 @@ func changesJob(t *testing.T, vs []string, sink table.Writer) (*pipeline.Job, *k
 // into sink, and returns it with the engine that has t. The group's
 // records are locked for 30 s, so that a record that comes again within
 // seconds was released, not left to expire.
-func queryJob(t *testing.T, vs []string, query string, sink table.Writer, inFlight int) (*pipeline.Job, *kshare.Engine) {
+func queryJob(t *testing.T, vs []string, query string, sink flow.Writer, inFlight int) (*pipeline.Job, *kshare.Engine) {
 	t.Helper()
 	addr, topic, group := kafkatest.LockedGroup(t, 30*time.Second)
 	bs := make([][]byte, len(vs))

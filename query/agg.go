@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/kshare/kshare/expr"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
@@ -945,15 +946,15 @@ func (s *aggState) appendRows(bs []array.Builder, keys, accs []int32) error {
 	return nil
 }
 
-// RowKind is table.RowKind, the kind of change a result row is (see
+// RowKind is flow.RowKind, the kind of change a result row is (see
 // Rows.Op); the constants name its values in this package.
-type RowKind = table.RowKind
+type RowKind = flow.RowKind
 
 const (
-	Insert       = table.KindInsert       // +I
-	UpdateBefore = table.KindUpdateBefore // -U
-	UpdateAfter  = table.KindUpdateAfter  // +U
-	Delete       = table.KindDelete       // -D
+	Insert       = flow.KindInsert       // +I
+	UpdateBefore = flow.KindUpdateBefore // -U
+	UpdateAfter  = flow.KindUpdateAfter  // +U
+	Delete       = flow.KindDelete       // -D
 )
 
 // aggOut is one input batch's changes.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
@@ -207,9 +208,9 @@ func (f *salesFixture) accepted(batch int) []sale {
 	var out []sale
 	for _, v := range f.src.Verdicts() {
 		switch {
-		case v.Disposition == table.Accept && !v.ByClose:
+		case v.Disposition == flow.Accept && !v.ByClose:
 			out = append(out, f.recs[v.Batch*batch+v.Row])
-		case v.Disposition != table.Release:
+		case v.Disposition != flow.Release:
 			f.t.Errorf("record %d: %s", v.Batch*batch+v.Row, v.Disposition)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -125,7 +124,7 @@ func (a *aggPlanner) sameColumn(e sqlparser.Expr, key expr.Node) bool {
 // is what the select list calls it unless aliased: the grouped column's
 // name, or none (EXPR$n) for an aggregate.
 func (a *aggPlanner) groupRef(k int, name, src string, t *types.DataType) expr.Node {
-	return expr.NewColRef(k, table.Column{Name: name, Type: t}, src)
+	return expr.NewColRef(k, types.Column{Name: name, Type: t}, src)
 }
 
 func (a *aggPlanner) call(e sqlparser.Expr, src string) (expr.Node, error) {

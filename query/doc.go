@@ -156,7 +156,7 @@
 //     default cap, so that one more poll fits under it; the count is over
 //     all partitions, which bounds each partition's), and
 //   - as soon as the source says it waits for the query
-//     (table.ReaderWaiter: the query took every batch there is, and a
+//     (flow.ReaderWaiter: the query took every batch there is, and a
 //     kafka-sharegroup member that handed out its poll polls again only
 //     once what it brought is settled, so holding on would keep it idle;
 //     a slow query thus emits for several batches at once, a fast one for
@@ -168,7 +168,7 @@
 //
 // Rows before a window's close are therefore the rule on a live share
 // group, not the exception: a window's row is final only once the
-// watermark passed its end. A source that takes nothing (a table.Looker:
+// watermark passed its end. A source that takes nothing (a flow.Looker:
 // the kafka connector, PEEK) locks nothing, so neither MaxHeld nor the
 // linger applies to it: each window's row comes once, at its close
 // (earlier only with EarlyFire), and again only for a late record.
@@ -183,7 +183,7 @@
 // each partition's mark is the largest event time seen in it less the
 // WATERMARK's delay, and the watermark is the smallest mark over the
 // partitions that are not idle. A stream that names its partitions before
-// their records come (table.Partitioned: kafka-sharegroup names its
+// their records come (flow.Partitioned: kafka-sharegroup names its
 // topics' partitions) has each of them hold the watermark back until it
 // delivers, so that the partition a share group happens to hand out first
 // does not close every window. A partition that delivered nothing for
@@ -191,7 +191,7 @@
 // table.exec.source.idle-timeout, 10 s by default) is idle and holds
 // nothing back; once every partition is, the watermark moves on with
 // processing time, so that windows close though no record comes. The
-// partitions come from each row's record (table.RowOrigins); a source that
+// partitions come from each row's record (flow.RowOrigins); a source that
 // cannot tell them is one partition. A query reads one member's share of
 // the records: the watermark is this query's, not the group's.
 //

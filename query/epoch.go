@@ -9,7 +9,7 @@ package query
 // the caller moves past it. With it (a pipeline's 'checkpoint-interval'),
 // an epoch ends when
 //   - the source has nothing more to hand out until the query settles what
-//     it holds (table.ReaderWaiter: a share-group member polls again only
+//     it holds (flow.ReaderWaiter: a share-group member polls again only
 //     once its last poll is settled, so holding on would only idle it),
 //   - no batch came for Options.HoldLinger (a source that does not say
 //     when it waits, or a member that began to wait just after the query
@@ -28,7 +28,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // epoch is the batches the caller has moved past whose effect r.saves
@@ -44,7 +44,7 @@ var errEpoch = errors.New("checkpoint")
 // stored settles ack once the State holds what its batch changed (which
 // r.saves has noted): with the epoch, which ends now unless it is to go
 // on. It returns false when the query ended (the commit failed).
-func (r *Rows) stored(ack table.Acker) bool {
+func (r *Rows) stored(ack flow.Acker) bool {
 	e := &r.epoch
 	if len(e.acks) == 0 {
 		e.start = time.Now()

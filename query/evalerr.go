@@ -1,7 +1,7 @@
 package query
 
 // This file is the table's policy for rows that cannot be evaluated
-// (kafka-sharegroup's 'scan.on-eval-error'; table.RowFailer). A batch is
+// (kafka-sharegroup's 'scan.on-eval-error'; flow.RowFailer). A batch is
 // evaluated column by column as always; only when that fails with ErrEval
 // and the batch's Acker settles such rows is the batch searched (by halves,
 // see hunt) for the rows at fault. Their records are settled by the policy (a dead
@@ -22,20 +22,20 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/kshare/kshare/expr"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
 )
 
 // evaluateBatch is evaluate under the table's policy for rows that cannot
 // be evaluated: failed lists the source rows left out because of it (their
 // records settled), in order. With no such policy, or with an error other
 // than ErrEval, the error is returned as evaluate returned it.
-func (r *Rows) evaluateBatch(b table.Batch) (out arrow.RecordBatch, sel, failed []int, err error) {
+func (r *Rows) evaluateBatch(b flow.Batch) (out arrow.RecordBatch, sel, failed []int, err error) {
 	out, sel, err = r.evaluate(b.Record)
 	if err == nil || !errors.Is(err, ErrEval) {
 		return out, sel, nil, err
 	}
-	rf, ok := b.Ack.(table.RowFailer)
+	rf, ok := b.Ack.(flow.RowFailer)
 	if !ok || !rf.FailsRows() {
 		return nil, nil, nil, r.recordError(b, err)
 	}
@@ -44,12 +44,12 @@ func (r *Rows) evaluateBatch(b table.Batch) (out arrow.RecordBatch, sel, failed 
 
 // RowError is the error of a query that ended on a row it could not
 // evaluate, when the source tells which record gave that row
-// (table.RowOrigins): the record goes back to the source, and its
+// (flow.RowOrigins): the record goes back to the source, and its
 // coordinates are what a user needs to find it, skip it or fix it.
 // errors.Is(err, ErrEval) holds for it.
 type RowError struct {
 	Table  string
-	Record table.Origin
+	Record flow.Origin
 	Err    error
 }
 
@@ -67,8 +67,8 @@ func (e *RowError) Unwrap() error { return e.Err }
 // recordError is err, an evaluation of source batch b that failed, with the
 // record of the row at fault when b's Acker tells records (RowError); err
 // as it is otherwise, or when no row fails alone.
-func (r *Rows) recordError(b table.Batch, err error) error {
-	ro, ok := b.Ack.(table.RowOrigins)
+func (r *Rows) recordError(b flow.Batch, err error) error {
+	ro, ok := b.Ack.(flow.RowOrigins)
 	if !ok || !errors.Is(err, ErrEval) {
 		return err
 	}
@@ -98,7 +98,7 @@ func (f *failedRow) Error() string { return fmt.Sprintf("row %d: %v", f.row, f.e
 
 // evaluateAround finds the rows of src that fail, has rf settle their
 // records, and evaluates the other rows as one batch.
-func (r *Rows) evaluateAround(src arrow.RecordBatch, rf table.RowFailer) (arrow.RecordBatch, []int, []int, error) {
+func (r *Rows) evaluateAround(src arrow.RecordBatch, rf flow.RowFailer) (arrow.RecordBatch, []int, []int, error) {
 	h := &hunt{r: r, src: src, rf: rf, limited: r.remaining >= 0}
 	if err := h.run(0, int(src.NumRows())); err != nil {
 		return nil, nil, nil, err
@@ -140,7 +140,7 @@ func (r *Rows) evaluateAround(src arrow.RecordBatch, rf table.RowFailer) (arrow.
 type hunt struct {
 	r   *Rows
 	src arrow.RecordBatch
-	rf  table.RowFailer // nil: find the first failing row
+	rf  flow.RowFailer // nil: find the first failing row
 	// probe, if set, evaluates a part instead of Rows.evaluate (an
 	// aggregate's, see probeAgg); never with limited.
 	probe   func(part arrow.RecordBatch) error
@@ -256,8 +256,8 @@ func countBelow(sorted []int, n int) int {
 // evaluation failed: the table's policy for such rows applies only to
 // queries that deliver rows one by one, since a group has folded rows in
 // already, so the query ends and says why.
-func aggEvalError(ack table.Acker, err error) error {
-	rf, ok := ack.(table.RowFailer)
+func aggEvalError(ack flow.Acker, err error) error {
+	rf, ok := ack.(flow.RowFailer)
 	if !ok || !rf.FailsRows() || !errors.Is(err, ErrEval) {
 		return err
 	}

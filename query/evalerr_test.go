@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/table"
 )
 
 // qty is id % 3, so ids 0, 3 and 6 divide by zero.
@@ -143,7 +143,7 @@ func TestAggregateQueryEndsAndSaysThePolicyDoesNotApply(t *testing.T) {
 	}
 	r.Close()
 	for _, v := range f.src.Verdicts() {
-		if v.Disposition != table.Release {
+		if v.Disposition != flow.Release {
 			t.Errorf("row %d of batch %d: %s, want release", v.Row, v.Batch, v.Disposition)
 		}
 	}

@@ -163,7 +163,7 @@ func runScenario(t *testing.T, mem memory.Allocator, cat *table.Catalog, sc *sce
 		src.Release()
 		size, _ := strconv.Atoi(args["batch"])
 		src.Batches = tabletest.FromJSON(t, mem, src.Schema, size, sc.input...)
-		// topic=T: the rows' records are of topic T (table.RowOrigins), of
+		// topic=T: the rows' records are of topic T (flow.RowOrigins), of
 		// partition p for the batches parts=p,p,... name.
 		src.Topic, src.BatchPartition = args["topic"], nil
 		if v, ok := args["parts"]; ok {

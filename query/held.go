@@ -6,7 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
+	"github.com/kshare/kshare/types"
 )
 
 // Held is a result batch taken out of its Rows with Hold, to be settled
@@ -22,10 +23,10 @@ import (
 // is still unsettled).
 type Held struct {
 	r     *Rows
-	ack   table.Acker
+	ack   flow.Acker
 	out   arrow.RecordBatch
 	sel   []int
-	marks []table.Disposition
+	marks []flow.Disposition
 	drop  int64
 	once  sync.Once
 }
@@ -57,7 +58,7 @@ func (h *Held) RecordBatch() arrow.RecordBatch { return h.out }
 func (h *Held) Len() int { return len(h.sel) }
 
 // Columns are the result's columns.
-func (h *Held) Columns() []table.Column { return h.r.plan.Columns() }
+func (h *Held) Columns() []types.Column { return h.r.plan.Columns() }
 
 // Row is row i of the batch, read by column name; valid until Done.
 func (h *Held) Row(i int) Row { return Row{cols: h.r.plan.Columns(), rec: h.out, i: i} }
@@ -66,11 +67,11 @@ func (h *Held) Row(i int) Row { return Row{cols: h.r.plan.Columns(), rec: h.out,
 // result row i came from, for a caller that asks the source about the
 // record behind a row (its topic and offset, say) through an optional
 // interface of the Acker.
-func (h *Held) Source(i int) (table.Acker, int) { return h.ack, h.sel[i] }
+func (h *Held) Source(i int) (flow.Acker, int) { return h.ack, h.sel[i] }
 
 // Mark sets the disposition of row i (default Accept: delivered). It is
 // not safe for concurrent use; call it before Done.
-func (h *Held) Mark(i int, d table.Disposition) {
+func (h *Held) Mark(i int, d flow.Disposition) {
 	if i < 0 || i >= len(h.sel) {
 		return
 	}

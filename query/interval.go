@@ -10,6 +10,7 @@ import (
 	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/expr"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
@@ -104,7 +105,7 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 		return nil, err
 	}
 	lt, rtn := left.Name(), right.Name()
-	if _, ok := right.Source.(table.LookupSource); ok && (left.Bound.Def.Watermark == nil || right.Bound.Def.Watermark == nil) {
+	if _, ok := right.Source.(flow.LookupSource); ok && (left.Bound.Def.Watermark == nil || right.Bound.Def.Watermark == nil) {
 		// Most likely a lookup join without its FOR SYSTEM_TIME AS OF.
 		return nil, expr.Errorf(ErrUnsupported, "JOIN of '%s' with '%s': a table looked up by key for each row of a stream follows the stream's processing time: "+
 			"FROM orders AS o [LEFT] JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id; "+
@@ -132,12 +133,12 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 		splitAnd(s.Where.Expr, &conj)
 		s.Where = nil
 	}
-	ij := &intervalJoin{names: [2]string{left.Name(), right.Name()}, in: [2]table.Source{left.Source, right.Source}, outer: outer,
+	ij := &intervalJoin{names: [2]string{left.Name(), right.Name()}, in: [2]flow.Source{left.Source, right.Source}, outer: outer,
 		delay: [2]time.Duration{ld.Watermark.Delay, rd.Watermark.Delay}, lower: math.MinInt64, upper: math.MaxInt64}
-	srcCols := [2][]table.Column{ld.Schema.Columns, rcols}
+	srcCols := [2][]types.Column{ld.Schema.Columns, rcols}
 	for k, t := range []*table.Table{left, right} {
 		wm := t.Bound.Def.Watermark.Column
-		ij.times[k] = slices.IndexFunc(srcCols[k], func(c table.Column) bool { return strings.EqualFold(c.Name, wm) })
+		ij.times[k] = slices.IndexFunc(srcCols[k], func(c types.Column) bool { return strings.EqualFold(c.Name, wm) })
 		if ij.times[k] < 0 {
 			return nil, expr.Errorf(ErrUnsupported, "%s of '%s' and '%s': the event time of table '%s' ('%s') is a computed column; an interval join reads the times of columns the tables read",
 				kind, options.Cut(left.Name()), options.Cut(right.Name()), options.Cut(t.Name()), options.Cut(wm))
@@ -182,7 +183,7 @@ func planIntervalJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTabl
 	switch {
 	case !bounded[0] && !bounded[1]:
 		hint := ""
-		if _, ok := right.Source.(table.LookupSource); ok {
+		if _, ok := right.Source.(flow.LookupSource); ok {
 			hint = fmt.Sprintf("; to look rows of '%s' up for each row of '%s', write a lookup join: FROM %s JOIN %s FOR SYSTEM_TIME AS OF %s.proc_time ...",
 				options.Cut(right.Name()), options.Cut(left.Name()), types.QuoteIdent(lt), types.QuoteIdent(rtn), lq)
 		}
@@ -234,11 +235,11 @@ func checkStreamSide(t *table.Table) error {
 // streamKey checks the key equality of left column l and right column r
 // (indexes among the sides' columns) and returns their positions among
 // the sides' source columns.
-func streamKey(sides []*side, src [2][]table.Column, l, r int) (int, int, error) {
+func streamKey(sides []*side, src [2][]types.Column, l, r int) (int, int, error) {
 	var at [2]int
 	for k, i := range []int{l, r} {
 		name := sides[k].names[i]
-		at[k] = slices.IndexFunc(src[k], func(c table.Column) bool { return strings.EqualFold(c.Name, name) })
+		at[k] = slices.IndexFunc(src[k], func(c types.Column) bool { return strings.EqualFold(c.Name, name) })
 		if at[k] < 0 {
 			return 0, 0, expr.Errorf(ErrUnsupported, "join key '%s' is a computed column of table '%s'; a join's keys are columns the tables read", options.Cut(name), options.Cut(sides[k].table))
 		}

@@ -39,8 +39,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
 )
 
 // JoinState is a State that an interval join keeps its rows in: Put
@@ -58,7 +58,7 @@ type JoinState interface {
 // left's columns (its source columns), then the right's.
 type intervalJoin struct {
 	names [2]string // the tables, for messages
-	in    [2]table.Source
+	in    [2]flow.Source
 	// keys are the positions of each side's key columns in its batches,
 	// in the order of the ON's equalities; times those of the sides'
 	// event times (their WATERMARK columns), delay the WATERMARKs' delays.
@@ -83,7 +83,7 @@ var errJoinNeedsState = errors.New("an interval join keeps the rows of both side
 	"it runs as a job with a state directory: INSERT INTO a sink with SET 'state-dir' = '/var/lib/kshare' (or kshare run --state-dir DIR)")
 
 // Open refuses: an interval join is opened by Run, with the query's State.
-func (j *intervalJoin) Open(context.Context, table.OpenOptions) (table.Stream, error) {
+func (j *intervalJoin) Open(context.Context, flow.OpenOptions) (flow.Stream, error) {
 	return nil, fmt.Errorf("%w: %w", ErrState, errJoinNeedsState)
 }
 
@@ -100,7 +100,7 @@ type kept struct {
 	rec     arrow.RecordBatch // the row: the side's columns
 	t       int64             // its event time (ms)
 	matched bool              // it met a row of the other side
-	origin  table.Origin
+	origin  flow.Origin
 	key     []byte // in the State
 	val     []byte // in the State; val[joinFlagAt] says matched
 }
@@ -111,7 +111,7 @@ const joinFlagAt = 2
 // sideBatch is a batch of one side, or its stream's error.
 type sideBatch struct {
 	side int
-	b    table.Batch
+	b    flow.Batch
 	err  error
 }
 
@@ -121,7 +121,7 @@ type joinStream struct {
 	st     JoinState
 	mem    memory.Allocator
 	log    *slog.Logger
-	in     [2]table.Stream
+	in     [2]flow.Stream
 	schema *arrow.Schema
 	side   [2]*arrow.Schema // each side's batches'
 	marks  [2]*watermarks
@@ -149,11 +149,11 @@ type joinStream struct {
 	slots []int32
 	times []int64
 	kbuf  []byte
-	enc   [2]table.RowEncoder // each side's kept rows, for the State
+	enc   [2]flow.RowEncoder // each side's kept rows, for the State
 }
 
 // open opens both sides and reads the rows st keeps back.
-func (j *intervalJoin) open(ctx context.Context, o table.OpenOptions, st JoinState, idle time.Duration, late int64) (table.Stream, error) {
+func (j *intervalJoin) open(ctx context.Context, o flow.OpenOptions, st JoinState, idle time.Duration, late int64) (flow.Stream, error) {
 	if o.Alloc == nil {
 		o.Alloc = memory.DefaultAllocator
 	}
@@ -180,7 +180,7 @@ func (j *intervalJoin) open(ctx context.Context, o table.OpenOptions, st JoinSta
 		}
 		s.in[k] = in
 		s.side[k] = in.Schema()
-		if p, ok := in.(table.Partitioned); ok {
+		if p, ok := in.(flow.Partitioned); ok {
 			s.marks[k].name(p.Partitions(), now)
 		}
 	}
@@ -221,8 +221,8 @@ func (s *joinStream) read(ctx context.Context, side int) {
 func (s *joinStream) Schema() *arrow.Schema { return s.schema }
 
 // Stats adds up both sides'.
-func (s *joinStream) Stats() table.Stats {
-	var out table.Stats
+func (s *joinStream) Stats() flow.Stats {
+	var out flow.Stats
 	for _, in := range s.in {
 		st := in.Stats()
 		out.Add(st)
@@ -237,7 +237,7 @@ func (s *joinStream) Stats() table.Stats {
 
 func (s *joinStream) StopFetching() {
 	for _, in := range s.in {
-		if fs, ok := in.(table.FetchStopper); ok {
+		if fs, ok := in.(flow.FetchStopper); ok {
 			fs.StopFetching()
 		}
 	}
@@ -291,10 +291,10 @@ const joinTick = time.Second
 // Next joins the next batch of either side. Rows that leave with their
 // NULLs once the watermarks pass them come in the batch that moved the
 // watermark, or in a batch of their own when only time moved it.
-func (s *joinStream) Next(ctx context.Context) (table.Batch, error) {
+func (s *joinStream) Next(ctx context.Context) (flow.Batch, error) {
 	for {
 		if s.eof {
-			return table.Batch{}, io.EOF
+			return flow.Batch{}, io.EOF
 		}
 		b, ok, err := s.wait(ctx)
 		if err != nil || ok {
@@ -305,7 +305,7 @@ func (s *joinStream) Next(ctx context.Context) (table.Batch, error) {
 
 // wait waits for a batch of either side, or for the watermarks to let rows
 // leave; ok is false when neither came of it.
-func (s *joinStream) wait(ctx context.Context) (table.Batch, bool, error) {
+func (s *joinStream) wait(ctx context.Context) (flow.Batch, bool, error) {
 	now := time.Now()
 	var wake <-chan time.Time
 	if at := s.wakeAt(now); !at.IsZero() {
@@ -315,24 +315,24 @@ func (s *joinStream) wait(ctx context.Context) (table.Batch, bool, error) {
 	}
 	select {
 	case <-ctx.Done():
-		return table.Batch{}, false, ctx.Err()
+		return flow.Batch{}, false, ctx.Err()
 	case sb := <-s.batches:
 		switch {
 		case errors.Is(sb.err, io.EOF):
 			s.ended[sb.side] = true
 			if !s.ended[0] || !s.ended[1] {
-				return table.Batch{}, false, nil
+				return flow.Batch{}, false, nil
 			}
 			// Both ended: every kept row's time has passed.
 			s.eof = true
 			return s.leave(math.MaxInt64, math.MaxInt64)
 		case sb.err != nil:
-			return table.Batch{}, false, tableError("read", s.j.names[sb.side], sb.err)
+			return flow.Batch{}, false, tableError("read", s.j.names[sb.side], sb.err)
 		}
 		b, err := s.join(sb.side, sb.b)
 		if err != nil {
 			sb.b.Ack.Abandon()
-			return table.Batch{}, false, err
+			return flow.Batch{}, false, err
 		}
 		return b, true, nil
 	case <-wake:
@@ -368,18 +368,18 @@ type outRow struct {
 // join joins a batch of side with the other side's kept rows, keeps its
 // rows that may still meet some, stores what changed and returns the
 // pairs (then the rows that left with NULLs).
-func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
+func (s *joinStream) join(side int, b flow.Batch) (flow.Batch, error) {
 	defer b.Record.Release()
 	j, other := s.j, 1-side
 	rec := b.Record
 	n := int(rec.NumRows())
 	now := time.Now()
 	if b.Kinds != nil {
-		return table.Batch{}, fmt.Errorf("interval join: table '%s' is a changelog; an interval join takes tables of inserts", options.Cut(j.names[side]))
+		return flow.Batch{}, fmt.Errorf("interval join: table '%s' is a changelog; an interval join takes tables of inserts", options.Cut(j.names[side]))
 	}
-	ro, tells := b.Ack.(table.RowOrigins)
+	ro, tells := b.Ack.(flow.RowOrigins)
 	if !tells && n > 0 {
-		return table.Batch{}, fmt.Errorf("%w: interval join: table '%s' does not tell the records of its rows, which the join keeps its rows by", ErrState, options.Cut(j.names[side]))
+		return flow.Batch{}, fmt.Errorf("%w: interval join: table '%s' does not tell the records of its rows, which the join keeps its rows by", ErrState, options.Cut(j.names[side]))
 	}
 	s.slots = s.marks[side].rowSlots(b.Ack, n, now, s.slots)
 	s.times = eventTimes(rec.Column(j.times[side]), s.times)
@@ -402,7 +402,7 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 	for i := range n {
 		t := s.times[i]
 		var ok bool
-		s.kbuf, ok = table.AppendKey(s.kbuf[:0], keyCols, i)
+		s.kbuf, ok = flow.AppendKey(s.kbuf[:0], keyCols, i)
 		if !ok || t == math.MinInt64 || skip[i] {
 			continue // a NULL key or time meets nothing
 		}
@@ -426,12 +426,12 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 		// An outer join's other conditions say which pairs count.
 		pairs, err := s.build(cand)
 		if err != nil {
-			return table.Batch{}, err
+			return flow.Batch{}, err
 		}
 		meets, err := j.residual(s.mem, pairs)
 		pairs.Release()
 		if err != nil {
-			return table.Batch{}, fmt.Errorf("interval join: the ON's conditions: %w", err)
+			return flow.Batch{}, fmt.Errorf("interval join: the ON's conditions: %w", err)
 		}
 		var keep []int
 		for i, ok := range meets {
@@ -462,13 +462,13 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 	var out []outRow
 	var from []int
 	ci := 0
-	var prev table.Origin
+	var prev flow.Origin
 	ordinal := 0
 	for i := range n {
 		for ; ci < len(cand) && candOf[ci] == i; ci++ {
 			out, from = append(out, cand[ci]), append(from, i)
 		}
-		var origin table.Origin
+		var origin flow.Origin
 		if tells {
 			origin, _ = ro.RowOrigin(i)
 		}
@@ -489,7 +489,7 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 		}
 		r, err := s.keep(side, rec, i, s.times[i], matched[i], origin, ordinal, keys[i])
 		if err != nil {
-			return table.Batch{}, err
+			return flow.Batch{}, err
 		}
 		puts, vals = append(puts, r.key), append(vals, r.val)
 	}
@@ -502,29 +502,29 @@ func (s *joinStream) join(side int, b table.Batch) (table.Batch, error) {
 	defer releaseKept(left)
 	puts, vals = append(puts, stateKeys(dropped)...), append(vals, make([][]byte, len(dropped))...)
 	if err := s.put(puts, vals); err != nil {
-		return table.Batch{}, err
+		return flow.Batch{}, err
 	}
 	for _, r := range left {
 		out = append(out, s.alone(r.side, r.k.rec, 0))
 	}
 	res, err := s.build(out)
 	if err != nil {
-		return table.Batch{}, err
+		return flow.Batch{}, err
 	}
-	ack := &joinAck{in: table.MapAck(b.Ack, from), n: len(from), s: s, left: left}
-	return table.Batch{Record: res, Ack: ack}, nil
+	ack := &joinAck{in: flow.MapAck(b.Ack, from), n: len(from), s: s, left: left}
+	return flow.Batch{Record: res, Ack: ack}, nil
 }
 
 // beyondRows finds the rows of a batch of side (its times in s.times)
 // later than the side's watermark by more than the lateness, and settles
 // them by the table's policy if it has one: those it settled are true.
-func (s *joinStream) beyondRows(side int, ack table.Acker, n int) []bool {
+func (s *joinStream) beyondRows(side int, ack flow.Acker, n int) []bool {
 	skip := make([]bool, n)
 	wm := s.marks[side].wm
 	if wm == math.MinInt64 {
 		return skip
 	}
-	rf, fails := ack.(table.RowFailer)
+	rf, fails := ack.(flow.RowFailer)
 	fails = fails && rf.FailsRows()
 	for i, t := range s.times {
 		if t == math.MinInt64 || t+s.late >= wm || skip[i] {
@@ -629,16 +629,16 @@ func stateKeys(ls []leaving) [][]byte {
 
 // leave hands on the rows the watermarks wl and wr let leave when no
 // batch came; ok is false when none did.
-func (s *joinStream) leave(wl, wr int64) (table.Batch, bool, error) {
+func (s *joinStream) leave(wl, wr int64) (flow.Batch, bool, error) {
 	s.marks[0].wm, s.marks[1].wm = max(s.marks[0].wm, wl), max(s.marks[1].wm, wr)
 	left, dropped := s.expire()
 	defer releaseKept(dropped)
 	defer releaseKept(left)
 	if err := s.put(stateKeys(dropped), make([][]byte, len(dropped))); err != nil {
-		return table.Batch{}, false, err
+		return flow.Batch{}, false, err
 	}
 	if len(left) == 0 {
-		return table.Batch{}, false, nil
+		return flow.Batch{}, false, nil
 	}
 	out := make([]outRow, len(left))
 	for i, r := range left {
@@ -646,9 +646,9 @@ func (s *joinStream) leave(wl, wr int64) (table.Batch, bool, error) {
 	}
 	res, err := s.build(out)
 	if err != nil {
-		return table.Batch{}, false, err
+		return flow.Batch{}, false, err
 	}
-	return table.Batch{Record: res, Ack: &joinAck{in: table.NoAck{}, s: s, left: left}}, true, nil
+	return flow.Batch{Record: res, Ack: &joinAck{in: flow.NoAck{}, s: s, left: left}}, true, nil
 }
 
 // alone is row i of side's batch rec with NULLs for the other side.
@@ -680,7 +680,7 @@ func (s *joinStream) put(keys, values [][]byte) error {
 }
 
 // keep keeps row i of side's batch rec, as the State will hold it.
-func (s *joinStream) keep(side int, rec arrow.RecordBatch, i int, t int64, matched bool, origin table.Origin, ordinal int, key string) (*kept, error) {
+func (s *joinStream) keep(side int, rec arrow.RecordBatch, i int, t int64, matched bool, origin flow.Origin, ordinal int, key string) (*kept, error) {
 	skey := appendJoinKey(nil, side, origin, ordinal)
 	if old := s.find(side, key, skey); old != nil {
 		// Its record came again: the row kept stays, as met as it was.
@@ -716,7 +716,7 @@ func (s *joinStream) find(side int, key string, skey []byte) *kept {
 // appendJoinKey is the State's key of a kept row: the side, then its
 // record's topic, partition and offset and its place among the record's
 // rows.
-func appendJoinKey(b []byte, side int, o table.Origin, ordinal int) []byte {
+func appendJoinKey(b []byte, side int, o flow.Origin, ordinal int) []byte {
 	b = append(b, joinKeyPrefix...)
 	b = append(b, byte(side))
 	b = binary.AppendUvarint(b, uint64(len(o.Topic)))
@@ -729,7 +729,7 @@ func appendJoinKey(b []byte, side int, o table.Origin, ordinal int) []byte {
 // appendJoinValue is the State's value of a kept row: joinVersion, the
 // side, the matched flag, the State key, the event time, the record's
 // group, topic, partition and offset, and the row as an Arrow IPC stream.
-func appendJoinValue(b []byte, side int, r *kept, enc *table.RowEncoder) ([]byte, error) {
+func appendJoinValue(b []byte, side int, r *kept, enc *flow.RowEncoder) ([]byte, error) {
 	flag := byte(0)
 	if r.matched {
 		flag = 1
@@ -785,8 +785,8 @@ func readJoinValue(v []byte, mem memory.Allocator) (side int, r *kept, err error
 		return 0, nil, errShortRow
 	}
 	rest = rest[k:]
-	r.origin = table.Origin{Group: string(group), Topic: string(topic), Partition: int32(p), Offset: off}
-	if r.rec, err = table.ReadRows(rest, mem); err != nil {
+	r.origin = flow.Origin{Group: string(group), Topic: string(topic), Partition: int32(p), Offset: off}
+	if r.rec, err = flow.ReadRows(rest, mem); err != nil {
 		return 0, nil, err
 	}
 	if r.rec.NumRows() != 1 {
@@ -815,7 +815,7 @@ func (s *joinStream) restore() error {
 			}
 			keyCols[k] = r.rec.Column(c)
 		}
-		key, ok := table.AppendKey(nil, keyCols, 0)
+		key, ok := flow.AppendKey(nil, keyCols, 0)
 		if !ok {
 			r.rec.Release()
 			return errShortRow
@@ -918,7 +918,7 @@ func eventTimes(col arrow.Array, buf []int64) []int64 {
 // rows that left with NULLs, whose records were settled long ago: once
 // they are delivered, their State keys go at the next write.
 type joinAck struct {
-	in   table.Acker
+	in   flow.Acker
 	n    int
 	s    *joinStream
 	left []leaving
@@ -929,15 +929,15 @@ type joinAck struct {
 }
 
 var (
-	_ table.RowOrigins = (*joinAck)(nil)
-	_ table.RowFailer  = (*joinAck)(nil)
+	_ flow.RowOrigins = (*joinAck)(nil)
+	_ flow.RowFailer  = (*joinAck)(nil)
 )
 
-func (a *joinAck) Mark(row int, d table.Disposition) {
+func (a *joinAck) Mark(row int, d flow.Disposition) {
 	switch {
 	case row < a.n:
 		a.in.Mark(row, d)
-	case d == table.Release:
+	case d == flow.Release:
 		if a.kept == nil {
 			a.kept = map[int]bool{}
 		}
@@ -965,28 +965,28 @@ func (a *joinAck) Abandon() {
 }
 
 func (a *joinAck) FailsRows() bool {
-	rf, ok := a.in.(table.RowFailer)
+	rf, ok := a.in.(flow.RowFailer)
 	return ok && rf.FailsRows()
 }
 
 func (a *joinAck) FailRow(row int, err error) (from, to int) {
-	rf, ok := a.in.(table.RowFailer)
+	rf, ok := a.in.(flow.RowFailer)
 	if !ok || row >= a.n {
 		return row, row + 1
 	}
 	return rf.FailRow(row, err)
 }
 
-func (a *joinAck) RowOrigin(row int) (table.Origin, bool) {
+func (a *joinAck) RowOrigin(row int) (flow.Origin, bool) {
 	if row >= a.n {
 		if k := row - a.n; k < len(a.left) {
 			return a.left[k].k.origin, true
 		}
-		return table.Origin{}, false
+		return flow.Origin{}, false
 	}
-	ro, ok := a.in.(table.RowOrigins)
+	ro, ok := a.in.(flow.RowOrigins)
 	if !ok {
-		return table.Origin{}, false
+		return flow.Origin{}, false
 	}
 	return ro.RowOrigin(row)
 }

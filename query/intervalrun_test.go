@@ -10,8 +10,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/table"
 )
 
 // joinRow is a row of one side of the join tests: its id, its key and its
@@ -290,7 +290,7 @@ func TestIntervalJoinSchema(t *testing.T) {
 	if !p.JoinsStreams() {
 		t.Fatal("JoinsStreams is false for an interval join")
 	}
-	if _, ok := p.Table().Source.(table.LookupSource); ok {
+	if _, ok := p.Table().Source.(flow.LookupSource); ok {
 		t.Fatal("an interval join's source is a lookup source")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/expr"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/lookup"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
@@ -119,7 +120,7 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 	if what, ok := left.Bound.Changelog(); ok {
 		return nil, expr.Errorf(ErrUnsupported, "table '%s' is a changelog (%s); a lookup join takes a table of inserts on its left", options.Cut(left.Name()), what)
 	}
-	look, ok := right.Source.(table.LookupSource)
+	look, ok := right.Source.(flow.LookupSource)
 	if !ok {
 		conn := "?"
 		if right.Bound.Connector != nil {
@@ -165,7 +166,7 @@ func planJoin(rw *rewritten, s *sqlparser.Select, je *sqlparser.JoinTableExpr, c
 }
 
 // KeepsLookups reports whether the query looks rows up in a table it keeps
-// itself (a temporal join following a topic, table.RowKeeper): with a
+// itself (a temporal join following a topic, flow.RowKeeper): with a
 // State that has a Keep (a job's state directory), the rows are kept there
 // rather than in memory.
 func (p *Plan) KeepsLookups() bool {
@@ -173,7 +174,7 @@ func (p *Plan) KeepsLookups() bool {
 	if !ok {
 		return false
 	}
-	_, keeps := j.Join().Right.(table.RowKeeper)
+	_, keeps := j.Join().Right.(flow.RowKeeper)
 	return keeps
 }
 
@@ -182,7 +183,7 @@ func (p *Plan) KeepsLookups() bool {
 // that every column of the scope has its own (Flink's SELECT * does the
 // same: id, id0); and the scope's two sides. nullLeft and nullRight make a
 // side's columns nullable (the NULLs of an outer join).
-func joinedDef(left, right *table.Table, la, ra string, rcols []table.Column, nullLeft, nullRight bool) (*table.Definition, *side, *side) {
+func joinedDef(left, right *table.Table, la, ra string, rcols []types.Column, nullLeft, nullRight bool) (*table.Definition, *side, *side) {
 	ld := left.Bound.Def
 	d := ld.Clone()
 	if nullLeft {
@@ -220,10 +221,10 @@ func joinedDef(left, right *table.Table, la, ra string, rcols []table.Column, nu
 	}
 	all := d.Columns()
 	for _, n := range ls.names {
-		ls.at = append(ls.at, slices.IndexFunc(all, func(c table.Column) bool { return c.Name == n }))
+		ls.at = append(ls.at, slices.IndexFunc(all, func(c types.Column) bool { return c.Name == n }))
 	}
 	for _, n := range internal {
-		rs.at = append(rs.at, slices.IndexFunc(all, func(c table.Column) bool { return c.Name == n }))
+		rs.at = append(rs.at, slices.IndexFunc(all, func(c types.Column) bool { return c.Name == n }))
 	}
 	return d, ls, rs
 }
@@ -235,7 +236,7 @@ func joinedDef(left, right *table.Table, la, ra string, rcols []table.Column, nu
 // those rows yet.
 func planResidual(rw *rewritten, cond sqlparser.Expr, d *table.Definition, sides []*side, la, ra string) (func(memory.Allocator, arrow.RecordBatch) ([]bool, error), error) {
 	tbl := &table.Table{Bound: &table.Bound{Def: d}}
-	rp := newPlanner(rw, scope{tbl: tbl, qualifiers: []string{la, ra}, cols: &table.Schema{Columns: d.Columns()}, sides: sides})
+	rp := newPlanner(rw, scope{tbl: tbl, qualifiers: []string{la, ra}, cols: &types.Schema{Columns: d.Columns()}, sides: sides})
 	n, err := rp.Expr(cond)
 	if err != nil {
 		return nil, err
@@ -249,7 +250,7 @@ func planResidual(rw *rewritten, cond sqlparser.Expr, d *table.Definition, sides
 	all := rp.scope.cols.Columns
 	for _, r := range rp.refs {
 		name := all[r.Index].Name
-		k := slices.IndexFunc(d.Schema.Columns, func(c table.Column) bool { return c.Name == name })
+		k := slices.IndexFunc(d.Schema.Columns, func(c types.Column) bool { return c.Name == name })
 		if k < 0 {
 			return nil, expr.Errorf(ErrUnsupported, "an outer join's ON reads '%s', a computed column; it reads the columns the tables read (put the condition in WHERE to filter the joined rows instead)",
 				options.Cut(r.Text()))
@@ -342,14 +343,14 @@ func checkAsOf(st *systemTime, left *table.Table, alias string, right *table.Tab
 		return false, 0, expr.Errorf(ErrType, "FOR SYSTEM_TIME AS OF %s: the column is not a time attribute; add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time (or name its WATERMARK column, for the version valid at each row's time)",
 			options.Cut(c.Name), options.Cut(left.Name()), alias)
 	}
-	vs, ok := right.Source.(table.VersionedSource)
+	vs, ok := right.Source.(flow.VersionedSource)
 	if !ok || !vs.Versioned() {
 		return false, 0, expr.Errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join reads the version of the row valid at '%s', which table '%s' does not keep: "+
 			"use an 'upsert-kafka' table (or a 'kafka' table of changes with a PRIMARY KEY) with a WATERMARK, or look the row up as it is when read: "+
 			"add a column `proc_time AS PROCTIME()` to table '%s' and write FOR SYSTEM_TIME AS OF %s.proc_time",
 			options.Cut(c.Name), options.Cut(c.Name), options.Cut(right.Name()), options.Cut(left.Name()), alias)
 	}
-	col = slices.IndexFunc(d.Schema.Columns, func(sc table.Column) bool { return strings.EqualFold(sc.Name, c.Name) })
+	col = slices.IndexFunc(d.Schema.Columns, func(sc types.Column) bool { return strings.EqualFold(sc.Name, c.Name) })
 	if col < 0 {
 		return false, 0, expr.Errorf(ErrUnsupported, "FOR SYSTEM_TIME AS OF %s: an event-time temporal join reads the time from a column table '%s' reads, and '%s' is computed",
 			options.Cut(c.Name), options.Cut(left.Name()), options.Cut(c.Name))
@@ -360,7 +361,7 @@ func checkAsOf(st *systemTime, left *table.Table, alias string, right *table.Tab
 // joinKeys reads ON: its equalities of a left and a right column are the
 // lookup's keys, in the order written; the rest (rest, nil if none) is a
 // filter on the joined rows, which only an inner join can take.
-func joinKeys(rw *rewritten, cond sqlparser.JoinCondition, sides []*side, ld *table.Definition, rcols []table.Column, outer bool) (keys, rkeys []int, rest sqlparser.Expr, err error) {
+func joinKeys(rw *rewritten, cond sqlparser.JoinCondition, sides []*side, ld *table.Definition, rcols []types.Column, outer bool) (keys, rkeys []int, rest sqlparser.Expr, err error) {
 	if len(cond.Using) > 0 {
 		return nil, nil, nil, expr.UnsupportedClause("JOIN ... USING", "write ON o.customer_id = c.id")
 	}
@@ -397,7 +398,7 @@ func joinKeys(rw *rewritten, cond sqlparser.JoinCondition, sides []*side, ld *ta
 			continue
 		}
 		lname := sides[0].names[l]
-		k := slices.IndexFunc(src, func(c table.Column) bool { return strings.EqualFold(c.Name, lname) })
+		k := slices.IndexFunc(src, func(c types.Column) bool { return strings.EqualFold(c.Name, lname) })
 		if k < 0 {
 			return nil, nil, nil, expr.Errorf(ErrUnsupported, "join key '%s' is a computed column of table '%s'; a lookup join's keys are columns the table reads", options.Cut(lname), options.Cut(sides[0].table))
 		}
@@ -478,9 +479,9 @@ func joinable(a, b *types.DataType) bool {
 // sideColumn resolves a column of a join's scope: q.name against side q,
 // a bare name against the side that has it (an error if both do). ok is
 // false outside a join.
-func (p *planner) sideColumn(c *sqlparser.ColName) (k int, col table.Column, ok bool, err error) {
+func (p *planner) sideColumn(c *sqlparser.ColName) (k int, col types.Column, ok bool, err error) {
 	if len(p.scope.sides) == 0 {
-		return 0, table.Column{}, false, nil
+		return 0, types.Column{}, false, nil
 	}
 	name := c.Name.String()
 	q := c.Qualifier.Name.String()
@@ -498,7 +499,7 @@ func (p *planner) sideColumn(c *sqlparser.ColName) (k int, col table.Column, ok 
 		var all, bare []string
 		for _, s := range p.scope.sides {
 			if q != "" && strings.EqualFold(q, s.qualifier) {
-				return 0, table.Column{}, true, &Error{Kind: ErrUnknownColumn, Msg: fmt.Sprintf("unknown column '%s' of '%s' (table '%s'; its columns: %s)",
+				return 0, types.Column{}, true, &Error{Kind: ErrUnknownColumn, Msg: fmt.Sprintf("unknown column '%s' of '%s' (table '%s'; its columns: %s)",
 					options.Cut(name), options.Cut(s.qualifier), options.Cut(s.table), strings.Join(s.names, ", "))}
 			}
 			for _, n := range s.names {
@@ -507,7 +508,7 @@ func (p *planner) sideColumn(c *sqlparser.ColName) (k int, col table.Column, ok 
 			}
 		}
 		if q != "" {
-			return 0, table.Column{}, false, nil // not a side: the caller says so
+			return 0, types.Column{}, false, nil // not a side: the caller says so
 		}
 		msg := fmt.Sprintf("unknown column '%s' in the join of '%s' and '%s'", options.Cut(name), options.Cut(p.scope.sides[0].table), options.Cut(p.scope.sides[1].table))
 		if best := expr.Suggest(name, bare); best != "" {
@@ -515,14 +516,14 @@ func (p *planner) sideColumn(c *sqlparser.ColName) (k int, col table.Column, ok 
 		} else {
 			msg += fmt.Sprintf(" (columns: %s)", strings.Join(all, ", "))
 		}
-		return 0, table.Column{}, true, &Error{Kind: ErrUnknownColumn, Msg: msg}
+		return 0, types.Column{}, true, &Error{Kind: ErrUnknownColumn, Msg: msg}
 	case 1:
 		k = hits[0].index(name)
 		col = p.scope.cols.Columns[k]
 		col.Name = hits[0].names[slices.Index(hits[0].at, k)]
 		return k, col, true, nil
 	}
-	return 0, table.Column{}, true, &Error{Kind: ErrUnknownColumn, Msg: fmt.Sprintf("column '%s' is ambiguous: both '%s' and '%s' have it; write %s.%s or %s.%s",
+	return 0, types.Column{}, true, &Error{Kind: ErrUnknownColumn, Msg: fmt.Sprintf("column '%s' is ambiguous: both '%s' and '%s' have it; write %s.%s or %s.%s",
 		options.Cut(name), options.Cut(hits[0].qualifier), options.Cut(hits[1].qualifier), hits[0].qualifier, name, hits[1].qualifier, name)}
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kshare/kshare/expr"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/types"
 )
 
@@ -14,7 +14,7 @@ import (
 var ErrNotMergeable = errors.New("the result cannot be merged")
 
 // MergeOps says how each result column of an aggregate merges into a row
-// that holds the totals of other records (table.MergeOp): a GROUP BY
+// that holds the totals of other records (flow.MergeOp): a GROUP BY
 // column selected as it is is the key, COUNT and SUM add, MIN and MAX keep
 // the smaller or larger. Anything else is an error that says why and what
 // to do: AVG (an average of averages is not the average), COUNT or SUM of
@@ -22,7 +22,7 @@ var ErrNotMergeable = errors.New("the result cannot be merged")
 // expression over aggregates or keys, HAVING (it hides and shows groups by
 // a replica's part of the records), a window, a query that is not an
 // aggregate.
-func (p *Plan) MergeOps() ([]table.MergeOp, error) {
+func (p *Plan) MergeOps() ([]flow.MergeOp, error) {
 	switch {
 	case p.window != nil:
 		return nil, fmt.Errorf("%w: a window's rows are merged by no destination yet; write the windowed query 'at-least-once'", ErrNotMergeable)
@@ -35,7 +35,7 @@ func (p *Plan) MergeOps() ([]table.MergeOp, error) {
 		return nil, fmt.Errorf("%w: the query does not select every GROUP BY column as it is, so its rows have no key", ErrNotMergeable)
 	}
 	nkeys := len(p.agg.keys)
-	ops := make([]table.MergeOp, len(p.exprs))
+	ops := make([]flow.MergeOp, len(p.exprs))
 	for i, e := range p.exprs {
 		col := p.cols[i].Name
 		c, isRef := e.(*expr.ColRef)
@@ -44,7 +44,7 @@ func (p *Plan) MergeOps() ([]table.MergeOp, error) {
 				ErrNotMergeable, types.QuoteIdent(col), types.QuoteIdent(col))
 		}
 		if c.Index < nkeys {
-			ops[i] = table.MergeKey
+			ops[i] = flow.MergeKey
 			continue
 		}
 		call := p.agg.calls[c.Index-nkeys]
@@ -53,14 +53,14 @@ func (p *Plan) MergeOps() ([]table.MergeOp, error) {
 			return nil, fmt.Errorf("%w: column %s is AVG, and an average of partial averages is not the average; select SUM and COUNT instead and divide them where you read the table",
 				ErrNotMergeable, types.QuoteIdent(col))
 		case call.fn == "min":
-			ops[i] = table.MergeMin
+			ops[i] = flow.MergeMin
 		case call.fn == "max":
-			ops[i] = table.MergeMax
+			ops[i] = flow.MergeMax
 		case call.distinct:
 			return nil, fmt.Errorf("%w: column %s counts DISTINCT values, and a value two replicas each saw would count twice; write the query 'at-least-once' from one replica",
 				ErrNotMergeable, types.QuoteIdent(col))
 		case call.fn == "count" || call.fn == "sum":
-			ops[i] = table.MergeAdd
+			ops[i] = flow.MergeAdd
 		default:
 			return nil, fmt.Errorf("%w: column %s is %s, which has no merge; write the query 'at-least-once' from one replica",
 				ErrNotMergeable, types.QuoteIdent(col), call.src)

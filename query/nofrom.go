@@ -10,6 +10,7 @@ import (
 	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/expr"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/table"
 )
 
@@ -60,7 +61,7 @@ func planNoFrom(rw *rewritten, s *sqlparser.Select) (*Plan, error) {
 
 type oneRowSource struct{}
 
-func (oneRowSource) Open(context.Context, table.OpenOptions) (table.Stream, error) {
+func (oneRowSource) Open(context.Context, flow.OpenOptions) (flow.Stream, error) {
 	return &oneRowStream{}, nil
 }
 
@@ -69,16 +70,16 @@ type oneRowStream struct{ done bool }
 var noColumns = arrow.NewSchema(nil, nil)
 
 func (s *oneRowStream) Schema() *arrow.Schema { return noColumns }
-func (s *oneRowStream) Stats() table.Stats    { return table.Stats{} }
+func (s *oneRowStream) Stats() flow.Stats     { return flow.Stats{} }
 func (s *oneRowStream) Close() error          { return nil }
 
-func (s *oneRowStream) Next(ctx context.Context) (table.Batch, error) {
+func (s *oneRowStream) Next(ctx context.Context) (flow.Batch, error) {
 	if err := ctx.Err(); err != nil {
-		return table.Batch{}, err
+		return flow.Batch{}, err
 	}
 	if s.done {
-		return table.Batch{}, io.EOF
+		return flow.Batch{}, io.EOF
 	}
 	s.done = true
-	return table.Batch{Record: array.NewRecordBatch(noColumns, nil, 1), Ack: table.NoAck{}}, nil
+	return flow.Batch{Record: array.NewRecordBatch(noColumns, nil, 1), Ack: flow.NoAck{}}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/xwb1989/sqlparser"
 
 	"github.com/kshare/kshare/expr"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
@@ -33,7 +34,7 @@ type Plan struct {
 	// changelog: the table's rows are changes (table.Bound.Changelog),
 	// which the query passes on with their kinds (see Updating).
 	changelog bool
-	cols      []table.Column
+	cols      []types.Column
 	exprs     []expr.Node
 	where     expr.Node
 	limit     int64 // -1: none
@@ -64,7 +65,7 @@ func (p *Plan) Table() *table.Table { return p.tbl }
 // Columns are the result's columns: their names (aliases, table column
 // names, or EXPR$<position> as Flink names an unnamed expression) and Flink
 // types.
-func (p *Plan) Columns() []table.Column { return p.cols }
+func (p *Plan) Columns() []types.Column { return p.cols }
 
 // Schema is the Arrow schema of every result batch.
 func (p *Plan) Schema() *arrow.Schema { return p.schema }
@@ -73,13 +74,13 @@ func (p *Plan) Schema() *arrow.Schema { return p.schema }
 func (p *Plan) Limit() (int64, bool) { return p.limit, p.limit >= 0 }
 
 // Filters reports whether the query has a WHERE clause whose filtered-out
-// records are accepted (see Rows): false over a table.Looker, which
+// records are accepted (see Rows): false over a flow.Looker, which
 // consumes nothing.
 func (p *Plan) Filters() bool {
 	if p.where == nil || p.tbl == noTable {
 		return false
 	}
-	_, looks := p.tbl.Source.(table.Looker)
+	_, looks := p.tbl.Source.(flow.Looker)
 	return !looks
 }
 
@@ -148,7 +149,7 @@ func (p *Plan) changelogKey() ([]int, bool) {
 	all := def.Columns()
 	var cols []int
 	for _, name := range def.PrimaryKey.Columns {
-		k := slices.IndexFunc(all, func(c table.Column) bool { return strings.EqualFold(c.Name, name) })
+		k := slices.IndexFunc(all, func(c types.Column) bool { return strings.EqualFold(c.Name, name) })
 		in := slices.Index(p.inputs, k) // its place in the batch exprs read
 		at := -1
 		for i, e := range p.exprs {
@@ -167,15 +168,15 @@ func (p *Plan) changelogKey() ([]int, bool) {
 
 // OpColumn is the column a destination of an updating query's rows
 // writes first: each row's kind of change, "+I", "-U", "+U" or "-D".
-var OpColumn = table.Column{Name: "op", Type: &types.DataType{Kind: types.Varchar, Length: 2, NotNull: true}}
+var OpColumn = types.Column{Name: "op", Type: &types.DataType{Kind: types.Varchar, Length: 2, NotNull: true}}
 
 // OutputColumns are the columns a destination of the result writes:
 // Columns, after OpColumn when the query is updating.
-func (p *Plan) OutputColumns() []table.Column {
+func (p *Plan) OutputColumns() []types.Column {
 	if !p.Updating() {
 		return p.cols
 	}
-	return append([]table.Column{OpColumn}, p.cols...)
+	return append([]types.Column{OpColumn}, p.cols...)
 }
 
 // OutputSchema is the Arrow schema of OutputColumns; see Rows.OutputBatch.
@@ -247,7 +248,7 @@ type scope struct {
 	qualifiers []string // the table's name and its alias
 	// cols are all the table's columns, computed ones included, in the
 	// order declared.
-	cols *table.Schema
+	cols *types.Schema
 	// sides are the tables of a join, whose columns cols holds one after
 	// the other (see join.go); nil for a query of one table.
 	sides []*side
@@ -287,7 +288,7 @@ func (p *planner) Aggregate(e sqlparser.Expr, src string) (expr.Node, bool, erro
 	return p.agg.expr(e, src)
 }
 
-func (p *planner) ref(k int, c table.Column, name string) *expr.ColRef {
+func (p *planner) ref(k int, c types.Column, name string) *expr.ColRef {
 	r := expr.NewColRef(k, c, name)
 	p.refs = append(p.refs, r)
 	return r
@@ -387,7 +388,7 @@ func planTable(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers 
 // planTableIn plans s over tbl, which is the join of sides when there are
 // any.
 func planTableIn(rw *rewritten, s *sqlparser.Select, tbl *table.Table, qualifiers []string, sides []*side) (*Plan, error) {
-	cols := &table.Schema{Columns: tbl.Bound.Def.Columns()}
+	cols := &types.Schema{Columns: tbl.Bound.Def.Columns()}
 	p := newPlanner(rw, scope{tbl: tbl, qualifiers: qualifiers, cols: cols, sides: sides})
 	plan := &Plan{sql: rw.Src, tbl: tbl, limit: -1}
 	if what, ok := tbl.Bound.Changelog(); ok {
@@ -506,13 +507,13 @@ func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
 				for i, k := range sd.at {
 					c := cols[k]
 					plan.exprs = append(plan.exprs, p.ref(k, c, q+"."+sd.names[i]))
-					plan.cols = append(plan.cols, table.Column{Name: sd.names[i], Type: c.Type, Comment: c.Comment})
+					plan.cols = append(plan.cols, types.Column{Name: sd.names[i], Type: c.Type, Comment: c.Comment})
 				}
 				continue
 			}
 			for k, c := range cols {
 				plan.exprs = append(plan.exprs, p.ref(k, c, c.Name))
-				plan.cols = append(plan.cols, table.Column{Name: c.Name, Type: c.Type, Comment: c.Comment})
+				plan.cols = append(plan.cols, types.Column{Name: c.Name, Type: c.Type, Comment: c.Comment})
 			}
 		case *sqlparser.AliasedExpr:
 			n, err := p.Expr(it.Expr)
@@ -530,7 +531,7 @@ func (p *planner) selectList(plan *Plan, items sqlparser.SelectExprs) error {
 				}
 			}
 			plan.exprs = append(plan.exprs, n)
-			plan.cols = append(plan.cols, table.Column{Name: name, Type: n.Type()})
+			plan.cols = append(plan.cols, types.Column{Name: name, Type: n.Type()})
 		default:
 			return expr.UnsupportedExpr(p.TextOf(it))
 		}

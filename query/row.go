@@ -14,7 +14,6 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -23,7 +22,7 @@ import (
 // its batch is: until the next call of Next for Rows.Row, until Done for
 // Held.Row.
 type Row struct {
-	cols []table.Column
+	cols []types.Column
 	rec  arrow.RecordBatch
 	i    int
 }
@@ -54,7 +53,7 @@ func (r *Rows) Scan(i int, dst any) error {
 }
 
 // Columns are the row's columns.
-func (r Row) Columns() []table.Column { return r.cols }
+func (r Row) Columns() []types.Column { return r.cols }
 
 // Index is the row's position in its batch.
 func (r Row) Index() int { return r.i }

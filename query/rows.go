@@ -15,7 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/expr"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Options are a run's settings.
@@ -23,8 +25,8 @@ type Options struct {
 	// Applied, when set, is asked about the records of an aggregate
 	// query's source rows that were delivered more than once: those it
 	// reports applied already (their effect is in the destination, see
-	// table.MergeWriter) are left out of the groups, and accepted.
-	Applied func(ctx context.Context, records []table.Origin) ([]bool, error)
+	// flow.MergeWriter) are left out of the groups, and accepted.
+	Applied func(ctx context.Context, records []flow.Origin) ([]bool, error)
 	// State, when set, keeps an aggregate query's groups (GROUP BY, not
 	// a window): Run reads back the groups it holds, each batch's groups
 	// and records are stored in it before the records are accepted, and
@@ -92,7 +94,7 @@ type Options struct {
 	// the query while the query waits for records. 0 means
 	// DefaultHoldLinger; a negative value never does (for tests of the
 	// other timers). A stream that says when it waits for its reader
-	// (table.ReaderWaiter) has the results emitted as soon as it does,
+	// (flow.ReaderWaiter) has the results emitted as soon as it does,
 	// without the wait; a negative value turns that off too.
 	HoldLinger time.Duration
 	// AllowedLateness, for a window aggregation, is how long after a
@@ -163,7 +165,7 @@ func (r EndReason) String() string {
 type Stats struct {
 	// Source is the stream's counters (records, acknowledgements, ...),
 	// as they stood when the query ended, or now while it runs.
-	Source table.Stats
+	Source flow.Stats
 	// Batches and Rows count the result batches and rows handed out.
 	Batches, Rows int64
 	// Delivered counts result rows settled as delivered: handed out and
@@ -176,7 +178,7 @@ type Stats struct {
 	// accepted (see Rows): consumed from the share group, not left for
 	// another consumer; unless TakesNothing.
 	Filtered int64
-	// TakesNothing says the table's source is a table.Looker (a peek, the
+	// TakesNothing says the table's source is a flow.Looker (a peek, the
 	// kafka connector's plain reader): it accepts nothing, filtered
 	// records included.
 	TakesNothing bool
@@ -201,7 +203,7 @@ type Stats struct {
 	Unchanged int64
 	// EvalFailed counts source rows left out because they could not be
 	// evaluated, their records settled by the table's policy
-	// (table.RowFailer: 'scan.on-eval-error').
+	// (flow.RowFailer: 'scan.on-eval-error').
 	EvalFailed int64
 	// Late counts the records of a window aggregation older than the
 	// watermark when they arrived: each updated its window's row, unless
@@ -293,7 +295,7 @@ type Rows struct {
 	ctx    context.Context
 	plan   *Plan
 	opts   Options
-	stream table.Stream
+	stream flow.Stream
 	ec     *expr.EvalCtx
 	start  time.Time
 	refs   atomic.Int64
@@ -303,17 +305,17 @@ type Rows struct {
 	stopFetching context.CancelFunc
 
 	// The batch handed out, if any.
-	cur      table.Acker
+	cur      flow.Acker
 	curOut   arrow.RecordBatch
 	curSel   []int
-	curMarks []table.Disposition
-	curDrop  int64               // rows of the current source batch WHERE dropped, accepted on settling
-	curOps   []RowKind           // of an aggregate query: each row's kind of change
-	aggMarks []table.Disposition // of an aggregate query: curMarks' buffer
-	selBuf   []int               // of an aggregate query: filter's rows' buffer
-	ident    []int               // of a query without WHERE: see identity
-	curIn    []int               // of an aggregate query: the source rows folded into the current batch
-	applied  int                 // of the last source batch folded: rows left out by Options.Applied
+	curMarks []flow.Disposition
+	curDrop  int64              // rows of the current source batch WHERE dropped, accepted on settling
+	curOps   []RowKind          // of an aggregate query: each row's kind of change
+	aggMarks []flow.Disposition // of an aggregate query: curMarks' buffer
+	selBuf   []int              // of an aggregate query: filter's rows' buffer
+	ident    []int              // of a query without WHERE: see identity
+	curIn    []int              // of an aggregate query: the source rows folded into the current batch
+	applied  int                // of the last source batch folded: rows left out by Options.Applied
 
 	// agg is an aggregate query's groups; nil for other queries.
 	agg *aggState
@@ -343,7 +345,7 @@ type Rows struct {
 	end     EndReason
 	err     error
 	stats   Stats
-	final   *table.Stats
+	final   *flow.Stats
 	closed  bool
 	closeEr error
 	held    int        // batches out with Hold and not settled
@@ -370,7 +372,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		r.winRows = newWindowRows(p)
 	case p.window != nil:
 		r.win = newWinState(p, o)
-		_, r.win.locksNothing = p.tbl.Source.(table.Looker)
+		_, r.win.locksNothing = p.tbl.Source.(flow.Looker)
 		r.win.acceptFolded = o.AcceptFolded
 		r.winRows = r.win.windowRows
 		r.agg.keepEmitted()
@@ -398,7 +400,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		stopFetching()
 		return r, nil
 	}
-	oo := table.OpenOptions{Alloc: o.Alloc, BatchSize: o.BatchSize, Logger: o.Logger}
+	oo := flow.OpenOptions{Alloc: o.Alloc, BatchSize: o.BatchSize, Logger: o.Logger}
 	if r.remaining > 0 && p.where == nil && p.agg == nil {
 		// Every record read gives the result a row or more, so the bound
 		// is as many records as the query can need. With WHERE or an
@@ -421,7 +423,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 		return nil, err
 	}
 	r.stream = st
-	if pt, ok := st.(table.Partitioned); ok && r.win != nil && r.win.marks != nil {
+	if pt, ok := st.(flow.Partitioned); ok && r.win != nil && r.win.marks != nil {
 		r.win.marks.name(pt.Partitions(), time.Now())
 	}
 	return r, nil
@@ -429,8 +431,8 @@ func Run(ctx context.Context, p *Plan, o Options) (*Rows, error) {
 
 // openSource opens the table's source; a join of two streams with the
 // query's State, without which it does not run.
-func (r *Rows) openSource(ctx context.Context, oo table.OpenOptions) (table.Stream, error) {
-	if k, ok := r.opts.State.(interface{ Keep() table.Keep }); ok {
+func (r *Rows) openSource(ctx context.Context, oo flow.OpenOptions) (flow.Stream, error) {
+	if k, ok := r.opts.State.(interface{ Keep() flow.Keep }); ok {
 		oo.Keep = k.Keep()
 	}
 	ij, ok := r.plan.tbl.Source.(*intervalJoin)
@@ -473,7 +475,7 @@ func checkStreamSchema(p *Plan, s *arrow.Schema) error {
 func (r *Rows) Plan() *Plan { return r.plan }
 
 // Columns are the result's columns with their Flink types, for headers.
-func (r *Rows) Columns() []table.Column { return r.plan.Columns() }
+func (r *Rows) Columns() []types.Column { return r.plan.Columns() }
 
 // Schema is the Arrow schema of every result batch.
 func (r *Rows) Schema() *arrow.Schema { return r.plan.Schema() }
@@ -515,7 +517,7 @@ func (r *Rows) Stats() Stats {
 		// Running, or ended while held batches keep the stream open.
 		s.Source = r.stream.Stats()
 	}
-	_, s.TakesNothing = r.plan.tbl.Source.(table.Looker)
+	_, s.TakesNothing = r.plan.tbl.Source.(flow.Looker)
 	if running {
 		s.Elapsed = time.Since(r.start)
 		s.Working = s.Elapsed
@@ -540,7 +542,7 @@ func (r *Rows) Release() {
 // processing failed and should be retried, by this or another worker. A
 // record that gave several rows (a JSON array value) is released if any of
 // its rows is, so its other rows come again too.
-func (r *Rows) ReleaseRow(i int) error { return r.mark(i, table.Release) }
+func (r *Rows) ReleaseRow(i int) error { return r.mark(i, flow.Release) }
 
 // ReleaseBatch marks every row of the current batch for redelivery, for a
 // batch that could not be written: which of its rows arrived is unknown, so
@@ -562,16 +564,16 @@ func (r *Rows) ReleaseBatch() error {
 			r.cur = multiAck(nil)
 		}
 		for _, j := range r.curIn {
-			r.cur.Mark(j, table.Release)
+			r.cur.Mark(j, flow.Release)
 		}
 		for i := range r.curMarks {
-			r.curMarks[i] = table.Release
+			r.curMarks[i] = flow.Release
 		}
 		r.spoiled = fmt.Errorf("%w: a batch of the aggregate's changes was released, and its groups still count the released records, so the query stopped", ErrUpdating)
 		return nil
 	}
 	for i := range r.curSel {
-		if err := r.mark(i, table.Release); err != nil {
+		if err := r.mark(i, flow.Release); err != nil {
 			return err
 		}
 	}
@@ -581,13 +583,13 @@ func (r *Rows) ReleaseBatch() error {
 // RejectRow marks result row i of the current batch as never to be
 // delivered again: when the batch is settled, its record is rejected (the
 // broker archives it). Use it for a row that no retry can fix.
-func (r *Rows) RejectRow(i int) error { return r.mark(i, table.Reject) }
+func (r *Rows) RejectRow(i int) error { return r.mark(i, flow.Reject) }
 
 // ErrNoBatch is returned by ReleaseRow and RejectRow when no batch is out:
 // before the first Next, or after the query ended.
 var ErrNoBatch = errors.New("no current batch")
 
-func (r *Rows) mark(i int, d table.Disposition) error {
+func (r *Rows) mark(i int, d flow.Disposition) error {
 	if r.cur == nil {
 		return ErrNoBatch
 	}
@@ -607,7 +609,7 @@ func (r *Rows) mark(i int, d table.Disposition) error {
 // TVF's, one per window) are next to each other in sel, and, as for a
 // record that gave several rows, one released row releases the source
 // row, else one rejected row rejects it.
-func sourceMark(sel []int, marks []table.Disposition, i int) table.Disposition {
+func sourceMark(sel []int, marks []flow.Disposition, i int) flow.Disposition {
 	lo, hi := i, i+1
 	for lo > 0 && sel[lo-1] == sel[i] {
 		lo--
@@ -615,13 +617,13 @@ func sourceMark(sel []int, marks []table.Disposition, i int) table.Disposition {
 	for hi < len(sel) && sel[hi] == sel[i] {
 		hi++
 	}
-	d := table.Accept
+	d := flow.Accept
 	for _, m := range marks[lo:hi] {
 		switch {
-		case m == table.Release:
-			return table.Release
-		case m == table.Reject:
-			d = table.Reject
+		case m == flow.Release:
+			return flow.Release
+		case m == flow.Reject:
+			d = flow.Reject
 		}
 	}
 	return d
@@ -670,20 +672,20 @@ func (r *Rows) settle() {
 
 // settleBatch settles one batch as delivered and counts its rows: the
 // current one, or one taken out with Hold.
-func (r *Rows) settleBatch(ack table.Acker, out arrow.RecordBatch, marks []table.Disposition, drop int64) {
+func (r *Rows) settleBatch(ack flow.Acker, out arrow.RecordBatch, marks []flow.Disposition, drop int64) {
 	r.countSettled(out, marks, drop)
 	ack.Done()
 }
 
 // countSettled counts the rows of a batch settled as delivered, and frees
 // its result batch out.
-func (r *Rows) countSettled(out arrow.RecordBatch, marks []table.Disposition, drop int64) {
+func (r *Rows) countSettled(out arrow.RecordBatch, marks []flow.Disposition, drop int64) {
 	var rel, rej int64
 	for _, m := range marks {
 		switch m {
-		case table.Release:
+		case flow.Release:
 			rel++
-		case table.Reject:
+		case flow.Reject:
 			rej++
 		}
 	}
@@ -759,14 +761,14 @@ func (r *Rows) closeStream() {
 
 // StopFetching ends the query's reading but not its batches, which is how
 // a pipeline drains: a Next waiting for a batch returns false (EndCancelled,
-// Err context.Canceled); a source that is a table.FetchStopper fetches no
+// Err context.Canceled); a source that is a flow.FetchStopper fetches no
 // more records and releases at once those it fetched and did not hand out
 // (another source releases them at Close); the batches taken out with Hold
 // can still be settled, their records accepted, until Close. Unlike the
 // rest of Rows it is safe from any goroutine.
 func (r *Rows) StopFetching() {
 	r.stopFetching()
-	if fs, ok := r.stream.(table.FetchStopper); ok {
+	if fs, ok := r.stream.(flow.FetchStopper); ok {
 		fs.StopFetching()
 	}
 }
@@ -829,19 +831,19 @@ func (r *Rows) Next() bool {
 
 // wait reads the next source batch, ending the query on EOF, idle timeout,
 // cancel or error.
-func (r *Rows) wait() (table.Batch, bool) {
+func (r *Rows) wait() (flow.Batch, bool) {
 	if err := r.ctx.Err(); err != nil {
 		r.finish(EndCancelled, err)
-		return table.Batch{}, false
+		return flow.Batch{}, false
 	}
 	if r.win != nil && r.win.eof {
 		r.finish(r.win.endAs, nil)
-		return table.Batch{}, false
+		return flow.Batch{}, false
 	}
 	if len(r.epoch.acks) > 0 && r.sourceWaits() {
 		// Nothing more comes until the epoch's records are settled.
 		if !r.endEpoch() {
-			return table.Batch{}, false
+			return flow.Batch{}, false
 		}
 	}
 	wctx, cancelTick := r.windowDeadline(r.ctx)
@@ -875,14 +877,14 @@ func (r *Rows) wait() (table.Batch, bool) {
 			b.Record.Release()
 			b.Ack.Abandon()
 			r.finish(EndCancelled, cerr)
-			return table.Batch{}, false
+			return flow.Batch{}, false
 		}
 		return b, true
 	}
 	switch {
 	case errors.Is(err, io.EOF) && r.win != nil:
 		r.win.eof, r.win.endAs = true, EndEOF
-		return table.Batch{}, true
+		return flow.Batch{}, true
 	case errors.Is(err, io.EOF):
 		r.finish(EndEOF, nil)
 	case r.ctx.Err() != nil:
@@ -892,7 +894,7 @@ func (r *Rows) wait() (table.Batch, bool) {
 		// says that its input has ended: every window closes, as at the
 		// end of a bounded source.
 		r.win.eof, r.win.endAs = true, EndIdle
-		return table.Batch{}, true
+		return flow.Batch{}, true
 	case wctx.Err() != nil && context.Cause(wctx) == errIdle:
 		r.finish(EndIdle, nil)
 	case wctx.Err() != nil && context.Cause(wctx) == errEpoch:
@@ -900,22 +902,22 @@ func (r *Rows) wait() (table.Batch, bool) {
 		// (its idle time counted from where it began).
 		r.ticked = true
 		if !r.endEpoch() {
-			return table.Batch{}, false
+			return flow.Batch{}, false
 		}
 		return r.wait()
 	case wctx.Err() != nil && context.Cause(wctx) == errTick:
 		r.ticked = true
-		return table.Batch{}, true
+		return flow.Batch{}, true
 	default:
 		r.finish(EndError, tableError("read", r.plan.tbl.Name(), err))
 	}
-	return table.Batch{}, false
+	return flow.Batch{}, false
 }
 
 // handOut evaluates a source batch and makes it the current result batch.
 // It returns false when the batch gave no rows (it is then settled) or the
 // query ended (it is then abandoned).
-func (r *Rows) handOut(b table.Batch) bool {
+func (r *Rows) handOut(b flow.Batch) bool {
 	if r.win != nil {
 		return r.handOutWin(b)
 	}
@@ -943,7 +945,7 @@ func (r *Rows) handOut(b table.Batch) bool {
 	seen := n
 	if last := sel[len(sel)-1]; r.remaining >= 0 && int64(len(sel)) == r.remaining {
 		for j := last + 1; j < n; j++ {
-			b.Ack.Mark(j, table.Release)
+			b.Ack.Mark(j, flow.Release)
 		}
 		seen = last + 1
 	}
@@ -960,7 +962,7 @@ func (r *Rows) handOut(b table.Batch) bool {
 			r.curOps[i] = b.Kinds[j]
 		}
 	}
-	r.curMarks = make([]table.Disposition, len(sel))
+	r.curMarks = make([]flow.Disposition, len(sel))
 	if r.remaining >= 0 {
 		r.remaining -= int64(len(sel))
 		r.reached(r.remaining == 0)
@@ -979,7 +981,7 @@ func (r *Rows) handOut(b table.Batch) bool {
 // raised, though the query wants no more.
 func (r *Rows) reached(hit bool) {
 	r.capHit = hit
-	if fs, ok := r.stream.(table.FetchStopper); ok && hit {
+	if fs, ok := r.stream.(flow.FetchStopper); ok && hit {
 		fs.StopFetching()
 	}
 }
@@ -1107,7 +1109,7 @@ func (r *Rows) Op(i int) RowKind {
 // foldSource filters a source batch and hands the rows WHERE keeps to
 // fold, if any; it releases the batch's record. On an error it abandons
 // the batch and ends the query (ok false).
-func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) (sel []int, ok bool) {
+func (r *Rows) foldSource(b flow.Batch, fold func(in arrow.RecordBatch) error) (sel []int, ok bool) {
 	r.applied = 0
 	var skip []bool
 	var err error
@@ -1160,12 +1162,12 @@ func (r *Rows) foldSource(b table.Batch, fold func(in arrow.RecordBatch) error) 
 // Options.Applied reports applied already (nil for none), to be left out.
 // Only records delivered more than once are asked about: a record's first
 // delivery cannot have been applied.
-func (r *Rows) appliedRows(ack table.Acker, n int) ([]bool, error) {
-	ro, ok := ack.(table.RowOrigins)
+func (r *Rows) appliedRows(ack flow.Acker, n int) ([]bool, error) {
+	ro, ok := ack.(flow.RowOrigins)
 	if !ok {
 		return nil, nil
 	}
-	var again []table.Origin
+	var again []flow.Origin
 	var at []int // the row of each of again
 	for row := range n {
 		if o, ok := ro.RowOrigin(row); ok && o.DeliveryCount > 1 {
@@ -1199,19 +1201,19 @@ func (r *Rows) appliedRows(ack table.Acker, n int) ([]bool, error) {
 }
 
 // ChangeOrigins are the records of the source rows the current batch of
-// an aggregate's changes reflects (table.MergeWriter): the rows folded
+// an aggregate's changes reflects (flow.MergeWriter): the rows folded
 // into the groups, not those WHERE dropped or whose records were applied
 // already. It is an error for another batch, or a source that does not
 // tell its records.
-func (r *Rows) ChangeOrigins() ([]table.Origin, error) {
+func (r *Rows) ChangeOrigins() ([]flow.Origin, error) {
 	if r.agg == nil || r.curOps == nil {
 		return nil, errors.New("the current batch is not an aggregate's changes")
 	}
-	ro, ok := r.cur.(table.RowOrigins)
+	ro, ok := r.cur.(flow.RowOrigins)
 	if !ok {
 		return nil, errors.New("the source does not tell the records of its rows")
 	}
-	out := make([]table.Origin, len(r.curIn))
+	out := make([]flow.Origin, len(r.curIn))
 	for i, row := range r.curIn {
 		if out[i], ok = ro.RowOrigin(row); !ok {
 			return nil, fmt.Errorf("the source does not tell the record of its row %d", row)
@@ -1224,7 +1226,7 @@ func (r *Rows) ChangeOrigins() ([]table.Origin, error) {
 // changes the current result batch (see "Aggregates" in Rows). It returns
 // false when no group changed (the batch is then settled) or the query
 // ended (the batch is then abandoned).
-func (r *Rows) handOutAgg(b table.Batch) bool {
+func (r *Rows) handOutAgg(b flow.Batch) bool {
 	n := int(b.Record.NumRows())
 	var res aggOut
 	sel, ok := r.foldSource(b, func(in arrow.RecordBatch) (err error) {
@@ -1265,7 +1267,7 @@ func (r *Rows) handOutAgg(b table.Batch) bool {
 
 // setChanges makes a batch of changes the current result batch, settled
 // with ack.
-func (r *Rows) setChanges(ack table.Acker, res aggOut, drop int64, sel []int) {
+func (r *Rows) setChanges(ack flow.Acker, res aggOut, drop int64, sel []int) {
 	k := len(res.ops)
 	r.curDrop = drop
 	r.cur, r.curOut, r.curOps, r.curIn = ack, res.out, res.ops, sel
@@ -1276,7 +1278,7 @@ func (r *Rows) setChanges(ack table.Acker, res aggOut, drop int64, sel []int) {
 	// held, so one buffer serves every batch.
 	r.curSel = nil
 	if cap(r.aggMarks) < k {
-		r.aggMarks = make([]table.Disposition, k)
+		r.aggMarks = make([]flow.Disposition, k)
 	}
 	r.aggMarks = r.aggMarks[:k]
 	clear(r.aggMarks)

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // State is where an aggregate query (GROUP BY, or a window aggregation:
@@ -35,13 +35,13 @@ type State interface {
 	// nil value deletes keys[i]) and the records whose rows they folded,
 	// in one write that is durable when Commit returns. It must not keep keys and values, whose bytes
 	// the query reuses.
-	Commit(keys, values [][]byte, records []table.Origin) error
+	Commit(keys, values [][]byte, records []flow.Origin) error
 	// Group is the value stored under a group's key, nil when none is: a
 	// GROUP BY that keeps only some of its groups in memory
 	// (Options.GroupsInMemory) reads the others back one at a time.
 	Group(key []byte) ([]byte, error)
 	// Applied reports which of records a Commit stored.
-	Applied(ctx context.Context, records []table.Origin) ([]bool, error)
+	Applied(ctx context.Context, records []flow.Origin) ([]bool, error)
 }
 
 // ErrState is returned when a query cannot use its State: its groups
@@ -59,7 +59,7 @@ type saves struct {
 	// (a window's, once its row is out).
 	deleted [][]byte
 	// records are those folded since the last commit.
-	records []table.Origin
+	records []flow.Origin
 }
 
 // stateWrite is the buffers of one Commit.
@@ -147,7 +147,7 @@ func (r *Rows) restore() error {
 // noteState notes, for the next commit, the groups the last folded batch
 // touched and the records of its source rows sel; a window aggregation
 // notes its batches as it folds them.
-func (r *Rows) noteState(ack table.Acker, sel []int) error {
+func (r *Rows) noteState(ack flow.Acker, sel []int) error {
 	if r.win != nil {
 		return nil
 	}
@@ -207,7 +207,7 @@ func (r *Rows) groupsInMemory() int {
 
 // commit hands what r.stateBuf holds and records to the State in one
 // Commit, and counts it; what names what is stored, for an error.
-func (r *Rows) commit(records []table.Origin, what string) error {
+func (r *Rows) commit(records []flow.Origin, what string) error {
 	w := &r.stateBuf
 	start := time.Now()
 	if err := r.opts.State.Commit(w.keys, w.values, records); err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // memState is a State in memory, as package state keeps one on disk.
@@ -26,7 +26,7 @@ func newMemState() *memState {
 	return &memState{groups: map[string][]byte{}, records: map[string]bool{}}
 }
 
-func recordID(o table.Origin) string { return fmt.Sprintf("%s/%d/%d", o.Topic, o.Partition, o.Offset) }
+func recordID(o flow.Origin) string { return fmt.Sprintf("%s/%d/%d", o.Topic, o.Partition, o.Offset) }
 
 func (m *memState) Groups(fn func(key, value []byte) error) error {
 	for _, k := range slices.Sorted(maps.Keys(m.groups)) {
@@ -42,7 +42,7 @@ func (m *memState) Group(key []byte) ([]byte, error) {
 	return m.groups[string(key)], nil
 }
 
-func (m *memState) Commit(keys, values [][]byte, records []table.Origin) error {
+func (m *memState) Commit(keys, values [][]byte, records []flow.Origin) error {
 	m.commits++
 	if m.commits == m.failAt {
 		return errors.New("disk full")
@@ -66,7 +66,7 @@ func (m *memState) Put(keys, values [][]byte) error {
 	return m.Commit(keys, values, nil)
 }
 
-func (m *memState) Applied(_ context.Context, records []table.Origin) ([]bool, error) {
+func (m *memState) Applied(_ context.Context, records []flow.Origin) ([]bool, error) {
 	out := make([]bool, len(records))
 	for i, o := range records {
 		out[i] = m.records[recordID(o)]
@@ -77,10 +77,10 @@ func (m *memState) Applied(_ context.Context, records []table.Origin) ([]bool, e
 // redelivered tells every row's record as delivered a second time, as
 // the share group hands out again the records a query that died had not
 // acknowledged.
-type redelivered struct{ table.Acker }
+type redelivered struct{ flow.Acker }
 
-func (a redelivered) RowOrigin(row int) (table.Origin, bool) {
-	o, ok := a.Acker.(table.RowOrigins).RowOrigin(row)
+func (a redelivered) RowOrigin(row int) (flow.Origin, bool) {
+	o, ok := a.Acker.(flow.RowOrigins).RowOrigin(row)
 	o.DeliveryCount = 2
 	return o, ok
 }
@@ -157,7 +157,7 @@ func testAggregateStateContinues(t *testing.T, o Options) {
 
 			f2 := newSales(t, n, batch)
 			f2.src.Topic = "sales"
-			f2.src.WrapAck = func(_ int, a table.Acker) table.Acker { return redelivered{a} }
+			f2.src.WrapAck = func(_ int, a flow.Acker) flow.Acker { return redelivered{a} }
 			r2 := run(f2, 0)
 			if err := r2.Err(); err != nil {
 				t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // DefaultSourceIdleTimeout is Options.SourceIdleTimeout's default. On a
@@ -37,28 +37,28 @@ func sourceIdleTimeout(o Options) time.Duration {
 // the largest event time seen in it; the watermark is the smallest mark,
 // less the WATERMARK's delay, over the partitions that are not idle. A
 // partition the stream named before it delivered anything (a
-// table.Partitioned stream) holds the watermark back until it delivers or
+// flow.Partitioned stream) holds the watermark back until it delivers or
 // goes idle: else the first partition a share group hands out would close
 // every window, and the others' records would all come late. A partition
 // is idle once it delivered nothing for the idle timeout; when every one
 // is, the watermark moves on with processing time from the largest event
 // time seen, so that the open windows close on a quiet stream.
 //
-// Records whose source cannot tell their partition (no table.RowOrigins)
+// Records whose source cannot tell their partition (no flow.RowOrigins)
 // all count as one partition: the watermark is then the largest event time
 // seen less the delay.
 type watermarks struct {
 	delay int64         // the WATERMARK's delay (ms)
 	idle  time.Duration // 0: no partition is ever idle
 	parts []partMark
-	slots map[table.PartitionID]int32
+	slots map[flow.PartitionID]int32
 	// max is the largest event time seen in any partition (ms), last when
 	// the last record arrived; wm the watermark (ms). math.MinInt64: none.
 	max, wm int64
 	last    time.Time
 	// The partition of the row looked up last, to spare the map a lookup
 	// for the runs of rows of one partition a batch has.
-	lastID   table.PartitionID
+	lastID   flow.PartitionID
 	lastSlot int32
 }
 
@@ -69,20 +69,20 @@ type partMark struct {
 }
 
 func newWatermarks(delay, idle time.Duration, now time.Time) *watermarks {
-	return &watermarks{delay: delay.Milliseconds(), idle: idle, slots: map[table.PartitionID]int32{},
+	return &watermarks{delay: delay.Milliseconds(), idle: idle, slots: map[flow.PartitionID]int32{},
 		max: math.MinInt64, wm: math.MinInt64, last: now, lastSlot: -1}
 }
 
 // name adds the partitions a stream says it reads before any of their
 // records arrive.
-func (m *watermarks) name(ids []table.PartitionID, now time.Time) {
+func (m *watermarks) name(ids []flow.PartitionID, now time.Time) {
 	for _, id := range ids {
 		m.slot(id, now)
 	}
 }
 
 // slot is the index of partition id in parts, added (named now) if new.
-func (m *watermarks) slot(id table.PartitionID, now time.Time) int32 {
+func (m *watermarks) slot(id flow.PartitionID, now time.Time) int32 {
 	if m.lastSlot >= 0 && id == m.lastID {
 		return m.lastSlot
 	}
@@ -97,16 +97,16 @@ func (m *watermarks) slot(id table.PartitionID, now time.Time) int32 {
 }
 
 // rowSlots are the partitions of a batch's rows (into buf): each row's
-// record's, when ack tells it (table.RowOrigins), else the one partition
+// record's, when ack tells it (flow.RowOrigins), else the one partition
 // of a stream that names none.
-func (m *watermarks) rowSlots(ack table.Acker, n int, now time.Time, buf []int32) []int32 {
+func (m *watermarks) rowSlots(ack flow.Acker, n int, now time.Time, buf []int32) []int32 {
 	buf = buf[:0]
-	ro, ok := ack.(table.RowOrigins)
+	ro, ok := ack.(flow.RowOrigins)
 	for i := range n {
-		var id table.PartitionID
+		var id flow.PartitionID
 		if ok {
 			if o, found := ro.RowOrigin(i); found {
-				id = table.PartitionID{Topic: o.Topic, Partition: o.Partition}
+				id = flow.PartitionID{Topic: o.Topic, Partition: o.Partition}
 			}
 		}
 		buf = append(buf, m.slot(id, now))

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 )
 
 // A share group may hand out one partition's records before another's.
@@ -163,7 +163,7 @@ func TestWatermarks(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	at := func(ms int64) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	m := newWatermarks(5*time.Millisecond, time.Second, t0)
-	a, b := m.slot(table.PartitionID{Topic: "t"}, t0), m.slot(table.PartitionID{Topic: "t", Partition: 1}, t0)
+	a, b := m.slot(flow.PartitionID{Topic: "t"}, t0), m.slot(flow.PartitionID{Topic: "t", Partition: 1}, t0)
 	step := func(now time.Time, want int64) {
 		t.Helper()
 		if got := m.advance(now); got != want {
@@ -249,7 +249,7 @@ func TestWindowAcceptFolded(t *testing.T) {
 			}
 			accepted := 0
 			for _, v := range src.Verdicts() {
-				if v.Disposition == table.Accept && !v.ByClose {
+				if v.Disposition == flow.Accept && !v.ByClose {
 					accepted++
 				}
 			}

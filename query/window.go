@@ -349,7 +349,7 @@ type windowPlan struct {
 
 // windowColumns checks the window's time attribute against the table and
 // returns the plan and the three columns the TVF adds.
-func windowColumns(spec *windowSpec, def *table.Definition) (*windowPlan, []table.Column, error) {
+func windowColumns(spec *windowSpec, def *table.Definition) (*windowPlan, []types.Column, error) {
 	cols := def.Columns()
 	k := def.Index(spec.timeCol)
 	if k < 0 {
@@ -372,7 +372,7 @@ func windowColumns(spec *windowSpec, def *table.Definition) (*windowPlan, []tabl
 	}
 	ts := &types.DataType{Kind: types.Timestamp, Precision: 3, NotNull: true}
 	wt := c.Type.WithNotNull(true)
-	return wp, []table.Column{{Name: colWindowStart, Type: ts}, {Name: colWindowEnd, Type: ts}, {Name: colWindowTime, Type: wt}}, nil
+	return wp, []types.Column{{Name: colWindowStart, Type: ts}, {Name: colWindowEnd, Type: ts}, {Name: colWindowTime, Type: wt}}, nil
 }
 
 // appendWindows appends the start and end (exclusive) of each window that

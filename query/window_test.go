@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 )
 
 // A window aggregation holds each source batch until a delivered row
@@ -55,9 +55,9 @@ func TestWindowDelivery(t *testing.T) {
 				for _, v := range src.Verdicts() {
 					id := v.Batch*batch + v.Row
 					switch {
-					case v.Disposition == table.Accept && !v.ByClose:
+					case v.Disposition == flow.Accept && !v.ByClose:
 						acc[id/60]++
-					case v.Disposition != table.Release:
+					case v.Disposition != flow.Release:
 						t.Errorf("%s: record %d: %s", when, id, v.Disposition)
 					}
 				}
@@ -97,7 +97,7 @@ func TestWindowDelivery(t *testing.T) {
 			check("at the end")
 			accepted := 0
 			for _, v := range src.Verdicts() {
-				if v.Disposition == table.Accept && !v.ByClose {
+				if v.Disposition == flow.Accept && !v.ByClose {
 					accepted++
 				}
 			}
@@ -168,7 +168,7 @@ func TestWindowTimers(t *testing.T) {
 			cancel()
 			r.Next()
 			r.Close()
-			if vs := src.Verdicts(); len(vs) != 2 || vs[0].Disposition != table.Accept || vs[1].Disposition != table.Accept {
+			if vs := src.Verdicts(); len(vs) != 2 || vs[0].Disposition != flow.Accept || vs[1].Disposition != flow.Accept {
 				t.Errorf("verdicts %v, want both records accepted", vs)
 			}
 		})
@@ -378,10 +378,10 @@ func TestWindowRowsSettleTheirSourceRows(t *testing.T) {
 	s := run(func(r *Rows) {
 		for _, m := range []struct {
 			row int
-			d   table.Disposition
-		}{{0, table.Reject}, {1, table.Release}, {2, table.Reject}, {3, table.Reject}, {5, table.Reject}} {
+			d   flow.Disposition
+		}{{0, flow.Reject}, {1, flow.Release}, {2, flow.Reject}, {3, flow.Reject}, {5, flow.Reject}} {
 			mark := r.RejectRow
-			if m.d == table.Release {
+			if m.d == flow.Release {
 				mark = r.ReleaseRow
 			}
 			if err := mark(m.row); err != nil {
@@ -402,9 +402,9 @@ func TestWindowRowsSettleTheirSourceRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.Mark(2, table.Release)
-		h.Mark(3, table.Reject)
-		h.Mark(3, table.Accept)
+		h.Mark(2, flow.Release)
+		h.Mark(3, flow.Reject)
+		h.Mark(3, flow.Accept)
 		if a, row := h.Source(5); a == nil || row != 4 {
 			t.Errorf("row 5 comes from source row %d, want 4", row)
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/kshare/kshare/expr"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // DefaultMaxHeld is Options.MaxHeld's default: half the broker's default
@@ -64,9 +64,9 @@ func allowedLateness(o Options) int64 {
 }
 
 // sourceWaits reports whether the stream says it gives nothing more until
-// the query settles what it holds (see table.ReaderWaiter).
+// the query settles what it holds (see flow.ReaderWaiter).
 func (r *Rows) sourceWaits() bool {
-	rw, ok := r.stream.(table.ReaderWaiter)
+	rw, ok := r.stream.(flow.ReaderWaiter)
 	return ok && rw.WaitsForReader()
 }
 
@@ -174,7 +174,7 @@ type winState struct {
 	// idle timeout); every window closes.
 	eof   bool
 	endAs EndReason
-	// locksNothing: the source takes nothing (a table.Looker, the kafka
+	// locksNothing: the source takes nothing (a flow.Looker, the kafka
 	// connector's plain reader), so holding its batches locks no record
 	// and a window's row waits for its close (or early firing) whatever
 	// the records held.
@@ -183,7 +183,7 @@ type winState struct {
 	// folded, accepted with the rows emitted right after it, if any, else
 	// at once; its rows counts its records.
 	acceptFolded bool
-	folded       table.Acker
+	folded       flow.Acker
 	foldedRows   int64
 }
 
@@ -216,7 +216,7 @@ func (w *winState) track(g int32, fresh bool, end int64) {
 
 // pendBatch is a source batch held until its groups' rows are delivered.
 type pendBatch struct {
-	ack    table.Acker
+	ack    flow.Acker
 	groups []int32
 	seq    uint64
 	rows   int64
@@ -399,9 +399,9 @@ func timestamps(ec *expr.EvalCtx, t arrow.DataType, vals []int64) arrow.Array {
 // say), when it has one; without, they are accepted with their batch, as
 // before, and only counted. It returns sel without the rows it settled, so
 // that a state directory does not note their records as applied.
-func (r *Rows) failLate(ack table.Acker, sel []int) []int {
+func (r *Rows) failLate(ack flow.Acker, sel []int) []int {
 	w := r.winRows
-	rf, ok := ack.(table.RowFailer)
+	rf, ok := ack.(flow.RowFailer)
 	if len(w.beyond) == 0 || !ok || !rf.FailsRows() {
 		return sel
 	}
@@ -429,7 +429,7 @@ func millisText(ms int64) string {
 // handOutWin folds a source batch into its windows' groups, holds it until
 // a delivered row reflects it, and hands out what the emission policy
 // emits now, if anything.
-func (r *Rows) handOutWin(b table.Batch) bool {
+func (r *Rows) handOutWin(b flow.Batch) bool {
 	w := r.win
 	n := int64(b.Record.NumRows())
 	now := time.Now()
@@ -714,9 +714,9 @@ func (r *Rows) emitGroups(groups []int32) (aggOut, error) {
 
 // multiAck settles the source batches one delivered batch of changes
 // reflects.
-type multiAck []table.Acker
+type multiAck []flow.Acker
 
-func (m multiAck) Mark(int, table.Disposition) {}
+func (m multiAck) Mark(int, flow.Disposition) {}
 
 func (m multiAck) Done() {
 	for _, a := range m {

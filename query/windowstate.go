@@ -28,7 +28,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // marksVersion is the first byte of the stored watermark, told apart from a
@@ -61,7 +61,7 @@ func (r *Rows) InsertOnly() bool {
 
 // note notes, for the next commit, the groups a folded batch changed
 // and the records of its source rows sel.
-func (s *saves) note(groups []int32, ack table.Acker, sel []int) error {
+func (s *saves) note(groups []int32, ack flow.Acker, sel []int) error {
 	for _, g := range groups {
 		for int(g) >= len(s.want) {
 			s.want = append(s.want, false)
@@ -74,7 +74,7 @@ func (s *saves) note(groups []int32, ack table.Acker, sel []int) error {
 	if len(sel) == 0 {
 		return nil
 	}
-	ro, ok := ack.(table.RowOrigins)
+	ro, ok := ack.(flow.RowOrigins)
 	if !ok {
 		return fmt.Errorf("%w: the source does not tell the records of its rows, so a restarted query could not tell them apart", ErrState)
 	}
@@ -159,7 +159,7 @@ func (w *winState) restoreMarks(b []byte, now time.Time) error {
 		if m == nil {
 			continue
 		}
-		s := m.slot(table.PartitionID{Topic: string(topic), Partition: int32(p)}, now)
+		s := m.slot(flow.PartitionID{Topic: string(topic), Partition: int32(p)}, now)
 		m.parts[s].max = max(m.parts[s].max, mx)
 		m.max = max(m.max, mx)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/table"
 )
@@ -117,7 +118,7 @@ func testWindowStateContinues(t *testing.T, interval time.Duration) {
 			}
 			folded := 0
 			for _, v := range src1.Verdicts() {
-				if v.Disposition == table.Accept && !v.ByClose {
+				if v.Disposition == flow.Accept && !v.ByClose {
 					folded++
 				}
 			}
@@ -133,7 +134,7 @@ func testWindowStateContinues(t *testing.T, interval time.Duration) {
 			late := tabletest.FromJSON(t, mem2, src2.Schema, 1, `{"id": 0, "ts": "2024-01-01 00:00:01"}`)
 			src2.Batches = append(late, src2.Batches...)
 			src2.BatchPartition = append([]int32{0}, src2.BatchPartition...)
-			src2.WrapAck = func(i int, a table.Acker) table.Acker {
+			src2.WrapAck = func(i int, a flow.Acker) flow.Acker {
 				if i == 0 {
 					return shifted{a, 1 << 20, 1}
 				}
@@ -149,7 +150,7 @@ func testWindowStateContinues(t *testing.T, interval time.Duration) {
 			}
 			accepted := 0
 			for _, v := range src2.Verdicts() {
-				if v.Disposition == table.Accept && !v.ByClose {
+				if v.Disposition == flow.Accept && !v.ByClose {
 					accepted++
 				}
 			}
@@ -187,13 +188,13 @@ func testWindowStateContinues(t *testing.T, interval time.Duration) {
 // shifted tells each row's record at offset+by, delivered count times:
 // the records of a stream handed one batch more than the first query's.
 type shifted struct {
-	table.Acker
+	flow.Acker
 	by    int64
 	count int32
 }
 
-func (a shifted) RowOrigin(row int) (table.Origin, bool) {
-	o, ok := a.Acker.(table.RowOrigins).RowOrigin(row)
+func (a shifted) RowOrigin(row int) (flow.Origin, bool) {
+	o, ok := a.Acker.(flow.RowOrigins).RowOrigin(row)
 	o.Offset += a.by
 	o.DeliveryCount = a.count
 	return o, ok
@@ -218,7 +219,7 @@ func TestWindowStateRefusesEarlyFire(t *testing.T) {
 func FuzzRestoreMarks(f *testing.F) {
 	now := time.Now()
 	w := &winState{marks: newWatermarks(5*time.Second, time.Second, now), wm: 42_000}
-	w.marks.slot(table.PartitionID{Topic: "ev", Partition: 3}, now)
+	w.marks.slot(flow.PartitionID{Topic: "ev", Partition: 3}, now)
 	w.marks.parts[0].max = 47_000
 	f.Add(w.saveMarks(nil))
 	f.Add([]byte{marksVersion, 0, 0})

@@ -3,7 +3,7 @@ package sharegroup
 import (
 	"sync"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // ackLedger counts a member's acknowledgements from the moment they are
@@ -16,7 +16,7 @@ import (
 // an acknowledgement twice.
 type ackLedger struct {
 	mu      sync.Mutex
-	pending map[ackKey]*[3]int64 // by table.Disposition
+	pending map[ackKey]*[3]int64 // by flow.Disposition
 }
 
 type ackKey struct {
@@ -24,7 +24,7 @@ type ackKey struct {
 	partition int32
 }
 
-func (l *ackLedger) sent(topic string, partition int32, d table.Disposition) {
+func (l *ackLedger) sent(topic string, partition int32, d flow.Disposition) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.pending == nil {
@@ -65,7 +65,7 @@ func (l *ackLedger) unconfirmed() int64 {
 
 // unconfirmedOf counts the acknowledgements of disposition d that have no
 // answer yet.
-func (l *ackLedger) unconfirmedOf(d table.Disposition) int64 {
+func (l *ackLedger) unconfirmedOf(d flow.Disposition) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var n int64

@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // poll is the records of one PollRecords call of one member and the state
@@ -54,7 +54,7 @@ func newPoll(m *member, records []*kgo.Record) *poll {
 
 // settle gives record i its final status; the first settlement of a record
 // wins, later ones (a batch settled after Close released it) do nothing.
-func (p *poll) settle(i int, d table.Disposition) {
+func (p *poll) settle(i int, d flow.Disposition) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.settleLocked(i, d, p.lockExpired())
@@ -99,7 +99,7 @@ func (p *poll) releaseOnArrival() {
 // but it is counted as expired, never as accepted, released or rejected:
 // the broker may have handed it to another consumer, and it answers an
 // acknowledgement of a record that consumer settled as if it were applied.
-func (p *poll) settleLocked(i int, d table.Disposition, expired bool) {
+func (p *poll) settleLocked(i int, d flow.Disposition, expired bool) {
 	if p.settled[i] {
 		return
 	}
@@ -125,7 +125,7 @@ func (p *poll) releaseRest() {
 	defer p.mu.Unlock()
 	expired := p.lockExpired()
 	for i := range p.records {
-		p.settleLocked(i, table.Release, expired)
+		p.settleLocked(i, flow.Release, expired)
 	}
 }
 
@@ -140,11 +140,11 @@ func (p *poll) unsettled(fn func(*kgo.Record)) {
 	}
 }
 
-func ackStatus(d table.Disposition) kgo.AckStatus {
+func ackStatus(d flow.Disposition) kgo.AckStatus {
 	switch d {
-	case table.Release:
+	case flow.Release:
 		return kgo.AckRelease
-	case table.Reject:
+	case flow.Reject:
 		return kgo.AckReject
 	}
 	return kgo.AckAccept
@@ -156,24 +156,24 @@ type batchAck struct {
 	p      *poll
 	recs   []int32 // indexes into p.records of this batch's records
 	rowRec []int32 // for each row, an index into recs
-	marks  []table.Disposition
+	marks  []flow.Disposition
 	// failed marks the records (indexes into recs) that FailRow settles:
 	// Done and Abandon leave them to it (a dead letter's answer).
 	failed []bool
 	once   sync.Once
 }
 
-var _ table.Acker = (*batchAck)(nil)
+var _ flow.Acker = (*batchAck)(nil)
 
-func (a *batchAck) Mark(row int, d table.Disposition) {
+func (a *batchAck) Mark(row int, d flow.Disposition) {
 	if row < 0 || row >= len(a.rowRec) {
 		return
 	}
 	if a.marks == nil {
-		if d == table.Accept {
+		if d == flow.Accept {
 			return
 		}
-		a.marks = make([]table.Disposition, len(a.rowRec))
+		a.marks = make([]flow.Disposition, len(a.rowRec))
 	}
 	a.marks[row] = d
 }
@@ -198,9 +198,9 @@ func (a *batchAck) settle(abandon bool) {
 		rejected = make([]bool, len(a.recs))
 		for row, d := range a.marks {
 			switch d {
-			case table.Release:
+			case flow.Release:
 				released[a.rowRec[row]] = true
-			case table.Reject:
+			case flow.Reject:
 				rejected[a.rowRec[row]] = true
 			}
 		}
@@ -212,16 +212,16 @@ func (a *batchAck) settle(abandon bool) {
 		if a.failed != nil && a.failed[i] {
 			continue
 		}
-		d := table.Accept
+		d := flow.Accept
 		switch {
 		case abandon && rejected != nil && rejected[i]:
 			// An explicit reject is the caller's verdict on the record and
 			// stands even when the batch as a whole was not delivered.
-			d = table.Reject
+			d = flow.Reject
 		case abandon || (released != nil && released[i]):
-			d = table.Release
+			d = flow.Release
 		case rejected != nil && rejected[i]:
-			d = table.Reject
+			d = flow.Reject
 		}
 		a.p.settleLocked(int(rec), d, expired)
 	}

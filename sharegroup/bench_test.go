@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	_ "github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/internal/cputime"
 	"github.com/kshare/kshare/internal/kafkatest"
@@ -57,7 +58,7 @@ func benchTopic(b *testing.B, addr string, parts int32, n int) string {
 
 // ordersSource binds the orders table; extra are more WITH pairs, key then
 // value.
-func ordersSource(b *testing.B, addr, topic, group string, parallelism int, extra ...string) table.Source {
+func ordersSource(b *testing.B, addr, topic, group string, parallelism int, extra ...string) flow.Source {
 	opts := map[string]string{
 		"connector":          sharegroup.Name,
 		"format":             "json",
@@ -69,7 +70,7 @@ func ordersSource(b *testing.B, addr, topic, group string, parallelism int, extr
 	for i := 0; i+1 < len(extra); i += 2 {
 		opts[extra[i]] = extra[i+1]
 	}
-	def := table.NewDefinition("orders", []table.Column{
+	def := table.NewDefinition("orders", []types.Column{
 		{Name: "order_id", Type: types.BigIntType()},
 		{Name: "customer_id", Type: types.StringType()},
 		{Name: "quantity", Type: types.IntType()},
@@ -165,8 +166,8 @@ func benchN(b *testing.B) int {
 
 // readOrders opens src and reads n rows, settling each batch as delivered;
 // the caller closes the stream.
-func readOrders(b *testing.B, src table.Source, n int) table.Stream {
-	st, err := src.Open(context.Background(), table.OpenOptions{Alloc: memory.NewGoAllocator()})
+func readOrders(b *testing.B, src flow.Source, n int) flow.Stream {
+	st, err := src.Open(context.Background(), flow.OpenOptions{Alloc: memory.NewGoAllocator()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
@@ -33,7 +34,7 @@ func (kafkaConnector) Metadata() []table.MetadataKey { return Metadata }
 
 // NewSource checks the options that need more than one key to check and
 // prepares the members' configuration. It performs no I/O.
-func (kafkaConnector) NewSource(b *table.Bound) (table.Source, error) {
+func (kafkaConnector) NewSource(b *table.Bound) (flow.Source, error) {
 	if cf, ok := b.Format.(table.ChangelogFormat); ok {
 		// A changelog is right only in the order it was written; a share
 		// group hands a partition's records to its members in any order.

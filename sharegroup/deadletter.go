@@ -15,8 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafkaclient"
-	"github.com/kshare/kshare/table"
 )
 
 // deadLetterTopic is the table's dead-letter topic, as kafkaclient
@@ -62,13 +62,13 @@ func (m *member) deadLetter(p *poll, i int, derr error, what string) {
 					"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "delivery_count", r.DeliveryCount(),
 					"dead_letter_topic", st.dead.Topic(), "err", err)
 			}
-			p.settle(i, table.Release)
+			p.settle(i, flow.Release)
 			return
 		}
 		st.stats.deadLettered.Add(1)
 		st.log.Warn("dead-lettered a record "+what, "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
 			"dead_letter_topic", st.dead.Topic(), "err", derr)
-		p.settle(i, table.Accept)
+		p.settle(i, flow.Accept)
 	})
 }
 

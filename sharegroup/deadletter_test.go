@@ -11,12 +11,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/sharegroup"
-	"github.com/kshare/kshare/table"
 )
 
 // poisonAt are the offsets of the records that do not decode among
@@ -46,7 +46,7 @@ func deadLetterQueue(t *testing.T) (addr, topic, dlq, group string) {
 	return addr, topic, dlq, kafkatest.ShareGroup(t, addr)
 }
 
-func deadLetterSource(t *testing.T, addr, topic, group, dlq string) table.Source {
+func deadLetterSource(t *testing.T, addr, topic, group, dlq string) flow.Source {
 	return newSource(t, addr, topic, group, map[string]string{
 		"scan.on-decode-error":   "dead-letter",
 		"scan.dead-letter.topic": dlq,
@@ -65,7 +65,7 @@ func TestDeadLetter(t *testing.T) {
 	defer st.Close()
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "the good records", func() bool { return len(r.seen) == n-len(poisonAt) })
-	waitStats(t, st, "every record accepted, the poison ones dead-lettered", func(s table.Stats) bool {
+	waitStats(t, st, "every record accepted, the poison ones dead-lettered", func(s flow.Stats) bool {
 		return s.Accepted == n && s.DeadLettered == int64(len(poisonAt))
 	})
 	if s := st.Stats(); s.Released != 0 || s.Rejected != 0 || s.DeadLetterFailed != 0 || s.DecodeErrors != int64(len(poisonAt)) || s.Redelivered != 0 {
@@ -124,7 +124,7 @@ func TestDeadLetterTopicMissing(t *testing.T) {
 	noLeaks(t)
 	addr, topic, group := kafkatest.Queue(t, 1, kafkatest.Values(3)...)
 	dlq := kafkatest.TopicName(t) + "-none"
-	_, err := deadLetterSource(t, addr, topic, group, dlq).Open(kafkatest.Context(t), table.OpenOptions{Alloc: tabletest.CheckedAlloc(t)})
+	_, err := deadLetterSource(t, addr, topic, group, dlq).Open(kafkatest.Context(t), flow.OpenOptions{Alloc: tabletest.CheckedAlloc(t)})
 	want := fmt.Sprintf("table 'ids': dead-letter topic '%s' ('scan.dead-letter.topic') not found on %s; create it first", dlq, addr)
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open = %v, want %q", err, want)
@@ -148,7 +148,7 @@ func TestDeadLetterTopicDeleted(t *testing.T) {
 	kafkatest.SetGroupConfig(t, addr, group, map[string]string{"share.delivery.count.limit": "10"})
 	var logs watch.Buffer
 	st, err := deadLetterSource(t, addr, topic, group, dlq).Open(kafkatest.Context(t),
-		table.OpenOptions{Alloc: tabletest.CheckedAlloc(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		flow.OpenOptions{Alloc: tabletest.CheckedAlloc(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestDeadLetterTopicDeleted(t *testing.T) {
 	kafkatest.ProduceRecords(t, addr, deadLetterRecords(topic, n)...)
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "the good records", func() bool { return len(r.seen) == n-len(poisonAt) })
-	waitStats(t, st, "the poison records released and delivered again", func(s table.Stats) bool {
+	waitStats(t, st, "the poison records released and delivered again", func(s flow.Stats) bool {
 		return s.DeadLetterFailed >= int64(2*len(poisonAt)) && s.Redelivered >= int64(len(poisonAt))
 	})
 	s := st.Stats()
@@ -184,7 +184,7 @@ func TestDeadLetterTopicDeleted(t *testing.T) {
 	dlq2 := kafkatest.Topic(t, addr, 1)
 	st2 := open(t, deadLetterSource(t, addr, topic, group, dlq2), tabletest.CheckedAlloc(t))
 	defer st2.Close()
-	waitStats(t, st2, "the poison records dead-lettered", func(s table.Stats) bool { return s.DeadLettered == int64(len(poisonAt)) })
+	waitStats(t, st2, "the poison records dead-lettered", func(s flow.Stats) bool { return s.DeadLettered == int64(len(poisonAt)) })
 	got := kafkatest.ReadTopic(t, addr, dlq2, len(poisonAt))
 	for _, d := range got {
 		var count int

@@ -3,7 +3,7 @@
 // 'source.parallelism' members, and acknowledged one record at a time.
 //
 // Delivery is at least once by default: a record is accepted only after the
-// reader settled the batch holding its rows (table.Acker.Done); a batch that
+// reader settled the batch holding its rows (flow.Acker.Done); a batch that
 // was not delivered is released at once, so another member gets its records
 // without waiting for their locks to expire. A record the format cannot
 // decode fails the stream, is rejected, released, or produced to a

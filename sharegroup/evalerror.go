@@ -4,13 +4,13 @@ package sharegroup
 // evaluate (a division by zero, a CAST that does not fit) is settled by the
 // table's policy, as one that does not decode is by 'scan.on-decode-error',
 // instead of ending the query. The query finds the failing rows and asks
-// the batch's Acker (table.RowFailer) to settle their records.
+// the batch's Acker (flow.RowFailer) to settle their records.
 
 import (
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
-var _ table.RowFailer = (*batchAck)(nil)
+var _ flow.RowFailer = (*batchAck)(nil)
 
 // FailsRows reports whether the table settles the records of rows that
 // cannot be evaluated rather than failing the query.
@@ -48,7 +48,7 @@ func (m *member) failRecord(p *poll, i int, err error) {
 	if !m.settleFailed(p, i, m.st.src.onEvalError, err, "whose row could not be evaluated") {
 		// 'fail': the query does not call FailRow (FailsRows is false);
 		// should one, the record goes back rather than being lost.
-		p.settle(i, table.Release)
+		p.settle(i, flow.Release)
 	}
 }
 
@@ -63,11 +63,11 @@ func (m *member) settleFailed(p *poll, i int, policy string, err error, what str
 	switch policy {
 	case OnDecodeErrorReject:
 		st.log.Warn("rejected a record "+what, "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
-		p.settle(i, table.Reject)
+		p.settle(i, flow.Reject)
 	case OnDecodeErrorRelease:
 		st.log.Warn("released a record "+what+"; the broker archives it after its delivery limit",
 			"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "delivery_count", r.DeliveryCount(), "err", err)
-		p.settle(i, table.Release)
+		p.settle(i, flow.Release)
 	case OnDecodeErrorDead:
 		// Settled when the dead letter's produce is answered; the member
 		// keeps the record's lock renewed until then.

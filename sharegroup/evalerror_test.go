@@ -4,9 +4,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/table"
 )
 
 // TestEvalErrorDeadLetterFailedReleases: a record whose row a query could
@@ -32,7 +32,7 @@ func TestEvalErrorDeadLetterFailedReleases(t *testing.T) {
 	}
 	n := b.Record.NumRows()
 	b.Record.Release()
-	rf, ok := b.Ack.(table.RowFailer)
+	rf, ok := b.Ack.(flow.RowFailer)
 	if !ok || !rf.FailsRows() {
 		b.Ack.Abandon()
 		t.Fatalf("the batch's Acker %T is no RowFailer that fails rows", b.Ack)
@@ -41,7 +41,7 @@ func TestEvalErrorDeadLetterFailedReleases(t *testing.T) {
 		t.Errorf("FailRow(0) = %d, %d; want the record's one row, 0, 1", from, to)
 	}
 	b.Ack.Done()
-	waitStats(t, st, "the failed dead letter's record released, the others accepted", func(s table.Stats) bool {
+	waitStats(t, st, "the failed dead letter's record released, the others accepted", func(s flow.Stats) bool {
 		return s.DeadLetterFailed == 1 && s.Released == 1 && s.Accepted == n-1
 	})
 	if s := st.Stats(); s.EvalErrors != 1 || s.DeadLettered != 0 {

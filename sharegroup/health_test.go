@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/internal/watch"
@@ -65,7 +66,7 @@ func TestBrokerOutageIsVisible(t *testing.T) {
 	var logs watch.Buffer
 	mem := tabletest.CheckedAlloc(t)
 	src := newSource(t, addr, topic, group, map[string]string{"scan.broker-unavailable-timeout": "3s"})
-	st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: mem, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	st, err := src.Open(kafkatest.Context(t), flow.OpenOptions{Alloc: mem, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestLostAcceptsAreCounted(t *testing.T) {
 	l.Set(true)
 	b.Record.Release()
 	b.Ack.Done()
-	waitStats(t, st, "the accepts refused", func(s table.Stats) bool { return s.AckRefused == int64(len(ids)) })
+	waitStats(t, st, "the accepts refused", func(s flow.Stats) bool { return s.AckRefused == int64(len(ids)) })
 	if s := st.Stats(); s.AcceptsLost != int64(len(ids)) || s.Accepted != 0 {
 		t.Errorf("accepts lost %d, accepted %d; want the %d accepts of the batch lost", s.AcceptsLost, s.Accepted, len(ids))
 	}
@@ -227,7 +228,7 @@ type failingFormat struct {
 	left *int
 }
 
-func (f failingFormat) NewDecoder(cols []table.Column, v options.Values) (table.Decoder, error) {
+func (f failingFormat) NewDecoder(cols []types.Column, v options.Values) (table.Decoder, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if *f.left == 0 {
@@ -259,7 +260,7 @@ func TestOpenFailureFreesBuiltMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: types.BigIntType()}}}}
+	def := &table.Definition{Name: "ids", Options: kvs, Schema: types.Schema{Columns: []types.Column{{Name: "id", Type: types.BigIntType()}}}}
 	c, err := table.LookupConnector(sharegroup.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +269,7 @@ func TestOpenFailureFreesBuiltMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: tabletest.CheckedAlloc(t)})
+	st, err := src.Open(kafkatest.Context(t), flow.OpenOptions{Alloc: tabletest.CheckedAlloc(t)})
 	if err == nil {
 		st.Close()
 		t.Fatal("Open succeeded with a member whose decoder failed")

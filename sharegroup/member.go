@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/kafkarecord"
 	"github.com/kshare/kshare/options"
@@ -94,7 +95,7 @@ func (s *source) memberOpts(st *stream, m *member) []kgo.Opt {
 	return o
 }
 
-func (s *source) newMember(st *stream, i int, o table.OpenOptions) (*member, error) {
+func (s *source) newMember(st *stream, i int, o flow.OpenOptions) (*member, error) {
 	rb, err := kafkarecord.NewSchemaBuilder(s.bound, st.schema, o.Alloc, o.BatchSize)
 	if err != nil {
 		return nil, err
@@ -118,19 +119,19 @@ func (m *member) onAcks(_ *kgo.Client, res kgo.ShareAckResults) {
 		n := m.acks.answered(r.Topic, r.Partition)
 		if r.Err == nil {
 			for d, c := range n {
-				m.st.stats.confirmed(table.Disposition(d), c)
+				m.st.stats.confirmed(flow.Disposition(d), c)
 			}
 			continue
 		}
 		m.ackErrors.Add(1)
-		total := n[table.Accept] + n[table.Release] + n[table.Reject]
+		total := n[flow.Accept] + n[flow.Release] + n[flow.Reject]
 		err := r.Err
 		m.refusedErr.Store(&err)
 		m.refused.Add(total)
 		m.st.stats.refused.Add(total)
 		// A refused accept is a record whose rows were delivered and that
 		// the broker hands out again.
-		m.st.stats.acceptsLost.Add(n[table.Accept])
+		m.st.stats.acceptsLost.Add(n[flow.Accept])
 		if total > 0 {
 			m.st.log.Warn("acknowledgement not applied; the records will be delivered again",
 				"member", m.name, "topic", r.Topic, "partition", r.Partition, "records", total, "err", r.Err)
@@ -211,7 +212,7 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 	if st.src.guarantee == GuaranteeAtMostOnce {
 		// Accept on receipt: the records are done before anyone reads them.
 		for i := range recs {
-			p.settle(i, table.Accept)
+			p.settle(i, flow.Accept)
 		}
 	}
 	// From here on this member waits for the reader: for it to take the
@@ -239,7 +240,7 @@ func (m *member) handle(ctx context.Context, recs []*kgo.Record) bool {
 // decode is settled by 'scan.on-decode-error'; under 'fail' decoding stops
 // there, that record and all after it are released, and fail is the error
 // that ends the stream once the batches before it are delivered.
-func (m *member) decode(p *poll) (batches []table.Batch, fail error) {
+func (m *member) decode(p *poll) (batches []flow.Batch, fail error) {
 	st := m.st
 	recs := p.records
 	// A batch's slices are sized for a batch of one row per record, so
@@ -256,11 +257,11 @@ func (m *member) decode(p *poll) (batches []table.Batch, fail error) {
 		}
 		rec := m.rb.NewBatch()
 		st.stats.rows.Add(int64(len(ack.rowRec)))
-		var a table.Acker = ack
+		var a flow.Acker = ack
 		if st.src.guarantee == GuaranteeAtMostOnce {
-			a = table.NoAck{}
+			a = flow.NoAck{}
 		}
-		batches = append(batches, table.Batch{Record: rec, Ack: a})
+		batches = append(batches, flow.Batch{Record: rec, Ack: a})
 		ack = newAck(len(recs) - next)
 	}
 	for i, r := range recs {
@@ -274,7 +275,7 @@ func (m *member) decode(p *poll) (batches []table.Batch, fail error) {
 			// The format's options say to skip such values: the record
 			// is done.
 			st.stats.skipped.Add(1)
-			p.settle(i, table.Accept)
+			p.settle(i, flow.Accept)
 		case err != nil:
 			st.stats.decodeErrors.Add(1)
 			if m.settleFailed(p, i, st.src.onError, err, "that does not decode") {
@@ -283,13 +284,13 @@ func (m *member) decode(p *poll) (batches []table.Batch, fail error) {
 			// fail: deliver the rows before it, then end the stream. The
 			// record and all after it are released, not lost.
 			for j := i; j < len(recs); j++ {
-				p.settle(j, table.Release)
+				p.settle(j, flow.Release)
 			}
 			cut()
 			return batches, &RecordError{Table: st.src.name, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, DeliveryCount: r.DeliveryCount(), Err: err}
 		case n == 0:
 			// A value with no rows (an empty JSON array) is done.
-			p.settle(i, table.Accept)
+			p.settle(i, flow.Accept)
 		default:
 			ri := int32(len(ack.recs))
 			ack.recs = append(ack.recs, int32(i))
@@ -308,7 +309,7 @@ func (m *member) decode(p *poll) (batches []table.Batch, fail error) {
 // deliver hands batches to the reader, one at a time. It reports false when
 // the stream closed meanwhile; when fetching stopped, the batches not handed
 // over are released and those the reader has are still settled.
-func (m *member) deliver(ctx context.Context, batches []table.Batch, locks *lockKeeper) bool {
+func (m *member) deliver(ctx context.Context, batches []flow.Batch, locks *lockKeeper) bool {
 	st := m.st
 	st.sending.Add(int32(len(batches)))
 	for i, b := range batches {

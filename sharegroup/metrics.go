@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // Every stream this process opens is counted here, so that a Prometheus
@@ -21,7 +21,7 @@ var registry = struct {
 type streamKey struct{ table, group string }
 
 type closedTotals struct {
-	stats   table.Stats
+	stats   flow.Stats
 	members map[string]int64
 }
 

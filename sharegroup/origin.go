@@ -1,15 +1,17 @@
 package sharegroup
 
-import "github.com/kshare/kshare/table"
+import (
+	"github.com/kshare/kshare/flow"
+)
 
-var _ table.RowOrigins = (*batchAck)(nil)
+var _ flow.RowOrigins = (*batchAck)(nil)
 
 // RowOrigin tells which record gave a batch's row; ok is false for a row
 // out of range.
-func (a *batchAck) RowOrigin(row int) (o table.Origin, ok bool) {
+func (a *batchAck) RowOrigin(row int) (o flow.Origin, ok bool) {
 	if row < 0 || row >= len(a.rowRec) {
-		return table.Origin{}, false
+		return flow.Origin{}, false
 	}
 	r := a.p.records[a.recs[a.rowRec[row]]]
-	return table.Origin{Group: a.p.m.st.src.group, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, DeliveryCount: r.DeliveryCount(), Key: r.Key}, true
+	return flow.Origin{Group: a.p.m.st.src.group, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, DeliveryCount: r.DeliveryCount(), Key: r.Key}, true
 }

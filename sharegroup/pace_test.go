@@ -1,8 +1,10 @@
 package sharegroup
 
-import "testing"
+import (
+	"testing"
+)
 
-// A stream for a slow reader (table.OpenOptions.Pace) polls about what the
+// A stream for a slow reader (flow.OpenOptions.Pace) polls about what the
 // reader keeps busy, in record_limit mode, with two members; what the
 // table sets itself stands.
 func TestPace(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/table"
 )
 
 // scramUser creates a SCRAM user of its own on the real broker (over the
@@ -78,7 +78,7 @@ func TestSASLWrongPassword(t *testing.T) {
 		"properties.sasl.password":     "not-the-password",
 	})
 	start := time.Now()
-	_, err := src.Open(kafkatest.Context(t), table.OpenOptions{})
+	_, err := src.Open(kafkatest.Context(t), flow.OpenOptions{})
 	if err == nil || !strings.Contains(err.Error(), "authentication") {
 		t.Fatalf("Open = %v, want an authentication error", err)
 	}
@@ -102,7 +102,7 @@ func TestTLSUnknownCA(t *testing.T) {
 		"properties.sasl.password":      s.Password,
 		"properties.request.timeout.ms": "3000",
 	})
-	_, err := src.Open(kafkatest.Context(t), table.OpenOptions{})
+	_, err := src.Open(kafkatest.Context(t), flow.OpenOptions{})
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("Open = %v, want a certificate error", err)
 	}

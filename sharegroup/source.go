@@ -17,9 +17,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkaadmin"
 	"github.com/kshare/kshare/kafkaclient"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // source is a kafka-sharegroup table's reader factory: its options are
@@ -48,15 +50,15 @@ type source struct {
 	// broker's default per-partition lock cap (Open warns).
 	overLocks bool
 
-	schema *table.Schema
+	schema *types.Schema
 	bound  *table.Bound
 }
 
-var _ table.Source = (*source)(nil)
+var _ flow.Source = (*source)(nil)
 
 // Open checks that the cluster answers and the topics exist, applies the
 // startup mode to the group, and starts source.parallelism members.
-func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+func (s *source) Open(ctx context.Context, o flow.OpenOptions) (flow.Stream, error) {
 	if o.Alloc == nil {
 		o.Alloc = memory.DefaultAllocator
 	}
@@ -132,7 +134,7 @@ func (s *source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, e
 //
 // It returns the partitions the table's topics have now, and the
 // dead-letter topic's max.message.bytes (0: unknown or no such topic).
-func (s *source) prepare(ctx context.Context) (partitions []table.PartitionID, deadLimit int32, err error) {
+func (s *source) prepare(ctx context.Context) (partitions []flow.PartitionID, deadLimit int32, err error) {
 	cl, err := kgo.NewClient(s.client.Opts()...)
 	if err != nil {
 		return nil, 0, table.Errorf(s.name, "kafka client: %w", err)
@@ -199,12 +201,12 @@ func (s *source) prepare(ctx context.Context) (partitions []table.PartitionID, d
 	return partitions, deadLimit, nil
 }
 
-var _ table.ShareProgress = (*source)(nil)
+var _ flow.ShareProgress = (*source)(nil)
 
 // ShareStartOffsets asks the cluster where the table's share group stands
-// on each partition it has state for (table.ShareProgress). A partition
+// on each partition it has state for (flow.ShareProgress). A partition
 // whose state the broker does not give is left out.
-func (s *source) ShareStartOffsets(ctx context.Context) (string, []table.PartitionStart, error) {
+func (s *source) ShareStartOffsets(ctx context.Context) (string, []flow.PartitionStart, error) {
 	cl, err := kgo.NewClient(s.client.Opts()...)
 	if err != nil {
 		return "", nil, table.Errorf(s.name, "kafka client: %w", err)
@@ -219,10 +221,10 @@ func (s *source) ShareStartOffsets(ctx context.Context) (string, []table.Partiti
 	if err != nil {
 		return "", nil, table.Errorf(s.name, "describing the offsets of share group '%s': %w", s.group, err)
 	}
-	var starts []table.PartitionStart
+	var starts []flow.PartitionStart
 	offs[s.group].Offsets.Each(func(so kadm.ShareOffset) {
 		if so.Err == nil && so.StartOffset >= 0 {
-			starts = append(starts, table.PartitionStart{Topic: so.Topic, Partition: so.Partition, Offset: so.StartOffset})
+			starts = append(starts, flow.PartitionStart{Topic: so.Topic, Partition: so.Partition, Offset: so.StartOffset})
 		}
 	})
 	return s.group, starts, nil
@@ -242,7 +244,7 @@ func (s *source) recordLimit(partitions int) bool {
 }
 
 // bound sizes the members' polls for a reader that needs at most limit
-// records (table.OpenOptions.Limit): a member takes no more than limit
+// records (flow.OpenOptions.Limit): a member takes no more than limit
 // records at once, in record_limit mode so that the broker splits
 // producer batches to keep to it. Whatever a poll takes beyond what the
 // reader needs goes back released with its delivery count raised: a few
@@ -265,7 +267,7 @@ func (st *stream) bound(limit int64) {
 }
 
 // pace sizes the stream for a slow reader that works on about n records
-// at once (table.OpenOptions.Pace: a model's calls in flight) and returns
+// at once (flow.OpenOptions.Pace: a model's calls in flight) and returns
 // how many members to run. Each member polls at most 4n records, in
 // record_limit mode, so that a process holds about what it works on and
 // the broker's lock cap of a partition (2,000 records) is left to the other
@@ -305,14 +307,14 @@ func (s *source) connectError(err error) error {
 
 // item is what members hand the stream: a batch, or the error that ends it.
 type item struct {
-	b   table.Batch
+	b   flow.Batch
 	err error
 }
 
 // appendPartitions adds a topic's partitions to ids.
-func appendPartitions(ids []table.PartitionID, td kadm.TopicDetail) []table.PartitionID {
+func appendPartitions(ids []flow.PartitionID, td kadm.TopicDetail) []flow.PartitionID {
 	for _, p := range td.Partitions.Numbers() {
-		ids = append(ids, table.PartitionID{Topic: td.Topic, Partition: p})
+		ids = append(ids, flow.PartitionID{Topic: td.Topic, Partition: p})
 	}
 	return ids
 }
@@ -320,9 +322,9 @@ func appendPartitions(ids []table.PartitionID, td kadm.TopicDetail) []table.Part
 // stream merges the batches of a table's members.
 type stream struct {
 	src     *source
-	parts   []table.PartitionID // the topics' partitions when it opened
-	strict  bool                // record_limit acquisition (see recordLimit and bound)
-	maxPoll int32               // the most records a member takes at once (see bound)
+	parts   []flow.PartitionID // the topics' partitions when it opened
+	strict  bool               // record_limit acquisition (see recordLimit and bound)
+	maxPoll int32              // the most records a member takes at once (see bound)
 	schema  *arrow.Schema
 	out     chan item
 	log     *slog.Logger
@@ -352,16 +354,16 @@ type stream struct {
 }
 
 var (
-	_ table.Stream       = (*stream)(nil)
-	_ table.ReaderWaiter = (*stream)(nil)
-	_ table.Partitioned  = (*stream)(nil)
+	_ flow.Stream       = (*stream)(nil)
+	_ flow.ReaderWaiter = (*stream)(nil)
+	_ flow.Partitioned  = (*stream)(nil)
 )
 
 // Partitions are the partitions of the table's topics when the stream
 // opened. A member may be handed records of only some of them (the broker
 // splits partitions among members when they are fewer), which a reader
 // learns by their silence (see query's watermark).
-func (st *stream) Partitions() []table.PartitionID { return st.parts }
+func (st *stream) Partitions() []flow.PartitionID { return st.parts }
 
 // WaitsForReader reports whether a member waits for the reader to settle
 // what it handed out while no batch is queued or on its way: the reader
@@ -373,14 +375,14 @@ func (st *stream) WaitsForReader() bool {
 
 func (st *stream) Schema() *arrow.Schema { return st.schema }
 
-func (st *stream) Next(ctx context.Context) (table.Batch, error) {
+func (st *stream) Next(ctx context.Context) (flow.Batch, error) {
 	select {
 	case it := <-st.out:
 		return it.b, it.err
 	case <-ctx.Done():
-		return table.Batch{}, ctx.Err()
+		return flow.Batch{}, ctx.Err()
 	case <-st.ctx.Done():
-		return table.Batch{}, errStreamClosed
+		return flow.Batch{}, errStreamClosed
 	}
 }
 
@@ -439,9 +441,9 @@ func (st *stream) discard(it item) {
 	}
 }
 
-var _ table.FetchStopper = (*stream)(nil)
+var _ flow.FetchStopper = (*stream)(nil)
 
-// StopFetching: see table.FetchStopper. The members poll no more; each
+// StopFetching: see flow.FetchStopper. The members poll no more; each
 // waits for the batches of its last poll that the reader has, and leaves.
 func (st *stream) StopFetching() {
 	st.stopFetch()
@@ -498,8 +500,8 @@ func (st *stream) send(ctx context.Context, it item, locks *lockKeeper) bool {
 	}
 }
 
-func (st *stream) Stats() table.Stats {
-	s := table.Stats{
+func (st *stream) Stats() flow.Stats {
+	s := flow.Stats{
 		Records:          st.stats.records.Load(),
 		Rows:             st.stats.rows.Load(),
 		Accepted:         st.stats.accepted.Load(),
@@ -528,13 +530,13 @@ func (st *stream) Stats() table.Stats {
 			// (the client finishing its close) moves them to refused,
 			// which counts them here too, or to accepted, which rightly
 			// does not.
-			s.AcceptsLost += m.acks.unconfirmedOf(table.Accept)
+			s.AcceptsLost += m.acks.unconfirmedOf(flow.Accept)
 		}
 	}
 	s.Unreachable = st.health.Outage()
 	for i, m := range st.members {
 		if i < len(st.stats.consumers) {
-			s.Consumers = append(s.Consumers, table.ConsumerStats{Name: m.name, Records: st.stats.consumers[i].Load()})
+			s.Consumers = append(s.Consumers, flow.ConsumerStats{Name: m.name, Records: st.stats.consumers[i].Load()})
 		}
 	}
 	return s
@@ -555,13 +557,13 @@ type counters struct {
 
 // confirmed counts n acknowledgements of disposition d that the broker
 // applied.
-func (c *counters) confirmed(d table.Disposition, n int64) {
+func (c *counters) confirmed(d flow.Disposition, n int64) {
 	switch d {
-	case table.Accept:
+	case flow.Accept:
 		c.accepted.Add(n)
-	case table.Release:
+	case flow.Release:
 		c.released.Add(n)
-	case table.Reject:
+	case flow.Reject:
 		c.rejected.Add(n)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/goleak"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
@@ -37,7 +38,7 @@ type idFormat struct{}
 
 func (idFormat) Name() string          { return "test-id" }
 func (idFormat) Options() *options.Set { return &options.Set{Owner: "format 'test-id'"} }
-func (idFormat) NewDecoder(cols []table.Column, _ options.Values) (table.Decoder, error) {
+func (idFormat) NewDecoder(cols []types.Column, _ options.Values) (table.Decoder, error) {
 	if len(cols) != 1 || cols[0].Type.Kind != types.BigInt {
 		return nil, errors.New("test-id needs one BIGINT column")
 	}
@@ -57,7 +58,7 @@ func (idDecoder) Decode(v []byte, cols []array.Builder) (int, error) {
 
 // newSource binds a kafka-sharegroup table of one BIGINT column 'id' (plus
 // the given metadata columns) to topic and group.
-func newSource(t testing.TB, addr, topic, group string, extra map[string]string, meta ...table.Column) table.Source {
+func newSource(t testing.TB, addr, topic, group string, extra map[string]string, meta ...types.Column) flow.Source {
 	t.Helper()
 	opts := map[string]string{"topic": topic}
 	for k, v := range extra {
@@ -67,7 +68,7 @@ func newSource(t testing.TB, addr, topic, group string, extra map[string]string,
 }
 
 // newSourceOpts is newSource with the topic (or topic-pattern) in opts.
-func newSourceOpts(t testing.TB, addr, group string, opts map[string]string, meta ...table.Column) table.Source {
+func newSourceOpts(t testing.TB, addr, group string, opts map[string]string, meta ...types.Column) flow.Source {
 	t.Helper()
 	kvs := []options.KV{
 		{Key: "connector", Value: sharegroup.Name},
@@ -88,7 +89,7 @@ func newSourceOpts(t testing.TB, addr, group string, opts map[string]string, met
 	if err != nil {
 		t.Fatalf("options: %v", err)
 	}
-	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: append([]table.Column{
+	def := &table.Definition{Name: "ids", Options: kvs, Schema: types.Schema{Columns: append([]types.Column{
 		{Name: "id", Type: types.BigIntType()},
 	}, meta...)}}
 	c, err := table.LookupConnector(sharegroup.Name)
@@ -108,9 +109,9 @@ func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, 
 	return context.WithTimeout(ctx, d)
 }
 
-func open(t testing.TB, src table.Source, mem memory.Allocator) table.Stream {
+func open(t testing.TB, src flow.Source, mem memory.Allocator) flow.Stream {
 	t.Helper()
-	st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: mem})
+	st, err := src.Open(kafkatest.Context(t), flow.OpenOptions{Alloc: mem})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -120,17 +121,17 @@ func open(t testing.TB, src table.Source, mem memory.Allocator) table.Stream {
 // reader reads a stream and remembers every id delivered and how often.
 type reader struct {
 	t    testing.TB
-	st   table.Stream
+	st   flow.Stream
 	seen map[int64]int
 	rows int
 }
 
-func newReader(t testing.TB, st table.Stream) *reader {
+func newReader(t testing.TB, st flow.Stream) *reader {
 	return &reader{t: t, st: st, seen: map[int64]int{}}
 }
 
 // next takes one batch and returns its ids; the batch is not settled yet.
-func (r *reader) next(ctx context.Context) (table.Batch, []int64, error) {
+func (r *reader) next(ctx context.Context) (flow.Batch, []int64, error) {
 	b, err := r.st.Next(ctx)
 	if err != nil {
 		return b, nil, err
@@ -212,16 +213,16 @@ func TestWaitsForReader(t *testing.T) {
 			addr, topic, group := kafkatest.Queue(t, tc.partitions, kafkatest.Values(10)...)
 			mem := tabletest.CheckedAlloc(t)
 			st := open(t, newSource(t, addr, topic, group, map[string]string{"source.parallelism": tc.parallelism, "scan.batch-size": "5"}), mem)
-			w, ok := st.(table.ReaderWaiter)
+			w, ok := st.(flow.ReaderWaiter)
 			if !ok {
-				t.Fatalf("%T is not a table.ReaderWaiter", st)
+				t.Fatalf("%T is not a flow.ReaderWaiter", st)
 			}
 			waitUntil(t, 10*time.Second, "the records fetched", func() bool { return st.Stats().Records == 10 })
 			if w.WaitsForReader() {
 				t.Errorf("WaitsForReader before the reader took a batch")
 			}
 			r := newReader(t, st)
-			var held []table.Batch
+			var held []flow.Batch
 			for n := 0; n < 10; {
 				b, ids, err := r.next(kafkatest.Context(t))
 				if err != nil {
@@ -266,7 +267,7 @@ func TestEarlyEndReleases(t *testing.T) {
 			if len(delivered) < 100 {
 				delivered[id] = true
 			} else {
-				b.Ack.Mark(i, table.Release) // LIMIT reached: not delivered
+				b.Ack.Mark(i, flow.Release) // LIMIT reached: not delivered
 			}
 		}
 		b.Record.Release()
@@ -299,7 +300,7 @@ func poisoned(n, at int) [][]byte {
 // readPastPoison reads the 999 good records of 1000 whose 501st does not
 // decode, under 'scan.on-decode-error' = mode. The stream closes when the
 // test ends, before its memory is checked.
-func readPastPoison(t *testing.T, mode string) table.Stream {
+func readPastPoison(t *testing.T, mode string) flow.Stream {
 	addr, topic, group := kafkatest.Queue(t, 1, poisoned(1000, 500)...)
 	st := open(t, newSource(t, addr, topic, group, map[string]string{"scan.on-decode-error": mode}), tabletest.CheckedAlloc(t))
 	t.Cleanup(func() { st.Close() })
@@ -310,14 +311,14 @@ func readPastPoison(t *testing.T, mode string) table.Stream {
 
 func TestDecodeErrorReject(t *testing.T) {
 	st := readPastPoison(t, "reject")
-	waitStats(t, st, "the poison record rejected", func(s table.Stats) bool { return s.Rejected == 1 && s.DecodeErrors == 1 })
+	waitStats(t, st, "the poison record rejected", func(s flow.Stats) bool { return s.Rejected == 1 && s.DecodeErrors == 1 })
 }
 
 func TestDecodeErrorRelease(t *testing.T) {
 	st := readPastPoison(t, "release")
 	// Released, the poison comes back (delivery count + 1) until the
 	// broker's delivery limit archives it; the stream flows meanwhile.
-	waitStats(t, st, "the poison record redelivered", func(s table.Stats) bool { return s.DecodeErrors >= 2 && s.Redelivered >= 1 })
+	waitStats(t, st, "the poison record redelivered", func(s flow.Stats) bool { return s.DecodeErrors >= 2 && s.Redelivered >= 1 })
 }
 
 func TestDecodeErrorFail(t *testing.T) {
@@ -389,10 +390,10 @@ func TestDecodeErrorFail(t *testing.T) {
 		}
 		return true
 	})
-	waitStats(t, st2, "the poison record seen again", func(s table.Stats) bool { return s.DecodeErrors == 1 })
+	waitStats(t, st2, "the poison record seen again", func(s flow.Stats) bool { return s.DecodeErrors == 1 })
 }
 
-func waitStats(t testing.TB, st table.Stream, what string, ok func(table.Stats) bool) {
+func waitStats(t testing.TB, st flow.Stream, what string, ok func(flow.Stats) bool) {
 	t.Helper()
 	ctx := kafkatest.Context(t)
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -414,9 +415,9 @@ func TestMetadataColumns(t *testing.T) {
 	ts := time.UnixMilli(1764670530123)
 	kafkatest.ProduceRecords(t, addr, &kgo.Record{Topic: topic, Key: []byte("k1"), Value: []byte("7"), Timestamp: ts,
 		Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("v")}}})
-	var meta []table.Column
+	var meta []types.Column
 	for _, k := range sharegroup.Metadata {
-		meta = append(meta, table.Column{Name: "m_" + k.Key, Type: k.Type, Metadata: true, MetadataKey: k.Key, Virtual: true})
+		meta = append(meta, types.Column{Name: "m_" + k.Key, Type: k.Type, Metadata: true, MetadataKey: k.Key, Virtual: true})
 	}
 	st := open(t, newSource(t, addr, topic, group, nil, meta...), tabletest.CheckedAlloc(t))
 	defer st.Close()
@@ -502,9 +503,9 @@ func TestSlowReaderKeepsLocks(t *testing.T) {
 // batch read, and another consumer of the group that accepts what it gets:
 // the fetched-ahead records, once their locks run out.
 type fetchedAhead struct {
-	st    table.Stream
+	st    flow.Stream
 	r     *reader
-	first table.Batch
+	first flow.Batch
 	ids   []int64
 	other *otherConsumer
 }
@@ -542,7 +543,7 @@ func (f *fetchedAhead) deliverFirst() {
 // that no row the reader delivered went to the other consumer and that the
 // reader's stats count every one accepted, and returns the stats and what
 // the other consumer got.
-func (f *fetchedAhead) check(t *testing.T) (table.Stats, map[int64]int) {
+func (f *fetchedAhead) check(t *testing.T) (flow.Stats, map[int64]int) {
 	time.Sleep(2 * fetchedAheadLock) // waiting for something that must not happen
 	otherSeen := f.other.stop()
 	if err := f.st.Close(); err != nil {
@@ -575,7 +576,7 @@ func TestFetchedAheadReleasedAlone(t *testing.T) {
 	// The rest of the first poll, then whatever comes while the other
 	// consumer takes the second.
 	f.r.until(ctx, "the first poll's rows", func() bool { return len(f.r.seen) >= 100 })
-	waitStats(t, f.st, "the fetched-ahead poll released", func(s table.Stats) bool { return s.ExpiredOnArrival > 0 })
+	waitStats(t, f.st, "the fetched-ahead poll released", func(s flow.Stats) bool { return s.ExpiredOnArrival > 0 })
 	otherGot := len(f.other.seen())
 	kafkatest.Eventually(t, "the other consumer to take every record the reader did not deliver", func() error {
 		if n := len(f.other.seen()); n+len(f.r.seen) < 200 {
@@ -606,7 +607,7 @@ func TestFetchedAheadReleasedAloneOnClose(t *testing.T) {
 	})
 	// The reader is done with its rows and the stream stops: the member
 	// leaves with the fetched-ahead poll still in its client's buffer.
-	f.st.(table.FetchStopper).StopFetching()
+	f.st.(flow.FetchStopper).StopFetching()
 	f.deliverFirst()
 	s, otherSeen := f.check(t)
 	if s.FetchedAhead == 0 {
@@ -673,7 +674,7 @@ func (o *otherConsumer) stop() map[int64]int {
 // polls, then settles it and closes the stream (which releases the rest).
 // It returns how many held records the other member received meanwhile,
 // the stream's stats once it closed, and the share group.
-func holdSlowly(t *testing.T) (stolen, held int, stats table.Stats, group string) {
+func holdSlowly(t *testing.T) (stolen, held int, stats flow.Stats, group string) {
 	const lock = 2 * time.Second
 	addr, topic, group := kafkatest.LockedGroup(t, lock)
 	kafkatest.Produce(t, addr, topic, kafkatest.Values(200)...)
@@ -708,7 +709,7 @@ func holdSlowly(t *testing.T) (stolen, held int, stats table.Stats, group string
 func TestUnreachableBroker(t *testing.T) {
 	src := newSource(t, "127.0.0.1:1", "t", "g", map[string]string{"properties.request.timeout.ms": "2000"})
 	start := time.Now()
-	_, err := src.Open(context.Background(), table.OpenOptions{})
+	_, err := src.Open(context.Background(), flow.OpenOptions{})
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("Open = %v, want an error naming 127.0.0.1:1", err)
 	}
@@ -720,7 +721,7 @@ func TestUnreachableBroker(t *testing.T) {
 func TestMissingTopic(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	src := newSource(t, addr, "no-such-topic-"+kafkatest.GroupName(t), kafkatest.GroupName(t), nil)
-	_, err := src.Open(kafkatest.Context(t), table.OpenOptions{})
+	_, err := src.Open(kafkatest.Context(t), flow.OpenOptions{})
 	if err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("Open = %v, want a topic-not-found error", err)
 	}
@@ -847,12 +848,12 @@ func childReader(out string) error {
 	if err != nil {
 		return err
 	}
-	def := &table.Definition{Name: "ids", Options: kvs, Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: types.BigIntType()}}}}
+	def := &table.Definition{Name: "ids", Options: kvs, Schema: types.Schema{Columns: []types.Column{{Name: "id", Type: types.BigIntType()}}}}
 	src, err := c.NewSource(&table.Bound{Def: def, Connector: c, Format: idFormat{}, Options: vals})
 	if err != nil {
 		return err
 	}
-	st, err := src.Open(context.Background(), table.OpenOptions{})
+	st, err := src.Open(context.Background(), flow.OpenOptions{})
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/table"
 )
 
 func TestTopicList(t *testing.T) {
@@ -139,17 +139,17 @@ func TestPerRowDispositions(t *testing.T) {
 			case 3:
 				if released < 0 {
 					released = 3
-					b.Ack.Mark(i, table.Release)
+					b.Ack.Mark(i, flow.Release)
 				}
 			case 4:
-				b.Ack.Mark(i, table.Reject)
+				b.Ack.Mark(i, flow.Reject)
 			}
 		}
 		b.Record.Release()
 		b.Ack.Done()
 	}
 	// The released record is delivered again, with a delivery count of 2.
-	waitStats(t, st, "the released row redelivered", func(s table.Stats) bool { return s.Redelivered >= 1 })
+	waitStats(t, st, "the released row redelivered", func(s flow.Stats) bool { return s.Redelivered >= 1 })
 	for {
 		b, ids, err := r.next(ctx)
 		if err != nil {
@@ -183,7 +183,7 @@ func TestTwoReadersSplitTheGroup(t *testing.T) {
 	// may take a whole producer batch of thousands of records and leave the
 	// other stream nothing (seen under load, 1 run in 4).
 	src := newSource(t, addr, topic, group, map[string]string{"properties.max.poll.records": "50", "properties.share.acquire.mode": "record_limit"})
-	streams := []table.Stream{open(t, src, mem), open(t, src, mem)}
+	streams := []flow.Stream{open(t, src, mem), open(t, src, mem)}
 	ctx, cancel := context.WithCancel(kafkatest.Context(t))
 	type got struct {
 		reader int

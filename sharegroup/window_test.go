@@ -14,11 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/sharegroup"
-	"github.com/kshare/kshare/table"
 )
 
 // fetchWatch records every ShareFetch the members send, read off the wire
@@ -50,7 +50,7 @@ func (w *fetchWatch) windows() []int32 {
 // readAll reads n records off st, closes it and returns the ShareFetch
 // requests seen; it fails t when there were none, since a check of every
 // request would then pass without one.
-func (w *fetchWatch) readAll(t *testing.T, st table.Stream, n int) []*kmsg.ShareFetchRequest {
+func (w *fetchWatch) readAll(t *testing.T, st flow.Stream, n int) []*kmsg.ShareFetchRequest {
 	t.Helper()
 	r := newReader(t, st)
 	r.until(kafkatest.Context(t), "every record", func() bool { return len(r.seen) == n })
@@ -184,7 +184,7 @@ func TestShareFetchRequests(t *testing.T) {
 			defer sharegroup.SetClientOpts(kgo.Dialer(w.dial))()
 			logs := &watch.Buffer{}
 			src := newSource(t, addr, topic, kafkatest.ShareGroup(t, addr), tc.extra)
-			st, err := src.Open(kafkatest.Context(t), table.OpenOptions{Alloc: tabletest.CheckedAlloc(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			st, err := src.Open(kafkatest.Context(t), flow.OpenOptions{Alloc: tabletest.CheckedAlloc(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}

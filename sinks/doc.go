@@ -7,7 +7,7 @@
 //   - 'blackhole' discards every row, acknowledging it at once, to measure
 //     what a pipeline costs without a destination.
 //
-// Both take an updating query's changes (table.ChangelogSink), as Flink's
+// Both take an updating query's changes (flow.ChangelogSink), as Flink's
 // do: INSERT INTO a print table of a GROUP BY prints -U[...] and +U[...]
 // as groups change.
 //

@@ -9,10 +9,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // The connectors, for a registry of one's own; init registers both in
@@ -34,23 +36,23 @@ type connector struct {
 }
 
 var (
-	_ table.Sinker          = connector{}
-	_ table.FormatFree      = connector{}
-	_ table.ChangelogSink   = (*sink)(nil)
-	_ table.ChangelogWriter = (*writer)(nil)
+	_ table.Sinker         = connector{}
+	_ table.FormatFree     = connector{}
+	_ flow.ChangelogSink   = (*sink)(nil)
+	_ flow.ChangelogWriter = (*writer)(nil)
 )
 
 func (c connector) Name() string                { return c.name }
 func (c connector) Options() *options.Set       { return c.opts }
 func (connector) Metadata() []table.MetadataKey { return nil }
 func (connector) TakesNoFormat()                {}
-func (c connector) NewSource(b *table.Bound) (table.Source, error) {
-	return table.WriteOnly(b.Def.Name, c.name, ""), nil
+func (c connector) NewSource(b *table.Bound) (flow.Source, error) {
+	return flow.WriteOnly(b.Def.Name, c.name, ""), nil
 }
 
 // NewSink writes the table's physical columns: neither connector has
 // metadata to write.
-func (c connector) NewSink(b *table.Bound) (table.Sink, error) {
+func (c connector) NewSink(b *table.Bound) (flow.Sink, error) {
 	phys, _ := b.Def.Schema.Physical()
 	s := &sink{cols: phys}
 	if c.name == sinkspec.Print {
@@ -70,18 +72,18 @@ var streams = struct{ stdout, stderr io.Writer }{os.Stdout, os.Stderr}
 
 // sink is an open 'print' table when out is set, else a 'blackhole' one.
 type sink struct {
-	cols   []table.Column
+	cols   []types.Column
 	out    io.Writer
 	prefix string
 }
 
-func (s *sink) Columns() []table.Column { return s.cols }
+func (s *sink) Columns() []types.Column { return s.cols }
 
 // TakesChanges: both take an updating query's changes, as Flink's do; print
 // writes each row's kind (-U, +U, -D) where an append has +I.
 func (*sink) TakesChanges() {}
 
-func (s *sink) Open(context.Context) (table.Writer, error) { return &writer{sink: s}, nil }
+func (s *sink) Open(context.Context) (flow.Writer, error) { return &writer{sink: s}, nil }
 
 // writer writes each batch with one call to out, so that the lines of
 // concurrent jobs printing to the same stream do not mix, and
@@ -101,13 +103,13 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 
 // WriteChanges writes rec as Write does, row i as the change kinds[i]
 // (nil: all insertions).
-func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []flow.RowKind, done func(error)) error {
 	n := int(rec.NumRows())
 	w.written.Add(int64(n))
 	if w.out != nil {
 		if err := w.print(rec, kinds); err != nil {
 			w.failed.Add(int64(n))
-			done(&table.RowError{Row: 0, Err: err})
+			done(&flow.RowError{Row: 0, Err: err})
 			return nil
 		}
 	}
@@ -118,14 +120,14 @@ func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []
 
 // print writes rec's rows as Flink's print sink does: each row's kind of
 // change (kinds[i]; +I when kinds is nil), then its values.
-func (w *writer) print(rec arrow.RecordBatch, kinds []table.RowKind) error {
+func (w *writer) print(rec arrow.RecordBatch, kinds []flow.RowKind) error {
 	w.fmts = w.fmts[:0]
 	for k, c := range w.cols {
 		w.fmts = append(w.fmts, render.Formatter(rec.Column(k), c.Type))
 	}
 	b := w.buf[:0]
 	for i := 0; i < int(rec.NumRows()); i++ {
-		kind := table.KindInsert
+		kind := flow.KindInsert
 		if kinds != nil {
 			kind = kinds[i]
 		}
@@ -154,6 +156,6 @@ func (w *writer) print(rec arrow.RecordBatch, kinds []table.RowKind) error {
 // returned.
 func (w *writer) Close() error { return nil }
 
-func (w *writer) Stats() table.SinkStats {
-	return table.SinkStats{Written: w.written.Load(), Acked: w.ack.Load(), Failed: w.failed.Load()}
+func (w *writer) Stats() flow.SinkStats {
+	return flow.SinkStats{Written: w.written.Load(), Acked: w.ack.Load(), Failed: w.failed.Load()}
 }

@@ -9,10 +9,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/sinks"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // bind parses one CREATE TABLE and binds it against the default registry,
@@ -28,14 +30,14 @@ func bind(t *testing.T, ddl string) (*table.Bound, error) {
 
 // write sends one batch, given as JSON rows, through a writer of the table
 // and returns the writer's stats and what done said.
-func write(t *testing.T, b *table.Bound, rows string) (table.SinkStats, error) {
+func write(t *testing.T, b *table.Bound, rows string) (flow.SinkStats, error) {
 	t.Helper()
 	s, err := table.NewSink(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	alloc := tabletest.CheckedAlloc(t)
-	schema := (&table.Schema{Columns: s.Columns()}).Arrow()
+	schema := (&types.Schema{Columns: s.Columns()}).Arrow()
 	rec, _, err := array.RecordFromJSON(alloc, schema, strings.NewReader(rows))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +94,7 @@ func TestPrint(t *testing.T) {
 		if out.String() != want || doneErr != nil {
 			t.Errorf("%s: printed\n%s(done %v), want\n%s", tc.with, out.String(), doneErr, want)
 		}
-		if stats != (table.SinkStats{Written: 2, Acked: 2}) {
+		if stats != (flow.SinkStats{Written: 2, Acked: 2}) {
 			t.Errorf("%s: stats %+v, want 2 written and acked", tc.with, stats)
 		}
 	}
@@ -128,11 +130,11 @@ func TestPrintWriteFails(t *testing.T) {
 	restore := sinks.SetStreams(failing{}, nil)
 	defer restore()
 	stats, doneErr := write(t, b, `[{"id": 1}, {"id": 2}]`)
-	var re *table.RowError
+	var re *flow.RowError
 	if !errors.As(doneErr, &re) || !strings.Contains(doneErr.Error(), "disk full") {
 		t.Errorf("done(%v), want a RowError saying disk full", doneErr)
 	}
-	if stats != (table.SinkStats{Written: 2, Failed: 2}) {
+	if stats != (flow.SinkStats{Written: 2, Failed: 2}) {
 		t.Errorf("stats %+v, want 2 written and failed", stats)
 	}
 }
@@ -146,7 +148,7 @@ func TestBlackhole(t *testing.T) {
 	restore := sinks.SetStreams(&out, &out)
 	stats, doneErr := write(t, b, allKindsRows)
 	restore()
-	if doneErr != nil || out.Len() != 0 || stats != (table.SinkStats{Written: 2, Acked: 2}) {
+	if doneErr != nil || out.Len() != 0 || stats != (flow.SinkStats{Written: 2, Acked: 2}) {
 		t.Errorf("done(%v), printed %q, stats %+v; want nothing printed, 2 acked", doneErr, out.String(), stats)
 	}
 }
@@ -170,7 +172,7 @@ func TestRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Open(context.Background(), table.OpenOptions{}); err == nil || !strings.Contains(err.Error(), "INSERT INTO") {
+	if _, err := src.Open(context.Background(), flow.OpenOptions{}); err == nil || !strings.Contains(err.Error(), "INSERT INTO") {
 		t.Errorf("reading a print table: %v, want an error saying it is INSERT INTO's target", err)
 	}
 }
@@ -189,22 +191,22 @@ func TestPrintChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := s.(table.ChangelogSink); !ok {
-			t.Fatalf("%s is not a table.ChangelogSink", connector)
+		if _, ok := s.(flow.ChangelogSink); !ok {
+			t.Fatalf("%s is not a flow.ChangelogSink", connector)
 		}
 		w, err := s.Open(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		schema := (&table.Schema{Columns: s.Columns()}).Arrow()
+		schema := (&types.Schema{Columns: s.Columns()}).Arrow()
 		rec, _, err := array.RecordFromJSON(tabletest.CheckedAlloc(t), schema,
 			strings.NewReader(`[{"customer": "ann", "n": 1}, {"customer": "bo", "n": 2}, {"customer": "ann", "n": 1}, {"customer": "ann", "n": 2}, {"customer": "bo", "n": 2}]`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		kinds := []table.RowKind{table.KindInsert, table.KindUpdateBefore, table.KindUpdateBefore, table.KindUpdateAfter, table.KindDelete}
+		kinds := []flow.RowKind{flow.KindInsert, flow.KindUpdateBefore, flow.KindUpdateBefore, flow.KindUpdateAfter, flow.KindDelete}
 		var doneErr error
-		if err := w.(table.ChangelogWriter).WriteChanges(context.Background(), rec, kinds, func(err error) { doneErr = err }); err != nil || doneErr != nil {
+		if err := w.(flow.ChangelogWriter).WriteChanges(context.Background(), rec, kinds, func(err error) { doneErr = err }); err != nil || doneErr != nil {
 			t.Fatalf("%s: WriteChanges: %v, done: %v", connector, err, doneErr)
 		}
 		rec.Release()

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/kshare/kshare/query"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // newQueryPrinter returns the printer of a query's rows in format. A query
@@ -59,7 +59,7 @@ func newQueryPrinter(format string, w *bufio.Writer, rows *query.Rows, term *ter
 // +I[ann, 2].
 type changelogPrinter struct {
 	w    *bufio.Writer
-	cols []table.Column
+	cols []types.Column
 	fmts []func(int) (string, bool)
 	op   func(i int) string
 	buf  []string
@@ -97,7 +97,7 @@ func (p *changelogPrinter) end() error                { return p.w.Flush() }
 // values change.
 type livePrinter struct {
 	w       *bufio.Writer
-	cols    []table.Column
+	cols    []types.Column
 	term    *terminal
 	op      func(i int) query.RowKind
 	cut     int

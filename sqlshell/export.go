@@ -23,7 +23,7 @@ import (
 
 	"github.com/kshare/kshare/internal/rowfile"
 	"github.com/kshare/kshare/query"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Export formats.
@@ -139,7 +139,7 @@ type Exporter struct {
 // NewExporter creates the file of an export of rows with cols and schema
 // (a query's plan tells them before it runs: its OutputColumns and
 // OutputSchema, which give an aggregate's rows their op). Run or Abort it.
-func NewExporter(cols []table.Column, schema *arrow.Schema, o ExportOptions) (*Exporter, error) {
+func NewExporter(cols []types.Column, schema *arrow.Schema, o ExportOptions) (*Exporter, error) {
 	x := &Exporter{o: o}
 	w, err := x.open(cols, schema)
 	if err != nil {
@@ -252,7 +252,7 @@ type exportWriter interface {
 	discard()
 }
 
-func (x *Exporter) open(cols []table.Column, schema *arrow.Schema) (exportWriter, error) {
+func (x *Exporter) open(cols []types.Column, schema *arrow.Schema) (exportWriter, error) {
 	o := x.o
 	switch o.Format {
 	case "", FormatCSV:

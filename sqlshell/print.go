@@ -17,7 +17,6 @@ import (
 
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -53,7 +52,7 @@ type printer interface {
 }
 
 // newPrinter returns a printer of format for results with cols to w.
-func newPrinter(format string, w *bufio.Writer, cols []table.Column, term *terminal) printer {
+func newPrinter(format string, w *bufio.Writer, cols []types.Column, term *terminal) printer {
 	switch format {
 	case OutputCSV:
 		return newCSVPrinter(w, cols)
@@ -77,7 +76,7 @@ const (
 )
 
 // formatters renders the columns of one batch as text.
-func formatters(cols []table.Column, rec arrow.RecordBatch) []func(int) (string, bool) {
+func formatters(cols []types.Column, rec arrow.RecordBatch) []func(int) (string, bool) {
 	fs := make([]func(int) (string, bool), len(cols))
 	for k, c := range cols {
 		fs[k] = render.Formatter(rec.Column(k), c.Type)
@@ -102,7 +101,7 @@ func formatters(cols []table.Column, rec arrow.RecordBatch) []func(int) (string,
 // stay in sight while rows scroll.
 type tablePrinter struct {
 	w       *bufio.Writer
-	cols    []table.Column
+	cols    []types.Column
 	names   []string
 	widths  []int
 	right   []bool // numbers align right
@@ -128,7 +127,7 @@ type tablePrinter struct {
 	op func(i int) string
 }
 
-func newTablePrinter(w *bufio.Writer, cols []table.Column, term *terminal) *tablePrinter {
+func newTablePrinter(w *bufio.Writer, cols []types.Column, term *terminal) *tablePrinter {
 	p := &tablePrinter{w: w, cols: cols, term: term}
 	p.names = make([]string, len(cols))
 	p.widths = make([]int, len(cols))
@@ -389,14 +388,14 @@ func cleanCell(s string) string {
 type csvPrinter struct {
 	w      *bufio.Writer
 	cw     *csv.Writer
-	cols   []table.Column
+	cols   []types.Column
 	fmts   []func(int) (string, bool)
 	rec    []string
 	header bool
 	op     func(i int) string // see newQueryPrinter
 }
 
-func newCSVPrinter(w *bufio.Writer, cols []table.Column) *csvPrinter {
+func newCSVPrinter(w *bufio.Writer, cols []types.Column) *csvPrinter {
 	return &csvPrinter{w: w, cw: csv.NewWriter(w), cols: cols, rec: make([]string, len(cols))}
 }
 
@@ -456,7 +455,7 @@ func (p *csvPrinter) end() error {
 // program fed by kshare work and a json sink give the same text.
 type jsonPrinter struct {
 	w    *bufio.Writer
-	cols []table.Column
+	cols []types.Column
 	enc  *json.RowEncoder
 	err  error // NewRowEncoder's, returned by every row
 	rec  arrow.RecordBatch
@@ -468,7 +467,7 @@ type jsonPrinter struct {
 
 // newJSONPrinter returns the printer of rows with cols. A statement's
 // result (cells) needs every column's type, as table.Result.Type gives.
-func newJSONPrinter(w *bufio.Writer, cols []table.Column) *jsonPrinter {
+func newJSONPrinter(w *bufio.Writer, cols []types.Column) *jsonPrinter {
 	p := &jsonPrinter{w: w, cols: cols}
 	p.enc, p.err = json.NewRowEncoder(cols)
 	if p.err != nil {
@@ -541,8 +540,8 @@ func (p *jsonPrinter) end() error {
 // resultBatch builds the Arrow batch of a statement's rows, whose columns
 // are STRING, INT or BIGINT (table.Result.Types); an integer column's ""
 // is NULL.
-func resultBatch(cols []table.Column, rows [][]string) (arrow.RecordBatch, error) {
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, (&table.Schema{Columns: cols}).Arrow())
+func resultBatch(cols []types.Column, rows [][]string) (arrow.RecordBatch, error) {
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, (&types.Schema{Columns: cols}).Arrow())
 	defer rb.Release()
 	for _, r := range rows {
 		for k, c := range cols {

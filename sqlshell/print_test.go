@@ -19,10 +19,10 @@ import (
 	"github.com/kshare/kshare/types"
 )
 
-func textCols(names ...string) []table.Column {
-	cols := make([]table.Column, len(names))
+func textCols(names ...string) []types.Column {
+	cols := make([]types.Column, len(names))
 	for k, n := range names {
-		cols[k] = table.Column{Name: n}
+		cols[k] = types.Column{Name: n}
 	}
 	return cols
 }
@@ -150,10 +150,10 @@ func TestCSVPrinter(t *testing.T) {
 
 // typed builds one batch with a column per kind the JSON output renders
 // differently, and two rows: values, and NULLs.
-func typed(t *testing.T, mem memory.Allocator) ([]table.Column, arrow.RecordBatch) {
+func typed(t *testing.T, mem memory.Allocator) ([]types.Column, arrow.RecordBatch) {
 	t.Helper()
 	rowType := &types.DataType{Kind: types.Row, Fields: []types.Field{{Name: "x", Type: types.IntType()}, {Name: "y", Type: types.StringType()}}}
-	cols := []table.Column{
+	cols := []types.Column{
 		{Name: "b", Type: types.BooleanType()},
 		{Name: "i", Type: types.BigIntType()},
 		{Name: "d", Type: types.DoubleType()},

@@ -12,9 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/query"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Engine runs statements. The root package's *kshare.Engine is the engine
@@ -226,9 +228,9 @@ func (s *Shell) printResult(res *table.Result) error {
 	}
 	format := s.eng.Settings().Output
 	if len(res.Columns) > 0 {
-		cols := make([]table.Column, len(res.Columns))
+		cols := make([]types.Column, len(res.Columns))
 		for k, c := range res.Columns {
-			cols[k] = table.Column{Name: c}
+			cols[k] = types.Column{Name: c}
 			// json writes a number as a number. The other outputs
 			// print a statement's cells as the text they are, left
 			// aligned in a table.
@@ -428,7 +430,7 @@ func releaseRows(rows *query.Rows, from, to int) {
 // status shows the live row count on the line below the rows, and that
 // no broker answers when none does. It is written without a newline, so
 // that the next output overwrites it.
-func (s *Shell) status(n int64, noun string, src table.Stats) {
+func (s *Shell) status(n int64, noun string, src flow.Stats) {
 	outage := ""
 	if !src.Unreachable.IsZero() {
 		outage = fmt.Sprintf("cannot reach Kafka at %s since %s, retrying; ", src.Brokers, src.Unreachable.Format("15:04:05"))
@@ -509,7 +511,7 @@ func (ls *liveStatus) drawLocked() {
 
 // changed reports whether the line shown is out of date: the brokers'
 // health, or a model's calls.
-func (ls *liveStatus) changed(src table.Stats) bool {
+func (ls *liveStatus) changed(src flow.Stats) bool {
 	if !src.Unreachable.Equal(ls.was) {
 		return true
 	}

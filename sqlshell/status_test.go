@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/watch"
 	"github.com/kshare/kshare/query"
-	"github.com/kshare/kshare/table"
 )
 
 // newStatusShell is a shell over a table of two batches on a terminal of
@@ -47,13 +47,13 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 	since := time.Date(2026, 1, 2, 12, 3, 4, 0, time.Local)
 	var mu sync.Mutex
 	down := false
-	src.Stats = func() table.Stats {
+	src.Stats = func() flow.Stats {
 		mu.Lock()
 		defer mu.Unlock()
 		if down {
-			return table.Stats{Unreachable: since, Brokers: "kafka:9092"}
+			return flow.Stats{Unreachable: since, Brokers: "kafka:9092"}
 		}
-		return table.Stats{Brokers: "kafka:9092"}
+		return flow.Stats{Brokers: "kafka:9092"}
 	}
 	const gone = "(2 rows so far; cannot reach Kafka at kafka:9092 since 12:03:04, retrying; Ctrl-C stops the query)"
 	src.Handing = func(i int) {
@@ -86,12 +86,12 @@ func TestStatusLineSaysBrokerIsGone(t *testing.T) {
 func TestStatusLineShowsModelCalls(t *testing.T) {
 	sh, src, out := newStatusShell(t)
 	var mu sync.Mutex
-	m := table.ModelStats{Model: "m", Calls: 2, OK: 2}
-	src.Stats = func() table.Stats {
+	m := flow.ModelStats{Model: "m", Calls: 2, OK: 2}
+	src.Stats = func() flow.Stats {
 		mu.Lock()
 		defer mu.Unlock()
 		c := m
-		return table.Stats{Model: &c}
+		return flow.Stats{Model: &c}
 	}
 	src.Handing = func(i int) {
 		if i != 1 {
@@ -119,7 +119,7 @@ func TestStatusLineShowsModelCalls(t *testing.T) {
 func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
 	var b bytes.Buffer
 	WriteStats(&b, 100, query.Stats{
-		Source:         table.Stats{Records: 120, Accepted: 100, AckRefused: 20, AckUnconfirmed: 3, AcceptsLost: 18, DeadLettered: 4, DeadLetterFailed: 2, EvalErrors: 5},
+		Source:         flow.Stats{Records: 120, Accepted: 100, AckRefused: 20, AckUnconfirmed: 3, AcceptsLost: 18, DeadLettered: 4, DeadLetterFailed: 2, EvalErrors: 5},
 		Elapsed:        12 * time.Second,
 		Working:        2 * time.Second,
 		Late:           9,
@@ -138,7 +138,7 @@ func TestStatsCountWhatTheBrokerConfirmed(t *testing.T) {
 // A query through a model says what became of its calls, their latency
 // and tokens; a query without one says nothing of models.
 func TestStatsOfModelCalls(t *testing.T) {
-	var h table.Histogram
+	var h flow.Histogram
 	for range 90 {
 		h.Observe(40 * time.Millisecond)
 	}
@@ -146,7 +146,7 @@ func TestStatsOfModelCalls(t *testing.T) {
 		h.Observe(200 * time.Millisecond)
 	}
 	var b bytes.Buffer
-	WriteStats(&b, 95, query.Stats{Source: table.Stats{Records: 100, Model: &table.ModelStats{Model: "m", Calls: 100, OK: 95, RateLimited: 4, ClientErrors: 1,
+	WriteStats(&b, 95, query.Stats{Source: flow.Stats{Records: 100, Model: &flow.ModelStats{Model: "m", Calls: 100, OK: 95, RateLimited: 4, ClientErrors: 1,
 		Retries: 4, TokensIn: 1200, TokensOut: 300, Latency: h}}})
 	for _, want := range []string{"model calls: 100\n", "model calls ok: 95\n", "model calls rate limited: 4\n", "model calls client error: 1\n",
 		"model retries: 4\n", "model latency p50: <= 50ms\n", "model latency p99: <= 250ms\n", "model tokens in: 1200\n", "model tokens out: 300\n"} {

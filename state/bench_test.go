@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // BenchmarkCommit is what a batch of an aggregate job pays to be stored
@@ -26,7 +26,7 @@ func BenchmarkCommit(b *testing.B) {
 				keys[i] = fmt.Appendf(nil, "customer-%07d", i)
 				values[i] = make([]byte, 40)
 			}
-			recs := make([]table.Origin, c.records)
+			recs := make([]flow.Origin, c.records)
 			off := int64(0)
 			b.ResetTimer()
 			for range b.N {
@@ -34,7 +34,7 @@ func BenchmarkCommit(b *testing.B) {
 				// partitions.
 				per := (c.records + 2) / 3
 				for i := range recs {
-					recs[i] = table.Origin{Group: "g", Topic: "orders", Partition: int32(i / per), Offset: off + int64(i%per)}
+					recs[i] = flow.Origin{Group: "g", Topic: "orders", Partition: int32(i / per), Offset: off + int64(i%per)}
 				}
 				off += int64(per)
 				if err := s.Commit(keys, values, recs); err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // The keys: one prefix byte says what a key is.
@@ -129,10 +129,10 @@ func (s *Store) get(key string) ([]byte, error) {
 	return bytes.Clone(v), nil
 }
 
-// Keep is where the job keeps rows it looks up (table.Keep): the latest
+// Keep is where the job keeps rows it looks up (flow.Keep): the latest
 // row of each key of a table a temporal join follows, apart from the
 // groups.
-func (s *Store) Keep() table.Keep { return keep{s} }
+func (s *Store) Keep() flow.Keep { return keep{s} }
 
 type keep struct{ s *Store }
 
@@ -189,7 +189,7 @@ func (s *Store) Group(key []byte) ([]byte, error) {
 
 // Commit stores the groups (a nil value deletes its key) and the records
 // in one write, synced to disk before it returns (query.State).
-func (s *Store) Commit(keys, values [][]byte, records []table.Origin) error {
+func (s *Store) Commit(keys, values [][]byte, records []flow.Origin) error {
 	return s.commit(keys, values, records, false, nil)
 }
 
@@ -201,16 +201,16 @@ func (s *Store) Put(keys, values [][]byte) error {
 }
 
 // CommitTxn is Commit that also stores token, the transaction of a sink
-// that commits with the state (table.TxnWriter), in the same write; a nil
+// that commits with the state (flow.TxnWriter), in the same write; a nil
 // token deletes the one stored.
-func (s *Store) CommitTxn(keys, values [][]byte, records []table.Origin, token []byte) error {
+func (s *Store) CommitTxn(keys, values [][]byte, records []flow.Origin, token []byte) error {
 	return s.commit(keys, values, records, true, token)
 }
 
 // Txn is the token CommitTxn stored last; nil for none.
 func (s *Store) Txn() ([]byte, error) { return s.get(metaTxn) }
 
-func (s *Store) commit(keys, values [][]byte, records []table.Origin, txn bool, token []byte) error {
+func (s *Store) commit(keys, values [][]byte, records []flow.Origin, txn bool, token []byte) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	if txn {
@@ -260,7 +260,7 @@ func setAll(b *pebble.Batch, prefix byte, keys, values [][]byte) ([]byte, error)
 
 // run is the records of one partition from Offset up to end (exclusive).
 type run struct {
-	table.Origin
+	flow.Origin
 	end int64
 }
 
@@ -268,12 +268,12 @@ type run struct {
 // (its first record's) whose value is the offset after its last: a batch
 // of a share group holds mostly consecutive offsets of a few partitions,
 // so a commit writes a few keys rather than one per record.
-func runs(records []table.Origin) []run {
+func runs(records []flow.Origin) []run {
 	if len(records) == 0 {
 		return nil
 	}
 	sorted := slices.Clone(records)
-	slices.SortFunc(sorted, func(a, b table.Origin) int {
+	slices.SortFunc(sorted, func(a, b flow.Origin) int {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 	})
 	var out []run
@@ -319,7 +319,7 @@ func runAt(it *pebble.Iterator, group, topic string, partition int32, offset int
 }
 
 // Applied reports which of records a Commit stored (query.State).
-func (s *Store) Applied(_ context.Context, records []table.Origin) ([]bool, error) {
+func (s *Store) Applied(_ context.Context, records []flow.Origin) ([]bool, error) {
 	out := make([]bool, len(records))
 	var buf []byte
 	for i, o := range records {
@@ -336,9 +336,9 @@ func (s *Store) Applied(_ context.Context, records []table.Origin) ([]bool, erro
 }
 
 // Prune forgets the records of group before starts: the share group will
-// never deliver them again, so no redelivery needs them (table.Pruner).
+// never deliver them again, so no redelivery needs them (flow.Pruner).
 // A run that reaches past its partition's start is kept whole.
-func (s *Store) Prune(group string, starts []table.PartitionStart) error {
+func (s *Store) Prune(group string, starts []flow.PartitionStart) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	for _, st := range starts {

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
-func origin(part int32, off int64) table.Origin {
-	return table.Origin{Group: "g1", Topic: "orders", Partition: part, Offset: off, DeliveryCount: 2}
+func origin(part int32, off int64) flow.Origin {
+	return flow.Origin{Group: "g1", Topic: "orders", Partition: part, Offset: off, DeliveryCount: 2}
 }
 
 func groups(t *testing.T, s *Store) []string {
@@ -34,10 +34,10 @@ func TestCommitSurvivesReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit([][]byte{[]byte("k1"), []byte("k2")}, [][]byte{[]byte("one"), []byte("two")}, []table.Origin{origin(0, 1), origin(0, 2)}); err != nil {
+	if err := s.Commit([][]byte{[]byte("k1"), []byte("k2")}, [][]byte{[]byte("one"), []byte("two")}, []flow.Origin{origin(0, 1), origin(0, 2)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit([][]byte{[]byte("k1")}, [][]byte{[]byte("one, again")}, []table.Origin{origin(1, 7)}); err != nil {
+	if err := s.Commit([][]byte{[]byte("k1")}, [][]byte{[]byte("one, again")}, []flow.Origin{origin(1, 7)}); err != nil {
 		t.Fatal(err)
 	}
 	size := s.Size()
@@ -60,7 +60,7 @@ func TestCommitSurvivesReopen(t *testing.T) {
 	}
 	other := origin(0, 1)
 	other.Group = "g2"
-	got, err := s.Applied(context.Background(), []table.Origin{origin(0, 1), origin(0, 3), origin(1, 7), origin(0, 2), other})
+	got, err := s.Applied(context.Background(), []flow.Origin{origin(0, 1), origin(0, 3), origin(1, 7), origin(0, 2), other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestPrune(t *testing.T) {
 	defer s.Close()
 	// Two commits: offsets 0-5 and 6-9 of partitions 0 and 1.
 	for _, span := range [][2]int64{{0, 6}, {6, 10}} {
-		var recs []table.Origin
+		var recs []flow.Origin
 		for off := span[0]; off < span[1]; off++ {
 			recs = append(recs, origin(0, off), origin(1, off))
 		}
@@ -91,13 +91,13 @@ func TestPrune(t *testing.T) {
 	if n, err := s.Records(); err != nil || n != 20 {
 		t.Fatalf("%d records stored (%v), want 20", n, err)
 	}
-	if err := s.Prune("g1", []table.PartitionStart{{Topic: "orders", Partition: 0, Offset: 6}}); err != nil {
+	if err := s.Prune("g1", []flow.PartitionStart{{Topic: "orders", Partition: 0, Offset: 6}}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.Records(); err != nil || n != 14 {
 		t.Fatalf("%d records left (%v), want 14", n, err)
 	}
-	got, err := s.Applied(context.Background(), []table.Origin{origin(0, 5), origin(0, 6), origin(1, 0), origin(0, 10)})
+	got, err := s.Applied(context.Background(), []flow.Origin{origin(0, 5), origin(0, 6), origin(1, 0), origin(0, 10)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +105,10 @@ func TestPrune(t *testing.T) {
 		t.Errorf("Applied %v, want %v", got, want)
 	}
 	// A start inside the run of 6-9 keeps it: 8 and 9 may still come.
-	if err := s.Prune("g1", []table.PartitionStart{{Topic: "orders", Partition: 0, Offset: 8}}); err != nil {
+	if err := s.Prune("g1", []flow.PartitionStart{{Topic: "orders", Partition: 0, Offset: 8}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Applied(context.Background(), []table.Origin{origin(0, 8), origin(0, 9)}); err != nil || !slices.Equal(got, []bool{true, true}) {
+	if got, err := s.Applied(context.Background(), []flow.Origin{origin(0, 8), origin(0, 9)}); err != nil || !slices.Equal(got, []bool{true, true}) {
 		t.Errorf("after a start inside a run: Applied %v (%v), want both", got, err)
 	}
 }
@@ -116,7 +116,7 @@ func TestPrune(t *testing.T) {
 // A commit stores records as runs of consecutive offsets: one key per run,
 // whatever their order in the commit, duplicates and gaps told apart.
 func TestRuns(t *testing.T) {
-	recs := []table.Origin{origin(0, 7), origin(0, 3), origin(1, 3), origin(0, 4), origin(0, 5), origin(0, 4), origin(0, 9)}
+	recs := []flow.Origin{origin(0, 7), origin(0, 3), origin(1, 3), origin(0, 4), origin(0, 5), origin(0, 4), origin(0, 9)}
 	got := runs(recs)
 	want := []run{{origin(0, 3), 6}, {origin(0, 7), 8}, {origin(0, 9), 10}, {origin(1, 3), 4}}
 	same := func(a, b run) bool {

@@ -342,7 +342,7 @@ func missing(def *Definition, add func(error), what string, names []string) {
 	add(options.Errorf(options.ErrMissing, what, "%s", msg))
 }
 
-func checkMetadata(c Connector, col Column) error {
+func checkMetadata(c Connector, col types.Column) error {
 	keys := c.Metadata()
 	var names []string
 	for _, k := range keys {

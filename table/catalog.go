@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/types"
 )
@@ -292,7 +293,7 @@ type JobStats struct {
 	Kept KeptStats
 	// Sink is the writer's own account: since when its brokers do not
 	// answer (Sink.Unreachable), the rows it dead-lettered.
-	Sink SinkStats
+	Sink flow.SinkStats
 	// Err is why the job failed; nil otherwise.
 	Err    error
 	Uptime time.Duration
@@ -302,7 +303,7 @@ type JobStats struct {
 	SourceDown time.Time
 	// Model counts the calls of the model the job reads through
 	// (ML_PREDICT); nil for a job without one.
-	Model *ModelStats
+	Model *flow.ModelStats
 }
 
 // KeptStats is a job's account of the state it keeps in a directory.

@@ -13,7 +13,7 @@ import (
 // TestNewEncoder: a format writes only if it is an EncodingFormat, and a
 // sink asking a read-only one hears so by name.
 func TestNewEncoder(t *testing.T) {
-	cols := []table.Column{{Name: "a", Type: &types.DataType{Kind: types.Int}}}
+	cols := []types.Column{{Name: "a", Type: &types.DataType{Kind: types.Int}}}
 	if _, err := table.NewEncoder(json.Format{}, cols, options.Values{}); err != nil {
 		t.Errorf("json: %v", err)
 	}

@@ -24,8 +24,8 @@ const Masked = "******"
 // TABLE would. The options are written in a fixed order: 'connector' first,
 // then 'format', then the rest sorted, so that SHOW CREATE TABLE is stable.
 // Set Definition.Options directly to keep an order of your own.
-func NewDefinition(name string, cols []Column, opts map[string]string) *Definition {
-	d := &Definition{Name: name, Schema: Schema{Columns: slices.Clone(cols)}}
+func NewDefinition(name string, cols []types.Column, opts map[string]string) *Definition {
+	d := &Definition{Name: name, Schema: types.Schema{Columns: slices.Clone(cols)}}
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)
@@ -141,56 +141,6 @@ func writeWith(b *strings.Builder, opts []options.KV, mask func(string) bool) {
 		b.WriteString("\n")
 	}
 	b.WriteString(")")
-}
-
-// String is the column as CREATE TABLE declares it:
-// `ts` TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL COMMENT '...'.
-func (c Column) String() string {
-	s := types.QuoteIdent(c.Name)
-	if c.Expr == "" {
-		s += " " + typeString(c.Type)
-	}
-	if x := c.Extras(); x != "" {
-		s += " " + x
-	}
-	if c.Comment != "" {
-		s += " COMMENT " + types.QuoteString(c.Comment)
-	}
-	return s
-}
-
-// Extras is what DESCRIBE shows of a column besides its type: METADATA,
-// FROM 'key' and VIRTUAL, as declared, or AS expr for a computed column;
-// empty for a physical column.
-func (c Column) Extras() string {
-	if c.Expr != "" {
-		return "AS " + c.Expr
-	}
-	if !c.Metadata {
-		return ""
-	}
-	s := "METADATA"
-	if c.MetadataKey != "" {
-		s += " FROM " + types.QuoteString(c.MetadataKey)
-	}
-	if c.Virtual {
-		s += " VIRTUAL"
-	}
-	return s
-}
-
-func typeString(t *types.DataType) string {
-	if t == nil {
-		return "<no type>"
-	}
-	return t.String()
-}
-
-// Equal reports whether c and o declare the same column.
-func (c Column) Equal(o Column) bool {
-	return c.Name == o.Name && c.Comment == o.Comment && c.Metadata == o.Metadata &&
-		c.MetadataKey == o.MetadataKey && c.Virtual == o.Virtual && c.Expr == o.Expr &&
-		(c.Type == o.Type || (c.Type != nil && o.Type != nil && c.Type.Equal(o.Type)))
 }
 
 // Equal reports whether d and o define the same table: name, columns,

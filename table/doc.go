@@ -2,7 +2,11 @@
 // statements and table definitions (their columns typed by package
 // types), the binding of a definition to its connector and format,
 // the catalog, and the registries that connectors and formats join by
-// name. Reading SQL text is package parse's job; table does not import it.
+// name, with the interfaces a connector and a format implement to be bound
+// (Connector, Format, their optional capabilities). What a bound table
+// does at run time (its Source's streams, its Sink's writers) is package
+// flow's. Reading SQL text is package parse's job; table does not import
+// it.
 //
 // A script goes through three steps, none of which performs I/O:
 //

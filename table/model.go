@@ -25,8 +25,8 @@ const KeyProvider = "provider"
 type ModelDefinition struct {
 	Name        string
 	IfNotExists bool
-	Input       []Column
-	Output      []Column
+	Input       []types.Column
+	Output      []types.Column
 	Comment     string
 	// Options are the WITH clause's pairs, in the order written.
 	Options []options.KV
@@ -66,7 +66,7 @@ func (d *ModelDefinition) write(b *strings.Builder, ifNotExists bool, mask func(
 	b.WriteString(types.QuoteIdent(d.Name))
 	for _, part := range []struct {
 		word string
-		cols []Column
+		cols []types.Column
 	}{{"INPUT", d.Input}, {"OUTPUT", d.Output}} {
 		b.WriteString("\n" + part.word + " (\n")
 		for i, c := range part.cols {
@@ -97,7 +97,7 @@ func (d *ModelDefinition) Clone() *ModelDefinition {
 // comment, options in order, and IF NOT EXISTS.
 func (d *ModelDefinition) Equal(o *ModelDefinition) bool {
 	return d.Name == o.Name && d.IfNotExists == o.IfNotExists && d.Comment == o.Comment &&
-		slices.EqualFunc(d.Input, o.Input, Column.Equal) && slices.EqualFunc(d.Output, o.Output, Column.Equal) &&
+		slices.EqualFunc(d.Input, o.Input, types.Column.Equal) && slices.EqualFunc(d.Output, o.Output, types.Column.Equal) &&
 		slices.Equal(d.Options, o.Options)
 }
 
@@ -116,12 +116,12 @@ func (d *ModelDefinition) Validate() error {
 	}
 	for _, part := range []struct {
 		word string
-		cols []Column
+		cols []types.Column
 	}{{"INPUT", d.Input}, {"OUTPUT", d.Output}} {
 		if len(part.cols) == 0 {
 			bad("model '%s' needs at least one %s column", options.Cut(d.Name), part.word)
 		}
-		s := Schema{Columns: part.cols}
+		s := types.Schema{Columns: part.cols}
 		for i, c := range part.cols {
 			switch {
 			case c.Name == "":
@@ -312,7 +312,7 @@ func (c *Catalog) execModel(st Statement) (res *Result, ok bool, err error) {
 		def := m.Def()
 		for _, part := range []struct {
 			input string
-			cols  []Column
+			cols  []types.Column
 		}{{"TRUE", def.Input}, {"FALSE", def.Output}} {
 			for _, col := range part.cols {
 				null := "TRUE"

@@ -32,8 +32,8 @@ func (fakeBinder) BindModel(def *table.ModelDefinition) (table.BoundModel, error
 func sentiment() *table.ModelDefinition {
 	return &table.ModelDefinition{
 		Name:    "Sentiment",
-		Input:   []table.Column{{Name: "text", Type: types.StringType()}},
-		Output:  []table.Column{{Name: "label", Type: types.StringType().WithNotNull(true), Comment: "one word"}},
+		Input:   []types.Column{{Name: "text", Type: types.StringType()}},
+		Output:  []types.Column{{Name: "label", Type: types.StringType().WithNotNull(true), Comment: "one word"}},
 		Options: []options.KV{{Key: "provider", Value: "fake"}, {Key: "token", Value: "s3cr3t"}},
 	}
 }
@@ -103,8 +103,8 @@ func TestModelDefinition(t *testing.T) {
 	}
 	bad := &table.ModelDefinition{
 		Name:   "m",
-		Input:  []table.Column{{Name: "a", Type: types.IntType()}, {Name: "A", Type: types.IntType()}},
-		Output: []table.Column{{Name: "ts", Type: types.BigIntType(), Metadata: true}},
+		Input:  []types.Column{{Name: "a", Type: types.IntType()}, {Name: "A", Type: types.IntType()}},
+		Output: []types.Column{{Name: "ts", Type: types.BigIntType(), Metadata: true}},
 	}
 	err := bad.Validate()
 	if !errors.Is(err, table.ErrInvalidDefinition) {

@@ -84,7 +84,7 @@ func TestPrimaryKeyShown(t *testing.T) {
 
 // A definition built in Go is checked as a parsed one is.
 func TestPrimaryKeyValidateInGo(t *testing.T) {
-	def := table.NewDefinition("g", []table.Column{
+	def := table.NewDefinition("g", []types.Column{
 		{Name: "a", Type: types.IntType()},
 		{Name: "o", Type: types.BigIntType(), Metadata: true, MetadataKey: "offset"},
 	}, map[string]string{"connector": "keyed"})

@@ -8,90 +8,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/types"
 )
-
-// Column is one column of a table.
-type Column struct {
-	// Name as written (backticks removed); lookups ignore case.
-	Name    string
-	Type    *types.DataType
-	Comment string
-	// Metadata columns are filled by the connector from the record's
-	// metadata, not by the format from its value.
-	Metadata bool
-	// MetadataKey is the FROM 'key' of a metadata column; empty means the
-	// column's name is the key.
-	MetadataKey string
-	// Virtual metadata columns are read-only (the only kind a source has).
-	Virtual bool
-	// Expr is a computed column's expression (name AS expr), as written;
-	// empty for the others. A computed column is in Definition.Computed,
-	// not in Schema.Columns (the source's columns), and its Type is nil
-	// until the table is bound (see ExprTyper).
-	Expr string
-}
-
-// Key is the metadata key a metadata column reads.
-func (c Column) Key() string {
-	if c.MetadataKey != "" {
-		return c.MetadataKey
-	}
-	return c.Name
-}
-
-// IsProctime reports whether c is a processing time attribute: a computed
-// column AS PROCTIME().
-func (c Column) IsProctime() bool {
-	return strings.EqualFold(strings.Join(strings.Fields(c.Expr), ""), "PROCTIME()")
-}
-
-// Schema is the ordered columns of a table.
-type Schema struct {
-	Columns []Column
-}
-
-// Index finds a column by name, ignoring case; -1 when absent.
-func (s *Schema) Index(name string) int {
-	for i, c := range s.Columns {
-		if strings.EqualFold(c.Name, name) {
-			return i
-		}
-	}
-	return -1
-}
-
-// Physical returns the columns a format decodes, in table order, with their
-// positions in the full schema.
-func (s *Schema) Physical() (cols []Column, idx []int) {
-	for i, c := range s.Columns {
-		if !c.Metadata {
-			cols = append(cols, c)
-			idx = append(idx, i)
-		}
-	}
-	return cols, idx
-}
-
-// Arrow is the Arrow schema of the table's batches: one field per column, in
-// table order, named as declared.
-func (s *Schema) Arrow() *arrow.Schema {
-	fs := make([]arrow.Field, len(s.Columns))
-	for i, c := range s.Columns {
-		fs[i] = arrow.Field{Name: c.Name, Type: c.Type.ArrowType(), Nullable: c.Type.Nullable()}
-	}
-	return arrow.NewSchema(fs, nil)
-}
 
 // Definition is a table as CREATE TABLE declared it, before it is bound to a
 // connector and a format.
 type Definition struct {
 	Name        string
 	IfNotExists bool
-	Schema      Schema
+	Schema      types.Schema
 	Comment     string
 	// Options are the WITH clause's pairs, in the order written.
 	Options []options.KV
@@ -146,7 +73,7 @@ func (d *Definition) KeyIndexes() []int {
 	phys, _ := d.Schema.Physical()
 	out := make([]int, 0, len(d.PrimaryKey.Columns))
 	for _, name := range d.PrimaryKey.Columns {
-		k := slices.IndexFunc(phys, func(c Column) bool { return strings.EqualFold(c.Name, name) })
+		k := slices.IndexFunc(phys, func(c types.Column) bool { return strings.EqualFold(c.Name, name) })
 		if k < 0 {
 			return nil
 		}
@@ -158,7 +85,7 @@ func (d *Definition) KeyIndexes() []int {
 // Computed is a computed column and its position among all the columns of
 // its table (Definition.Columns).
 type Computed struct {
-	Column
+	types.Column
 	Pos int
 }
 
@@ -175,11 +102,11 @@ type Watermark struct {
 
 // Columns are all the columns of the table in the order declared: the
 // source's (Schema.Columns) with the computed ones at their positions.
-func (d *Definition) Columns() []Column {
+func (d *Definition) Columns() []types.Column {
 	if len(d.Computed) == 0 {
 		return d.Schema.Columns
 	}
-	out := make([]Column, 0, len(d.Schema.Columns)+len(d.Computed))
+	out := make([]types.Column, 0, len(d.Schema.Columns)+len(d.Computed))
 	src, k := d.Schema.Columns, 0
 	for _, c := range d.Computed {
 		for len(out) < c.Pos && k < len(src) {
@@ -193,7 +120,7 @@ func (d *Definition) Columns() []Column {
 
 // Index finds a column of Columns by name, ignoring case; -1 when absent.
 func (d *Definition) Index(name string) int {
-	return (&Schema{Columns: d.Columns()}).Index(name)
+	return (&types.Schema{Columns: d.Columns()}).Index(name)
 }
 
 // Option returns the value of the WITH clause key (exact match) and whether
@@ -211,14 +138,14 @@ func (d *Definition) Option(key string) (string, bool) {
 // a format, and the source that reads it. A Table is immutable.
 type Table struct {
 	Bound  *Bound
-	Source Source
+	Source flow.Source
 }
 
 // Name is the table's name as declared.
 func (t *Table) Name() string { return t.Bound.Def.Name }
 
 // Schema is the table's columns.
-func (t *Table) Schema() *Schema { return &t.Bound.Def.Schema }
+func (t *Table) Schema() *types.Schema { return &t.Bound.Def.Schema }
 
 // ParseInterval reads the value and unit of INTERVAL 'value' unit, as in a
 // WATERMARK or a window's size: a number (a fraction for SECOND) and one of

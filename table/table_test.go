@@ -59,7 +59,7 @@ func TestBindErrorKinds(t *testing.T) {
 
 func TestBindGoDefinition(t *testing.T) {
 	reg := ddltest.Registry()
-	cols := []table.Column{
+	cols := []types.Column{
 		{Name: "id", Type: types.BigIntType().WithNotNull(true)},
 		{Name: "off", Type: types.BigIntType(), Metadata: true, MetadataKey: "offset", Virtual: true},
 	}
@@ -96,7 +96,7 @@ func TestBindGoDefinition(t *testing.T) {
 		t.Error("table shares its definition with the caller")
 	}
 
-	bad := table.NewDefinition("", []table.Column{
+	bad := table.NewDefinition("", []types.Column{
 		{Name: "a", Type: types.DecimalType(50, 2)},
 		{Name: "A", Type: types.IntType()},
 		{Name: "b"},
@@ -372,9 +372,9 @@ func TestAlterTableKeepsTableOnError(t *testing.T) {
 // columns; Validate refuses one out of place or named twice, and a negative
 // watermark delay. Without package query linked in, binding one says so.
 func TestComputedColumnsInGo(t *testing.T) {
-	src := []table.Column{{Name: "a", Type: types.IntType()}, {Name: "b", Type: types.IntType()}}
+	src := []types.Column{{Name: "a", Type: types.IntType()}, {Name: "b", Type: types.IntType()}}
 	def := table.NewDefinition("t", src, nil)
-	def.Computed = []table.Computed{{Column: table.Column{Name: "c", Expr: "a + b"}, Pos: 1}}
+	def.Computed = []table.Computed{{Column: types.Column{Name: "c", Expr: "a + b"}, Pos: 1}}
 	var names []string
 	for _, c := range def.Columns() {
 		names = append(names, c.Name)

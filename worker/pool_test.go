@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/internal/watch"
@@ -231,20 +232,20 @@ func TestPoolOutcomes(t *testing.T) {
 // the share-group connector's do: topic "jobs", partition 0, offset 10
 // times the id, delivered once, the id as key.
 func (f *fixture) origins() {
-	f.src.WrapAck = func(i int, a table.Acker) table.Acker { return originAck{a, f.ids[i]} }
+	f.src.WrapAck = func(i int, a flow.Acker) flow.Acker { return originAck{a, f.ids[i]} }
 }
 
 type originAck struct {
-	table.Acker
+	flow.Acker
 	ids []int64
 }
 
-func (a originAck) RowOrigin(row int) (table.Origin, bool) {
+func (a originAck) RowOrigin(row int) (flow.Origin, bool) {
 	if row < 0 || row >= len(a.ids) {
-		return table.Origin{}, false
+		return flow.Origin{}, false
 	}
 	id := a.ids[row]
-	return table.Origin{Topic: "jobs", Offset: 10 * id, DeliveryCount: 1, Key: fmt.Appendf(nil, "%d", id)}, true
+	return flow.Origin{Topic: "jobs", Offset: 10 * id, DeliveryCount: 1, Key: fmt.Appendf(nil, "%d", id)}, true
 }
 
 // A row knows the record it came from when its source tells, and the log
@@ -253,7 +254,7 @@ func TestPoolRowOrigin(t *testing.T) {
 	f := newFixture(t, true, []int64{1, 2}, []int64{3})
 	f.origins()
 	var mu sync.Mutex
-	seen := map[int64]table.Origin{}
+	seen := map[int64]flow.Origin{}
 	fn := func(ctx context.Context, row Row) error {
 		id, _ := row.Int64("id")
 		o, ok := row.Origin()

@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/watch"
-	"github.com/kshare/kshare/table"
 )
 
 // originRow is a row whose record is offset id of partition 0 of topic
 // "jobs", delivered twice, with key k<id>.
 func originRow(id int64) Row {
-	return Row{origin: table.Origin{Topic: "jobs", Offset: id, DeliveryCount: 2, Key: fmt.Appendf(nil, "k%d", id)}, hasOrigin: true}
+	return Row{origin: flow.Origin{Topic: "jobs", Offset: id, DeliveryCount: 2, Key: fmt.Appendf(nil, "k%d", id)}, hasOrigin: true}
 }
 
 // encodeID writes a row as {"id":<its offset>}: what the programs of

@@ -10,8 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // An Output receives the output of each row a worker finished, and returns
@@ -36,7 +38,7 @@ var (
 // them: one write per batch of rows, not per row.
 type TableOut struct {
 	name   string
-	w      table.Writer
+	w      flow.Writer
 	dec    table.Decoder
 	schema *arrow.Schema
 
@@ -50,9 +52,9 @@ type TableOut struct {
 }
 
 // NewTableOut writes into the table name through w, whose rows are cols
-// (table.Sink.Columns), decoding outputs with dec (a 'json' decoder of
+// (flow.Sink.Columns), decoding outputs with dec (a 'json' decoder of
 // cols). The caller closes w after the last Write.
-func NewTableOut(name string, cols []table.Column, dec table.Decoder, w table.Writer, alloc memory.Allocator) *TableOut {
+func NewTableOut(name string, cols []types.Column, dec table.Decoder, w flow.Writer, alloc memory.Allocator) *TableOut {
 	fields := make([]arrow.Field, len(cols))
 	bs := make([]array.Builder, len(cols))
 	for i, c := range cols {

@@ -13,9 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	kjson "github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -44,14 +44,14 @@ func (w *fakeWriter) Write(_ context.Context, rec arrow.RecordBatch, done func(e
 	return nil
 }
 
-func (w *fakeWriter) Close() error           { w.wg.Wait(); return nil }
-func (w *fakeWriter) Stats() table.SinkStats { return table.SinkStats{} }
+func (w *fakeWriter) Close() error          { w.wg.Wait(); return nil }
+func (w *fakeWriter) Stats() flow.SinkStats { return flow.SinkStats{} }
 
-func newTestTableOut(t *testing.T, w table.Writer) *TableOut {
+func newTestTableOut(t *testing.T, w flow.Writer) *TableOut {
 	t.Helper()
 	alloc := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { alloc.AssertSize(t, 0) })
-	cols := []table.Column{{Name: "id", Type: types.BigIntType()}, {Name: "label", Type: types.StringType()}}
+	cols := []types.Column{{Name: "id", Type: types.BigIntType()}, {Name: "label", Type: types.StringType()}}
 	opts, err := options.Parse(nil, nil, kjson.Options)
 	if err != nil {
 		t.Fatal(err)

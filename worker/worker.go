@@ -10,21 +10,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/query"
-	"github.com/kshare/kshare/table"
 )
 
 // Row is one row handed to a worker: its values by column name (query.Row)
 // and, when the source can tell, the record it came from.
 type Row struct {
 	query.Row
-	origin    table.Origin
+	origin    flow.Origin
 	hasOrigin bool
 }
 
 // Origin is the record behind the row: topic, partition, offset, delivery
 // count and key. ok is false when the table's source does not tell.
-func (r Row) Origin() (o table.Origin, ok bool) { return r.origin, r.hasOrigin }
+func (r Row) Origin() (o flow.Origin, ok bool) { return r.origin, r.hasOrigin }
 
 // Func works on one row. It returns nil when the row is done (its record
 // is accepted), an error to have the row delivered again (released), or an
@@ -221,7 +221,7 @@ func (p *Pool) Run(ctx context.Context) (Stats, error) {
 					// ready cases, so only a check here keeps "no new
 					// row starts" true.
 					p.released.Add(1)
-					t.b.finish(t.i, table.Release)
+					t.b.finish(t.i, flow.Release)
 					continue
 				}
 				p.run(base, t)
@@ -254,17 +254,17 @@ type task struct {
 // worker that finishes its last row settles it.
 type batch struct {
 	h     *query.Held
-	marks []table.Disposition
+	marks []flow.Disposition
 	left  atomic.Int32
 }
 
-func (b *batch) finish(i int, d table.Disposition) {
+func (b *batch) finish(i int, d flow.Disposition) {
 	// Each row's mark is written by the one worker that ran it; the
 	// atomic countdown orders those writes before the settling.
 	b.marks[i] = d
 	if b.left.Add(-1) == 0 {
 		for j, d := range b.marks {
-			if d != table.Accept {
+			if d != flow.Accept {
 				b.h.Mark(j, d)
 			}
 		}
@@ -281,7 +281,7 @@ func (p *Pool) dispatch(ctx context.Context, tasks chan<- task) {
 			// Next returned a batch, so there is one to hold.
 			panic(fmt.Sprintf("worker: hold after Next: %v", err))
 		}
-		b := &batch{h: h, marks: make([]table.Disposition, h.Len())}
+		b := &batch{h: h, marks: make([]flow.Disposition, h.Len())}
 		b.left.Store(int32(h.Len()))
 		for i := 0; i < h.Len(); i++ {
 			select {
@@ -292,7 +292,7 @@ func (p *Pool) dispatch(ctx context.Context, tasks chan<- task) {
 			// Stopping: what was not started goes back at once.
 			for j := i; j < h.Len(); j++ {
 				p.released.Add(1)
-				b.finish(j, table.Release)
+				b.finish(j, flow.Release)
 			}
 			return
 		}
@@ -316,7 +316,7 @@ func (p *Pool) run(base context.Context, t task) {
 	}()
 	row := Row{Row: t.b.h.Row(t.i)}
 	if ack, src := t.b.h.Source(t.i); ack != nil {
-		if o, ok := ack.(table.RowOrigins); ok {
+		if o, ok := ack.(flow.RowOrigins); ok {
 			row.origin, row.hasOrigin = o.RowOrigin(src)
 		}
 	}
@@ -327,12 +327,12 @@ func (p *Pool) run(base context.Context, t task) {
 	stack, err := call(ctx, p.fn, row)
 	timedOut := err != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) && base.Err() == nil
 	cancel()
-	d := table.Accept
+	d := flow.Accept
 	switch {
 	case err == nil:
 		p.accepted.Add(1)
 	case errors.Is(err, ErrStop):
-		d = table.Release
+		d = flow.Release
 		p.released.Add(1)
 		p.log.Error("row released; stopping", append(row.logAttrs(), "err", err)...)
 		p.stop(err)
@@ -340,21 +340,21 @@ func (p *Pool) run(base context.Context, t task) {
 			p.cfg.StopQuery(err)
 		}
 	case stack != nil:
-		d = table.Release
+		d = flow.Release
 		p.released.Add(1)
 		p.panics.Add(1)
 		p.log.Error("row released: the worker panicked", append(row.logAttrs(), "panic", err, "stack", string(stack))...)
 	case errors.Is(err, ErrReject):
-		d = table.Reject
+		d = flow.Reject
 		p.rejected.Add(1)
 		p.log.Warn("row rejected", append(row.logAttrs(), "err", err)...)
 	case timedOut:
-		d = table.Release
+		d = flow.Release
 		p.released.Add(1)
 		p.timedOut.Add(1)
 		p.log.Warn("row released: it ran past the timeout", append(row.logAttrs(), "timeout", p.cfg.Timeout, "err", err)...)
 	default:
-		d = table.Release
+		d = flow.Release
 		p.released.Add(1)
 		p.log.Warn("row released", append(row.logAttrs(), "err", err)...)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kshare/kshare"
 	"github.com/kshare/kshare/bench/internal/orders"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
@@ -61,25 +62,25 @@ var (
 func (memConnector) Name() string                  { return "bench-memory" }
 func (memConnector) Options() *options.Set         { return &options.Set{Owner: "connector 'bench-memory'"} }
 func (memConnector) Metadata() []table.MetadataKey { return nil }
-func (memConnector) NewSource(*table.Bound) (table.Source, error) {
+func (memConnector) NewSource(*table.Bound) (flow.Source, error) {
 	return memSource{}, nil
 }
 
 type memSource struct{}
 
-func (memSource) Open(context.Context, table.OpenOptions) (table.Stream, error) {
+func (memSource) Open(context.Context, flow.OpenOptions) (flow.Stream, error) {
 	return &memStream{left: memRows}, nil
 }
 
 type memStream struct{ left, batches int }
 
 func (s *memStream) Schema() *arrow.Schema { return memBatch.Schema() }
-func (s *memStream) Stats() table.Stats    { return table.Stats{} }
+func (s *memStream) Stats() flow.Stats     { return flow.Stats{} }
 func (s *memStream) Close() error          { return nil }
 
-func (s *memStream) Next(context.Context) (table.Batch, error) {
+func (s *memStream) Next(context.Context) (flow.Batch, error) {
 	if s.left <= 0 {
-		return table.Batch{}, io.EOF
+		return flow.Batch{}, io.EOF
 	}
 	n := min(s.left, int(memBatch.NumRows()))
 	s.left -= n
@@ -92,14 +93,14 @@ func (s *memStream) Next(context.Context) (table.Batch, error) {
 		rec = next
 	}
 	s.batches++
-	return table.Batch{Record: rec, Ack: noAck{}}, nil
+	return flow.Batch{Record: rec, Ack: noAck{}}, nil
 }
 
 type noAck struct{}
 
-func (noAck) Mark(int, table.Disposition) {}
-func (noAck) Done()                       {}
-func (noAck) Abandon()                    {}
+func (noAck) Mark(int, flow.Disposition) {}
+func (noAck) Done()                      {}
+func (noAck) Abandon()                   {}
 
 // decodeBatch turns recs into one batch of a kafka-sharegroup table of
 // columns cols in format, as a member would.

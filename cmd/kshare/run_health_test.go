@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/table"
 )
@@ -118,7 +119,7 @@ func TestReadyz(t *testing.T) {
 		{phaseRunning, table.JobStats{State: table.JobRunning}, 200, "ready: 1 job running\n"},
 		{phaseRunning, table.JobStats{State: table.JobFailed, Err: context.Canceled}, 503, "not ready: job 1 is FAILED\n"},
 		{phaseRunning, table.JobStats{State: table.JobRunning, SourceDown: down}, 503, "not ready: job 1: no broker of its source has answered since 2026-03-01T12:00:00Z\n"},
-		{phaseRunning, table.JobStats{State: table.JobRunning, Sink: table.SinkStats{Unreachable: down}}, 503, "not ready: job 1: no broker of its sink has answered since 2026-03-01T12:00:00Z\n"},
+		{phaseRunning, table.JobStats{State: table.JobRunning, Sink: flow.SinkStats{Unreachable: down}}, 503, "not ready: job 1: no broker of its sink has answered since 2026-03-01T12:00:00Z\n"},
 		{phaseStopping, table.JobStats{State: table.JobRunning}, 503, "not ready: stopping: draining the jobs\n"},
 	} {
 		r.phase, job.st = tc.phase, tc.st

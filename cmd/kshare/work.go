@@ -24,6 +24,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/sqlshell"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 	"github.com/kshare/kshare/worker"
 )
 
@@ -41,7 +42,7 @@ func init() {
 // take turns with it, since an encoder binds itself to a batch's arrays
 // (once per batch) and is not safe for concurrent use. A row's encoding
 // takes a microsecond or so, next to the program it feeds.
-func rowEncoder(cols []table.Column) (func(worker.Row) ([]byte, error), error) {
+func rowEncoder(cols []types.Column) (func(worker.Row) ([]byte, error), error) {
 	enc, err := kjson.NewRowEncoder(cols)
 	if err != nil {
 		return nil, err

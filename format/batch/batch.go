@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/table"
 )
 
@@ -23,10 +24,10 @@ type Builder struct {
 	dataLen  []int // per field: bytes of the last batch's string or binary data
 	lastRows int   // rows of the last batch
 	// lastKinds are the last batch's kinds (see Kinds).
-	lastKinds []table.RowKind
+	lastKinds []flow.RowKind
 	dec       table.Decoder
 	changes   table.ChangeDecoder // dec, when it tells each row's kind
-	kinds     []table.RowKind     // of the rows since the last NewBatch, with changes
+	kinds     []flow.RowKind      // of the rows since the last NewBatch, with changes
 	physical  []array.Builder
 	size      int
 	rows      int
@@ -101,7 +102,7 @@ func (b *Builder) Append(value []byte) (int, error) {
 // Kinds are the kinds of change of the rows of the batch NewBatch returned
 // last, for a changelog format's decoder (table.ChangeDecoder); nil for
 // another format, whose rows are inserts. The slice is the caller's.
-func (b *Builder) Kinds() []table.RowKind { return b.lastKinds }
+func (b *Builder) Kinds() []flow.RowKind { return b.lastKinds }
 
 // Field is the builder of schema field i, for filling the columns that are
 // not physical. It stays owned by the Builder.

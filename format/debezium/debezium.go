@@ -8,9 +8,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Format is the 'debezium-json' format. It registers itself in init.
@@ -46,7 +48,7 @@ func rowOptions(opts options.Values) (options.Values, error) {
 // NewDecoder implements table.Format: the columns are those of the rows in
 // "before" and "after", which the json format reads, so every type it
 // reads can be a column.
-func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decoder, error) {
+func (Format) NewDecoder(cols []types.Column, opts options.Values) (table.Decoder, error) {
 	jopts, err := rowOptions(opts)
 	if err != nil {
 		return nil, err
@@ -315,18 +317,18 @@ func (d *decoder) Decode(value []byte, cols []array.Builder) (int, error) {
 
 // DecodeChanges implements table.ChangeDecoder: "c" and "r" give a +I row,
 // "u" a -U and a +U row, "d" a -D row, and a tombstone nothing.
-func (d *decoder) DecodeChanges(value []byte, cols []array.Builder, kinds []table.RowKind) (int, []table.RowKind, error) {
+func (d *decoder) DecodeChanges(value []byte, cols []array.Builder, kinds []flow.RowKind) (int, []flow.RowKind, error) {
 	n, op, err := d.decode(value, cols)
 	if err != nil || n == 0 {
 		return 0, kinds, err
 	}
 	switch op {
 	case opUpdate:
-		kinds = append(kinds, table.KindUpdateBefore, table.KindUpdateAfter)
+		kinds = append(kinds, flow.KindUpdateBefore, flow.KindUpdateAfter)
 	case opDelete:
-		kinds = append(kinds, table.KindDelete)
+		kinds = append(kinds, flow.KindDelete)
 	default:
-		kinds = append(kinds, table.KindInsert)
+		kinds = append(kinds, flow.KindInsert)
 	}
 	return n, kinds, nil
 }
@@ -422,7 +424,7 @@ func (d *decoder) rowErr(err error, op byte) error {
 
 // NewEncoder implements table.EncodingFormat: the rows are written by the
 // json format, inside envelopes without a schema.
-func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encoder, error) {
+func (Format) NewEncoder(cols []types.Column, opts options.Values) (table.Encoder, error) {
 	if opts.Bool(OptSchemaInclude) {
 		return nil, fmt.Errorf("format '%s': kshare writes no schema, only the change itself; '%s' = 'true' is for reading values that carry one "+
 			"(Kafka Connect's JsonConverter with 'schemas.enable'): set it to 'false' on a table kshare writes", Name, OptSchemaInclude)
@@ -447,7 +449,7 @@ var _ table.UpdateEncoder = (*encoder)(nil)
 
 // Encode implements table.Encoder: the row as an insert.
 func (e *encoder) Encode(dst []byte, cols []arrow.Array, row int) ([]byte, bool, error) {
-	return e.EncodeChange(dst, cols, row, table.KindInsert)
+	return e.EncodeChange(dst, cols, row, flow.KindInsert)
 }
 
 // The parts of the envelopes, as Flink writes them: an insert or the new
@@ -461,12 +463,12 @@ const (
 )
 
 // EncodeChange implements table.ChangeEncoder.
-func (e *encoder) EncodeChange(dst []byte, cols []arrow.Array, row int, kind table.RowKind) ([]byte, bool, error) {
+func (e *encoder) EncodeChange(dst []byte, cols []arrow.Array, row int, kind flow.RowKind) ([]byte, bool, error) {
 	var head, tail string
 	switch kind {
-	case table.KindInsert, table.KindUpdateAfter:
+	case flow.KindInsert, flow.KindUpdateAfter:
 		head, tail = createHead, createTail
-	case table.KindUpdateBefore, table.KindDelete:
+	case flow.KindUpdateBefore, flow.KindDelete:
 		head, tail = deleteHead, deleteTail
 	default:
 		return dst, false, &table.EncodeError{Msg: fmt.Sprintf("unknown kind of change %d", kind)}

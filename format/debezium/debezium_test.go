@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/format/internal/formattest"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/options"
@@ -58,7 +59,7 @@ func TestOptionsMapping(t *testing.T) {
 		}
 	}
 	// Values built without Parse (empty) are the defaults.
-	if _, err := (Format{}).NewDecoder([]table.Column{{Name: "a", Type: types.IntType()}}, options.Values{}); err != nil {
+	if _, err := (Format{}).NewDecoder([]types.Column{{Name: "a", Type: types.IntType()}}, options.Values{}); err != nil {
 		t.Error(err)
 	}
 }
@@ -70,7 +71,7 @@ func TestEncodeErrors(t *testing.T) {
 	cols, dec, enc := formattest.NewCodec(t, Format{}, "id INT, d DATE")
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
+	rb := array.NewRecordBuilder(mem, (&types.Schema{Columns: cols}).Arrow())
 	defer rb.Release()
 	rb.Field(0).(*array.Int32Builder).AppendValues([]int32{1, 2}, nil)
 	// Day 3,000,000 after 1970 is in the year 10183.
@@ -78,14 +79,14 @@ func TestEncodeErrors(t *testing.T) {
 	rec := rb.NewRecordBatch()
 	defer rec.Release()
 	ce := enc.(table.ChangeEncoder)
-	for _, kind := range []table.RowKind{table.KindInsert, table.KindUpdateBefore, table.KindUpdateAfter, table.KindDelete} {
+	for _, kind := range []flow.RowKind{flow.KindInsert, flow.KindUpdateBefore, flow.KindUpdateAfter, flow.KindDelete} {
 		out, null, err := ce.EncodeChange([]byte("x"), rec.Columns(), 1, kind)
 		var ee *table.EncodeError
 		if !errors.As(err, &ee) || ee.Field != "d" || !strings.Contains(ee.Msg, "10183") || null || string(out) != "x" {
 			t.Errorf("%s: got %q, %v, %v", kind, out, null, err)
 		}
 	}
-	out, _, err := ce.EncodeChange([]byte("x"), rec.Columns(), 0, table.RowKind(9))
+	out, _, err := ce.EncodeChange([]byte("x"), rec.Columns(), 0, flow.RowKind(9))
 	var ee *table.EncodeError
 	if !errors.As(err, &ee) || string(out) != "x" || ee.Msg != "unknown kind of change 9" {
 		t.Errorf("unknown kind: got %q, %v", out, err)
@@ -107,10 +108,10 @@ func TestEncodeErrors(t *testing.T) {
 		t.Errorf("update: got %s, %v; want %s", out, err, want)
 	}
 	// It reads back as the update it was.
-	bs := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
+	bs := array.NewRecordBuilder(mem, (&types.Schema{Columns: cols}).Arrow())
 	defer bs.Release()
 	n, kinds, err := dec.(table.ChangeDecoder).DecodeChanges(out[1:], bs.Fields(), nil)
-	if err != nil || n != 2 || len(kinds) != 2 || kinds[0] != table.KindUpdateBefore || kinds[1] != table.KindUpdateAfter {
+	if err != nil || n != 2 || len(kinds) != 2 || kinds[0] != flow.KindUpdateBefore || kinds[1] != flow.KindUpdateAfter {
 		t.Errorf("the update read back as %d rows %v, %v", n, kinds, err)
 	}
 }
@@ -121,7 +122,7 @@ func TestNewEncoderErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = (Format{}).NewEncoder([]table.Column{{Name: "a", Type: types.IntType()}, {Name: "a", Type: types.IntType()}}, vals)
+	_, err = (Format{}).NewEncoder([]types.Column{{Name: "a", Type: types.IntType()}, {Name: "a", Type: types.IntType()}}, vals)
 	if want := "format 'debezium-json': format 'json': column `a` appears twice"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

@@ -8,10 +8,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/format/internal/formattest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 var fuzzSchemas = []string{
@@ -63,9 +65,9 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal(err)
 		}
 		mem := tabletest.CheckedAlloc(t)
-		rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
+		rb := array.NewRecordBuilder(mem, (&types.Schema{Columns: cols}).Arrow())
 		defer rb.Release()
-		var kinds []table.RowKind
+		var kinds []flow.RowKind
 		rows := 0
 		check := func() {
 			rec := rb.NewRecordBatch()
@@ -101,8 +103,8 @@ func FuzzDecode(f *testing.F) {
 			}
 			switch added := out[len(had):]; {
 			case n == 0,
-				n == 1 && (added[0] == table.KindInsert || added[0] == table.KindDelete),
-				n == 2 && added[0] == table.KindUpdateBefore && added[1] == table.KindUpdateAfter:
+				n == 1 && (added[0] == flow.KindInsert || added[0] == flow.KindDelete),
+				n == 2 && added[0] == flow.KindUpdateBefore && added[1] == flow.KindUpdateAfter:
 			default:
 				t.Fatalf("value %d: a change gave the rows %v", i, added)
 			}

@@ -11,9 +11,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/format/internal/formattest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // The golden files of this package are written as formattest's (cases
@@ -34,7 +36,7 @@ import (
 
 // setup parses a case's columns and options: the error text when the
 // format refuses them.
-func setup(t *testing.T, c *formattest.Case) ([]table.Column, options.Values, string) {
+func setup(t *testing.T, c *formattest.Case) ([]types.Column, options.Values, string) {
 	t.Helper()
 	cols, err := formattest.ParseColumns(c.Schema)
 	if err != nil {
@@ -52,8 +54,8 @@ func setup(t *testing.T, c *formattest.Case) ([]table.Column, options.Values, st
 // nor kinds, and returns an error of the kinds the contract names; a good
 // one appends as many kinds as rows. each is told every value's outcome.
 // Plain Decode, through a decoder of its own, must give the same rows.
-func decodeChanges(t *testing.T, mem memory.Allocator, f table.Format, cols []table.Column, vals options.Values, values [][]byte,
-	each func(k int, err error)) (arrow.RecordBatch, []table.RowKind) {
+func decodeChanges(t *testing.T, mem memory.Allocator, f table.Format, cols []types.Column, vals options.Values, values [][]byte,
+	each func(k int, err error)) (arrow.RecordBatch, []flow.RowKind) {
 	t.Helper()
 	dec, err := f.NewDecoder(cols, vals)
 	if err != nil {
@@ -63,13 +65,13 @@ func decodeChanges(t *testing.T, mem memory.Allocator, f table.Format, cols []ta
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := (&table.Schema{Columns: cols}).Arrow()
+	schema := (&types.Schema{Columns: cols}).Arrow()
 	rb := array.NewRecordBuilder(mem, schema)
 	defer rb.Release()
 	prb := array.NewRecordBuilder(mem, schema)
 	defer prb.Release()
 	changes := dec.(table.ChangeDecoder)
-	var kinds []table.RowKind
+	var kinds []flow.RowKind
 	rows := 0
 	for k, v := range values {
 		before := formattest.Lengths(rb.Fields())
@@ -112,7 +114,7 @@ func decodeChanges(t *testing.T, mem memory.Allocator, f table.Format, cols []ta
 }
 
 // printChanges writes rec's rows, each after its kind.
-func printChanges(out *strings.Builder, rec arrow.RecordBatch, kinds []table.RowKind) {
+func printChanges(out *strings.Builder, rec arrow.RecordBatch, kinds []flow.RowKind) {
 	if rec.NumRows() == 0 {
 		out.WriteString("(no rows)\n")
 		return
@@ -158,12 +160,12 @@ func TestDecodeGolden(t *testing.T) {
 
 // written is the kind a row comes back as once written: Flink's
 // debezium-json writes an update's rows as a delete and a create.
-func written(k table.RowKind) table.RowKind {
+func written(k flow.RowKind) flow.RowKind {
 	switch k {
-	case table.KindUpdateBefore:
-		return table.KindDelete
-	case table.KindUpdateAfter:
-		return table.KindInsert
+	case flow.KindUpdateBefore:
+		return flow.KindDelete
+	case flow.KindUpdateAfter:
+		return flow.KindInsert
 	}
 	return k
 }
@@ -208,8 +210,8 @@ func TestEncodeGolden(t *testing.T) {
 // value or the error, then decodes the values and checks that the rows
 // come back the same, each with the kind it was written as (see written).
 // An insert written with Encode must be what EncodeChange writes.
-func roundTrip(t *testing.T, mem memory.Allocator, enc table.Encoder, cols []table.Column, vals options.Values,
-	rec arrow.RecordBatch, kinds []table.RowKind, each func(row int, v []byte, err error)) {
+func roundTrip(t *testing.T, mem memory.Allocator, enc table.Encoder, cols []types.Column, vals options.Values,
+	rec arrow.RecordBatch, kinds []flow.RowKind, each func(row int, v []byte, err error)) {
 	t.Helper()
 	ce := enc.(table.ChangeEncoder)
 	arrs := rec.Columns()
@@ -236,7 +238,7 @@ func roundTrip(t *testing.T, mem memory.Allocator, enc table.Encoder, cols []tab
 			t.Fatalf("row %d: EncodeChange overwrote the buffer: %q", r, buf)
 		}
 		v := buf[len(pad):]
-		if kinds[r] == table.KindInsert {
+		if kinds[r] == flow.KindInsert {
 			if plain, _, err := enc.Encode(nil, arrs, r); err != nil || string(plain) != string(v) {
 				t.Errorf("row %d: Encode gives %s, %v; EncodeChange +I %s", r, plain, err, v)
 			}

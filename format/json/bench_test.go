@@ -13,7 +13,7 @@ import (
 
 	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/format/internal/formattest"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // The benchmarks come in pairs over the same rows: ours (Decode, one value
@@ -136,17 +136,17 @@ func benchEncode(b *testing.B, schema string, rows [][]byte) {
 	m.stop(b.N)
 }
 
-func benchSchema(b *testing.B, schema string) ([]table.Column, *arrow.Schema) {
+func benchSchema(b *testing.B, schema string) ([]types.Column, *arrow.Schema) {
 	cols, err := formattest.ParseColumns(schema)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return cols, (&table.Schema{Columns: cols}).Arrow()
+	return cols, (&types.Schema{Columns: cols}).Arrow()
 }
 
 func benchDecode(b *testing.B, schema string, rows [][]byte) {
 	cols, dec := formattest.NewDecoder(b, Format{}, schema)
-	as := (&table.Schema{Columns: cols}).Arrow()
+	as := (&types.Schema{Columns: cols}).Arrow()
 	// batch.Builder is how values meet a decoder outside the connector; like
 	// the connector it reserves a batch's worth of rows up front.
 	bb := batch.NewBuilder(memory.NewGoAllocator(), as, nil, dec, benchBatch)

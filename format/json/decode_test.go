@@ -30,7 +30,7 @@ func newTestDecoder(t *testing.T, schema string, kv ...string) (table.Decoder, *
 		kvs = append(kvs, options.KV{Key: k, Value: v})
 	}
 	cols, dec := formattest.NewDecoder(t, Format{}, schema, kvs...)
-	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
+	rb := array.NewRecordBuilder(mem, (&types.Schema{Columns: cols}).Arrow())
 	t.Cleanup(rb.Release)
 	return dec, rb
 }
@@ -129,18 +129,18 @@ func TestNewDecoderErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		cols []table.Column
+		cols []types.Column
 		want string
 	}{
-		{[]table.Column{{Name: "m", Type: types.MapType(&types.DataType{Kind: types.Array, Elem: types.IntType()}, types.IntType())}},
+		{[]types.Column{{Name: "m", Type: types.MapType(&types.DataType{Kind: types.Array, Elem: types.IntType()}, types.IntType())}},
 			"format 'json' cannot decode column `m` of type MAP<ARRAY<INT>, INT>: a JSON object's keys are strings, which cannot be read as ARRAY<INT>"},
-		{[]table.Column{{Name: "a", Type: types.IntType()}, {Name: "a", Type: types.IntType()}},
+		{[]types.Column{{Name: "a", Type: types.IntType()}, {Name: "a", Type: types.IntType()}},
 			"format 'json': column `a` appears twice"},
-		{[]table.Column{{Name: "offset", Type: types.BigIntType(), Metadata: true}},
+		{[]types.Column{{Name: "offset", Type: types.BigIntType(), Metadata: true}},
 			"format 'json': column `offset` is a metadata column; the format decodes physical columns only"},
-		{[]table.Column{{Name: "d", Type: types.DecimalType(40, 2)}},
+		{[]types.Column{{Name: "d", Type: types.DecimalType(40, 2)}},
 			"format 'json' cannot decode column `d` of type DECIMAL(40, 2): DECIMAL needs 1 <= precision <= 38 and 0 <= scale <= precision"},
-		{[]table.Column{{Name: "t", Type: &types.DataType{Kind: types.Timestamp, Precision: 12}}},
+		{[]types.Column{{Name: "t", Type: &types.DataType{Kind: types.Timestamp, Precision: 12}}},
 			"format 'json' cannot decode column `t` of type TIMESTAMP(12): the precision must be between 0 and 9"},
 	} {
 		_, err := Format{}.NewDecoder(c.cols, vals)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/kshare/kshare/format/internal/formattest"
 	"github.com/kshare/kshare/internal/tabletest"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // The differential test decodes the same rows with arrow-go's JSON reader
@@ -34,7 +34,7 @@ const diffSchema = "b BOOLEAN, i8 TINYINT, i16 SMALLINT, i32 INT, i64 BIGINT, f3
 func TestDifferentialArrowReader(t *testing.T) {
 	mem := tabletest.CheckedAlloc(t)
 	cols, dec := formattest.NewDecoder(t, Format{}, diffSchema)
-	schema := (&table.Schema{Columns: cols}).Arrow()
+	schema := (&types.Schema{Columns: cols}).Arrow()
 	rb := array.NewRecordBuilder(mem, schema)
 	defer rb.Release()
 

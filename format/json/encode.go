@@ -18,7 +18,7 @@ import (
 
 // NewEncoder implements table.EncodingFormat: every type the decoder reads
 // can be written.
-func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encoder, error) {
+func (Format) NewEncoder(cols []types.Column, opts options.Values) (table.Encoder, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err

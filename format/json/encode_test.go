@@ -14,6 +14,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // encodeOne builds one row of schema with fill, encodes it with options
@@ -32,7 +33,7 @@ func encodeOne(t *testing.T, schema string, fill func(rb *array.RecordBuilder), 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb := array.NewRecordBuilder(tabletest.CheckedAlloc(t), (&table.Schema{Columns: cols}).Arrow())
+	rb := array.NewRecordBuilder(tabletest.CheckedAlloc(t), (&types.Schema{Columns: cols}).Arrow())
 	defer rb.Release()
 	fill(rb)
 	rec := rb.NewRecordBatch()
@@ -176,7 +177,7 @@ func TestEncodeKeyFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := table.NewEncoder(Format{}, []table.Column{cols[1], cols[0]}, vals)
+	key, err := table.NewEncoder(Format{}, []types.Column{cols[1], cols[0]}, vals)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 var fuzzSchemas = []string{
@@ -57,7 +58,7 @@ func FuzzJSONDecode(f *testing.F) {
 		cols, dec := formattest.NewDecoder(t, Format{}, schema, kvs...)
 		skips := slices.Contains(kvs, options.KV{Key: OptIgnoreParseErrors, Value: "true"})
 		mem := tabletest.CheckedAlloc(t)
-		rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
+		rb := array.NewRecordBuilder(mem, (&types.Schema{Columns: cols}).Arrow())
 		defer rb.Release()
 		rows := 0
 		for k, v := range bytes.Split(data[1:], []byte("\n")) {
@@ -84,7 +85,7 @@ func FuzzJSONDecode(f *testing.F) {
 	})
 }
 
-func checkFuzzBatch(t *testing.T, rb *array.RecordBuilder, cols []table.Column) {
+func checkFuzzBatch(t *testing.T, rb *array.RecordBuilder, cols []types.Column) {
 	t.Helper()
 	rec := rb.NewRecordBatch()
 	defer rec.Release()

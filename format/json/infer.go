@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/kshare/kshare/internal/calendar"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -18,7 +17,7 @@ import (
 type Inferred struct {
 	// Columns are the top-level fields of the samples' objects, in the
 	// order they were first seen.
-	Columns []table.Column
+	Columns []types.Column
 	// Options are the format options the columns need to decode, such as
 	// 'json.timestamp-format.standard' = 'ISO-8601' when the timestamps use
 	// 'T' between date and time.
@@ -71,7 +70,7 @@ func Infer(values [][]byte) Inferred {
 	}
 	iso := root.preferISO()
 	for _, name := range root.named() {
-		inf.Columns = append(inf.Columns, table.Column{Name: name, Type: root.fields[name].resolve(iso)})
+		inf.Columns = append(inf.Columns, types.Column{Name: name, Type: root.fields[name].resolve(iso)})
 	}
 	inf.Options = map[string]string{}
 	if iso {

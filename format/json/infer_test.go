@@ -11,6 +11,7 @@ import (
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // TestInfer checks the type proposed for each kind of sample, and that the
@@ -91,7 +92,7 @@ func inferredDecoder(t *testing.T, inf Inferred) (table.Decoder, *array.RecordBu
 		t.Fatalf("the inferred columns make no decoder: %v", err)
 	}
 	mem := tabletest.CheckedAlloc(t)
-	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: inf.Columns}).Arrow())
+	rb := array.NewRecordBuilder(mem, (&types.Schema{Columns: inf.Columns}).Arrow())
 	t.Cleanup(rb.Release)
 	return dec, rb
 }

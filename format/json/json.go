@@ -26,7 +26,7 @@ func (Format) Options() *options.Set { return Options }
 
 // NewDecoder implements table.Format. Every type of the table model can be
 // decoded except a MAP whose key type is nested, since JSON keys are strings.
-func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decoder, error) {
+func (Format) NewDecoder(cols []types.Column, opts options.Values) (table.Decoder, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // A RowEncoder writes the rows of record batches as JSON objects, for the
@@ -25,7 +25,7 @@ type RowEncoder struct {
 // NewRowEncoder returns the encoder of rows whose columns are cols, or an
 // error naming the column of a type the format cannot write (a MAP whose
 // keys are arrays, rows or maps: a JSON object's keys are strings).
-func NewRowEncoder(cols []table.Column) (*RowEncoder, error) {
+func NewRowEncoder(cols []types.Column) (*RowEncoder, error) {
 	// The defaults come from the options' declarations, as they do for
 	// a table that sets no json.* key.
 	defaults, err := options.Parse(nil, nil, Options)

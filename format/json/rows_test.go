@@ -20,8 +20,8 @@ import (
 // non-finite values as strings, as for DOUBLE.
 func TestRowEncoderFloat(t *testing.T) {
 	mem := tabletest.CheckedAlloc(t)
-	cols := []table.Column{{Name: "f", Type: &types.DataType{Kind: types.Float}}}
-	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
+	cols := []types.Column{{Name: "f", Type: &types.DataType{Kind: types.Float}}}
+	rb := array.NewRecordBuilder(mem, (&types.Schema{Columns: cols}).Arrow())
 	defer rb.Release()
 	fb := rb.Field(0).(*array.Float32Builder)
 	fb.AppendValues([]float32{0.1, float32(math.Inf(-1))}, nil)
@@ -94,8 +94,8 @@ func TestRowEncoderIsTheSinks(t *testing.T) {
 // with its path, and the buffer comes back as it was.
 func TestRowEncoderRefuses(t *testing.T) {
 	mem := tabletest.CheckedAlloc(t)
-	cols := []table.Column{{Name: "id", Type: types.IntType()}, {Name: "s", Type: types.StringType()}}
-	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
+	cols := []types.Column{{Name: "id", Type: types.IntType()}, {Name: "s", Type: types.StringType()}}
+	rb := array.NewRecordBuilder(mem, (&types.Schema{Columns: cols}).Arrow())
 	defer rb.Release()
 	rb.Field(0).(*array.Int32Builder).Append(1)
 	rb.Field(1).(*array.StringBuilder).BinaryBuilder.Append([]byte("a\xffb"))
@@ -116,7 +116,7 @@ func TestRowEncoderRefuses(t *testing.T) {
 
 	// A type the format cannot write is said when the encoder is built.
 	keyRow := &types.DataType{Kind: types.Row, Fields: []types.Field{{Name: "a", Type: types.IntType()}}}
-	if _, err := NewRowEncoder([]table.Column{{Name: "m", Type: types.MapType(keyRow, types.IntType())}}); err == nil {
+	if _, err := NewRowEncoder([]types.Column{{Name: "m", Type: types.MapType(keyRow, types.IntType())}}); err == nil {
 		t.Error("NewRowEncoder took a MAP whose keys are rows")
 	}
 }

@@ -41,7 +41,7 @@ const (
 
 // NewDecoder implements table.Format: cols must be exactly one physical
 // column of a type raw reads (see CheckColumns).
-func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decoder, error) {
+func (Format) NewDecoder(cols []types.Column, opts options.Values) (table.Decoder, error) {
 	c, cd, err := column(cols, opts, "decodes")
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (Format) NewDecoder(cols []table.Column, opts options.Values) (table.Decode
 
 type decoder struct {
 	codec
-	col    table.Column
+	col    types.Column
 	t      *types.DataType
 	expect string
 	width  int    // the length a value must have; 0 for any
@@ -88,9 +88,9 @@ type byteOrder interface {
 
 // column is the one column of cols, checked for a format that reads or
 // writes it (verb), and the options' codec.
-func column(cols []table.Column, opts options.Values, verb string) (table.Column, codec, error) {
+func column(cols []types.Column, opts options.Values, verb string) (types.Column, codec, error) {
 	if err := CheckColumns(cols); err != nil {
-		return table.Column{}, codec{}, err
+		return types.Column{}, codec{}, err
 	}
 	c := cols[0]
 	if c.Metadata {
@@ -268,7 +268,7 @@ func plural(n int, word string) string {
 
 // NewEncoder implements table.EncodingFormat: cols must be exactly one
 // physical column of a type raw reads (see CheckColumns).
-func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encoder, error) {
+func (Format) NewEncoder(cols []types.Column, opts options.Values) (table.Encoder, error) {
 	c, cd, err := column(cols, opts, "writes")
 	if err != nil {
 		return nil, err
@@ -278,7 +278,7 @@ func (Format) NewEncoder(cols []table.Column, opts options.Values) (table.Encode
 
 type encoder struct {
 	codec
-	col   table.Column
+	col   types.Column
 	bound arrow.Array // the last array checked against the column's type
 }
 

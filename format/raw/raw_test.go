@@ -30,7 +30,7 @@ func TestErrorKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []table.Column{{Name: "v", Type: types.IntType()}}
+	cols := []types.Column{{Name: "v", Type: types.IntType()}}
 	dec, err := Format{}.NewDecoder(cols, vals)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestErrorKinds(t *testing.T) {
 	if n != 0 || !errors.As(err, &de) || de.Field != "v" || de.Msg != "expected INT (4 bytes), got 3 bytes" || b.Len() != 0 {
 		t.Errorf("got %d, %#v, %d values", n, err, b.Len())
 	}
-	_, err = Format{}.NewDecoder([]table.Column{{Name: "offset", Type: types.BigIntType(), Metadata: true}}, vals)
+	_, err = Format{}.NewDecoder([]types.Column{{Name: "offset", Type: types.BigIntType(), Metadata: true}}, vals)
 	if err == nil || !strings.Contains(err.Error(), "metadata column") {
 		t.Errorf("got %v", err)
 	}
@@ -73,7 +73,7 @@ func FuzzRawDecode(f *testing.F) {
 		schema, kvs := fuzzCase(data[0])
 		cols, dec := formattest.NewDecoder(t, Format{}, schema, kvs...)
 		mem := tabletest.CheckedAlloc(t)
-		bb := batch.NewBuilder(mem, (&table.Schema{Columns: cols}).Arrow(), nil, dec, 0)
+		bb := batch.NewBuilder(mem, (&types.Schema{Columns: cols}).Arrow(), nil, dec, 0)
 		defer bb.Release()
 		rest := data[1:]
 		// The whole value, its halves, and a tombstone when the input is a
@@ -116,7 +116,7 @@ func BenchmarkDecodeRawBigInt(b *testing.B) {
 
 func benchRaw(b *testing.B, typ string, kvs []options.KV, value []byte) {
 	cols, dec := formattest.NewDecoder(b, Format{}, "v "+typ, kvs...)
-	bb := batch.NewBuilder(memory.NewGoAllocator(), (&table.Schema{Columns: cols}).Arrow(), nil, dec, 1024)
+	bb := batch.NewBuilder(memory.NewGoAllocator(), (&types.Schema{Columns: cols}).Arrow(), nil, dec, 1024)
 	defer bb.Release()
 	b.SetBytes(int64(len(value)))
 	b.ReportAllocs()

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/kshare/kshare/options"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -44,7 +43,7 @@ var Options = &options.Set{
 // CheckColumns says whether raw can decode into cols, a table's physical
 // columns: the whole value is one column, so there must be exactly one, of
 // a type that a value's bytes can be read as.
-func CheckColumns(cols []table.Column) error {
+func CheckColumns(cols []types.Column) error {
 	if len(cols) != 1 {
 		names := ""
 		for i, c := range cols {

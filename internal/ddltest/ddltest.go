@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/format/raw"
 	"github.com/kshare/kshare/kafka"
@@ -13,6 +14,7 @@ import (
 	"github.com/kshare/kshare/sharegroup"
 	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Connector is the kafka-sharegroup connector's declarations, with a
@@ -22,7 +24,7 @@ type Connector struct{}
 func (Connector) Name() string                  { return "kafka-sharegroup" }
 func (Connector) Options() *options.Set         { return sharegroup.Options }
 func (Connector) Metadata() []table.MetadataKey { return sharegroup.Metadata }
-func (Connector) NewSource(b *table.Bound) (table.Source, error) {
+func (Connector) NewSource(b *table.Bound) (flow.Source, error) {
 	if err := sharegroup.Validate(b.Options); err != nil {
 		return nil, err
 	}
@@ -31,7 +33,7 @@ func (Connector) NewSource(b *table.Bound) (table.Source, error) {
 
 type fakeSource struct{}
 
-func (fakeSource) Open(context.Context, table.OpenOptions) (table.Stream, error) {
+func (fakeSource) Open(context.Context, flow.OpenOptions) (flow.Stream, error) {
 	return nil, errors.New("fake source: no broker")
 }
 
@@ -42,11 +44,11 @@ type WriteOnly struct {
 	Decl *options.Set
 }
 
-func (c WriteOnly) Name() string                               { return c.Kind }
-func (c WriteOnly) Options() *options.Set                      { return c.Decl }
-func (WriteOnly) Metadata() []table.MetadataKey                { return nil }
-func (WriteOnly) TakesNoFormat()                               {}
-func (WriteOnly) NewSource(*table.Bound) (table.Source, error) { return fakeSource{}, nil }
+func (c WriteOnly) Name() string                              { return c.Kind }
+func (c WriteOnly) Options() *options.Set                     { return c.Decl }
+func (WriteOnly) Metadata() []table.MetadataKey               { return nil }
+func (WriteOnly) TakesNoFormat()                              {}
+func (WriteOnly) NewSource(*table.Bound) (flow.Source, error) { return fakeSource{}, nil }
 
 // Keyed is a write-only connector that takes a PRIMARY KEY, as 'jdbc'
 // does.
@@ -59,24 +61,24 @@ func (Keyed) TakesPrimaryKey() {}
 // takes one of its own formats.
 type Files struct{}
 
-func (Files) Name() string                                 { return sinkspec.Filesystem }
-func (Files) Options() *options.Set                        { return sinkspec.FilesystemOptions }
-func (Files) Metadata() []table.MetadataKey                { return nil }
-func (Files) Formats() []string                            { return sinkspec.FilesystemFormats }
-func (Files) OwnFormats() []string                         { return sinkspec.FilesystemOwnFormats }
-func (Files) NewSource(*table.Bound) (table.Source, error) { return fakeSource{}, nil }
+func (Files) Name() string                                { return sinkspec.Filesystem }
+func (Files) Options() *options.Set                       { return sinkspec.FilesystemOptions }
+func (Files) Metadata() []table.MetadataKey               { return nil }
+func (Files) Formats() []string                           { return sinkspec.FilesystemFormats }
+func (Files) OwnFormats() []string                        { return sinkspec.FilesystemOwnFormats }
+func (Files) NewSource(*table.Bound) (flow.Source, error) { return fakeSource{}, nil }
 
 // Format is a format's declarations (Decl) under its name (Kind), whose
 // decoder checks the columns with Check, if set, and decodes nothing.
 type Format struct {
 	Kind  string
 	Decl  *options.Set
-	Check func([]table.Column) error
+	Check func([]types.Column) error
 }
 
 func (f Format) Name() string          { return f.Kind }
 func (f Format) Options() *options.Set { return f.Decl }
-func (f Format) NewDecoder(cols []table.Column, _ options.Values) (table.Decoder, error) {
+func (f Format) NewDecoder(cols []types.Column, _ options.Values) (table.Decoder, error) {
 	if f.Check != nil {
 		if err := f.Check(cols); err != nil {
 			return nil, err

@@ -15,20 +15,20 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // CSV encodes rows of cols as CSV: a NULL is an empty field, every other
 // value is written as the shell prints it (render.Formatter). It is not
 // safe for concurrent use.
 type CSV struct {
-	cols []table.Column
+	cols []types.Column
 	buf  bytes.Buffer
 	vals []string
 }
 
 // NewCSV returns an encoder of rows whose columns are cols.
-func NewCSV(cols []table.Column) *CSV {
+func NewCSV(cols []types.Column) *CSV {
 	return &CSV{cols: cols, vals: make([]string, len(cols))}
 }
 

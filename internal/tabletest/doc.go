@@ -5,7 +5,7 @@
 // rows or ids, the reading back of a Parquet file, and Arrow memory that
 // fails the test when it leaks (CheckedAlloc).
 //
-// The fakes follow the table.Acker contract to the letter, so a test sees
+// The fakes follow the flow.Acker contract to the letter, so a test sees
 // what a consumer did with each batch (its log) and what each row's fate
 // was (its verdicts), the way the real connector would settle them.
 //

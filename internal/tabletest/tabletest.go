@@ -15,8 +15,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // CheckedAlloc is Arrow memory for one test: when the test and every
@@ -47,7 +49,7 @@ func (c *Connector) Options() *options.Set {
 }
 func (c *Connector) Metadata() []table.MetadataKey { return c.Keys }
 
-func (c *Connector) NewSource(b *table.Bound) (table.Source, error) {
+func (c *Connector) NewSource(b *table.Bound) (flow.Source, error) {
 	s := &Source{Schema: b.Def.Schema.Arrow(), EOF: true, FailAt: -1}
 	if c.Fill != nil {
 		c.Fill(b, s)
@@ -86,7 +88,7 @@ type Format struct{ Kind string }
 
 func (f Format) Name() string          { return f.Kind }
 func (f Format) Options() *options.Set { return &options.Set{Owner: "format '" + f.Kind + "'"} }
-func (Format) NewDecoder([]table.Column, options.Values) (table.Decoder, error) {
+func (Format) NewDecoder([]types.Column, options.Values) (table.Decoder, error) {
 	return nil, nil
 }
 
@@ -114,15 +116,15 @@ type Source struct {
 	Handing func(i int)
 	// Stats, if set, is what every stream's Stats says instead of its own
 	// counts.
-	Stats func() table.Stats
+	Stats func() flow.Stats
 	// Quiet skips the log and the verdicts, for benchmarks of the consumer
 	// and not of the fake.
 	Quiet bool
 	// SaysWaiting makes a stream say that it waits for its reader
-	// (table.ReaderWaiter) once it handed out every batch, as a
+	// (flow.ReaderWaiter) once it handed out every batch, as a
 	// kafka-sharegroup stream does once each member handed out its poll.
 	SaysWaiting bool
-	// OnEvalError, if set, makes every batch's Acker a table.RowFailer
+	// OnEvalError, if set, makes every batch's Acker a flow.RowFailer
 	// with that policy ('reject', 'release', 'dead-letter'; 'fail', whose
 	// FailsRows is false). FailRow logs "b1: fail rows 2-3 (dead-letter):
 	// <err>" and settles those rows at once, a dead letter as accepted
@@ -133,11 +135,11 @@ type Source struct {
 	RecordRows int
 	// WrapAck, if set, wraps the Acker of batch i as the stream hands it
 	// out, for a test of a reader that asks an Acker for an optional
-	// capability (table.RowOrigins, say). The wrapper must pass
+	// capability (flow.RowOrigins, say). The wrapper must pass
 	// Mark, Done and Abandon on, for the log and the verdicts.
-	WrapAck func(i int, a table.Acker) table.Acker
+	WrapAck func(i int, a flow.Acker) flow.Acker
 	// Topic, if set, makes every batch's Acker tell the record behind
-	// each row (table.RowOrigins): of that topic, partition 0, its
+	// each row (flow.RowOrigins): of that topic, partition 0, its
 	// offset the record's place among the records the stream handed out
 	// (RecordRows rows each), delivery count 1. Unset, RowOrigin says it
 	// cannot tell, as a source that knows no records would.
@@ -151,12 +153,12 @@ type Source struct {
 	// of each batch, by batch (partition 0 past its end).
 	BatchPartition []int32
 	// Named, if set (with Topic), are the partitions every stream names
-	// before any record arrives (table.Partitioned), as a
+	// before any record arrives (flow.Partitioned), as a
 	// kafka-sharegroup stream names its topics'.
 	Named []int32
 	// LookupCfg, if set, is how a lookup join caches and retries this
 	// source's lookups (see OpenLookup); nil: no cache, no retries.
-	LookupCfg *table.LookupConfig
+	LookupCfg *flow.LookupConfig
 	// LookupFailures is how many lookups fail from now on (see OpenLookup).
 	LookupFailures int
 
@@ -170,7 +172,7 @@ type Source struct {
 // (counted from 0 in each stream).
 type Verdict struct {
 	Batch, Row  int
-	Disposition table.Disposition
+	Disposition flow.Disposition
 	// ByClose: the consumer never settled the batch; the stream's Close
 	// gave it back.
 	ByClose bool
@@ -212,7 +214,7 @@ func (s *Source) Release() {
 	s.Batches = nil
 }
 
-func (s *Source) Open(ctx context.Context, o table.OpenOptions) (table.Stream, error) {
+func (s *Source) Open(ctx context.Context, o flow.OpenOptions) (flow.Stream, error) {
 	if s.OpenErr != nil {
 		return nil, s.OpenErr
 	}
@@ -228,26 +230,26 @@ type stream struct {
 	offset int64 // the first record of the next batch (Source.Topic)
 	closed bool
 	acks   map[int]*acker
-	stats  table.Stats
+	stats  flow.Stats
 	mu     sync.Mutex
 }
 
 func (st *stream) Schema() *arrow.Schema { return st.src.Schema }
 
-func (st *stream) Next(ctx context.Context) (table.Batch, error) {
+func (st *stream) Next(ctx context.Context) (flow.Batch, error) {
 	if st.closed {
-		return table.Batch{}, errors.New("fake stream: Next after Close")
+		return flow.Batch{}, errors.New("fake stream: Next after Close")
 	}
 	if st.next < len(st.src.Batches) {
 		if st.next == st.src.FailAt {
-			return table.Batch{}, errors.New("fake stream: broker gone")
+			return flow.Batch{}, errors.New("fake stream: broker gone")
 		}
 		if st.src.Handing != nil {
 			st.src.Handing(st.next)
 		}
 		b := st.src.Batches[st.next]
 		b.Retain()
-		a := &acker{id: st.next, st: st, rows: int(b.NumRows()), offset: st.offset, marks: map[int]table.Disposition{}}
+		a := &acker{id: st.next, st: st, rows: int(b.NumRows()), offset: st.offset, marks: map[int]flow.Disposition{}}
 		per := max(st.src.RecordRows, 1)
 		st.offset += int64((a.rows + per - 1) / per)
 		st.acks[st.next] = a
@@ -256,28 +258,28 @@ func (st *stream) Next(ctx context.Context) (table.Batch, error) {
 		st.stats.Records += b.NumRows()
 		st.stats.Rows += b.NumRows()
 		st.mu.Unlock()
-		var ack table.Acker = a
+		var ack flow.Acker = a
 		if st.src.OnEvalError != "" {
 			ack = &rowFailer{a}
 		}
 		if st.src.WrapAck != nil {
 			ack = st.src.WrapAck(a.id, ack)
 		}
-		return table.Batch{Record: b, Ack: ack}, nil
+		return flow.Batch{Record: b, Ack: ack}, nil
 	}
 	if st.src.EOF {
-		return table.Batch{}, io.EOF
+		return flow.Batch{}, io.EOF
 	}
 	<-ctx.Done()
-	return table.Batch{}, ctx.Err()
+	return flow.Batch{}, ctx.Err()
 }
 
-var _ table.Partitioned = (*stream)(nil)
+var _ flow.Partitioned = (*stream)(nil)
 
-func (st *stream) Partitions() []table.PartitionID {
-	var ids []table.PartitionID
+func (st *stream) Partitions() []flow.PartitionID {
+	var ids []flow.PartitionID
 	for _, p := range st.src.Named {
-		ids = append(ids, table.PartitionID{Topic: st.src.Topic, Partition: p})
+		ids = append(ids, flow.PartitionID{Topic: st.src.Topic, Partition: p})
 	}
 	return ids
 }
@@ -286,7 +288,7 @@ func (st *stream) WaitsForReader() bool {
 	return st.src.SaysWaiting && st.next == len(st.src.Batches)
 }
 
-func (st *stream) Stats() table.Stats {
+func (st *stream) Stats() flow.Stats {
 	if st.src.Stats != nil {
 		return st.src.Stats()
 	}
@@ -317,18 +319,18 @@ func (st *stream) Close() error {
 }
 
 // acker records what is done to one batch and counts the outcome per row
-// as the table.Acker contract says.
+// as the flow.Acker contract says.
 type acker struct {
 	id      int
 	st      *stream
 	rows    int
 	offset  int64 // of the batch's first record
-	marks   map[int]table.Disposition
+	marks   map[int]flow.Disposition
 	failed  map[int]bool // rows settled by FailRow
 	settled bool
 }
 
-func (a *acker) Mark(row int, d table.Disposition) {
+func (a *acker) Mark(row int, d flow.Disposition) {
 	if a.settled {
 		a.st.src.logf("b%d: Mark after settling", a.id)
 	}
@@ -341,18 +343,18 @@ func (a *acker) Mark(row int, d table.Disposition) {
 func (a *acker) Done()    { a.settle(true, false) }
 func (a *acker) Abandon() { a.settle(false, false) }
 
-var _ table.RowOrigins = (*acker)(nil)
+var _ flow.RowOrigins = (*acker)(nil)
 
 // RowOrigin tells the record behind row when the source has a Topic.
-func (a *acker) RowOrigin(row int) (table.Origin, bool) {
+func (a *acker) RowOrigin(row int) (flow.Origin, bool) {
 	if a.st.src.Topic == "" || row < 0 || row >= a.rows {
-		return table.Origin{}, false
+		return flow.Origin{}, false
 	}
 	var part int32
 	if a.id < len(a.st.src.BatchPartition) {
 		part = a.st.src.BatchPartition[a.id]
 	}
-	return table.Origin{Topic: a.st.src.Topic, Partition: part, Offset: a.offset + int64(row/max(a.st.src.RecordRows, 1)), DeliveryCount: 1}, true
+	return flow.Origin{Topic: a.st.src.Topic, Partition: part, Offset: a.offset + int64(row/max(a.st.src.RecordRows, 1)), DeliveryCount: 1}, true
 }
 
 // settle logs the final disposition of every row: "b0: done accept 0-2,
@@ -367,7 +369,7 @@ func (a *acker) settle(done, byClose bool) {
 	if src.Quiet {
 		return
 	}
-	by := map[table.Disposition][]int{}
+	by := map[flow.Disposition][]int{}
 	for i := 0; i < a.rows; i++ {
 		if a.failed[i] {
 			continue // settled by FailRow
@@ -375,9 +377,9 @@ func (a *acker) settle(done, byClose bool) {
 		d, marked := a.marks[i]
 		switch {
 		case !marked && done:
-			d = table.Accept
-		case !done && d != table.Reject:
-			d = table.Release
+			d = flow.Accept
+		case !done && d != flow.Reject:
+			d = flow.Release
 		}
 		by[d] = append(by[d], i)
 		src.mu.Lock()
@@ -385,11 +387,11 @@ func (a *acker) settle(done, byClose bool) {
 		src.mu.Unlock()
 		a.st.mu.Lock()
 		switch d {
-		case table.Accept:
+		case flow.Accept:
 			a.st.stats.Accepted++
-		case table.Release:
+		case flow.Release:
 			a.st.stats.Released++
-		case table.Reject:
+		case flow.Reject:
 			a.st.stats.Rejected++
 		}
 		a.st.mu.Unlock()
@@ -399,7 +401,7 @@ func (a *acker) settle(done, byClose bool) {
 		verb = "abandon"
 	}
 	var parts []string
-	for _, d := range []table.Disposition{table.Accept, table.Release, table.Reject} {
+	for _, d := range []flow.Disposition{flow.Accept, flow.Release, flow.Reject} {
 		if rows := by[d]; len(rows) > 0 {
 			parts = append(parts, d.String()+" "+ranges(rows))
 		}
@@ -411,7 +413,7 @@ func (a *acker) settle(done, byClose bool) {
 // evaluated (Source.OnEvalError).
 type rowFailer struct{ *acker }
 
-var _ table.RowFailer = (*rowFailer)(nil)
+var _ flow.RowFailer = (*rowFailer)(nil)
 
 func (a *rowFailer) FailsRows() bool { return a.st.src.OnEvalError != "fail" }
 
@@ -425,12 +427,12 @@ func (a *rowFailer) FailRow(row int, err error) (from, to int) {
 	if a.failed == nil {
 		a.failed = map[int]bool{}
 	}
-	d := table.Accept // a dead letter's record is accepted
+	d := flow.Accept // a dead letter's record is accepted
 	switch src.OnEvalError {
 	case "reject":
-		d = table.Reject
+		d = flow.Reject
 	case "release", "fail":
-		d = table.Release
+		d = flow.Release
 	}
 	for i := from; i < to; i++ {
 		a.failed[i] = true
@@ -520,7 +522,7 @@ func IDBatches(t testing.TB, mem memory.Allocator, schema *arrow.Schema, batches
 	return out
 }
 
-// OpenLookup makes every Source a table.LookupSource, for the planner's
+// OpenLookup makes every Source a flow.LookupSource, for the planner's
 // tests of lookup joins: a lookup finds, for each key, the rows of
 // Batches (in order) whose columns at o.Keys have the key's values (by
 // their text, ValueStr). The Source's columns are taken to be the table's
@@ -528,7 +530,7 @@ func IDBatches(t testing.TB, mem memory.Allocator, schema *arrow.Schema, batches
 // Each lookup is logged ("lookup: 2 keys, 3 rows"); LookupFailures, while
 // above 0, makes the next lookup fail ("fake lookup: database gone") and
 // counts down.
-func (s *Source) OpenLookup(ctx context.Context, o table.LookupOptions) (table.Lookuper, error) {
+func (s *Source) OpenLookup(ctx context.Context, o flow.LookupOptions) (flow.Lookuper, error) {
 	if s.OpenErr != nil {
 		return nil, s.OpenErr
 	}
@@ -540,11 +542,11 @@ func (s *Source) OpenLookup(ctx context.Context, o table.LookupOptions) (table.L
 }
 
 // LookupConfig is the source's LookupCfg, or no cache and no retries.
-func (s *Source) LookupConfig() table.LookupConfig {
+func (s *Source) LookupConfig() flow.LookupConfig {
 	if s.LookupCfg != nil {
 		return *s.LookupCfg
 	}
-	return table.LookupConfig{}
+	return flow.LookupConfig{}
 }
 
 type lookuper struct {

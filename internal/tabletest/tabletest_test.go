@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
@@ -29,11 +30,11 @@ func TestSourceRecordsWhatBecameOfEachRow(t *testing.T) {
 		t.Fatalf("%d batches of 5 rows by 2, want 3", len(src.Batches))
 	}
 	ctx := context.Background()
-	st, err := src.Open(ctx, table.OpenOptions{Alloc: mem})
+	st, err := src.Open(ctx, flow.OpenOptions{Alloc: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := func() table.Batch {
+	next := func() flow.Batch {
 		t.Helper()
 		b, err := st.Next(ctx)
 		if err != nil {
@@ -43,11 +44,11 @@ func TestSourceRecordsWhatBecameOfEachRow(t *testing.T) {
 		return b
 	}
 	b0, b1, b2 := next(), next(), next()
-	b0.Ack.Mark(1, table.Release)
+	b0.Ack.Mark(1, flow.Release)
 	b0.Ack.Done()
 	b0.Ack.Done()
-	b1.Ack.Mark(0, table.Reject)
-	b1.Ack.Mark(2, table.Accept)
+	b1.Ack.Mark(0, flow.Reject)
+	b1.Ack.Mark(2, flow.Accept)
 	b1.Ack.Abandon()
 	if _, err := st.Next(ctx); !errors.Is(err, io.EOF) {
 		t.Errorf("Next after the last batch: %v, want io.EOF", err)
@@ -88,12 +89,12 @@ func TestConnectorCountsWhatConsumersSettled(t *testing.T) {
 		s.FailAt = 1
 		t.Cleanup(s.Release)
 	}}
-	def := &table.Definition{Name: "t", Schema: table.Schema{Columns: []table.Column{{Name: "id", Type: types.BigIntType()}}}}
+	def := &table.Definition{Name: "t", Schema: types.Schema{Columns: []types.Column{{Name: "id", Type: types.BigIntType()}}}}
 	if _, err := c.NewSource(&table.Bound{Def: def}); err != nil {
 		t.Fatal(err)
 	}
 	src := c.Sources()[0]
-	st, err := src.Open(context.Background(), table.OpenOptions{Alloc: mem})
+	st, err := src.Open(context.Background(), flow.OpenOptions{Alloc: mem})
 	if err != nil {
 		t.Fatal(err)
 	}

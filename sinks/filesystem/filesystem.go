@@ -9,9 +9,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Connector is the 'filesystem' connector, for a registry of one's own;
@@ -33,8 +35,8 @@ func (connector) Metadata() []table.MetadataKey { return nil }
 func (connector) Formats() []string             { return sinkspec.FilesystemFormats }
 func (connector) OwnFormats() []string          { return sinkspec.FilesystemOwnFormats }
 
-func (connector) NewSource(b *table.Bound) (table.Source, error) {
-	return table.WriteOnly(b.Def.Name, "filesystem", "read its part files with another tool"), nil
+func (connector) NewSource(b *table.Bound) (flow.Source, error) {
+	return flow.WriteOnly(b.Def.Name, "filesystem", "read its part files with another tool"), nil
 }
 
 // alloc holds a parquet part's pages until it is written; tests check it.
@@ -42,7 +44,7 @@ var alloc memory.Allocator = memory.DefaultAllocator
 
 // NewSink checks that the format can write the table's columns; the
 // directory is checked by Open.
-func (connector) NewSink(b *table.Bound) (table.Sink, error) {
+func (connector) NewSink(b *table.Bound) (flow.Sink, error) {
 	cols, _ := b.Def.Schema.Physical()
 	s := &sink{
 		table: options.Cut(b.Def.Name), dir: b.Options.String(sinkspec.OptPath), cols: cols,
@@ -72,18 +74,18 @@ func (connector) NewSink(b *table.Bound) (table.Sink, error) {
 // sink is a bound filesystem table.
 type sink struct {
 	table, dir  string
-	cols        []table.Column
+	cols        []types.Column
 	format, ext string
 	newEncoder  func() (table.Encoder, error) // json's
 	policy      policy
 }
 
-func (s *sink) Columns() []table.Column { return s.cols }
+func (s *sink) Columns() []types.Column { return s.cols }
 
 // Open makes the directory if it is missing, as Flink does, and checks
 // that a file can be created in it, so that an INSERT into a path that
 // cannot be written fails before anything is read.
-func (s *sink) Open(context.Context) (table.Writer, error) {
+func (s *sink) Open(context.Context) (flow.Writer, error) {
 	bad := func(err error) error {
 		return table.Errorf(s.table, "'path' %s: %w", options.Cut(s.dir), err)
 	}

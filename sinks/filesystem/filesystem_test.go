@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
+	"github.com/kshare/kshare/flow"
 	_ "github.com/kshare/kshare/format/json"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/parse"
@@ -33,9 +34,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // open binds a filesystem table of cols writing into dir with the extra
 // WITH pairs, and opens its writer; the test's cleanup closes it.
-func open(t *testing.T, cols, dir, format, extra string) (table.Sink, table.Writer) {
+func open(t *testing.T, cols, dir, format, extra string) (flow.Sink, flow.Writer) {
 	t.Helper()
-	var w table.Writer
+	var w flow.Writer
 	s, err := sinkOf(fmt.Sprintf("CREATE TABLE f %s WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = '%s'%s)", cols, dir, format, extra))
 	if err == nil {
 		w, err = s.Open(context.Background())
@@ -48,7 +49,7 @@ func open(t *testing.T, cols, dir, format, extra string) (table.Sink, table.Writ
 }
 
 // sinkOf binds the table of one CREATE TABLE and returns its sink.
-func sinkOf(ddl string) (table.Sink, error) {
+func sinkOf(ddl string) (flow.Sink, error) {
 	stmts, err := parse.Parse(ddl)
 	if err != nil {
 		return nil, err
@@ -62,9 +63,9 @@ func sinkOf(ddl string) (table.Sink, error) {
 
 // batch is rows (JSON) as a record batch of s's columns, allocated from
 // alloc.
-func batch(t *testing.T, alloc *tabletestAlloc, s table.Sink, rows string) arrow.RecordBatch {
+func batch(t *testing.T, alloc *tabletestAlloc, s flow.Sink, rows string) arrow.RecordBatch {
 	t.Helper()
-	schema := (&table.Schema{Columns: s.Columns()}).Arrow()
+	schema := (&types.Schema{Columns: s.Columns()}).Arrow()
 	rec, _, err := array.RecordFromJSON(alloc, schema, strings.NewReader(rows))
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +156,7 @@ func TestPartCommitted(t *testing.T) {
 			if len(final) != 0 || len(hidden) != 1 || !strings.HasSuffix(hidden[0], "."+tc.format+".inprogress") || len(a.got()) != 0 {
 				t.Fatalf("before the commit: files %v, hidden %v, acks %v; want one in-progress part and no ack", final, hidden, a.got())
 			}
-			w.(table.Flusher).Flush()
+			w.(flow.Flusher).Flush()
 			final, hidden = files(t, dir)
 			if len(final) != 1 || len(hidden) != 0 || !strings.HasPrefix(final[0], "part-") || !strings.HasSuffix(final[0], "-0."+tc.format) {
 				t.Fatalf("after the commit: files %v, hidden %v; want one part-<uuid>-0.%s", final, hidden, tc.format)
@@ -163,7 +164,7 @@ func TestPartCommitted(t *testing.T) {
 			if got := a.got(); len(got) != 2 || got[0] != nil || got[1] != nil {
 				t.Errorf("acks %v, want both batches acknowledged", got)
 			}
-			if st := w.Stats(); st != (table.SinkStats{Written: 3, Acked: 3}) {
+			if st := w.Stats(); st != (flow.SinkStats{Written: 3, Acked: 3}) {
 				t.Errorf("stats %+v, want 3 written and acked", st)
 			}
 			path := filepath.Join(dir, final[0])
@@ -294,7 +295,7 @@ func TestCloseDiscardsOpenPart(t *testing.T) {
 		if final, hidden := files(t, dir); len(final)+len(hidden) != 0 {
 			t.Errorf("%s: files %v %v left by a part that was not committed", format, final, hidden)
 		}
-		if st := w.Stats(); st != (table.SinkStats{Written: 2, Failed: 2}) {
+		if st := w.Stats(); st != (flow.SinkStats{Written: 2, Failed: 2}) {
 			t.Errorf("%s: stats %+v, want 2 written and failed", format, st)
 		}
 		if err := w.Write(context.Background(), batch(t, alloc, s, rows2), a.done()); err == nil {
@@ -351,7 +352,7 @@ func TestRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tb.Source.Open(context.Background(), table.OpenOptions{}); err == nil || !strings.Contains(err.Error(), "writes but cannot read; use it as the target of INSERT INTO") {
+	if _, err := tb.Source.Open(context.Background(), flow.OpenOptions{}); err == nil || !strings.Contains(err.Error(), "writes but cannot read; use it as the target of INSERT INTO") {
 		t.Errorf("reading a filesystem table: %v", err)
 	}
 }
@@ -422,15 +423,15 @@ func TestEncodeErrorWritesNothing(t *testing.T) {
 	col := b.NewArray()
 	b.Release()
 	defer col.Release()
-	rec := array.NewRecordBatch((&table.Schema{Columns: s.Columns()}).Arrow(), []arrow.Array{col}, 2)
+	rec := array.NewRecordBatch((&types.Schema{Columns: s.Columns()}).Arrow(), []arrow.Array{col}, 2)
 	defer rec.Release()
 	a := newAcks()
 	err := w.Write(context.Background(), rec, a.done())
-	var re *table.RowError
+	var re *flow.RowError
 	if !errors.As(err, &re) || re.Row != 1 {
 		t.Fatalf("Write: %v, want a RowError for row 2", err)
 	}
-	w.(table.Flusher).Flush()
+	w.(flow.Flusher).Flush()
 	if final, hidden := files(t, dir); len(final)+len(hidden) != 0 || len(a.got()) != 0 {
 		t.Errorf("files %v %v, acks %v after a refused batch; want none", final, hidden, a.got())
 	}
@@ -443,7 +444,7 @@ func TestParquetTypeMismatch(t *testing.T) {
 	defer filesystem.SetAlloc(alloc)()
 	dir := t.TempDir()
 	_, w := open(t, "(id BIGINT)", dir, "parquet", "")
-	wrong := (&table.Schema{Columns: []table.Column{{Name: "id", Type: types.IntType()}}}).Arrow()
+	wrong := (&types.Schema{Columns: []types.Column{{Name: "id", Type: types.IntType()}}}).Arrow()
 	rec, _, err := array.RecordFromJSON(alloc, wrong, strings.NewReader(`[{"id": 1}]`))
 	if err != nil {
 		t.Fatal(err)

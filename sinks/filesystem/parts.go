@@ -7,14 +7,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/rowfile"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // partEncoder writes one part's rows in the table's format.
 type partEncoder interface {
 	// write appends every row of rec, with one write call for csv and
-	// json. A row the format cannot write is a *table.RowError, and then
+	// json. A row the format cannot write is a *flow.RowError, and then
 	// nothing of rec was written; any other error breaks the part.
 	write(rec arrow.RecordBatch) error
 	// size is about how many bytes the part holds.
@@ -34,7 +36,7 @@ func (s *sink) newPartEncoder(w io.Writer) (partEncoder, error) {
 		}
 		return p, nil
 	case "parquet":
-		schema := (&table.Schema{Columns: s.cols}).Arrow()
+		schema := (&types.Schema{Columns: s.cols}).Arrow()
 		pw, err := rowfile.NewParquet(w, schema, alloc)
 		if err != nil {
 			return nil, err
@@ -90,7 +92,7 @@ func (p *linesPart) write(rec arrow.RecordBatch) error {
 	for i := 0; i < int(rec.NumRows()); i++ {
 		out, null, err := p.enc.Encode(b, cols, i)
 		if err != nil {
-			return &table.RowError{Row: i, Err: err}
+			return &flow.RowError{Row: i, Err: err}
 		}
 		if null {
 			out = append(out, "null"...)

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/uuid"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/rowfile"
 	"github.com/kshare/kshare/table"
 )
@@ -49,8 +50,8 @@ type writer struct {
 }
 
 var (
-	_ table.Writer  = (*writer)(nil)
-	_ table.Flusher = (*writer)(nil)
+	_ flow.Writer  = (*writer)(nil)
+	_ flow.Flusher = (*writer)(nil)
 )
 
 func newWriter(s *sink) (*writer, error) {
@@ -129,7 +130,7 @@ func (w *writer) Write(_ context.Context, rec arrow.RecordBatch, done func(error
 	}
 	p := w.part
 	if err := p.enc.write(rec); err != nil {
-		var re *table.RowError
+		var re *flow.RowError
 		if errors.As(err, &re) {
 			// Nothing of rec was written: the part goes on.
 			w.mu.Unlock()
@@ -183,8 +184,8 @@ func (w *writer) Close() error {
 	return nil
 }
 
-func (w *writer) Stats() table.SinkStats {
-	return table.SinkStats{Written: w.written.Load(), Acked: w.acked.Load(), Failed: w.failed.Load()}
+func (w *writer) Stats() flow.SinkStats {
+	return flow.SinkStats{Written: w.written.Load(), Acked: w.acked.Load(), Failed: w.failed.Load()}
 }
 
 // part is a part file being written.

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/pgtest"
 	"github.com/kshare/kshare/sinks/jdbc"
-	"github.com/kshare/kshare/table"
 )
 
 // BenchmarkAppend writes batches of 500 rows (the default flush, one
@@ -82,9 +82,9 @@ func BenchmarkAppend(b *testing.B) {
 				jdbc.AppendByCopy(w, c.byCopy)
 			}
 			// The upserts: every batch the same 500 keys again, as +U.
-			kinds := make([]table.RowKind, batchRows)
+			kinds := make([]flow.RowKind, batchRows)
 			for i := range kinds {
-				kinds[i] = table.KindUpdateAfter
+				kinds[i] = flow.KindUpdateAfter
 			}
 			var rows strings.Builder
 			rows.WriteString("[")
@@ -97,18 +97,18 @@ func BenchmarkAppend(b *testing.B) {
 			rows.WriteString("]")
 			rec := record(b, s, rows.String())
 			errs := make(chan error, 1)
-			origins := make([]table.Origin, batchRows)
+			origins := make([]flow.Origin, batchRows)
 			b.ResetTimer()
 			for n := range b.N {
 				var err error
 				if c.once {
 					// Each batch's records are new ones.
 					for i := range origins {
-						origins[i] = table.Origin{Group: "g", Topic: "orders", Offset: int64(n*batchRows + i), DeliveryCount: c.deliveries}
+						origins[i] = flow.Origin{Group: "g", Topic: "orders", Offset: int64(n*batchRows + i), DeliveryCount: c.deliveries}
 					}
-					err = w.(table.OriginWriter).WriteFrom(pgtest.Context(b), rec, origins, func(err error) { errs <- err })
+					err = w.(flow.OriginWriter).WriteFrom(pgtest.Context(b), rec, origins, func(err error) { errs <- err })
 				} else if c.upsert {
-					err = w.(table.ChangelogWriter).WriteChanges(pgtest.Context(b), rec, kinds, func(err error) { errs <- err })
+					err = w.(flow.ChangelogWriter).WriteChanges(pgtest.Context(b), rec, kinds, func(err error) { errs <- err })
 				} else {
 					err = w.Write(pgtest.Context(b), rec, func(err error) { errs <- err })
 				}

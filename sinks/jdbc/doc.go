@@ -8,8 +8,8 @@
 // DO UPDATE, a deletion (-D) is DELETE by key, and an update before (-U) is
 // dropped, since the +U that follows replaces the row; within one flush
 // only a key's last change is written. Such a table takes an updating
-// query's changes (table.ChangelogSink), keyed by the same columns
-// (table.KeyedSink, checked by INSERT INTO).
+// query's changes (flow.ChangelogSink), keyed by the same columns
+// (flow.KeyedSink, checked by INSERT INTO).
 //
 // Delivery is at least once: a batch is acknowledged (its source records
 // accepted) only once the transaction holding its rows committed; a flush
@@ -17,10 +17,10 @@
 // ('sink.max-retries'), and a commit whose answer was lost may write its
 // rows twice (an upsert then writes the same row again; an append has a
 // duplicate). A row the server refuses (a constraint, a value out of
-// range) fails its batch with a *table.RowError naming the row; the other
+// range) fails its batch with a *flow.RowError naming the row; the other
 // batches of the flush are written without it. With
 // 'sink.on-refused-record' = 'dead-letter' the writer is a
-// table.RefusedBySource: the pipeline settles the row's record by its
+// flow.RefusedBySource: the pipeline settles the row's record by its
 // source table's policy and writes the batch again without it.
 //
 // Sink.Open connects and checks the table before anything is read: that

@@ -13,9 +13,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Connector is the 'jdbc' connector, for a registry of one's own; init
@@ -30,8 +32,8 @@ var (
 	_ table.Sinker         = connector{}
 	_ table.FormatFree     = connector{}
 	_ table.KeyedConnector = connector{}
-	_ table.ChangelogSink  = (*upsertSink)(nil)
-	_ table.KeyedSink      = (*upsertSink)(nil)
+	_ flow.ChangelogSink   = (*upsertSink)(nil)
+	_ flow.KeyedSink       = (*upsertSink)(nil)
 )
 
 func (connector) Name() string                  { return sinkspec.JDBC }
@@ -42,7 +44,7 @@ func (connector) TakesPrimaryKey()              {}
 
 // NewSource: kshare writes jdbc tables and looks their rows up in a
 // lookup join (see lookup.go), but does not read them as a stream.
-func (connector) NewSource(b *table.Bound) (table.Source, error) {
+func (connector) NewSource(b *table.Bound) (flow.Source, error) {
 	return newLookupSource(b)
 }
 
@@ -55,7 +57,7 @@ const ConnectTimeout = 10 * time.Second
 var connectTimeout = ConnectTimeout
 
 // NewSink parses 'url' and the login, with no I/O; Open connects.
-func (connector) NewSink(b *table.Bound) (table.Sink, error) {
+func (connector) NewSink(b *table.Bound) (flow.Sink, error) {
 	name := options.Cut(b.Def.Name)
 	raw, _ := sinkspec.PostgresURL(b.Options.String(sinkspec.OptURL)) // checked by the option
 	cfg, err := pgx.ParseConfig(raw)
@@ -107,7 +109,7 @@ type sink struct {
 	table      string // the same, cut for messages
 	pgTable    string // 'table-name' as written
 	cfg        *pgx.ConnConfig
-	cols       []table.Column
+	cols       []types.Column
 	key        []int // positions in cols of the PRIMARY KEY; nil: append
 	maxRows    int
 	maxRetries int
@@ -127,7 +129,7 @@ type upsertSink struct{ *sink }
 func (*upsertSink) TakesChanges()       {}
 func (u *upsertSink) PrimaryKey() []int { return u.key }
 
-func (s *sink) Columns() []table.Column { return s.cols }
+func (s *sink) Columns() []types.Column { return s.cols }
 
 // errorf is an error of the kshare table (table.Error names it).
 func (s *sink) errorf(format string, args ...any) error { return table.Errorf(s.name, format, args...) }
@@ -139,7 +141,7 @@ func (s *sink) addr() string {
 
 // Open connects and checks the PostgreSQL table, so that an INSERT that
 // cannot write fails before anything is read.
-func (s *sink) Open(ctx context.Context) (table.Writer, error) {
+func (s *sink) Open(ctx context.Context) (flow.Writer, error) {
 	conn, t, err := s.connectChecked(ctx)
 	if err != nil {
 		return nil, err

@@ -15,10 +15,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/pgtest"
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/sinks/jdbc"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(pgtest.Run(m)) }
@@ -56,7 +58,7 @@ func bind(t testing.TB, ddl string) (*table.Bound, error) {
 }
 
 // sinkOf binds the table of one CREATE TABLE and returns its sink.
-func sinkOf(t testing.TB, ddl string) (table.Sink, error) {
+func sinkOf(t testing.TB, ddl string) (flow.Sink, error) {
 	t.Helper()
 	b, err := bind(t, ddl)
 	if err != nil {
@@ -66,7 +68,7 @@ func sinkOf(t testing.TB, ddl string) (table.Sink, error) {
 }
 
 // open opens the sink of ddl; the test's cleanup closes its writer.
-func open(t *testing.T, ddl string) (table.Sink, table.Writer, error) {
+func open(t *testing.T, ddl string) (flow.Sink, flow.Writer, error) {
 	t.Helper()
 	s, err := sinkOf(t, ddl)
 	if err != nil {
@@ -80,7 +82,7 @@ func open(t *testing.T, ddl string) (table.Sink, table.Writer, error) {
 	return s, w, nil
 }
 
-func mustOpen(t *testing.T, ddl string) (table.Sink, table.Writer) {
+func mustOpen(t *testing.T, ddl string) (flow.Sink, flow.Writer) {
 	t.Helper()
 	s, w, err := open(t, ddl)
 	if err != nil {
@@ -91,10 +93,10 @@ func mustOpen(t *testing.T, ddl string) (table.Sink, table.Writer) {
 
 // record makes a batch of the sink's columns from JSON rows (Arrow's JSON
 // form: one object per row).
-func record(t testing.TB, s table.Sink, rows string) arrow.RecordBatch {
+func record(t testing.TB, s flow.Sink, rows string) arrow.RecordBatch {
 	t.Helper()
 	cols := s.Columns()
-	def := table.Schema{Columns: cols}
+	def := types.Schema{Columns: cols}
 	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, def.Arrow(), strings.NewReader(rows))
 	if err != nil {
 		t.Fatalf("rows %s: %v", rows, err)
@@ -104,11 +106,11 @@ func record(t testing.TB, s table.Sink, rows string) arrow.RecordBatch {
 }
 
 // write writes rec (as kinds, when not nil) and waits for its done.
-func write(t *testing.T, w table.Writer, rec arrow.RecordBatch, kinds ...table.RowKind) error {
+func write(t *testing.T, w flow.Writer, rec arrow.RecordBatch, kinds ...flow.RowKind) error {
 	t.Helper()
 	return waitWrite(t, func(done func(error)) error {
 		if kinds != nil {
-			return w.(table.ChangelogWriter).WriteChanges(pgtest.Context(t), rec, kinds, done)
+			return w.(flow.ChangelogWriter).WriteChanges(pgtest.Context(t), rec, kinds, done)
 		}
 		return w.Write(pgtest.Context(t), rec, done)
 	})
@@ -179,24 +181,24 @@ func TestJdbcAppendTypes(t *testing.T) {
 func TestJdbcUpsertChanges(t *testing.T) {
 	pg := pgtest.Table(t, "k text PRIMARY KEY, n bigint NOT NULL")
 	s, w := mustOpen(t, "CREATE TABLE out (k STRING, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) "+with(t, pg, ""))
-	if _, ok := s.(table.ChangelogSink); !ok {
+	if _, ok := s.(flow.ChangelogSink); !ok {
 		t.Fatal("a jdbc table with a key does not take changes")
 	}
-	if ks, ok := s.(table.KeyedSink); !ok || len(ks.PrimaryKey()) != 1 || ks.PrimaryKey()[0] != 0 {
+	if ks, ok := s.(flow.KeyedSink); !ok || len(ks.PrimaryKey()) != 1 || ks.PrimaryKey()[0] != 0 {
 		t.Fatalf("key of the sink: %v", s)
 	}
-	I, UB, UA, D := table.KindInsert, table.KindUpdateBefore, table.KindUpdateAfter, table.KindDelete
+	I, UB, UA, D := flow.KindInsert, flow.KindUpdateBefore, flow.KindUpdateAfter, flow.KindDelete
 	steps := []struct {
 		rows  string
-		kinds []table.RowKind
+		kinds []flow.RowKind
 		want  string
 	}{
-		{`[{"k": "a", "n": 1}, {"k": "b", "n": 1}]`, []table.RowKind{I, I}, "a|1\nb|1"},
-		{`[{"k": "a", "n": 1}, {"k": "a", "n": 2}, {"k": "c", "n": 1}]`, []table.RowKind{UB, UA, I}, "a|2\nb|1\nc|1"},
+		{`[{"k": "a", "n": 1}, {"k": "b", "n": 1}]`, []flow.RowKind{I, I}, "a|1\nb|1"},
+		{`[{"k": "a", "n": 1}, {"k": "a", "n": 2}, {"k": "c", "n": 1}]`, []flow.RowKind{UB, UA, I}, "a|2\nb|1\nc|1"},
 		// Within one batch the last change of a key wins: b is deleted
 		// and inserted again, c inserted and deleted.
 		{`[{"k": "b", "n": 1}, {"k": "b", "n": 5}, {"k": "c", "n": 1}, {"k": "a", "n": 2}, {"k": "a", "n": 3}, {"k": "c", "n": 1}]`,
-			[]table.RowKind{D, I, UB, UB, UA, D}, "a|3\nb|5"},
+			[]flow.RowKind{D, I, UB, UB, UA, D}, "a|3\nb|5"},
 	}
 	for i, st := range steps {
 		if err := write(t, w, record(t, s, st.rows), st.kinds...); err != nil {
@@ -215,7 +217,7 @@ func TestJdbcUpsertByUniqueConstraint(t *testing.T) {
 	pg := pgtest.Table(t, "id serial PRIMARY KEY, a int NOT NULL, b text NOT NULL, v text, UNIQUE (b, a)")
 	s, w := mustOpen(t, "CREATE TABLE out (a INT, b STRING, v STRING, PRIMARY KEY (a, b) NOT ENFORCED) "+with(t, pg, ""))
 	for _, v := range []string{"x", "y"} {
-		if err := write(t, w, record(t, s, `[{"a": 1, "b": "k", "v": "`+v+`"}]`), table.KindInsert); err != nil {
+		if err := write(t, w, record(t, s, `[{"a": 1, "b": "k", "v": "`+v+`"}]`), flow.KindInsert); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -247,7 +249,7 @@ func TestJdbcConstraintViolation(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var rowErr *table.RowError
+			var rowErr *flow.RowError
 			var failed int
 			for range 2 {
 				err := <-errs
@@ -434,7 +436,7 @@ func TestJdbcOptions(t *testing.T) {
 	}
 	src, err := b.Connector.NewSource(b)
 	if err == nil {
-		_, err = src.Open(context.Background(), table.OpenOptions{})
+		_, err = src.Open(context.Background(), flow.OpenOptions{})
 	}
 	if err == nil || !strings.Contains(err.Error(), "table 'out': connector 'jdbc' does not read the PostgreSQL table as a stream; use it as the target of INSERT INTO, or look its rows up by key in a lookup join") {
 		t.Errorf("reading a jdbc table: %v", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/sinks/sinkspec"
 	"github.com/kshare/kshare/table"
@@ -25,12 +26,12 @@ import (
 // s.proc_time ON s.k = t.k).
 type lookupSource struct {
 	s   *sink // the table's binding, with no key: what it writes is not asked
-	cfg table.LookupConfig
+	cfg flow.LookupConfig
 }
 
 var (
-	_ table.LookupSource     = (*lookupSource)(nil)
-	_ table.LookupConfigurer = (*lookupSource)(nil)
+	_ flow.LookupSource     = (*lookupSource)(nil)
+	_ flow.LookupConfigurer = (*lookupSource)(nil)
 )
 
 // newLookupSource binds b for lookups: the login as NewSink reads it, and
@@ -51,7 +52,7 @@ func newLookupSource(b *table.Bound) (*lookupSource, error) {
 	plain.key = nil
 	plain.onceTable = ""
 	v := b.Options
-	cfg := table.LookupConfig{
+	cfg := flow.LookupConfig{
 		Cache:             v.String(sinkspec.OptLookupCache) == sinkspec.LookupCachePartial,
 		MaxRows:           int(v.Int(sinkspec.OptLookupMaxRows)),
 		ExpireAfterWrite:  v.Duration(sinkspec.OptLookupExpireAfterWrite),
@@ -73,10 +74,10 @@ func newLookupSource(b *table.Bound) (*lookupSource, error) {
 	return &lookupSource{s: &plain, cfg: cfg}, nil
 }
 
-func (l *lookupSource) LookupConfig() table.LookupConfig { return l.cfg }
+func (l *lookupSource) LookupConfig() flow.LookupConfig { return l.cfg }
 
 // Open refuses: a jdbc table is written, or looked up in a join.
-func (l *lookupSource) Open(context.Context, table.OpenOptions) (table.Stream, error) {
+func (l *lookupSource) Open(context.Context, flow.OpenOptions) (flow.Stream, error) {
 	return nil, l.s.errorf("connector 'jdbc' does not read the PostgreSQL table as a stream; use it as the target of INSERT INTO, "+
 		"or look its rows up by key in a lookup join (FROM orders AS o JOIN %s FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id)", types.QuoteIdent(l.s.name))
 }
@@ -85,7 +86,7 @@ func (l *lookupSource) Open(context.Context, table.OpenOptions) (table.Stream, e
 // does, and prepares the query that finds the rows of many keys at once:
 // the keys are passed as arrays, one per key column, and joined with the
 // table, each row found with the position of its key.
-func (l *lookupSource) OpenLookup(ctx context.Context, o table.LookupOptions) (table.Lookuper, error) {
+func (l *lookupSource) OpenLookup(ctx context.Context, o flow.LookupOptions) (flow.Lookuper, error) {
 	s := l.s
 	for _, c := range s.cols {
 		if k := c.Type.Kind; k == types.Array || k == types.Map || k == types.Row {
@@ -122,7 +123,7 @@ func (l *lookupSource) OpenLookup(ctx context.Context, o table.LookupOptions) (t
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	return &lookuper{src: l, conn: conn, query: query, keys: o.Keys, mem: mem, schema: (&table.Schema{Columns: s.cols}).Arrow()}, nil
+	return &lookuper{src: l, conn: conn, query: query, keys: o.Keys, mem: mem, schema: (&types.Schema{Columns: s.cols}).Arrow()}, nil
 }
 
 // lookuper runs lookups on one connection, reconnecting after an error.

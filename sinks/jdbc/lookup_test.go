@@ -9,15 +9,17 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/pgtest"
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/render"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // lookupOf binds the table of one CREATE TABLE and returns its source as a
-// table.LookupSource.
-func lookupOf(t *testing.T, ddl string) (table.LookupSource, *table.Bound, error) {
+// flow.LookupSource.
+func lookupOf(t *testing.T, ddl string) (flow.LookupSource, *table.Bound, error) {
 	t.Helper()
 	b, err := bind(t, ddl)
 	if err != nil {
@@ -27,19 +29,19 @@ func lookupOf(t *testing.T, ddl string) (table.LookupSource, *table.Bound, error
 	if err != nil {
 		return nil, b, err
 	}
-	return src.(table.LookupSource), b, nil
+	return src.(flow.LookupSource), b, nil
 }
 
 // openLookup opens a lookup of the table of ddl by the columns at keys
 // (positions in its schema); any error fails t, and the test's cleanup
 // closes the lookup.
-func openLookup(t *testing.T, ddl string, keys ...int) (table.Lookuper, *table.Bound) {
+func openLookup(t *testing.T, ddl string, keys ...int) (flow.Lookuper, *table.Bound) {
 	t.Helper()
 	ls, b, err := lookupOf(t, ddl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lk, err := ls.OpenLookup(pgtest.Context(t), table.LookupOptions{Keys: keys})
+	lk, err := ls.OpenLookup(pgtest.Context(t), flow.LookupOptions{Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,9 +52,9 @@ func openLookup(t *testing.T, ddl string, keys ...int) (table.Lookuper, *table.B
 // keyRecord is keys (Arrow JSON) as a record of the key columns keyCols;
 // the test's cleanup releases it, and its memory must all be released by
 // then.
-func keyRecord(t *testing.T, keyCols []table.Column, keys string) arrow.RecordBatch {
+func keyRecord(t *testing.T, keyCols []types.Column, keys string) arrow.RecordBatch {
 	t.Helper()
-	kr, _, err := array.RecordFromJSON(tabletest.CheckedAlloc(t), (&table.Schema{Columns: keyCols}).Arrow(), strings.NewReader(keys))
+	kr, _, err := array.RecordFromJSON(tabletest.CheckedAlloc(t), (&types.Schema{Columns: keyCols}).Arrow(), strings.NewReader(keys))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func keyRecord(t *testing.T, keyCols []table.Column, keys string) arrow.RecordBa
 
 // lookupRows looks keys (Arrow JSON of the key columns) up and renders each
 // row found as "key#: v|v|...".
-func lookupRows(t *testing.T, lk table.Lookuper, b *table.Bound, keyCols []table.Column, keys string) []string {
+func lookupRows(t *testing.T, lk flow.Lookuper, b *table.Bound, keyCols []types.Column, keys string) []string {
 	t.Helper()
 	rows, of, err := lk.Lookup(pgtest.Context(t), keyRecord(t, keyCols, keys))
 	if err != nil {
@@ -72,7 +74,7 @@ func lookupRows(t *testing.T, lk table.Lookuper, b *table.Bound, keyCols []table
 	return render1(rows, of, b.Def.Schema.Columns)
 }
 
-func render1(rows arrow.RecordBatch, of []int, cols []table.Column) []string {
+func render1(rows arrow.RecordBatch, of []int, cols []types.Column) []string {
 	var out []string
 	for i := range int(rows.NumRows()) {
 		vals := []string{}
@@ -112,7 +114,7 @@ func TestJdbcLookupCompositeKey(t *testing.T) {
 	pg := pgtest.Table(t, "region text, id bigint, name text, PRIMARY KEY (region, id)")
 	pgtest.Exec(t, "INSERT INTO "+pg+" VALUES ('eu', 1, 'ann'), ('us', 1, 'bob'), ('eu', 2, 'cy')")
 	lk, b := openLookup(t, `CREATE TABLE c (region STRING, id INT, name STRING, PRIMARY KEY (region, id) NOT ENFORCED) `+with(t, pg, ""), 1, 0)
-	keyCols := []table.Column{b.Def.Schema.Columns[1], b.Def.Schema.Columns[0]}
+	keyCols := []types.Column{b.Def.Schema.Columns[1], b.Def.Schema.Columns[0]}
 	got := strings.Join(lookupRows(t, lk, b, keyCols, `[{"id": 1, "region": "us"}, {"id": 2, "region": "us"}, {"id": 2, "region": "eu"}]`), " ")
 	if want := "0|us|1|bob 2|eu|2|cy"; got != want {
 		t.Errorf("got %s, want %s", got, want)
@@ -130,8 +132,8 @@ func TestJdbcLookupRefusals(t *testing.T) {
 	for _, c := range cases {
 		ls, _, err := lookupOf(t, c.ddl)
 		if err == nil {
-			var lk table.Lookuper
-			if lk, err = ls.OpenLookup(pgtest.Context(t), table.LookupOptions{Keys: []int{0}}); err == nil {
+			var lk flow.Lookuper
+			if lk, err = ls.OpenLookup(pgtest.Context(t), flow.LookupOptions{Keys: []int{0}}); err == nil {
 				lk.Close()
 			}
 		}
@@ -154,10 +156,10 @@ func TestJdbcLookupRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg := ls.(table.LookupConfigurer).LookupConfig(); !cfg.Cache || cfg.MaxRows != 10 || !cfg.CacheMissingKey || cfg.MaxRetries != 1 {
+	if cfg := ls.(flow.LookupConfigurer).LookupConfig(); !cfg.Cache || cfg.MaxRows != 10 || !cfg.CacheMissingKey || cfg.MaxRetries != 1 {
 		t.Errorf("config %+v", cfg)
 	}
-	_, err = ls.(table.Source).Open(context.Background(), table.OpenOptions{})
+	_, err = ls.(flow.Source).Open(context.Background(), flow.OpenOptions{})
 	if err == nil || !strings.Contains(err.Error(), "FOR SYSTEM_TIME AS OF") {
 		t.Errorf("reading a jdbc table as a stream: %v, want a refusal naming the lookup join", err)
 	}

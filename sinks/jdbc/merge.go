@@ -1,6 +1,6 @@
 package jdbc
 
-// This file writes an aggregate exactly once (table.MergeWriter): each
+// This file writes an aggregate exactly once (flow.MergeWriter): each
 // batch of changes is written as what it adds to the table's rows (COUNT
 // and SUM the value after less the value before, MIN and MAX the new
 // value, kept if smaller or larger), merged by INSERT ... ON CONFLICT DO
@@ -23,14 +23,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
-var _ table.MergeWriter = onceWriter{}
+var _ flow.MergeWriter = onceWriter{}
 
 // WriteMerged queues rec's changes as the increments they make (see the
 // file's comment) with the records they folded.
-func (w onceWriter) WriteMerged(_ context.Context, rec arrow.RecordBatch, kinds []table.RowKind, ops []table.MergeOp, origins []table.Origin, done func(error)) error {
+func (w onceWriter) WriteMerged(_ context.Context, rec arrow.RecordBatch, kinds []flow.RowKind, ops []flow.MergeOp, origins []flow.Origin, done func(error)) error {
 	if len(ops) != len(w.t.cols) || len(kinds) != int(rec.NumRows()) {
 		return w.s.errorf("%d merge operations and %d kinds for %d columns and %d rows", len(ops), len(kinds), len(w.t.cols), rec.NumRows())
 	}
@@ -61,15 +61,15 @@ func (w onceWriter) WriteMerged(_ context.Context, rec arrow.RecordBatch, kinds 
 	for i := 0; i < n; i++ {
 		row := read(i)
 		switch kinds[i] {
-		case table.KindUpdateBefore:
+		case flow.KindUpdateBefore:
 			before[keyOf(row)] = row
 			continue
-		case table.KindDelete:
+		case flow.KindDelete:
 			return w.s.errorf("an aggregate's change deletes a row, which cannot be merged")
 		}
 		if old, ok := before[keyOf(row)]; ok {
 			for k, op := range ops {
-				if op != table.MergeAdd {
+				if op != flow.MergeAdd {
 					continue
 				}
 				d, err := minus(row[k], old[k])
@@ -107,7 +107,7 @@ func minus(after, before any) (any, error) {
 }
 
 // mergeSQLFor makes the statement that merges a row by ops, once.
-func (w onceWriter) mergeSQLFor(ops []table.MergeOp) error {
+func (w onceWriter) mergeSQLFor(ops []flow.MergeOp) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.mergeSQL != "" {
@@ -122,13 +122,13 @@ func (w onceWriter) mergeSQLFor(ops []table.MergeOp) error {
 		q := pgx.Identifier{w.t.cols[k]}.Sanitize()
 		old, now := cur+"."+q, "EXCLUDED."+q
 		switch op {
-		case table.MergeKey:
+		case flow.MergeKey:
 			continue
-		case table.MergeAdd:
+		case flow.MergeAdd:
 			set = append(set, fmt.Sprintf("%s = COALESCE(%s + %s, %s, %s)", q, old, now, old, now))
-		case table.MergeMin:
+		case flow.MergeMin:
 			set = append(set, fmt.Sprintf("%s = LEAST(%s, %s)", q, old, now))
-		case table.MergeMax:
+		case flow.MergeMax:
 			set = append(set, fmt.Sprintf("%s = GREATEST(%s, %s)", q, old, now))
 		}
 	}
@@ -227,7 +227,7 @@ type lookup struct {
 }
 
 // Applied reports which of records a committed transaction stored.
-func (w onceWriter) Applied(ctx context.Context, records []table.Origin) ([]bool, error) {
+func (w onceWriter) Applied(ctx context.Context, records []flow.Origin) ([]bool, error) {
 	l := w.lookup
 	l.mu.Lock()
 	defer l.mu.Unlock()

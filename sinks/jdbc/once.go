@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // recordsColumns are the columns of the records table that kshare writes;
@@ -199,7 +199,7 @@ type recordID struct {
 // idOf is o's identity; its stream is numbered (numberStreams). A
 // batch's records are of one stream or few: the last one's number is kept
 // so that a row costs no map lookup of two strings.
-func (w *writer) idOf(o table.Origin) recordID {
+func (w *writer) idOf(o flow.Origin) recordID {
 	k := streamKey{o.Group, o.Topic}
 	if k != w.once.lastStream || w.once.lastID == 0 {
 		// Numbers start at 1: 0 is no stream, never kept.
@@ -212,8 +212,8 @@ func (w *writer) idOf(o table.Origin) recordID {
 type onceWriter struct{ *writer }
 
 var (
-	_ table.OriginWriter = onceWriter{}
-	_ table.Pruner       = onceWriter{}
+	_ flow.OriginWriter = onceWriter{}
+	_ flow.Pruner       = onceWriter{}
 )
 
 func (w onceWriter) Write(context.Context, arrow.RecordBatch, func(error)) error {
@@ -221,7 +221,7 @@ func (w onceWriter) Write(context.Context, arrow.RecordBatch, func(error)) error
 }
 
 // WriteFrom queues rec's rows with their records' identities.
-func (w onceWriter) WriteFrom(ctx context.Context, rec arrow.RecordBatch, origins []table.Origin, done func(error)) error {
+func (w onceWriter) WriteFrom(ctx context.Context, rec arrow.RecordBatch, origins []flow.Origin, done func(error)) error {
 	if len(origins) != int(rec.NumRows()) {
 		return w.s.errorf("%d origins for %d rows", len(origins), rec.NumRows())
 	}
@@ -349,12 +349,12 @@ func kept(bs []*batch, keep [][]int) []*batch {
 // pruneRequest is a Prune: where the share group stands.
 type pruneRequest struct {
 	group  string
-	starts []table.PartitionStart
+	starts []flow.PartitionStart
 }
 
 // Prune takes note of where group stands; the writer's goroutine deletes
 // the identities before it between two flushes (forget).
-func (w onceWriter) Prune(group string, starts []table.PartitionStart) {
+func (w onceWriter) Prune(group string, starts []flow.PartitionStart) {
 	if len(starts) == 0 {
 		return
 	}

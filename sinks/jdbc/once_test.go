@@ -9,23 +9,23 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/pgtest"
 	"github.com/kshare/kshare/sinks/jdbc"
-	"github.com/kshare/kshare/table"
 )
 
 // onceTable opens an exactly-once jdbc table (id INT, v STRING) over a new
 // PostgreSQL table, with a records table of the test's own (dropped at its
 // end), and returns the sink, its writer and both tables' names.
-func onceTable(t *testing.T) (s table.Sink, w table.OriginWriter, pg, recs string) {
+func onceTable(t *testing.T) (s flow.Sink, w flow.OriginWriter, pg, recs string) {
 	t.Helper()
 	pg = pgtest.Table(t, "id integer, v text")
 	recs = recordsTable(t)
 	s, tw := mustOpen(t, "CREATE TABLE out (id INT, v STRING) "+
 		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'"))
-	ow, ok := tw.(table.OriginWriter)
+	ow, ok := tw.(flow.OriginWriter)
 	if !ok {
-		t.Fatalf("an exactly-once jdbc table's writer is a %T, not a table.OriginWriter", tw)
+		t.Fatalf("an exactly-once jdbc table's writer is a %T, not a flow.OriginWriter", tw)
 	}
 	return s, ow, pg, recs
 }
@@ -47,16 +47,16 @@ func records(recs string) string {
 
 // origins are the origins of records at offsets of partition 0 of topic
 // "orders" in share group "g", delivered the given number of times.
-func origins(deliveries int32, offsets ...int64) []table.Origin {
-	out := make([]table.Origin, len(offsets))
+func origins(deliveries int32, offsets ...int64) []flow.Origin {
+	out := make([]flow.Origin, len(offsets))
 	for i, o := range offsets {
-		out[i] = table.Origin{Group: "g", Topic: "orders", Offset: o, DeliveryCount: deliveries}
+		out[i] = flow.Origin{Group: "g", Topic: "orders", Offset: o, DeliveryCount: deliveries}
 	}
 	return out
 }
 
 // writeFrom writes rec with origins and waits for its done.
-func writeFrom(t *testing.T, w table.OriginWriter, rec arrow.RecordBatch, origins []table.Origin) error {
+func writeFrom(t *testing.T, w flow.OriginWriter, rec arrow.RecordBatch, origins []flow.Origin) error {
 	t.Helper()
 	return waitWrite(t, func(done func(error)) error { return w.WriteFrom(pgtest.Context(t), rec, origins, done) })
 }
@@ -184,12 +184,12 @@ func TestJdbcExactlyOnceRefusedRow(t *testing.T) {
 	recs := recordsTable(t)
 	s, tw := mustOpen(t, "CREATE TABLE out (id INT, v STRING) "+
 		with(t, pg, ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.table' = '"+recs+"'"))
-	w := tw.(table.OriginWriter)
+	w := tw.(flow.OriginWriter)
 	if err := writeFrom(t, w, record(t, s, `[{"id": 1, "v": "a"}]`), origins(1, 1)); err != nil {
 		t.Fatal(err)
 	}
 	err := writeFrom(t, w, record(t, s, `[{"id": 1, "v": "a"}, {"id": 2, "v": "bad"}]`), append(origins(2, 1), origins(1, 2)...))
-	var re *table.RowError
+	var re *flow.RowError
 	if !errors.As(err, &re) || re.Row != 1 || !strings.Contains(err.Error(), "violates check constraint") {
 		t.Fatalf("got %v, want a RowError for row 2 (index 1) naming the constraint", err)
 	}
@@ -237,12 +237,12 @@ func TestJdbcExactlyOncePrune(t *testing.T) {
 	for i := range onP1 {
 		onP1[i].Partition = 1
 	}
-	for _, o := range [][]table.Origin{origins(1, 0, 1, 2, 3), other, onP1} {
+	for _, o := range [][]flow.Origin{origins(1, 0, 1, 2, 3), other, onP1} {
 		if err := writeFrom(t, w, record(t, s, rows), o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w.(table.Pruner).Prune("g", []table.PartitionStart{{Topic: "orders", Partition: 0, Offset: 3}, {Topic: "orders", Partition: 2, Offset: 100}})
+	w.(flow.Pruner).Prune("g", []flow.PartitionStart{{Topic: "orders", Partition: 0, Offset: 3}, {Topic: "orders", Partition: 2, Offset: 100}})
 	deadline := time.Now().Add(10 * time.Second)
 	for jdbc.Forgotten(w) < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -254,7 +254,7 @@ func TestJdbcExactlyOncePrune(t *testing.T) {
 	if n := jdbc.Forgotten(w); n != 3 {
 		t.Errorf("forgot %d records, want 3", n)
 	}
-	if pi := w.(table.Pruner).PruneInterval(); pi != time.Minute {
+	if pi := w.(flow.Pruner).PruneInterval(); pi != time.Minute {
 		t.Errorf("prune interval %v, want the default minute", pi)
 	}
 }
@@ -271,7 +271,7 @@ func TestJdbcExactlyOnceOpenTogether(t *testing.T) {
 			go func() {
 				s, err := sinkOf(t, ddl)
 				if err == nil {
-					var w table.Writer
+					var w flow.Writer
 					if w, err = s.Open(pgtest.Context(t)); err == nil {
 						err = w.Close()
 					}

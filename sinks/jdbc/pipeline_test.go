@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kshare/kshare"
+	"github.com/kshare/kshare/flow"
 	"github.com/kshare/kshare/internal/kafkatest"
 	"github.com/kshare/kshare/internal/pgtest"
 	"github.com/kshare/kshare/table"
@@ -235,7 +236,7 @@ func TestJdbcPipelineRefusedRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = res.Job.Wait(kafkatest.Context(t))
-	var rowErr *table.RowError
+	var rowErr *flow.RowError
 	if !errors.As(err, &rowErr) {
 		t.Fatalf("job ended with %v, want a RowError", err)
 	}

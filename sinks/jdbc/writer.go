@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // FlushTimeout bounds one attempt at a flush (its transaction), so that a
@@ -34,14 +34,14 @@ const (
 // batch is the rows of one Write, converted, waiting for their flush.
 type batch struct {
 	rows  [][]any
-	kinds []table.RowKind // of rows; nil: all insertions
-	index []int           // the row of the written batch each row is
-	n     int             // the written batch's rows (-U rows are not kept)
+	kinds []flow.RowKind // of rows; nil: all insertions
+	index []int          // the row of the written batch each row is
+	n     int            // the written batch's rows (-U rows are not kept)
 	done  func(error)
 	// origins are the records of rows, for a writer that writes exactly
 	// once; nil otherwise. Of a merged batch, the records its changes
 	// folded, not one a row.
-	origins []table.Origin
+	origins []flow.Origin
 	// merged: the rows are increments to merge (merge.go).
 	merged bool
 }
@@ -89,8 +89,8 @@ type writer struct {
 }
 
 var (
-	_ table.ChangelogWriter = (*writer)(nil)
-	_ table.LoggingWriter   = (*writer)(nil)
+	_ flow.ChangelogWriter = (*writer)(nil)
+	_ flow.LoggingWriter   = (*writer)(nil)
 )
 
 func newWriter(s *sink, t *target, conn *pgx.Conn, o *once) *writer {
@@ -147,7 +147,7 @@ func (w *writer) Write(ctx context.Context, rec arrow.RecordBatch, done func(err
 // (-U) is dropped: the update after that follows it replaces the row. A
 // Write waits while twice 'sink.buffer-flush.max-rows' rows are queued,
 // so that a slow server slows the job instead of filling memory.
-func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []table.RowKind, done func(error)) error {
+func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []flow.RowKind, done func(error)) error {
 	if w.once != nil {
 		return w.s.errorf("writes exactly once, which an updating query's changes cannot be")
 	}
@@ -156,7 +156,7 @@ func (w *writer) WriteChanges(_ context.Context, rec arrow.RecordBatch, kinds []
 
 // queueBatch converts rec's rows and queues them, with their kinds and
 // their records when given.
-func (w *writer) queueBatch(rec arrow.RecordBatch, kinds []table.RowKind, origins []table.Origin, done func(error)) error {
+func (w *writer) queueBatch(rec arrow.RecordBatch, kinds []flow.RowKind, origins []flow.Origin, done func(error)) error {
 	n := int(rec.NumRows())
 	readers := make([]reader, len(w.t.cols))
 	for k := range w.t.cols {
@@ -164,11 +164,11 @@ func (w *writer) queueBatch(rec arrow.RecordBatch, kinds []table.RowKind, origin
 	}
 	b := &batch{n: n, done: done}
 	for i := 0; i < n; i++ {
-		kind := table.KindInsert
+		kind := flow.KindInsert
 		if kinds != nil {
 			kind = kinds[i]
 		}
-		if kind == table.KindUpdateBefore {
+		if kind == flow.KindUpdateBefore {
 			continue
 		}
 		row := make([]any, len(readers))
@@ -249,7 +249,7 @@ type rowFailure struct {
 func (e *rowFailure) Error() string { return e.err.Error() }
 
 // flush writes bs in one transaction and calls their done. A batch with a
-// row the server refuses gets a *table.RowError; the others are written
+// row the server refuses gets a *flow.RowError; the others are written
 // again without it.
 func (w *writer) flush(bs []*batch) {
 	for len(bs) > 0 {
@@ -266,7 +266,7 @@ func (w *writer) flush(bs []*batch) {
 		if errors.As(err, &rf) {
 			b := bs[rf.batch]
 			w.failed.Add(int64(b.n))
-			b.done(&table.RowError{Row: b.index[rf.row], Err: w.s.scrub(rf.err)})
+			b.done(&flow.RowError{Row: b.index[rf.row], Err: w.s.scrub(rf.err)})
 			bs = slices.Delete(bs, rf.batch, rf.batch+1)
 			continue
 		}
@@ -311,7 +311,7 @@ func (w *writer) flushRetrying(bs []*batch) error {
 }
 
 // RefusedBySource says whether a row the server refuses goes by its
-// source table's policy (table.RefusedBySource).
+// source table's policy (flow.RefusedBySource).
 func (w *writer) RefusedBySource() bool { return w.s.bySource }
 
 // retryable reports whether err lost the connection rather than being
@@ -484,7 +484,7 @@ func (w *writer) upsert(ctx context.Context, tx pgx.Tx, bs []*batch) error {
 			for i, k := range w.s.key {
 				keyVals[i] = r[k]
 			}
-			del := b.kinds != nil && b.kinds[ri] == table.KindDelete
+			del := b.kinds != nil && b.kinds[ri] == flow.KindDelete
 			c := change{row: r, del: del, at: [2]int{bi, ri}}
 			k := keyString(keyVals)
 			if j, ok := last[k]; ok {
@@ -538,6 +538,6 @@ func (w *writer) Close() error {
 	return nil
 }
 
-func (w *writer) Stats() table.SinkStats {
-	return table.SinkStats{Written: w.written.Load(), Acked: w.acked.Load(), Failed: w.failed.Load(), Duplicates: w.duplicates.Load(), Brokers: w.s.addr()}
+func (w *writer) Stats() flow.SinkStats {
+	return flow.SinkStats{Written: w.written.Load(), Acked: w.acked.Load(), Failed: w.failed.Load(), Duplicates: w.duplicates.Load(), Brokers: w.s.addr()}
 }

@@ -16,7 +16,7 @@ import (
 // CheckBatch checks what a decoder promises about the batches built from
 // it, beyond arrow-go's own validation: strings are UTF-8, and NOT NULL
 // columns, array elements and map values hold no null.
-func CheckBatch(rec arrow.RecordBatch, cols []table.Column) error {
+func CheckBatch(rec arrow.RecordBatch, cols []types.Column) error {
 	if err := array.ValidateRecordFull(rec); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kshare/kshare/parse"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // ParseColumns reads "name TYPE [NOT NULL], ..." into columns, as the
@@ -13,7 +14,7 @@ import (
 // parser every table does (package parse), so a type a test names is one
 // a user can write.
 // An empty list is no columns.
-func ParseColumns(s string) ([]table.Column, error) {
+func ParseColumns(s string) ([]types.Column, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}

@@ -6,12 +6,13 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // NewDecoder is f's decoder for the columns of schema (as in a golden
 // case: "a INT, b STRING"), with f's options set to kvs; any error fails
 // tb.
-func NewDecoder(tb testing.TB, f table.Format, schema string, kvs ...options.KV) ([]table.Column, table.Decoder) {
+func NewDecoder(tb testing.TB, f table.Format, schema string, kvs ...options.KV) ([]types.Column, table.Decoder) {
 	tb.Helper()
 	cols, err := ParseColumns(schema)
 	if err != nil {
@@ -30,7 +31,7 @@ func NewDecoder(tb testing.TB, f table.Format, schema string, kvs ...options.KV)
 
 // NewCodec is NewDecoder with f's encoder of the same columns and options
 // beside it.
-func NewCodec(tb testing.TB, f table.Format, schema string, kvs ...options.KV) ([]table.Column, table.Decoder, table.Encoder) {
+func NewCodec(tb testing.TB, f table.Format, schema string, kvs ...options.KV) ([]types.Column, table.Decoder, table.Encoder) {
 	tb.Helper()
 	cols, dec := NewDecoder(tb, f, schema, kvs...)
 	vals, err := options.Parse(kvs, nil, f.Options())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 // Round-trip golden files (testdata/encode/*.txt) are written as the
@@ -90,8 +91,8 @@ func encodeCase(t *testing.T, f table.Format, c *Case) string {
 
 // DecodeAll decodes values with dec into one batch of cols; a value that
 // fails is an error.
-func DecodeAll(mem memory.Allocator, dec table.Decoder, cols []table.Column, values [][]byte) (arrow.RecordBatch, error) {
-	rb := array.NewRecordBuilder(mem, (&table.Schema{Columns: cols}).Arrow())
+func DecodeAll(mem memory.Allocator, dec table.Decoder, cols []types.Column, values [][]byte) (arrow.RecordBatch, error) {
+	rb := array.NewRecordBuilder(mem, (&types.Schema{Columns: cols}).Arrow())
 	defer rb.Release()
 	for k, v := range values {
 		if _, err := dec.Decode(v, rb.Fields()); err != nil {
@@ -107,7 +108,7 @@ func DecodeAll(mem memory.Allocator, dec table.Decoder, cols []table.Column, val
 // that the rows that encoded come back as they were: the same values, as
 // Value prints them. It returns how many rows encoded. A nil value (the
 // encoder's null) is decoded as the connector hands a tombstone over.
-func RoundTrip(mem memory.Allocator, enc table.Encoder, dec table.Decoder, cols []table.Column, rec arrow.RecordBatch,
+func RoundTrip(mem memory.Allocator, enc table.Encoder, dec table.Decoder, cols []types.Column, rec arrow.RecordBatch,
 	each func(row int, v []byte, err error)) (int, error) {
 	arrs := rec.Columns()
 	const pad = "prefix"

@@ -18,6 +18,7 @@ import (
 	"github.com/kshare/kshare/format/batch"
 	"github.com/kshare/kshare/options"
 	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/types"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files under testdata/ with the current output")
@@ -127,7 +128,7 @@ func RunCase(t *testing.T, f table.Format, c *Case) string {
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	schema := (&table.Schema{Columns: cols}).Arrow()
+	schema := (&types.Schema{Columns: cols}).Arrow()
 	bb := batch.NewBuilder(mem, schema, nil, dec, c.Batch)
 	defer bb.Release()
 	builders := make([]array.Builder, len(cols))

@@ -1,4 +1,4 @@
-package table_test
+package flow_test
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/kshare/kshare/table"
+	"github.com/kshare/kshare/flow"
 )
 
 // Keys of equal values are equal, whatever the integer width; a composite
@@ -30,7 +30,7 @@ func TestAppendKey(t *testing.T) {
 		defer a.Release()
 	}
 	key := func(cols []arrow.Array, i int) string {
-		k, ok := table.AppendKey(nil, cols, i)
+		k, ok := flow.AppendKey(nil, cols, i)
 		if !ok {
 			return "NULL"
 		}
@@ -51,7 +51,7 @@ func TestAppendKey(t *testing.T) {
 	if key([]arrow.Array{i32}, 2) == key([]arrow.Array{i64}, 2) || key([]arrow.Array{d}, 0) != key([]arrow.Array{d}, 1) || key([]arrow.Array{d}, 1) == key([]arrow.Array{d}, 2) {
 		t.Error("keys do not follow the values")
 	}
-	if b, ok := table.AppendKey([]byte("kept"), pair, 2); ok || string(b) != "kept" {
+	if b, ok := flow.AppendKey([]byte("kept"), pair, 2); ok || string(b) != "kept" {
 		t.Errorf("a NULL key left %q, want what was there", b)
 	}
 }

@@ -1,4 +1,4 @@
-package table
+package flow
 
 // RowKind is the kind of change a result row is, as Flink's changelog
 // names them. A query without aggregation gives only inserts; an updating
