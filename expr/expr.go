@@ -22,10 +22,10 @@ import (
 
 // A Node is a planned expression. It evaluates on a whole batch at once and
 // returns one value per row of the batch; its array's Arrow type is always
-// typ().ArrowType(), so that nodes compose without checking each other.
+// Type().ArrowType(), so that nodes compose without checking each other.
 //
-// A Node type embeds exprBase for its type and text and states only what is
-// its own: its operands and how it evaluates.
+// Each node type of this package embeds exprBase for its type and text and
+// states only what is its own: its operands and how it evaluates.
 type Node interface {
 	Type() *types.DataType
 	// Eval returns an array of b.NumRows() values, which the caller
