@@ -32,11 +32,12 @@
 // jdbc), the json and raw formats, and the model providers 'openai', 'http'
 // and 'command' (package model).
 //
-// It may import every package below it: table, options, parse, query, the
+// It may import every package below it: types, options, flow, table, parse,
+// expr (the list of functions), query, state (a query's state on disk), the
 // connectors (sharegroup, kafka, sinks and its sub-packages), the formats
-// (format/json, format/raw), kafkaclient, admin, model, mlpredict, pipeline
-// and worker. No package of kshare imports it but the command line
-// (cmd/kshare) and the benchmark driver (bench/cmd/kbench).
+// (format/json, format/raw, format/debezium), kafkaclient, admin, model,
+// mlpredict, pipeline and worker. No package of kshare imports it but the
+// command line (cmd/kshare) and the benchmark driver (bench/cmd/kbench).
 //
 // # At least once
 //

@@ -21,8 +21,8 @@
 // cluster without share groups). Every check that can refuse a change runs
 // before the change is sent, so a refused call changes nothing.
 //
-// It may import table (the types of its rows' columns), options, kafkaclient
-// and internal/kafkaadmin. It knows no connector and never imports the
-// planner (query) nor the engine: the engine (package kshare) turns its rows
-// into the results of statements.
+// It may import types (the types of its rows' columns), options, kafkaclient
+// (the rules of a topic's name) and internal/kafkaadmin. It knows no
+// connector and never imports the planner (query) nor the engine: the engine
+// (package kshare) turns its rows into the results of statements.
 package admin

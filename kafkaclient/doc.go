@@ -16,7 +16,7 @@
 //     not take, produced to a topic of their own with kshare.* headers that
 //     say why and where from.
 //
-// It imports options and franz-go only: a connector builds on it, never the
-// other way round, so that one connector need not import another to reach
-// the cluster they share.
+// It imports options, table (its errors, table.Errorf) and franz-go only: a
+// connector builds on it, never the other way round, so that one connector
+// need not import another to reach the cluster they share.
 package kafkaclient

@@ -9,6 +9,7 @@
 // a reader learns from a batch's Acker, is flow.Origin: the query and the
 // worker ask for it without importing anything of Kafka.
 //
-// It imports table, options, format/batch, Arrow and franz-go's record
-// type; nothing that reaches a cluster.
+// It imports table (the decoder and the metadata contracts), types (the
+// metadata columns' types), options, format/batch, Arrow and franz-go's
+// record type; nothing that reaches a cluster.
 package kafkarecord

@@ -16,6 +16,8 @@
 // and the read ends with the error. Nothing is accepted for a row that was
 // not joined.
 //
-// It may import table and options; it never imports the planner (query),
-// which makes its Source when it plans a join, nor a connector.
+// It may import flow (the contracts of the source it wraps and of the
+// Lookuper it calls), types (the columns) and options; it never imports
+// the planner (query), which makes its Source when it plans a join, nor a
+// connector.
 package lookup

@@ -16,8 +16,8 @@
 // the same answer. No record is settled before its batch reached the
 // reader, so the source keeps its lock renewed meanwhile.
 //
-// It may import table (the runtime contracts), model and options; it never
-// imports the planner (query) nor a connector, whose source it wraps
-// through table's contracts only. The planner sees an ordinary table: the
-// engine (package kshare) makes it.
+// It may import flow (the runtime contracts), table (its errors), model and
+// options; it never imports the planner (query) nor a connector, whose source
+// it wraps through flow's contracts only. The planner sees an ordinary table:
+// the engine (package kshare) makes it.
 package mlpredict

@@ -24,13 +24,14 @@
 //     'command' (a local program speaking kshare work --persistent's
 //     protocol).
 //
-// What it may import: options, table (types, model definitions), format/json
-// (a row written as JSON and an answer read into columns exactly as the
-// json format writes and reads them), internal/named, internal/procpool,
-// errlist, arrow-go and the standard library. Not query, worker, pipeline or
-// connector: package mlpredict (the table ML_PREDICT reads) calls models,
-// so imports run from there to here; a model knows nothing of Kafka or of
-// records.
+// What it may import: options, types (the INPUT and OUTPUT columns' types),
+// table (model definitions and their binding), flow (the counts of a model's
+// calls), format/json (a row written as JSON and an answer read into columns
+// exactly as the json format writes and reads them), internal/named,
+// internal/procpool, internal/errlist, arrow-go and the standard library. Not
+// query, worker, pipeline or connector: package mlpredict (the table
+// ML_PREDICT reads) calls models, so imports run from there to here; a model
+// knows nothing of Kafka or of records.
 //
 // Why Arrow in and out: ML_PREDICT's input is a batch the query already
 // holds, and its output joins that batch; a Predictor reads the INPUT

@@ -14,7 +14,7 @@
 //     reported by name. A new statement is an entry of statementKinds and
 //     its parse method.
 //   - Type and TypeAt: the one parser of Flink type names, used by CREATE
-//     TABLE, by CAST in the query package and by the format tests.
+//     TABLE, by CAST in package expr and by the format tests.
 //   - IsCommand: which first words start a statement that is not a query,
 //     from the same table of statements Parse dispatches on.
 //
@@ -26,12 +26,14 @@
 //
 // Why a package of its own: the SQL grows (INSERT INTO, SHOW JOBS, window
 // table functions, many functions), and text read in three places drifts
-// apart; here it is read once. Why the statement types stay in package
-// table: the catalog's Exec takes them, and table must not import parse
-// (parse builds table's types: DataType, Definition, the statements), so
-// imports run one way, parse -> table. ErrInvalidDefinition stays in table
-// for the same reason: Definition.Validate returns it for a definition
-// built in Go.
+// apart; here it is read once. Why the statement types stay in package table:
+// the catalog's Exec takes them, and table must not import parse (parse
+// builds table's Definition and statements, and their types of package
+// types), so imports run one way, parse -> table. ErrInvalidDefinition stays
+// in table for the same reason: Definition.Validate returns it for a
+// definition built in Go.
 //
-// Nothing here performs I/O.
+// It may import table (the statements it builds), types (the type names it
+// reads), options and internal/errlist (the errors of a script, reported
+// together). Nothing here performs I/O.
 package parse

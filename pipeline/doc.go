@@ -16,6 +16,7 @@
 // source gives back at once what it fetched ahead), lets the batches in
 // flight be acknowledged within a bound, and releases only what is left.
 //
-// It may import query (the rows it reads) and table (the sinks'
-// contracts); it knows no connector, sink or format by name.
+// It may import query (the rows it reads), flow (the sinks' contracts) and
+// table (a job's state and counts); it knows no connector, sink or format
+// by name.
 package pipeline

@@ -7,6 +7,12 @@
 // joins, epochs and the State). The expressions it plans and evaluates are
 // package expr's; it is the Scope their compiler resolves names in.
 //
+// It may import expr (the expressions), flow (the runtime contracts of the
+// tables it reads), lookup (the runtime of a lookup join), table (the
+// catalog and its bound tables), parse (the tokens its rewrite reads),
+// render (values as text), types (the columns) and options; never a
+// connector, a format or a sink.
+//
 // # The statement
 //
 //	SELECT * | <expr> [AS <alias>], ... FROM <table> [[AS] <alias>] [WHERE <predicate>]

@@ -20,7 +20,8 @@
 // connector lives below both: the client and its keys in kafkaclient, the
 // records-to-Arrow path and the metadata keys in kafkarecord.
 //
-// It may import table (the runtime contracts it implements), options,
+// It may import flow (the runtime contracts it implements), table (the
+// binding and the registry it joins), types (the columns), options,
 // kafkaclient, kafkarecord and internal/kafkaadmin (the group config that
 // 'scan.startup.mode' sets). It never imports the planner (query), a format
 // nor another connector.

@@ -27,8 +27,9 @@
 // of kshare export (Export: CSV, Arrow IPC or Parquet, a batch's records
 // accepted only once the file holds its rows).
 //
-// It may import query (the rows it prints), parse, table, render (values as
-// text), format/json (the json output) and internal/rowfile (CSV and
-// Parquet files). It does not import the engine: it runs statements through
+// It may import query (the rows it prints), parse, table (statements'
+// results and jobs), types (the columns), flow (a query's counts), render
+// (values as text), format/json (the json output) and internal/rowfile (CSV
+// and Parquet files). It does not import the engine: it runs statements through
 // its Engine interface, which the command line fills with kshare.Engine.
 package sqlshell

@@ -11,6 +11,6 @@
 // that wrote it: another query is refused, rather than mixing its groups
 // into ones it cannot read.
 //
-// It may import table (the record identities and share-group offsets) and
+// It may import flow (the record identities and share-group offsets) and
 // nothing else of kshare's.
 package state

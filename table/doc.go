@@ -8,6 +8,11 @@
 // flow's. Reading SQL text is package parse's job; table does not import
 // it.
 //
+// It may import types (the columns' types), flow (the sources and sinks its
+// connectors make, the kinds of a change's rows, a job's counts), options
+// (the WITH clauses), internal/named (its registries) and internal/errlist
+// (the problems of a binding, reported together).
+//
 // A script goes through three steps, none of which performs I/O:
 //
 //	sts, err := parse.Parse(script)      // typed statements, or errors with line:column

@@ -21,7 +21,9 @@
 // row's output goes (OutFile, TableOut), the pool's Prometheus counts, and
 // Tune, which sizes a kafka-sharegroup table's polls for slow rows.
 //
-// It may import query (the rows it takes), table, options,
+// It may import query (the rows it takes), flow (the settling of records
+// and the writer TableOut writes to), table (the bound table Tune reads and
+// the decoder of TableOut), types (the columns), options,
 // internal/procpool, and sharegroup for the names of the options Tune sets;
 // it imports no other connector.
 package worker

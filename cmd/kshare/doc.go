@@ -12,8 +12,9 @@
 // register; main only dispatches. Subcommands parse their own flags with
 // their own flag.FlagSet.
 //
-// It may import the root package (the engine), sqlshell (the shell),
-// worker, admin, kafkaclient, sharegroup (the share groups being read, for
-// the lag metric), model (the models' call metrics), parse, query, table,
-// options and format/json. It is the top of the layers: nothing imports it.
+// It may import the root package (the engine), sqlshell (the shell), worker,
+// admin, kafkaclient, sharegroup (the share groups being read, for the lag
+// metric), model (the models' call metrics), pipeline (the jobs' metrics),
+// parse, query, table, types (the columns of the rows it writes), options and
+// format/json. It is the top of the layers: nothing imports it.
 package main

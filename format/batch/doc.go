@@ -6,5 +6,6 @@
 // tests and tools that decode values outside a connector.
 //
 // It owns only the cutting into batches and the alignment of the builders;
-// what a value means is the format's decoder's. It may import table only.
+// what a value means is the format's decoder's. It may import table (the
+// decoders it drives) and flow (the kind of a change's rows) only.
 package batch

@@ -35,6 +35,7 @@
 // written by the json format; Encode writes an insert. kshare writes no
 // schema: 'debezium-json.schema-include' is refused for writing.
 //
-// It may import format/json (the rows), table (the contracts) and options
-// (its keys); it knows no connector.
+// It may import format/json (the rows), table (the format contracts), flow
+// (the kinds of a change's rows), types (the columns) and options (its
+// keys); it knows no connector.
 package debezium

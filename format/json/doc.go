@@ -105,8 +105,8 @@
 // shell's 'json' output and the rows kshare work hands a program are the
 // text a json sink writes.
 //
-// It may import table (the types and the Decoder and Encoder contracts),
-// options (its keys) and the arithmetic of internal/calendar and
+// It may import types (the columns' types), table (the Decoder and Encoder
+// contracts), options (its keys) and the arithmetic of internal/calendar and
 // internal/decimal. It knows no connector: a connector hands it values and
 // gets rows.
 package json

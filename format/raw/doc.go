@@ -27,5 +27,6 @@
 // null: a Kafka tombstone), as Flink's raw format writes null. A character
 // the charset cannot hold is an error naming it, where Java would write '?'.
 //
-// It may import table and options only; it knows no connector.
+// It may import types (the column's type), table (the Decoder and Encoder
+// contracts) and options only; it knows no connector.
 package raw

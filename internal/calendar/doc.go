@@ -7,6 +7,6 @@
 // instants of TIMESTAMP_LTZ are in UTC, kshare's session time zone.
 //
 // It is the one place for this arithmetic: the formats (format/json), the
-// rendering of values (render) and the planner's casts and functions
-// (query) all use it, so it imports nothing of kshare's.
+// rendering of values (render) and the casts and functions of expressions
+// (expr) all use it, so it imports nothing of kshare's.
 package calendar

@@ -8,7 +8,9 @@
 // does no I/O. The messages a test sees are thus the real ones while no
 // broker, file or decoder is involved.
 //
-// It is for tests only. It may import table, options, the connectors whose
-// declarations it carries (sharegroup, kafka, sinks/sinkspec) and
-// format/json and format/raw; never the planner (query).
+// It is for tests only. It may import table (the registry and the
+// binding), flow (the source its fake connector opens), types (the
+// columns), options, the connectors whose declarations it carries
+// (sharegroup, kafka, sinks/sinkspec) and format/json and format/raw; never
+// the planner (query).
 package ddltest

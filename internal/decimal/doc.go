@@ -5,6 +5,6 @@
 // plain digits or BigDecimal.toString's.
 //
 // It is the one place for this: the formats (format/json), the rendering of
-// values (render) and the planner's casts and literals (query) all use it,
-// so it imports nothing of kshare's.
+// values (render) and the casts and literals of expressions (expr) all use
+// it, so it imports nothing of kshare's.
 package decimal

@@ -5,6 +5,6 @@
 // 'filesystem' sink both write through it, so a file means the same thing
 // from either.
 //
-// It may import table (the columns) and render (values as text); it knows
+// It may import types (the columns) and render (values as text); it knows
 // no connector and no query.
 package rowfile

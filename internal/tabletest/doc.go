@@ -9,6 +9,8 @@
 // what a consumer did with each batch (its log) and what each row's fate
 // was (its verdicts), the way the real connector would settle them.
 //
-// It is for tests only. It may import table and options; it never imports a
-// real connector, so that a test of the planner runs without Kafka.
+// It is for tests only. It may import flow (the runtime contracts its fakes
+// implement), table (the registry and the binding), types (the columns)
+// and options; it never imports a real connector, so that a test of the
+// planner runs without Kafka.
 package tabletest

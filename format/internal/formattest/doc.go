@@ -7,7 +7,7 @@
 // builders that stay aligned, children included (Aligned), and values
 // refused without a trace (CheckRefused).
 //
-// It is for tests only, and internal to format/. It may import table,
-// options, parse (to read a golden file's column types as DDL does) and
-// format/batch.
+// It is for tests only, and internal to format/. It may import table (the
+// format contracts), types (the columns), options, parse (to read a golden
+// file's column types as DDL does) and format/batch.
 package formattest
