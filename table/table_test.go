@@ -204,80 +204,15 @@ func TestCatalogConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-func TestFromArrowInvertsArrowType(t *testing.T) {
-	ct := parseOne(t, `CREATE TABLE t (
-	  a CHAR(3), b STRING, c BOOLEAN, d BINARY(4), e BYTES, f DECIMAL(38, 10), g TINYINT, h SMALLINT,
-	  i INT NOT NULL, j BIGINT, k FLOAT, l DOUBLE, m DATE, n0 TIME(0), n3 TIME(3), n6 TIME(6), n9 TIME(9),
-	  o0 TIMESTAMP(0), o3 TIMESTAMP(3), o6 TIMESTAMP(6), o9 TIMESTAMP(9), p TIMESTAMP_LTZ(3),
-	  q ARRAY<INT NOT NULL>, r MAP<STRING, ARRAY<BYTES>>, s ROW<x INT NOT NULL, y ROW<z DATE>>)`).(*table.CreateTable)
-	for _, c := range ct.Def.Schema.Columns {
-		at := c.Type.ArrowType()
-		back, err := types.FromArrow(at, c.Type.Nullable())
-		if err != nil {
-			t.Errorf("%s: %v", c.Name, err)
-			continue
-		}
-		if !arrow.TypeEqual(back.ArrowType(), at) || back.Nullable() != c.Type.Nullable() {
-			t.Errorf("%s: %s -> %s -> %s", c.Name, c.Type, at, back)
-		}
-		// Where the SQL type is the widest of its Arrow type, the way back
-		// is exact.
-		if c.Name != "a" && !back.Equal(c.Type) {
-			t.Errorf("%s: %s came back as %s", c.Name, c.Type, back)
-		}
-	}
-	for _, at := range []arrow.DataType{
-		arrow.PrimitiveTypes.Uint8, arrow.BinaryTypes.LargeString, arrow.FixedWidthTypes.Float16,
-		arrow.ListOf(arrow.PrimitiveTypes.Uint32), &arrow.Decimal128Type{Precision: 0},
-	} {
-		if _, err := types.FromArrow(at, true); !errors.Is(err, types.ErrNoSQLType) {
-			t.Errorf("%s: got %v", at, err)
-		}
-	}
+// ColumnsFromArrow gives each field FromArrow's type (package types tests
+// the mapping itself).
+func TestColumnsFromArrow(t *testing.T) {
 	cols, err := table.ColumnsFromArrow(arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "Europe/Berlin"}, Nullable: true},
 	}, nil))
 	if err != nil || len(cols) != 2 || cols[0].Type.String() != "BIGINT NOT NULL" || cols[1].Type.String() != "TIMESTAMP_LTZ(3)" {
 		t.Errorf("got %v %v", cols, err)
-	}
-}
-
-func TestCanHold(t *testing.T) {
-	typ := func(s string) *types.DataType {
-		t.Helper()
-		ct := parseOne(t, "CREATE TABLE t (c "+s+")").(*table.CreateTable)
-		return ct.Def.Schema.Columns[0].Type
-	}
-	for _, c := range []struct {
-		col, val string
-		want     bool
-	}{
-		{"INT", "INT NOT NULL", true},
-		{"INT NOT NULL", "INT", false},
-		{"BIGINT", "INT", true},
-		{"SMALLINT", "INT", false},
-		{"STRING", "VARCHAR(10)", true},
-		{"VARCHAR(10)", "STRING", false},
-		{"CHAR(3)", "CHAR(3)", true},
-		{"CHAR(4)", "CHAR(3)", false},
-		{"BYTES", "VARBINARY(3)", true},
-		{"STRING", "BYTES", false},
-		{"DECIMAL(12, 4)", "DECIMAL(10, 2)", true},
-		{"DECIMAL(10, 4)", "DECIMAL(10, 2)", false},
-		{"TIMESTAMP_LTZ(6)", "TIMESTAMP_LTZ(3)", true},
-		{"TIMESTAMP_LTZ(0)", "TIMESTAMP_LTZ(3)", false},
-		{"TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", false},
-		{"MAP<STRING, BYTES>", "MAP<STRING NOT NULL, BYTES> NOT NULL", true},
-		{"MAP<STRING NOT NULL, BYTES>", "MAP<STRING, BYTES>", false},
-		{"ARRAY<BIGINT>", "ARRAY<INT>", true},
-		{"ROW<A BIGINT, b STRING>", "ROW<a INT, b STRING>", true},
-		{"ROW<x BIGINT, b STRING>", "ROW<a INT, b STRING>", false},
-		{"ROW<a BIGINT>", "ROW<a INT, b STRING>", false},
-	} {
-		if got := typ(c.col).CanHold(typ(c.val)); got != c.want {
-			t.Errorf("%s.CanHold(%s) = %v", c.col, c.val, got)
-		}
 	}
 }
 
