@@ -18,26 +18,27 @@ import (
 // stamped base + i*100 ms, so that one-second tumbling windows hold ten
 // records each, window k the ids 10k to 10k+9, and names a group to read
 // it. It returns a file with the DDL of table orders over it, with its
-// Kafka timestamp as the event-time column kts, and extra WITH pairs.
-func windowTopic(t *testing.T, n int, extra string) string {
+// Kafka timestamp as the event-time column kts, and extra WITH pairs; and
+// the broker, the topic and the group.
+func windowTopic(t *testing.T, n int, extra string) (path, addr, topic, group string) {
 	t.Helper()
-	addr := kafkatest.Bootstrap(t)
-	topic := kafkatest.Topic(t, addr, 1)
+	addr = kafkatest.Bootstrap(t)
+	topic = kafkatest.Topic(t, addr, 1)
 	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	rs := make([]*kgo.Record, n)
 	for i := range rs {
 		rs[i] = &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"id": %d}`, i), Timestamp: base.Add(time.Duration(i) * 100 * time.Millisecond)}
 	}
 	kafkatest.ProduceRecords(t, addr, rs...)
-	group := kafkatest.GroupName(t)
+	group = kafkatest.GroupName(t)
 	kafkatest.DescribeOnFailure(t, addr, group)
 	ddl := strings.Replace(tableDDL("orders", addr, topic, group, extra), "(id BIGINT)",
 		"(id BIGINT, kts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', WATERMARK FOR kts AS kts - INTERVAL '1' SECOND)", 1)
-	path := filepath.Join(t.TempDir(), "orders.sql")
+	path = filepath.Join(t.TempDir(), "orders.sql")
 	if err := os.WriteFile(path, []byte(ddl+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return path, addr, topic, group
 }
 
 // TestWindowExportKilled: an export of a windowed count is killed
@@ -89,12 +90,12 @@ func TestWindowExportKilled(t *testing.T) {
 // came again.
 func windowExportKilledAfter(t *testing.T, n, size int, after time.Duration) (reflected, b int) {
 	t.Helper()
-	ddl := windowTopic(t, n, ", 'scan.batch-size' = '10', 'properties.max.poll.records' = '10'")
+	ddl, addr, topic, group := windowTopic(t, n, ", 'scan.batch-size' = '10', 'properties.max.poll.records' = '10'")
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "first.csv"), filepath.Join(dir, "second.csv")
 	// MIN(id) / 10 names the window whatever part of it a row counts.
 	const windowed = "SELECT MIN(id) / 10 AS w, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(kts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end"
-	exportKilledThenRest(t, ddl, windowed, first, 1000, after, second)
+	exportKilledThenRest(t, ddl, windowed, first, 1000, after, second, addr, topic, group)
 
 	counted := windowRows(t, first)
 	again := make([]int, n)
