@@ -17,7 +17,6 @@ import (
 	"github.com/kshare/kshare/internal/calendar"
 	"github.com/kshare/kshare/internal/decimal"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -241,7 +240,7 @@ func numCast[F, T numeric](a arrow.Array, b array.Builder, to *types.DataType, f
 	case isFloat[T]():
 		get = func(i int) (T, string) { return T(float64(in.Value(i))), "" }
 	case isFloat[F]():
-		lo, hi := table.IntRange(to.Kind)
+		lo, hi := types.IntRange(to.Kind)
 		get = func(i int) (T, string) {
 			v, why := truncFloat(float64(in.Value(i)))
 			if why == "" && (v < lo || v > hi) {
@@ -250,7 +249,7 @@ func numCast[F, T numeric](a arrow.Array, b array.Builder, to *types.DataType, f
 			return T(v), why
 		}
 	default:
-		lo, hi := table.IntRange(to.Kind)
+		lo, hi := types.IntRange(to.Kind)
 		get = func(i int) (T, string) {
 			v := int64(in.Value(i))
 			if v < lo || v > hi {
@@ -332,7 +331,7 @@ func castToInt(b array.Builder, a arrow.Array, from, to *types.DataType, fail fu
 	if get == nil {
 		return Errorf(ErrUnsupported, "cannot cast %s to %s", from, to)
 	}
-	lo, hi := table.IntRange(to.Kind)
+	lo, hi := types.IntRange(to.Kind)
 	inRange := func(i int) (int64, string) {
 		v, why := get(i)
 		if why == "" && (v < lo || v > hi) {

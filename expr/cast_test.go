@@ -9,7 +9,6 @@ import (
 
 	"github.com/kshare/kshare/internal/tabletest"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -40,7 +39,7 @@ func TestNumCasts(t *testing.T) {
 				in = append(in, v)
 			}
 		default:
-			lo, hi := table.IntRange(fk)
+			lo, hi := types.IntRange(fk)
 			app := intAppender(b)
 			for _, v := range ints {
 				if v >= lo && v <= hi {
@@ -113,7 +112,7 @@ func numRule(x any, k types.Kind) (any, bool) {
 		case types.Double:
 			return float64(n), true
 		}
-		lo, hi := table.IntRange(k)
+		lo, hi := types.IntRange(k)
 		return n, n >= lo && n <= hi
 	}
 	v := x.(float64)
@@ -129,7 +128,7 @@ func numRule(x any, k types.Kind) (any, bool) {
 	if math.IsNaN(v) || math.IsInf(v, 0) || tv < -9.223372036854775808e18 || tv >= 9.223372036854775808e18 {
 		return nil, false
 	}
-	lo, hi := table.IntRange(k)
+	lo, hi := types.IntRange(k)
 	if n := int64(tv); n >= lo && n <= hi {
 		return n, true
 	}

@@ -7,11 +7,11 @@
 // conditionals that evaluate a branch only on its rows, the functions) and
 // with arrow-go's compute functions for the rest. It owns the scalar
 // functions (declared as data in funcs*.go) and Flink's type rules. It may
-// import types (the types of expressions), parse (the type names of CAST,
-// the grammar's errors), render (values as text, and the readers its
-// kernels use), table (the ranges of integer types), options and the
-// arithmetic of internal/calendar and internal/decimal; nothing that plans
-// or runs a query.
+// import types (the types of expressions and their ranges), parse (the
+// type names of CAST, the grammar's errors), render (values as text, and
+// the readers its kernels use), options and the arithmetic of
+// internal/calendar and internal/decimal; nothing that plans or runs a
+// query, nor the catalog.
 //
 // Expressions: columns (metadata columns too, by their declared names; a
 // ROW column's fields as r.field), literals (1, 1.5, 1e3, 'text', TRUE,

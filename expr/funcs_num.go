@@ -19,7 +19,6 @@ import (
 
 	"github.com/kshare/kshare/internal/decimal"
 	"github.com/kshare/kshare/render"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -107,7 +106,7 @@ func exactOrFloat(onInt func(int64) (int64, bool), onDec func(v *big.Int, scale 
 		switch {
 		case isInt(t):
 			get := render.IntReader(as[0])
-			lo, hi := table.IntRange(t.Kind)
+			lo, hi := types.IntRange(t.Kind)
 			var put func(int64)
 			return rowsOf(ec, c, as, func(b array.Builder, i int) error {
 				r, ok := onInt(get(i))
@@ -272,7 +271,7 @@ func appendExact(b array.Builder, v *big.Int, t *types.DataType, c *call) error 
 		b.(*array.Decimal128Builder).Append(decimal128.FromBigInt(v))
 		return nil
 	}
-	lo, hi := table.IntRange(t.Kind)
+	lo, hi := types.IntRange(t.Kind)
 	if !v.IsInt64() || v.Int64() < lo || v.Int64() > hi {
 		return Errorf(ErrEval, "%s overflows %s", c.src, TypeName(t))
 	}

@@ -258,19 +258,6 @@ func newFixed(t arrow.DataType, n int, valid, values *memory.Buffer, nulls int) 
 	return array.MakeFromData(d)
 }
 
-// intRange is the values of an integer type.
-func intRange(k types.Kind) (lo, hi int64) {
-	switch k {
-	case types.TinyInt:
-		return math.MinInt8, math.MaxInt8
-	case types.SmallInt:
-		return math.MinInt16, math.MaxInt16
-	case types.Int:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.MinInt64, math.MaxInt64
-}
-
 // nativeArith is n (+ - * / on integers or floating-point numbers) on its
 // evaluated operands; ok is false for the operators and types it leaves to
 // the general way.
@@ -298,7 +285,7 @@ func nativeArith(ec *EvalCtx, n *arith, l, r operand) (out arrow.Array, ok bool,
 	valid, nulls := validity(ec.mem, rows, l, r)
 	values := memory.NewResizableBuffer(ec.mem)
 	values.Resize(rows * t.(arrow.FixedWidthDataType).BitWidth() / 8)
-	lo, hi := intRange(n.t.Kind)
+	lo, hi := types.IntRange(n.t.Kind)
 	var bad int
 	var div0 bool
 	switch vb := values.Bytes(); n.t.Kind {

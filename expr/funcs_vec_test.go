@@ -19,7 +19,7 @@ import (
 func TestIntOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, k := range []types.Kind{types.TinyInt, types.SmallInt, types.Int, types.BigInt} {
-		lo, hi := intRange(k)
+		lo, hi := types.IntRange(k)
 		vals := []int64{0, 1, -1, 2, -2, lo, hi, lo + 1, hi - 1, hi / 2, lo / 2}
 		if k == types.BigInt {
 			vals = append(vals, math.MaxInt32, math.MinInt32, 3037000499, 3037000500, -3037000500, 1<<32, -(1 << 32))
@@ -41,7 +41,7 @@ func TestIntOps(t *testing.T) {
 
 func checkIntOps(t *testing.T, k types.Kind, op string, x, y []int64) {
 	t.Helper()
-	lo, hi := intRange(k)
+	lo, hi := types.IntRange(k)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	// Every third row is NULL: it must never fail, whatever its values.

@@ -19,7 +19,6 @@ import (
 
 	"github.com/kshare/kshare/expr"
 	"github.com/kshare/kshare/flow"
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -183,7 +182,7 @@ func (a *sumAcc) results(b array.Builder, gs []int32) error {
 	db, _ := b.(*array.Decimal128Builder)
 	var lo, hi int64
 	if a.st.ph == pInt {
-		lo, hi = table.IntRange(a.c.t.Kind)
+		lo, hi = types.IntRange(a.c.t.Kind)
 	}
 	for _, g := range gs {
 		n := a.n[g]

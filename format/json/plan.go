@@ -6,7 +6,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
-	"github.com/kshare/kshare/table"
 	"github.com/kshare/kshare/types"
 )
 
@@ -108,7 +107,7 @@ func newNode(name string, t *types.DataType, col string, cfg *config) (*node, er
 		n.fast = fastString
 	case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
 		n.fast = fastInt
-		n.min, n.max = table.IntRange(t.Kind)
+		n.min, n.max = types.IntRange(t.Kind)
 	case types.Boolean, types.Float, types.Double:
 	case types.Varbinary:
 		n.expect += " as base64"

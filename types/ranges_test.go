@@ -1,21 +1,19 @@
-package table
+package types
 
 import (
 	"math"
 	"testing"
-
-	"github.com/kshare/kshare/types"
 )
 
 func TestIntRange(t *testing.T) {
 	for _, c := range []struct {
-		k      types.Kind
+		k      Kind
 		lo, hi int64
 	}{
-		{types.TinyInt, math.MinInt8, math.MaxInt8},
-		{types.SmallInt, math.MinInt16, math.MaxInt16},
-		{types.Int, math.MinInt32, math.MaxInt32},
-		{types.BigInt, math.MinInt64, math.MaxInt64},
+		{TinyInt, math.MinInt8, math.MaxInt8},
+		{SmallInt, math.MinInt16, math.MaxInt16},
+		{Int, math.MinInt32, math.MaxInt32},
+		{BigInt, math.MinInt64, math.MaxInt64},
 	} {
 		if lo, hi := IntRange(c.k); lo != c.lo || hi != c.hi {
 			t.Errorf("IntRange(%s) = %d, %d; want %d, %d", c.k, lo, hi, c.lo, c.hi)
@@ -26,5 +24,5 @@ func TestIntRange(t *testing.T) {
 			t.Error("IntRange(DOUBLE) did not panic")
 		}
 	}()
-	IntRange(types.Double)
+	IntRange(Double)
 }
