@@ -165,7 +165,7 @@ func (p *Compiler) Expr(e sqlparser.Expr) (Node, error) {
 	case *literal, *untyped:
 		return n, nil
 	}
-	if !isConstant(n) {
+	if !IsConstant(n) {
 		return n, nil
 	}
 	return fold(n)

@@ -48,10 +48,10 @@ type exprBase struct {
 func (e *exprBase) Type() *types.DataType { return e.t }
 func (e *exprBase) Text() string          { return e.src }
 
-// isConstant reports whether n reads no column: only a column reference
+// IsConstant reports whether n reads no column: only a column reference
 // reads one, so a node is constant when all its operands are, unless its
 // value changes by itself (CURRENT_TIMESTAMP).
-func isConstant(n Node) bool {
+func IsConstant(n Node) bool {
 	switch n := n.(type) {
 	case *ColRef:
 		return false
@@ -61,7 +61,7 @@ func isConstant(n Node) bool {
 		}
 	}
 	for _, o := range n.Operands() {
-		if !isConstant(o) {
+		if !IsConstant(o) {
 			return false
 		}
 	}

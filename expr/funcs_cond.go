@@ -86,7 +86,7 @@ func convert(n Node, t *types.DataType) (Node, error) {
 		return n, nil
 	}
 	c := &cast{exprBase: exprBase{t: t.WithNotNull(n.Type().NotNull), src: n.Text()}, e: n}
-	if isConstant(n) {
+	if IsConstant(n) {
 		return fold(c)
 	}
 	return c, nil
